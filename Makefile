@@ -1,0 +1,38 @@
+# edgec: the two commands are `make demo` and `make test` (see README.md).
+BUILD ?= build
+JOBS ?= $(shell nproc)
+PY := /usr/bin/python3
+
+.PHONY: all deps build demo test unit conformance zoo bad-input clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: deps build
+	@bash scripts/demo.sh
+
+unit: build
+	$(BUILD)/bin/edgec_tests --gtest_brief=1
+
+conformance: build
+	@bash tests/conformance/run.sh $(BUILD)
+
+zoo: build
+	@bash tests/zoo/run.sh $(BUILD)
+
+bad-input: build
+	@bash tests/bad_input/run.sh $(BUILD)
+
+test: deps build
+	@bash scripts/test.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs everything edgec needs on Debian 12. Idempotent: a second run does nothing
+# that is already done. Run as root (CI and the dev machines are root) or with sudo.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ORT_VERSION="1.30.0"
+
+APT_PACKAGES=(
+  build-essential cmake pkg-config
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libdnnl-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-onnx python3-numpy python3-torch python3-torchvision
+  nodejs npm
+)
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# node/npm may come from elsewhere than Debian (the dev image ships its own); accept them.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    case "$p" in nodejs|npm) ;; *) filtered+=("$p") ;; esac
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: apt packages present"
+fi
+
+# ONNX Runtime (oracle and peer) from npm, pinned, into tools/ort (ignored by git).
+# --ignore-scripts: its postinstall reaches a host this network cannot reach; the CPU
+# binaries for linux-x64 ship inside the package itself.
+ORT_DIR="$ROOT/tools/ort"
+have=""
+if [ -f "$ORT_DIR/node_modules/onnxruntime-node/package.json" ]; then
+  have="$(node -p "require('$ORT_DIR/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || true)"
+fi
+if [ "$have" != "$ORT_VERSION" ]; then
+  echo "install-deps: npm install onnxruntime-node@$ORT_VERSION into tools/ort"
+  mkdir -p "$ORT_DIR"
+  if [ ! -f "$ORT_DIR/package.json" ]; then
+    echo '{ "name": "edgec-ort", "private": true }' > "$ORT_DIR/package.json"
+  fi
+  (cd "$ORT_DIR" && npm install --ignore-scripts --no-audit --no-fund --save-exact "onnxruntime-node@$ORT_VERSION")
+else
+  echo "install-deps: onnxruntime-node@$ORT_VERSION present"
+fi

@@ -1,0 +1,370 @@
+// The one table of ONNX op converters. Most ops map one-to-one ("Direct"); the others
+// normalize older opsets to edgec's canonical forms:
+//   Clip-6            min/max attributes      -> inputs
+//   Squeeze/Unsqueeze-1..12, ReduceSum-1..12, other Reduce*: axes attribute -> input
+//   Split-2..12       split attribute          -> input
+//   Pad-2..10         pads/value attributes    -> inputs
+//   Slice-1..9        starts/ends/axes attrs   -> inputs
+//   TopK-1..9         k attribute              -> input
+//   Dropout-7..11     ratio attribute          -> dropped (inference)
+//   Upsample-7..9, Resize-10                   -> Resize-13 (asymmetric coordinates)
+//   Softmax/LogSoftmax-1..12 (coerce to 2-D)   -> Flatten, Softmax(axis -1), Reshape
+//   Cast              ONNX `to`                -> edgec DType
+//   Constant                                   -> a constant Value, no node
+#include <unordered_map>
+
+#include "frontend/onnx/converter.h"
+
+namespace edgec::onnx_fe {
+
+Value* ConvertContext::input(int i) const {
+  if (i >= node_.input_size() || node_.input(i).empty()) return nullptr;
+  return lookup_(node_.input(i));
+}
+
+Value* ConvertContext::MakeConstant(const std::string& suffix, Tensor t) {
+  std::string base = node_.name().empty() ? node_.op_type() : node_.name();
+  return g_.AddConstant(g_.FreshName(base + "/" + suffix), std::move(t));
+}
+
+Node* ConvertContext::Emit(OpKind op, std::vector<Value*> inputs, Attributes attrs,
+                           bool final_node, int num_outputs) {
+  std::vector<std::string> names;
+  std::string name = node_.name();
+  if (final_node) {
+    if (num_outputs < 0) num_outputs = node_.output_size();
+    for (int i = 0; i < num_outputs; ++i) {
+      names.push_back(i < node_.output_size() ? node_.output(i) : "");
+    }
+  } else {
+    if (num_outputs < 0) num_outputs = 1;
+    name = fmt::format("{}/{}{}", name.empty() ? node_.op_type() : name, OpName(op), counter_++);
+  }
+  Node* n = g_.AddNode(op, name, std::move(inputs), num_outputs, names);
+  n->attrs = std::move(attrs);
+  n->opset = opset_;
+  n->provenance = {node_.name()};
+  emitted_.push_back(n);
+  return n;
+}
+
+StatusOr<Attributes> ConvertContext::ConvertAttributes() const {
+  Attributes a;
+  for (const auto& at : node_.attribute()) {
+    const std::string& k = at.name();
+    switch (at.type()) {
+      case onnx::AttributeProto::INT: a.Set(k, static_cast<int64_t>(at.i())); break;
+      case onnx::AttributeProto::FLOAT: a.Set(k, at.f()); break;
+      case onnx::AttributeProto::STRING: a.Set(k, at.s()); break;
+      case onnx::AttributeProto::INTS:
+        a.Set(k, std::vector<int64_t>(at.ints().begin(), at.ints().end()));
+        break;
+      case onnx::AttributeProto::FLOATS:
+        a.Set(k, std::vector<float>(at.floats().begin(), at.floats().end()));
+        break;
+      case onnx::AttributeProto::STRINGS:
+        a.Set(k, std::vector<std::string>(at.strings().begin(), at.strings().end()));
+        break;
+      case onnx::AttributeProto::TENSOR: {
+        auto t = TensorFromProto(at.t(), model_dir_, fmt::format("{}: attribute '{}'", label(), k));
+        if (!t.ok()) return t.status();
+        a.Set(k, std::move(t).value());
+        break;
+      }
+      default:
+        return Unsupported("attribute '{}' has type {} (graphs, sparse tensors and type protos are "
+                           "not supported)", k,
+                           onnx::AttributeProto::AttributeType_Name(at.type()));
+    }
+  }
+  return a;
+}
+
+namespace {
+
+StatusOr<OpKind> KindOf(const ConvertContext& c) {
+  auto k = OpFromName(c.node().op_type());
+  if (!k) return c.Unsupported("unsupported op");
+  return *k;
+}
+
+std::vector<Value*> AllInputs(const ConvertContext& c) {
+  std::vector<Value*> v;
+  for (int i = 0; i < c.num_inputs(); ++i) v.push_back(c.input(i));
+  while (!v.empty() && !v.back()) v.pop_back();
+  return v;
+}
+
+Status Direct(ConvertContext& c) {
+  ASSIGN_OR_RETURN(OpKind k, KindOf(c));
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  if (c.opset() < 7) {
+    // Opsets 1-6: `consumed_inputs` was an in-place hint; `broadcast` without `axis`
+    // aligned trailing dims, which numpy broadcasting does too.
+    a.Erase("consumed_inputs");
+    if (a.Has("broadcast")) {
+      if (a.Has("axis")) return c.Unsupported("legacy broadcast with 'axis' (opset {}) is not supported", c.opset());
+      a.Erase("broadcast");
+    }
+  }
+  c.Emit(k, AllInputs(c), std::move(a));
+  return Status::Ok();
+}
+
+// Moves an INTS attribute into input slot `slot` as an i64 constant (older opsets).
+Status AttrToInput(ConvertContext& c, Attributes& a, std::vector<Value*>& ins, const std::string& attr,
+                   size_t slot) {
+  if (!a.Has(attr)) return Status::Ok();
+  auto vals = a.GetInts(attr);
+  a.Erase(attr);
+  if (ins.size() <= slot) ins.resize(slot + 1, nullptr);
+  if (ins[slot]) return c.Error("has both the '{}' attribute and input {}", attr, slot);
+  ins[slot] = c.MakeConstant(attr, Tensor::VectorI64(vals));
+  return Status::Ok();
+}
+
+Status AxesAttrToInput(ConvertContext& c) {
+  ASSIGN_OR_RETURN(OpKind k, KindOf(c));
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  RETURN_IF_ERROR(AttrToInput(c, a, ins, "axes", 1));
+  c.Emit(k, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertClip(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  if (c.opset() < 11) {
+    if (ins.empty()) return c.Error("has no input");
+    DType dt = ins[0]->type.dtype;
+    ins.resize(3, nullptr);
+    if (a.Has("min")) ins[1] = c.MakeConstant("min", Tensor::Scalar(a.GetFloat("min")).CastTo(dt));
+    if (a.Has("max")) ins[2] = c.MakeConstant("max", Tensor::Scalar(a.GetFloat("max")).CastTo(dt));
+    a.Erase("min");
+    a.Erase("max");
+    while (!ins.empty() && !ins.back()) ins.pop_back();
+  }
+  c.Emit(OpKind::kClip, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertSplit(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  RETURN_IF_ERROR(AttrToInput(c, a, ins, "split", 1));
+  c.Emit(OpKind::kSplit, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertPad(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  if (c.opset() < 11) {
+    if (ins.empty()) return c.Error("has no input");
+    RETURN_IF_ERROR(AttrToInput(c, a, ins, "pads", 1));
+    if (a.Has("value")) {
+      ins.resize(3, nullptr);
+      ins[2] = c.MakeConstant("value", Tensor::Scalar(a.GetFloat("value")).CastTo(ins[0]->type.dtype));
+      a.Erase("value");
+    }
+  }
+  c.Emit(OpKind::kPad, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertSlice(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  if (c.opset() < 10) {
+    RETURN_IF_ERROR(AttrToInput(c, a, ins, "starts", 1));
+    RETURN_IF_ERROR(AttrToInput(c, a, ins, "ends", 2));
+    RETURN_IF_ERROR(AttrToInput(c, a, ins, "axes", 3));
+  }
+  c.Emit(OpKind::kSlice, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertTopK(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  if (a.Has("k")) {
+    ins.resize(2, nullptr);
+    ins[1] = c.MakeConstant("k", Tensor::VectorI64({a.GetInt("k")}));
+    a.Erase("k");
+  }
+  c.Emit(OpKind::kTopK, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertDropout(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  auto ins = AllInputs(c);
+  a.Erase("ratio");  // opsets < 12; inference ignores it
+  a.Erase("is_test");
+  c.Emit(OpKind::kDropout, std::move(ins), std::move(a));
+  return Status::Ok();
+}
+
+// Upsample-7 (scales attribute), Upsample-9 and Resize-10 (scales input) -> Resize.
+Status ConvertUpsample(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  Value* x = c.input(0);
+  if (!x) return c.Error("has no input");
+  Value* scales = c.input(1);
+  if (a.Has("scales")) {
+    auto s = a.GetFloats("scales");
+    scales = c.MakeConstant("scales", Tensor::FromVector<float>(
+                                          DType::kF32, {static_cast<int64_t>(s.size())}, s));
+    a.Erase("scales");
+  }
+  if (!scales) return c.Error("has no scales");
+  std::string mode = a.GetString("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";  // Upsample-7 accepted both spellings
+  Attributes r;
+  r.Set("mode", mode);
+  r.Set("coordinate_transformation_mode", std::string("asymmetric"));
+  r.Set("nearest_mode", std::string("floor"));
+  c.Emit(OpKind::kResize, {x, nullptr, scales}, std::move(r));
+  return Status::Ok();
+}
+
+Status ConvertResize(ConvertContext& c) {
+  if (c.opset() < 11) return ConvertUpsample(c);
+  return Direct(c);
+}
+
+// Softmax-1..12 flattens to 2-D at `axis` (default 1). When axis is the last dim this is
+// the opset-13 single-axis softmax; otherwise Flatten -> Softmax(-1) -> Reshape(Shape(x)).
+Status ConvertSoftmaxFamily(ConvertContext& c) {
+  ASSIGN_OR_RETURN(OpKind k, KindOf(c));
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  Value* x = c.input(0);
+  if (!x) return c.Error("has no input");
+  if (c.opset() >= 13) {
+    c.Emit(k, {x}, std::move(a));
+    return Status::Ok();
+  }
+  int64_t axis = a.GetInt("axis", 1);
+  const TensorType& t = x->type;
+  if (t.rank_known) {
+    int r = t.rank();
+    int64_t ax = axis < 0 ? axis + r : axis;
+    if (ax == r - 1 || r <= 1) {
+      Attributes s;
+      s.Set("axis", int64_t{-1});
+      c.Emit(k, {x}, std::move(s));
+      return Status::Ok();
+    }
+  }
+  Attributes fa;
+  fa.Set("axis", axis);
+  Node* flat = c.Emit(OpKind::kFlatten, {x}, fa, false);
+  Attributes sa;
+  sa.Set("axis", int64_t{-1});
+  Node* sm = c.Emit(k, {flat->output(0)}, sa, false);
+  Node* shape = c.Emit(OpKind::kShape, {x}, Attributes(), false);
+  c.Emit(OpKind::kReshape, {sm->output(0), shape->output(0)}, Attributes());
+  return Status::Ok();
+}
+
+Status ConvertCast(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  if (!a.Has("to")) return c.Error("has no 'to' attribute");
+  auto dt = FromOnnxDType(static_cast<int>(a.GetInt("to")));
+  if (!dt.ok()) return dt.status().WithContext(c.label() + ": attribute 'to'");
+  a.Set("to", static_cast<int64_t>(*dt));
+  c.Emit(OpKind::kCast, AllInputs(c), std::move(a));
+  return Status::Ok();
+}
+
+Status ConvertConstant(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  Tensor t;
+  if (a.Has("value")) {
+    t = a.GetTensor("value");
+  } else if (a.Has("value_float")) {
+    t = Tensor::Scalar(a.GetFloat("value_float"));
+  } else if (a.Has("value_floats")) {
+    auto v = a.GetFloats("value_floats");
+    t = Tensor::FromVector<float>(DType::kF32, {static_cast<int64_t>(v.size())}, v);
+  } else if (a.Has("value_int")) {
+    t = Tensor::ScalarI64(a.GetInt("value_int"));
+  } else if (a.Has("value_ints")) {
+    t = Tensor::VectorI64(a.GetInts("value_ints"));
+  } else {
+    return c.Unsupported("needs a value, value_float(s) or value_int(s) attribute (sparse and "
+                         "string constants are not supported)");
+  }
+  if (c.node().output_size() != 1) return c.Error("must have one output");
+  Value* v = c.graph().AddConstant(c.graph().FreshName(c.node().output(0)), std::move(t));
+  c.aliases().push_back({c.node().output(0), v});
+  return Status::Ok();
+}
+
+Status ConvertBatchNorm(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  if (c.opset() < 9) {
+    if (a.GetInt("spatial", 1) != 1) return c.Unsupported("spatial=0 is not supported");
+    a.Erase("spatial");
+  }
+  a.Erase("consumed_inputs");
+  if (c.opset() < 14 && c.node().output_size() > 1) a.Set("training_mode", int64_t{1});
+  c.Emit(OpKind::kBatchNormalization, AllInputs(c), std::move(a));
+  return Status::Ok();
+}
+
+struct Entry {
+  const char* op_type;
+  ConvertFn fn;
+};
+
+// Every supported ONNX op type and its converter.
+const Entry kConverters[] = {
+    {"Relu", Direct}, {"LeakyRelu", Direct}, {"PRelu", Direct}, {"Clip", ConvertClip},
+    {"Sigmoid", Direct}, {"HardSigmoid", Direct}, {"HardSwish", Direct}, {"Tanh", Direct},
+    {"Erf", Direct}, {"Exp", Direct}, {"Log", Direct}, {"Sqrt", Direct},
+    {"Reciprocal", Direct}, {"Neg", Direct}, {"Abs", Direct}, {"Floor", Direct},
+    {"Ceil", Direct}, {"Not", Direct}, {"Identity", Direct}, {"Dropout", ConvertDropout},
+    {"Cast", ConvertCast}, {"Add", Direct}, {"Sub", Direct}, {"Mul", Direct}, {"Div", Direct},
+    {"Pow", Direct}, {"Max", Direct}, {"Min", Direct}, {"Sum", Direct}, {"Mean", Direct},
+    {"Equal", Direct}, {"Less", Direct}, {"Greater", Direct}, {"And", Direct}, {"Or", Direct},
+    {"Where", Direct}, {"Softmax", ConvertSoftmaxFamily}, {"LogSoftmax", ConvertSoftmaxFamily},
+    {"Conv", Direct}, {"ConvTranspose", Direct}, {"Gemm", Direct}, {"MatMul", Direct},
+    {"Einsum", Direct}, {"MaxPool", Direct}, {"AveragePool", Direct},
+    {"GlobalAveragePool", Direct}, {"GlobalMaxPool", Direct},
+    {"BatchNormalization", ConvertBatchNorm}, {"InstanceNormalization", Direct},
+    {"LayerNormalization", Direct}, {"ReduceMean", AxesAttrToInput},
+    {"ReduceSum", AxesAttrToInput}, {"ReduceMax", AxesAttrToInput},
+    {"ReduceMin", AxesAttrToInput}, {"ReduceProd", AxesAttrToInput},
+    {"ReduceL2", AxesAttrToInput}, {"ArgMax", Direct}, {"ArgMin", Direct},
+    {"TopK", ConvertTopK}, {"Reshape", Direct}, {"Flatten", Direct}, {"Transpose", Direct},
+    {"Squeeze", AxesAttrToInput}, {"Unsqueeze", AxesAttrToInput}, {"Concat", Direct},
+    {"Split", ConvertSplit}, {"Slice", ConvertSlice}, {"Gather", Direct},
+    {"GatherElements", Direct}, {"Shape", Direct}, {"Size", Direct},
+    {"Constant", ConvertConstant}, {"ConstantOfShape", Direct}, {"Expand", Direct},
+    {"Tile", Direct}, {"Pad", ConvertPad}, {"Range", Direct}, {"DepthToSpace", Direct},
+    {"SpaceToDepth", Direct}, {"Resize", ConvertResize}, {"Upsample", ConvertUpsample},
+    {"QuantizeLinear", Direct}, {"DequantizeLinear", Direct}, {"QLinearConv", Direct},
+    {"QLinearMatMul", Direct}, {"MatMulInteger", Direct}, {"ConvInteger", Direct},
+};
+
+}  // namespace
+
+ConvertFn FindConverter(const std::string& op_type) {
+  static const std::unordered_map<std::string, ConvertFn> table = [] {
+    std::unordered_map<std::string, ConvertFn> m;
+    for (const Entry& e : kConverters) m[e.op_type] = e.fn;
+    return m;
+  }();
+  auto it = table.find(op_type);
+  return it == table.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> SupportedOnnxOps() {
+  std::vector<std::string> v;
+  for (const Entry& e : kConverters) v.push_back(e.op_type);
+  return v;
+}
+
+}  // namespace edgec::onnx_fe

@@ -1,0 +1,205 @@
+#include "frontend/onnx/importer.h"
+
+#include <fstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include "frontend/onnx/converter.h"
+#include "ir/infer.h"
+
+namespace edgec::onnx_fe {
+
+StatusOr<onnx::ModelProto> LoadModelProto(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound("{}: no such file", path);
+  if (std::filesystem::is_directory(path, ec)) return InvalidArgument("{}: is a folder, not a model file", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("{}: cannot open", path);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) return InvalidArgument("{}: file is empty, not an ONNX model", path);
+  onnx::ModelProto m;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT32_MAX);
+  if (!m.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+    return InvalidArgument("{}: not an ONNX model or truncated (protobuf parse failed after {} "
+                           "bytes)", path, bytes.size());
+  }
+  if (m.ir_version() <= 0 || !m.has_graph()) {
+    return InvalidArgument("{}: not an ONNX model (no ir_version or no graph)", path);
+  }
+  return m;
+}
+
+namespace {
+
+int DefaultOpset(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
+  }
+  return 0;
+}
+
+bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+std::string NodeDesc(const onnx::NodeProto& n, int opset) {
+  std::string op = IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+  return fmt::format("{} '{}' (opset {})", op, n.name(), opset);
+}
+
+// Orders node indices so producers come first; fails naming a node on a cycle.
+StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g) {
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& o : g.node(i).output()) {
+      if (!o.empty()) producer[o] = i;
+    }
+  }
+  std::vector<int> state(g.node_size(), 0);  // 0 new, 1 on stack, 2 done
+  std::vector<int> order;
+  for (int root = 0; root < g.node_size(); ++root) {
+    if (state[root]) continue;
+    // Iterative DFS: (node, next input index).
+    std::vector<std::pair<int, int>> stack = {{root, 0}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [n, k] = stack.back();
+      const auto& node = g.node(n);
+      if (k < node.input_size()) {
+        const std::string& in = node.input(k++);
+        auto it = producer.find(in);
+        if (in.empty() || it == producer.end()) continue;
+        int p = it->second;
+        if (state[p] == 1) {
+          return InvalidArgument("graph has a cycle: node '{}' ({}) depends on its own output "
+                                 "through '{}'", g.node(p).name(), g.node(p).op_type(), in);
+        }
+        if (state[p] == 0) {
+          state[p] = 1;
+          stack.push_back({p, 0});
+        }
+      } else {
+        state[n] = 2;
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesystem::path& model_dir,
+                                const std::string& what, ImportInfo* info) {
+  ImportInfo local;
+  ImportInfo& inf = info ? *info : local;
+  inf.ir_version = model.ir_version();
+  inf.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+  const onnx::GraphProto& gp = model.graph();
+  int opset = DefaultOpset(model);
+  inf.opset = opset;
+  for (const auto& n : gp.node()) inf.op_histogram[n.op_type()]++;
+
+  if (opset == 0) return InvalidArgument("{}: model imports no default-domain opset", what);
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    return Unimplemented("{}: opset {} is outside the supported range {}-{}", what, opset, kMinOpset,
+                         kMaxOpset);
+  }
+
+  // Every unsupported op at once.
+  for (const auto& n : gp.node()) {
+    if (!IsDefaultDomain(n.domain()) || !FindConverter(n.op_type())) {
+      inf.unsupported.push_back(NodeDesc(n, opset));
+    }
+  }
+  if (!inf.unsupported.empty()) {
+    std::string list;
+    for (auto& u : inf.unsupported) list += (list.empty() ? "" : ", ") + u;
+    return Unimplemented("{}: {} unsupported op{}: {}", what, inf.unsupported.size(),
+                         inf.unsupported.size() == 1 ? "" : "s", list);
+  }
+
+  Graph g;
+  g.name = gp.name();
+  std::unordered_map<std::string, Value*> values;
+
+  for (const auto& init : gp.initializer()) {
+    if (init.name().empty()) return InvalidArgument("{}: an initializer has no name", what);
+    if (values.count(init.name())) {
+      return InvalidArgument("{}: initializer '{}' is defined twice", what, init.name());
+    }
+    auto t = TensorFromProto(init, model_dir, fmt::format("{}: initializer '{}'", what, init.name()));
+    if (!t.ok()) return t.status();
+    values[init.name()] = g.AddConstant(init.name(), std::move(t).value());
+  }
+  if (gp.sparse_initializer_size() > 0) {
+    return Unimplemented("{}: sparse initializers are not supported", what);
+  }
+  for (const auto& in : gp.input()) {
+    if (values.count(in.name())) continue;  // an initializer listed as input (IR < 4)
+    auto t = TypeFromValueInfo(in);
+    if (!t.ok()) return t.status().WithContext(fmt::format("{}: graph input", what));
+    values[in.name()] = g.AddInput(in.name(), std::move(t).value());
+  }
+
+  auto order = SortNodes(gp);
+  if (!order.ok()) return order.status().WithContext(what);
+
+  for (int idx : *order) {
+    const onnx::NodeProto& np = gp.node(idx);
+    for (int i = 0; i < np.input_size(); ++i) {
+      if (!np.input(i).empty() && !values.count(np.input(i))) {
+        return InvalidArgument("{}: {} '{}': input {} '{}' is not defined (no graph input, "
+                               "initializer or node output has that name)",
+                               what, np.op_type(), np.name(), i, np.input(i));
+      }
+    }
+    for (const auto& o : np.output()) {
+      if (!o.empty() && values.count(o)) {
+        return InvalidArgument("{}: {} '{}': output '{}' is already defined elsewhere", what,
+                               np.op_type(), np.name(), o);
+      }
+    }
+    ConvertContext ctx(np, opset, g, model_dir, [&](const std::string& name) -> Value* {
+      auto it = values.find(name);
+      return it == values.end() ? nullptr : it->second;
+    });
+    Status st = FindConverter(np.op_type())(ctx);
+    if (!st.ok()) return st.WithContext(what);
+    for (Node* n : ctx.emitted()) {
+      auto types = InferNodeTypes(*n);
+      if (!types.ok()) return types.status().WithContext(what);
+      for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->type = (*types)[i];
+    }
+    for (auto& [name, v] : ctx.aliases()) values[name] = v;
+    if (!ctx.emitted().empty()) {
+      Node* last = ctx.emitted().back();
+      for (int i = 0; i < np.output_size() && i < last->num_outputs(); ++i) {
+        if (!np.output(i).empty()) values[np.output(i)] = last->output(i);
+      }
+    }
+  }
+
+  for (const auto& out : gp.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      return InvalidArgument("{}: graph output '{}' is not produced by any node", what, out.name());
+    }
+    g.MarkOutput(it->second);
+  }
+  if (g.outputs().empty()) return InvalidArgument("{}: graph has no outputs", what);
+  Status v = Verify(g);
+  if (!v.ok()) return v.WithContext(what);
+  return g;
+}
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, ImportInfo* info) {
+  ASSIGN_OR_RETURN(onnx::ModelProto m, LoadModelProto(path));
+  return ImportOnnxModel(m, std::filesystem::path(path).parent_path(), path, info);
+}
+
+}  // namespace edgec::onnx_fe

@@ -1,0 +1,126 @@
+#include "ir/infer.h"
+
+#include <array>
+
+#include "ir/graph.h"
+
+namespace edgec {
+
+namespace {
+constexpr std::array<InferFn, kNumOpKinds> kInferFns = {
+#define EDGEC_OP(name, family) &infer::name,
+#include "ir/ops.def"
+};
+}  // namespace
+
+InferFn GetInferFn(OpKind op) { return kInferFns[static_cast<int>(op)]; }
+
+Status InferContext::ExpectInputs(int min, int max) const {
+  int n = num_inputs();
+  while (n > 0 && !has_input(n - 1)) --n;  // trailing absent optionals do not count
+  if (n < min || n > max) {
+    if (min == max) return Error("expected {} inputs, got {}", min, n);
+    return Error("expected {} to {} inputs, got {}", min, max, n);
+  }
+  for (int i = 0; i < min; ++i) RETURN_IF_ERROR(ExpectRequired(i));
+  return Status::Ok();
+}
+
+Status InferContext::ExpectRequired(int i) const {
+  if (!has_input(i)) return Error("input {} is required but absent", i);
+  return Status::Ok();
+}
+
+Status InferContext::ExpectRank(int i, int rank) const {
+  RETURN_IF_ERROR(ExpectRequired(i));
+  const TensorType& t = input_type(i);
+  if (t.rank_known && t.rank() != rank) {
+    return Error("input {} has {} dims {}, expected {}", i, t.rank(), t.ToString(), rank);
+  }
+  return Status::Ok();
+}
+
+Status InferContext::ExpectDType(int i, std::initializer_list<DType> allowed) const {
+  RETURN_IF_ERROR(ExpectRequired(i));
+  DType d = input_type(i).dtype;
+  for (DType a : allowed) {
+    if (a == d) return Status::Ok();
+  }
+  std::string names;
+  for (DType a : allowed) names += (names.empty() ? "" : ", ") + std::string(DTypeName(a));
+  return Unsupported("input {} has dtype {}, expected one of {}", i, DTypeName(d), names);
+}
+
+StatusOr<Dims> BroadcastDims(const Dims& a, const Dims& b) {
+  size_t r = std::max(a.size(), b.size());
+  Dims out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == 1) {
+      out[i] = db;
+    } else if (db == 1) {
+      out[i] = da;
+    } else if (da < 0 || db < 0) {
+      out[i] = da < 0 ? db : da;  // the known one must be the result (or it is an error later)
+    } else if (da == db) {
+      out[i] = da;
+    } else {
+      return InvalidArgument("shapes {} and {} do not broadcast (dim {}: {} vs {})",
+                             DimsToString(a), DimsToString(b), i, da, db);
+    }
+  }
+  return out;
+}
+
+StatusOr<int> NormalizeAxis(int64_t axis, int rank, std::string_view what) {
+  if (axis < -rank || axis >= rank) {
+    return InvalidArgument("{} {} out of range for rank {}", what, axis, rank);
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+TensorType MakeType(DType dtype, Dims dims) {
+  TensorType t;
+  t.dtype = dtype;
+  t.dims = std::move(dims);
+  return t;
+}
+
+TensorType UnknownRank(DType dtype) {
+  TensorType t;
+  t.dtype = dtype;
+  t.rank_known = false;
+  return t;
+}
+
+StatusOr<std::vector<TensorType>> InferNodeTypes(const Node& node) {
+  std::vector<InferInput> ins;
+  for (Value* v : node.inputs()) {
+    InferInput in;
+    if (v) {
+      in.type = &v->type;
+      if (v->is_constant()) in.value = &v->constant();
+    }
+    ins.push_back(in);
+  }
+  InferContext ctx(node.op(), node.attrs, node.Label(), std::move(ins), node.num_outputs());
+  RETURN_IF_ERROR(GetInferFn(node.op())(ctx));
+  return std::move(ctx.outputs());
+}
+
+Status InferShapes(Graph& g) {
+  for (Node* n : g.nodes()) {
+    ASSIGN_OR_RETURN(auto types, InferNodeTypes(*n));
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      TensorType t = std::move(types[i]);
+      // Keep symbolic names a model gave for dims that stay unknown.
+      const TensorType& old = n->output(i)->type;
+      if (t.rank_known && old.rank_known && old.rank() == t.rank()) t.dim_names = old.dim_names;
+      n->output(i)->type = std::move(t);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace edgec

@@ -1,0 +1,27 @@
+#include "ir/op.h"
+
+#include <array>
+
+namespace edgec {
+namespace {
+constexpr std::array<std::string_view, kNumOpKinds> kNames = {
+#define EDGEC_OP(name, family) #name,
+#include "ir/ops.def"
+};
+constexpr std::array<std::string_view, kNumOpKinds> kFamilies = {
+#define EDGEC_OP(name, family) #family,
+#include "ir/ops.def"
+};
+}  // namespace
+
+std::string_view OpName(OpKind op) { return kNames[static_cast<int>(op)]; }
+std::string_view OpFamily(OpKind op) { return kFamilies[static_cast<int>(op)]; }
+
+std::optional<OpKind> OpFromName(std::string_view name) {
+  for (int i = 0; i < kNumOpKinds; ++i) {
+    if (kNames[i] == name) return static_cast<OpKind>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace edgec

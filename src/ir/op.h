@@ -1,0 +1,20 @@
+// OpKind: the enum generated from ops.def, and lookups by name.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace edgec {
+
+enum class OpKind : uint16_t {
+#define EDGEC_OP(name, family) k##name,
+#include "ir/ops.def"
+  kNumOps
+};
+
+std::string_view OpName(OpKind op);            // "Conv"
+std::string_view OpFamily(OpKind op);          // "conv"
+std::optional<OpKind> OpFromName(std::string_view name);
+constexpr int kNumOpKinds = static_cast<int>(OpKind::kNumOps);
+
+}  // namespace edgec

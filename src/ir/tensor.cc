@@ -1,0 +1,118 @@
+#include "ir/tensor.h"
+
+#include <cstring>
+#include <limits>
+
+namespace edgec {
+
+StatusOr<int64_t> CheckedNumElements(std::span<const int64_t> dims, size_t elem_size) {
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = dims[i];
+    if (d < 0) return InvalidArgument("dim {} of {} is negative", i, DimsToString(dims));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      return InvalidArgument("element count of {} overflows int64", DimsToString(dims));
+    }
+    n *= d;
+  }
+  if (elem_size > 1 && n > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(elem_size)) {
+    return InvalidArgument("byte size of {} overflows int64", DimsToString(dims));
+  }
+  return n;
+}
+
+int64_t NumElements(std::span<const int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string DimsToString(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+std::vector<int64_t> ContiguousStrides(std::span<const int64_t> dims) {
+  std::vector<int64_t> s(dims.size());
+  int64_t acc = 1;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= dims[i];
+  }
+  return s;
+}
+
+Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
+  auto n = CheckedNumElements(dims_, DTypeSize(dtype));
+  EDGEC_CHECK(n.ok());
+  numel_ = *n;
+  buf_ = std::make_shared<std::vector<std::byte>>(nbytes());
+}
+
+StatusOr<Tensor> Tensor::Create(DType dtype, Dims dims) {
+  auto n = CheckedNumElements(dims, DTypeSize(dtype));
+  if (!n.ok()) return n.status();
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;  // 1 TiB: anything larger is a bad model
+  if (*n * static_cast<int64_t>(DTypeSize(dtype)) > kMaxBytes) {
+    return InvalidArgument("tensor {}{} would need {} bytes", DTypeName(dtype), DimsToString(dims),
+                           *n * static_cast<int64_t>(DTypeSize(dtype)));
+  }
+  return Tensor(dtype, std::move(dims));
+}
+
+Tensor Tensor::Reshaped(Dims dims) const {
+  Tensor t = *this;
+  EDGEC_CHECK(NumElements(dims) == numel_);
+  t.dims_ = std::move(dims);
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t = *this;
+  if (buf_) t.buf_ = std::make_shared<std::vector<std::byte>>(*buf_);
+  return t;
+}
+
+std::vector<int64_t> Tensor::ToInt64Vector() const {
+  std::vector<int64_t> v(numel_);
+  for (int64_t i = 0; i < numel_; ++i) v[i] = LoadAsInt64(dtype_, raw(), i);
+  return v;
+}
+
+std::vector<double> Tensor::ToDoubleVector() const {
+  std::vector<double> v(numel_);
+  for (int64_t i = 0; i < numel_; ++i) v[i] = LoadAsDouble(dtype_, raw(), i);
+  return v;
+}
+
+Tensor Tensor::CastTo(DType to) const {
+  Tensor out(to, dims_);
+  if (to == dtype_) {
+    if (nbytes()) std::memcpy(out.raw(), raw(), nbytes());
+    return out;
+  }
+  bool int_path = !IsFloat(dtype_) && !IsFloat(to);
+  for (int64_t i = 0; i < numel_; ++i) {
+    if (int_path) {
+      int64_t v = LoadAsInt64(dtype_, raw(), i);
+      if (to == DType::kBool) {
+        out.data<bool>()[i] = v != 0;
+      } else {
+        EDGEC_DISPATCH_NUMERIC(to, out.data<T>()[i] = static_cast<T>(v), break)
+      }
+    } else {
+      StoreFromDouble(to, out.raw(), i, LoadAsDouble(dtype_, raw(), i));
+    }
+  }
+  return out;
+}
+
+std::string Tensor::TypeString() const {
+  return std::string(DTypeName(dtype_)) + DimsToString(dims_);
+}
+
+}  // namespace edgec
