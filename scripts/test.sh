@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite: unit tests, the ONNX conformance runner, bad-input tests and the
+# model zoo against ONNX Runtime. Prints each part's counts and a final summary; exits
+# non-zero if any part fails.
+set -uo pipefail
+BUILD="${1:-build}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+start=$(date +%s)
+declare -a names=() codes=() secs=()
+part() {
+  local name="$1"; shift
+  local t0=$(date +%s)
+  echo "=== $name ==="
+  "$@"
+  local rc=$?
+  names+=("$name"); codes+=("$rc"); secs+=("$(( $(date +%s) - t0 ))")
+  echo
+}
+
+part "unit tests" "$BUILD/bin/edgec_tests" --gtest_brief=1
+part "conformance" bash tests/conformance/run.sh "$BUILD"
+part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
+part "model zoo vs ONNX Runtime" bash tests/zoo/run.sh "$BUILD"
+
+echo "=== summary ==="
+failed=0
+for i in "${!names[@]}"; do
+  status=ok; [ "${codes[$i]}" != 0 ] && { status=FAILED; failed=$((failed + 1)); }
+  printf "  %-28s %-7s %5ss\n" "${names[$i]}" "$status" "${secs[$i]}"
+done
+echo "  total wall time: $(( $(date +%s) - start ))s"
+echo "$(( ${#names[@]} - failed )) passed, $failed failed"
+exit $(( failed > 0 ))

@@ -1,0 +1,222 @@
+// Shape inference for the quant family (see ops.def).
+#include "ir/infer.h"
+#include "ir/infer_conv.h"
+#include "ir/infer_matmul.h"
+
+namespace edgec::infer {
+
+namespace {
+
+bool Known(int64_t d) { return d != kUnknownDim; }
+
+const std::initializer_list<DType> kQuantTypes = {DType::kU8, DType::kI8};
+
+// A scale or zero point that is one value: rank 0, or rank 1 with one element.
+bool IsSingleValue(const TensorType& t) {
+  return t.rank_known && (t.rank() == 0 || (t.rank() == 1 && t.dims[0] == 1));
+}
+
+Status ExpectSingleValue(const InferContext& ctx, int i, const char* name) {
+  if (!ctx.has_input(i)) return Status::Ok();
+  const TensorType& t = ctx.input_type(i);
+  if (t.rank_known && !IsSingleValue(t)) {
+    return ctx.Error("input {} ({}) is {}, expected a scalar (per-tensor quantization)", i, name,
+                     t.ToString());
+  }
+  return Status::Ok();
+}
+
+// A scale or zero point that is one value or a vector of `count` entries (count may be
+// unknown): per-tensor or per-channel.
+Status ExpectSingleOrVector(const InferContext& ctx, int i, const char* name, int64_t count,
+                            const char* what) {
+  if (!ctx.has_input(i)) return Status::Ok();
+  const TensorType& t = ctx.input_type(i);
+  if (!t.rank_known || IsSingleValue(t)) return Status::Ok();
+  if (t.rank() != 1 || (Known(count) && Known(t.dims[0]) && t.dims[0] != count)) {
+    return ctx.Error("input {} ({}) is {}, expected a scalar or a vector of the {} {}", i, name,
+                     t.ToString(), count, what);
+  }
+  return Status::Ok();
+}
+
+// Zero point i must have the dtype of the data it belongs to and the shape of its scale.
+Status ExpectZeroPointLike(const InferContext& ctx, int zp, int scale, DType data_dtype) {
+  if (!ctx.has_input(zp)) return Status::Ok();
+  const TensorType& z = ctx.input_type(zp);
+  if (z.dtype != data_dtype) {
+    return ctx.Error("input {} (zero point) has dtype {}, expected {}", zp, DTypeName(z.dtype),
+                     DTypeName(data_dtype));
+  }
+  const TensorType& s = ctx.input_type(scale);
+  if (z.rank_known && s.rank_known && !(IsSingleValue(z) && IsSingleValue(s)) && z.dims != s.dims) {
+    return ctx.Error("input {} (zero point) {} does not match the shape of its scale {}", zp,
+                     z.ToString(), s.ToString());
+  }
+  return Status::Ok();
+}
+
+// QuantizeLinear / DequantizeLinear: scale and zero point per tensor, or 1-D along `axis`.
+Status CheckAxisParams(const InferContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& s = ctx.input_type(1);
+  if (!s.rank_known || IsSingleValue(s)) return Status::Ok();
+  if (s.rank() != 1) {
+    return ctx.Error("input 1 (scale) is {}, expected a scalar or a 1-D tensor", s.ToString());
+  }
+  if (!x.rank_known) return Status::Ok();
+  auto axis = NormalizeAxis(ctx.attrs().GetInt("axis", 1), x.rank(), "attribute axis");
+  if (!axis.ok()) return axis.status().WithContext(ctx.label());
+  const int64_t channels = x.dims[*axis];
+  if (Known(channels) && Known(s.dims[0]) && channels != s.dims[0]) {
+    return ctx.Error("input 1 (scale) {} has {} entries but X {} has {} along axis {}",
+                     s.ToString(), s.dims[0], x.ToString(), channels, *axis);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// --- quantize / dequantize ---
+
+Status QuantizeLinear(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF16, DType::kBF16, DType::kI32}));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kF32, DType::kF16, DType::kBF16}));
+  const DType out = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kU8;
+  if (ctx.has_input(2)) RETURN_IF_ERROR(ctx.ExpectDType(2, kQuantTypes));
+  RETURN_IF_ERROR(CheckAxisParams(ctx));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, out));
+  const TensorType& x = ctx.input_type(0);
+  ctx.output(0) = x.rank_known ? MakeType(out, x.dims) : UnknownRank(out);
+  return Status::Ok();
+}
+
+Status DequantizeLinear(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kU8, DType::kI8, DType::kI32}));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kF32, DType::kF16, DType::kBF16}));
+  const DType in = ctx.input_type(0).dtype;
+  RETURN_IF_ERROR(CheckAxisParams(ctx));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, in));
+  if (in == DType::kI32 && ctx.input_value(2)) {
+    for (int64_t z : ctx.input_value(2)->ToInt64Vector()) {
+      if (z != 0) return ctx.Error("input 2 (zero point) must be 0 for int32 input, got {}", z);
+    }
+  }
+  const DType out = ctx.input_type(1).dtype;
+  const TensorType& x = ctx.input_type(0);
+  ctx.output(0) = x.rank_known ? MakeType(out, x.dims) : UnknownRank(out);
+  return Status::Ok();
+}
+
+// --- quantized conv: QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?)
+// and ConvInteger(x, w, x_zp?, w_zp?) ---
+
+Status QLinearConv(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(8, 9));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
+  for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 7, 6, ctx.input_type(7).dtype));
+  if (ctx.has_input(8)) RETURN_IF_ERROR(ctx.ExpectDType(8, {DType::kI32}));
+  RETURN_IF_ERROR(ExpectSingleValue(ctx, 1, "x_scale"));
+  RETURN_IF_ERROR(ExpectSingleValue(ctx, 2, "x_zero_point"));
+  RETURN_IF_ERROR(ExpectSingleValue(ctx, 6, "y_scale"));
+  RETURN_IF_ERROR(ExpectSingleValue(ctx, 7, "y_zero_point"));
+  const TensorType& w = ctx.input_type(3);
+  const int64_t out_channels = w.rank_known && w.rank() > 0 ? w.dims[0] : kUnknownDim;
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 4, "w_scale", out_channels, "output channels"));
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 5, "w_zero_point", out_channels, "output channels"));
+  return InferConvLike(ctx, ConvInputs{0, 3, 8}, ctx.input_type(7).dtype);
+}
+
+Status ConvInteger(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 4));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
+  for (int i : {2, 3}) {
+    if (ctx.has_input(i) && ctx.input_type(i).dtype != ctx.input_type(i - 2).dtype) {
+      return ctx.Error("input {} (zero point) has dtype {}, expected input {}'s dtype {}", i,
+                       DTypeName(ctx.input_type(i).dtype), i - 2,
+                       DTypeName(ctx.input_type(i - 2).dtype));
+    }
+  }
+  RETURN_IF_ERROR(ExpectSingleValue(ctx, 2, "x_zero_point"));
+  const TensorType& w = ctx.input_type(1);
+  const int64_t out_channels = w.rank_known && w.rank() > 0 ? w.dims[0] : kUnknownDim;
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 3, "w_zero_point", out_channels, "output channels"));
+  return InferConvLike(ctx, ConvInputs{0, 1, -1}, DType::kI32);
+}
+
+// --- quantized matmul: QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)
+// and MatMulInteger(a, b, a_zp?, b_zp?) ---
+
+Status QLinearMatMul(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(8, 8));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
+  for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 7, 6, ctx.input_type(7).dtype));
+  // a and y: per tensor or per row (M); b: per tensor or per column (N).
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(3);
+  const int64_t rows = a.rank_known && a.rank() >= 2 ? a.dims[a.rank() - 2] : (a.rank_known ? 1 : kUnknownDim);
+  const int64_t cols = b.rank_known && b.rank() >= 2 ? b.dims[b.rank() - 1] : (b.rank_known ? 1 : kUnknownDim);
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 1, "a_scale", rows, "rows of a"));
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 4, "b_scale", cols, "columns of b"));
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 6, "y_scale", rows, "rows of y"));
+  return InferMatMulLike(ctx, 0, 3, ctx.input_type(7).dtype);
+}
+
+Status MatMulInteger(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 4));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
+  for (int i : {2, 3}) {
+    if (ctx.has_input(i) && ctx.input_type(i).dtype != ctx.input_type(i - 2).dtype) {
+      return ctx.Error("input {} (zero point) has dtype {}, expected input {}'s dtype {}", i,
+                       DTypeName(ctx.input_type(i).dtype), i - 2,
+                       DTypeName(ctx.input_type(i - 2).dtype));
+    }
+  }
+  // Zero points: a scalar, a vector per row of A (M) / column of B (N), or N-D shaped
+  // [..., M, 1] / [..., 1, N] broadcasting to the operand.
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(1);
+  auto check_zp = [&](int zp, const TensorType& data, bool per_row) -> Status {
+    if (!ctx.has_input(zp) || !data.rank_known) return Status::Ok();
+    const TensorType& z = ctx.input_type(zp);
+    if (!z.rank_known || IsSingleValue(z)) return Status::Ok();
+    const int r = data.rank();
+    Dims want;  // what a 1-D or N-D zero point must broadcast to
+    if (z.rank() == 1) {
+      want = {per_row ? (r >= 2 ? data.dims[r - 2] : 1) : data.dims[r - 1]};
+    } else {
+      want = data.dims;
+      want[per_row ? r - 1 : r - 2] = 1;
+    }
+    bool ok = z.rank() <= static_cast<int>(want.size());
+    for (int d = 0; ok && d < z.rank(); ++d) {
+      const int64_t have = z.dims[z.rank() - 1 - d], need = want[want.size() - 1 - d];
+      ok = !Known(have) || !Known(need) || have == need || (z.rank() > 1 && have == 1);
+    }
+    if (!ok) {
+      return ctx.Error("input {} (zero point) {} does not fit input {} {}: expected a scalar or "
+                       "one zero point per {}", zp, z.ToString(), zp - 2, data.ToString(),
+                       per_row ? "row" : "column");
+    }
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(check_zp(2, a, /*per_row=*/true));
+  RETURN_IF_ERROR(check_zp(3, b, /*per_row=*/false));
+  return InferMatMulLike(ctx, 0, 1, DType::kI32);
+}
+
+}  // namespace edgec::infer

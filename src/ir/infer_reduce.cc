@@ -1,0 +1,128 @@
+// Shape inference for the reduce family (see ops.def).
+#include "ir/infer.h"
+#include "ir/infer_movement_util.h"
+
+namespace edgec::infer {
+
+namespace {
+
+Status ExpectNumeric(const InferContext& ctx, int i) {
+  return ctx.ExpectDType(i, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
+                             DType::kI16, DType::kI32, DType::kI64, DType::kU8, DType::kU16,
+                             DType::kU32, DType::kU64});
+}
+
+// Reduce*(data, axes?) with keepdims and noop_with_empty_axes. The axes come from the
+// input (canonical form) or, for graphs built by hand, an `axes` attribute.
+Status InferReduce(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 2));
+  RETURN_IF_ERROR(ExpectNumeric(ctx, 0));
+  const TensorType& in = ctx.input_type(0);
+  bool keepdims = ctx.attrs().GetInt("keepdims", 1) != 0;
+  bool noop_with_empty_axes = ctx.attrs().GetInt("noop_with_empty_axes", 0) != 0;
+
+  std::optional<std::vector<int64_t>> axes;  // nullopt: not known yet
+  if (ctx.has_input(1)) {
+    RETURN_IF_ERROR(ExpectIndexDType(ctx, 1));
+    RETURN_IF_ERROR(ctx.ExpectRank(1, 1));
+    axes = KnownInts(ctx, 1);
+    if (!axes && KnownLength(ctx, 1) == 0) axes.emplace();
+  } else {
+    axes = ctx.attrs().GetInts("axes");
+  }
+
+  if (axes && axes->empty()) {
+    if (noop_with_empty_axes) {
+      ctx.output(0) = in;
+    } else if (!keepdims) {
+      ctx.output(0) = MakeType(in.dtype, {});
+    } else {
+      ctx.output(0) = in.rank_known ? MakeType(in.dtype, Dims(in.rank(), 1)) : UnknownRank(in.dtype);
+    }
+    return Status::Ok();
+  }
+  if (!axes || !in.rank_known) {
+    int64_t n = axes ? static_cast<int64_t>(axes->size()) : KnownLength(ctx, 1);
+    int64_t rank = !in.rank_known ? -1 : keepdims ? in.rank() : n >= 0 ? in.rank() - n : -1;
+    ctx.output(0) = rank >= 0 ? MakeType(in.dtype, UnknownDims(rank)) : UnknownRank(in.dtype);
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(ctx, *axes, in.rank()));
+  std::vector<bool> reduced(in.rank(), false);
+  for (int a : norm) reduced[a] = true;
+  Dims out;
+  for (int i = 0; i < in.rank(); ++i) {
+    if (!reduced[i]) out.push_back(in.dims[i]);
+    else if (keepdims) out.push_back(1);
+  }
+  ctx.output(0) = MakeType(in.dtype, std::move(out));
+  return Status::Ok();
+}
+
+// ArgMax / ArgMin: one axis, int64 indices.
+Status InferArgReduce(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  RETURN_IF_ERROR(ExpectNumeric(ctx, 0));
+  const TensorType& in = ctx.input_type(0);
+  bool keepdims = ctx.attrs().GetInt("keepdims", 1) != 0;
+  if (!in.rank_known) {
+    ctx.output(0) = UnknownRank(DType::kI64);
+    return Status::Ok();
+  }
+  if (in.rank() == 0) return ctx.Error("input 0 is a scalar; {} needs rank >= 1", OpName(ctx.op()));
+  auto axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), in.rank());
+  if (!axis.ok()) return ctx.Error("{}", axis.status().message());
+  if (in.dims[*axis] == 0) {
+    return ctx.Error("axis {} of {} is empty: there is no index to return", *axis, in.ToString());
+  }
+  Dims out = in.dims;
+  if (keepdims) out[*axis] = 1;
+  else out.erase(out.begin() + *axis);
+  ctx.output(0) = MakeType(DType::kI64, std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReduceMean(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceSum(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceMax(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceMin(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceProd(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceL2(InferContext& ctx) { return InferReduce(ctx); }
+Status ArgMax(InferContext& ctx) { return InferArgReduce(ctx); }
+Status ArgMin(InferContext& ctx) { return InferArgReduce(ctx); }
+
+Status TopK(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(ExpectNumeric(ctx, 0));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kI64, DType::kI32}));
+  if (ctx.num_outputs() != 2) return ctx.Error("expected 2 outputs, got {}", ctx.num_outputs());
+  const TensorType& in = ctx.input_type(0);
+  int64_t k_len = KnownLength(ctx, 1);
+  if (k_len >= 0 && k_len != 1) return ctx.Error("k must hold one value, got {}", k_len);
+  if (!in.rank_known) {
+    ctx.output(0) = UnknownRank(in.dtype);
+    ctx.output(1) = UnknownRank(DType::kI64);
+    return Status::Ok();
+  }
+  if (in.rank() == 0) return ctx.Error("input 0 is a scalar; TopK needs rank >= 1");
+  auto axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), in.rank());
+  if (!axis.ok()) return ctx.Error("{}", axis.status().message());
+  Dims out = in.dims;
+  out[*axis] = kUnknownDim;
+  if (auto k = KnownInts(ctx, 1)) {
+    int64_t kv = (*k)[0];
+    int64_t dim = in.dims[*axis];
+    if (kv < 0) return ctx.Error("k = {} is negative", kv);
+    if (dim >= 0 && kv > dim) {
+      return ctx.Error("k = {} is larger than axis {} of {}", kv, *axis, in.ToString());
+    }
+    out[*axis] = kv;
+  }
+  ctx.output(0) = MakeType(in.dtype, out);
+  ctx.output(1) = MakeType(DType::kI64, std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace edgec::infer

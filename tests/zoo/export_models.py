@@ -1,0 +1,363 @@
+#!/usr/bin/python3
+"""Exports the model zoo: seeded, randomly initialized models as ONNX (opset 13, batch 1).
+
+Usage: export_models.py OUT_DIR [--only NAME,...] [--force] [--show-ops]
+       export_models.py --list
+
+For each model it writes OUT_DIR/<name>/model.onnx and OUT_DIR/<name>/inputs/<input>.npy
+(the seeded input), plus OUT_DIR/<name>/torch/<output>.npy (torch's own outputs, for
+reference). A model whose files already exist is skipped unless --force is given.
+Run with Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14, onnx 1.12).
+"""
+
+import argparse
+import collections
+import math
+import os
+import re
+import shutil
+import sys
+import time
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+OPSET = 13
+IMAGE_SIZE = 224
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OPS_DEF = os.path.join(REPO_ROOT, "src", "ir", "ops.def")
+
+
+class ExportError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------
+# Models written here
+
+class BertTiny(nn.Module):
+    """A BERT-like encoder: token + position embedding, LayerNorm, post-norm layers of
+    self-attention and a GELU MLP; returns the hidden states and a tanh pooler output."""
+
+    def __init__(self, vocab=1000, seq=64, d=128, heads=2, ff=512, layers=2):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, d)
+        self.positions = nn.Parameter(torch.randn(seq, d) * 0.02)
+        self.embed_norm = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList(BertLayer(d, heads, ff) for _ in range(layers))
+        self.pooler = nn.Linear(d, d)
+
+    def forward(self, input_ids):
+        x = self.tokens(input_ids) + self.positions[: input_ids.shape[1]]
+        x = self.embed_norm(x)
+        for layer in self.layers:
+            x = layer(x)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return x, pooled
+
+
+def gelu_erf(x):
+    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = d // heads
+        self.query = nn.Linear(d, d)
+        self.key = nn.Linear(d, d)
+        self.value = nn.Linear(d, d)
+        self.attn_out = nn.Linear(d, d)
+        self.attn_norm = nn.LayerNorm(d, eps=1e-12)
+        self.ff_in = nn.Linear(d, ff)
+        self.ff_out = nn.Linear(ff, d)
+        self.ff_norm = nn.LayerNorm(d, eps=1e-12)
+
+    def split_heads(self, x):
+        b, t, _ = x.shape
+        return x.reshape(b, t, self.heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q = self.split_heads(self.query(x))
+        k = self.split_heads(self.key(x))
+        v = self.split_heads(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        context = torch.matmul(torch.softmax(scores, dim=-1), v)
+        context = context.transpose(1, 2).reshape(b, t, d)
+        x = self.attn_norm(x + self.attn_out(context))
+        return self.ff_norm(x + self.ff_out(gelu_erf(self.ff_in(x))))
+
+
+class ResBlock(nn.Module):
+    """GroupNorm + SiLU + Conv, twice, with a 1x1 conv on the skip when channels change."""
+
+    def __init__(self, cin, cout, groups=8):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(groups, cin)
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.norm2 = nn.GroupNorm(groups, cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        h = self.conv1(F.silu(self.norm1(x)))
+        h = self.conv2(F.silu(self.norm2(h)))
+        return self.skip(x) + h
+
+
+class AttentionBlock(nn.Module):
+    """Multi-head self-attention over the spatial positions, heads split by Reshape and
+    Transpose as in the text-to-image UNets."""
+
+    def __init__(self, channels, heads=4, groups=8):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.GroupNorm(groups, channels)
+        self.qkv = nn.Conv2d(channels, 3 * channels, 1)
+        self.proj = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        head_dim = c // self.heads
+        qkv = self.qkv(self.norm(x)).reshape(b, 3, self.heads, head_dim, h * w)
+        q = qkv[:, 0].transpose(2, 3)  # b, heads, hw, head_dim
+        k = qkv[:, 1]                  # b, heads, head_dim, hw
+        v = qkv[:, 2].transpose(2, 3)
+        weights = torch.softmax(torch.matmul(q, k) / math.sqrt(head_dim), dim=-1)
+        out = torch.matmul(weights, v).transpose(2, 3).reshape(b, c, h, w)
+        return x + self.proj(out)
+
+
+class UNetSmall(nn.Module):
+    def __init__(self, cin=3, base=32):
+        super().__init__()
+        c1, c2 = base, 2 * base
+        self.conv_in = nn.Conv2d(cin, c1, 3, padding=1)
+        self.down1 = ResBlock(c1, c1)
+        self.pool1 = nn.Conv2d(c1, c1, 3, stride=2, padding=1)
+        self.down2 = ResBlock(c1, c2)
+        self.pool2 = nn.Conv2d(c2, c2, 3, stride=2, padding=1)
+        self.mid1 = ResBlock(c2, c2)
+        self.mid_attn = AttentionBlock(c2)
+        self.mid2 = ResBlock(c2, c2)
+        self.upsample = nn.Upsample(scale_factor=2, mode="nearest")
+        self.up2 = ResBlock(c2 + c2, c2)
+        self.up1 = ResBlock(c2 + c1, c1)
+        self.norm_out = nn.GroupNorm(8, c1)
+        self.conv_out = nn.Conv2d(c1, cin, 3, padding=1)
+
+    def forward(self, x):
+        h0 = self.conv_in(x)               # 64x64
+        h1 = self.down1(h0)                # 64x64
+        h2 = self.down2(self.pool1(h1))    # 32x32
+        h = self.mid1(self.pool2(h2))      # 16x16
+        h = self.mid2(self.mid_attn(h))
+        h = self.up2(torch.cat([self.upsample(h), h2], dim=1))   # 32x32
+        h = self.up1(torch.cat([F.interpolate(h, scale_factor=2.0, mode="nearest"), h1], 1))
+        return self.conv_out(F.silu(self.norm_out(h)))
+
+
+class TransformerModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024,
+                                           dropout=0.1, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+# ---------------------------------------------------------------------------------------
+# The zoo
+
+def image_input(rng):
+    return {"input": rng.standard_normal((1, 3, IMAGE_SIZE, IMAGE_SIZE)).astype(np.float32)}
+
+
+def torchvision_spec(name, **kwargs):
+    return dict(build=lambda: getattr(torchvision.models, name)(weights=None, **kwargs),
+                inputs=image_input, outputs=["output"], recalibrate=True,
+                input_shape=(3, IMAGE_SIZE, IMAGE_SIZE))
+
+
+MODELS = collections.OrderedDict()
+MODELS["resnet18"] = torchvision_spec("resnet18")
+MODELS["resnet18_bn"] = dict(torchvision_spec("resnet18"), keep_batchnorm=True)
+MODELS["mobilenet_v2"] = torchvision_spec("mobilenet_v2")
+MODELS["mobilenet_v3_small"] = torchvision_spec("mobilenet_v3_small")
+MODELS["squeezenet1_1"] = torchvision_spec("squeezenet1_1")
+MODELS["shufflenet_v2_x1_0"] = torchvision_spec("shufflenet_v2_x1_0")
+MODELS["efficientnet_b0"] = torchvision_spec("efficientnet_b0")
+MODELS["transformer"] = dict(
+    build=TransformerModel,
+    inputs=lambda rng: {"input": rng.standard_normal((1, 128, 256)).astype(np.float32)},
+    outputs=["output"], plain_transformer_path=True)
+MODELS["bert_tiny"] = dict(
+    build=BertTiny,
+    inputs=lambda rng: {"input_ids": rng.integers(0, 1000, size=(1, 64), dtype=np.int64)},
+    outputs=["last_hidden_state", "pooler_output"])
+MODELS["unet_small"] = dict(
+    build=UNetSmall,
+    inputs=lambda rng: {"input": rng.standard_normal((1, 3, 64, 64)).astype(np.float32)},
+    outputs=["output"], recalibrate=False)
+
+
+def seed_for(name):
+    # A stable per-model seed (Python's hash() is salted per process).
+    return sum((i + 1) * ord(ch) for i, ch in enumerate(name)) % (2**31)
+
+
+def recalibrate_batchnorm(model, input_shape, batches=3, batch_size=4):
+    """Re-estimates BatchNorm running statistics on random batches so that activations of
+    the randomly initialized net stay near unit scale instead of vanishing."""
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average over the batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            model(torch.randn(batch_size, *input_shape))
+    model.eval()
+
+
+def supported_ops():
+    with open(OPS_DEF) as f:
+        return set(re.findall(r"^EDGEC_OP\((\w+),", f.read(), flags=re.M))
+
+
+def check_outputs(name, outputs):
+    tiny = np.finfo(np.float32).tiny
+    for out_name, value in outputs.items():
+        if not np.issubdtype(value.dtype, np.floating):
+            continue
+        if not np.all(np.isfinite(value)):
+            raise ExportError(f"{name}: output {out_name} has non-finite values")
+        std = float(value.std())
+        subnormal = int(np.count_nonzero((value != 0) & (np.abs(value) < tiny)))
+        if std <= 1e-3 or subnormal:
+            raise ExportError(f"{name}: output {out_name} is degenerate (std {std:.3g}, "
+                              f"{subnormal} subnormal values); fix the model's scale")
+
+
+def export_one(name, spec, model_dir):
+    seed = seed_for(name)
+    torch.manual_seed(seed)
+    model = spec["build"]()
+    if spec.get("recalibrate"):
+        recalibrate_batchnorm(model, spec["input_shape"])
+    model.eval()
+
+    rng = np.random.default_rng(seed)
+    inputs = spec["inputs"](rng)
+    args = tuple(torch.from_numpy(v) for v in inputs.values())
+
+    with torch.no_grad():
+        result = model(*args)
+    result = result if isinstance(result, tuple) else (result,)
+    outputs = {n: r.detach().numpy() for n, r in zip(spec["outputs"], result)}
+    check_outputs(name, outputs)
+
+    tmp_dir = model_dir + ".tmp"
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    os.makedirs(os.path.join(tmp_dir, "inputs"))
+    os.makedirs(os.path.join(tmp_dir, "torch"))
+    model_path = os.path.join(tmp_dir, "model.onnx")
+
+    export_kwargs = dict(opset_version=OPSET, input_names=list(inputs),
+                         output_names=spec["outputs"])
+    if spec.get("keep_batchnorm"):
+        export_kwargs.update(do_constant_folding=False,
+                             training=torch.onnx.TrainingMode.PRESERVE)
+    if spec.get("plain_transformer_path"):
+        # The fused fast path of nn.TransformerEncoderLayer has no ONNX export; it is
+        # bypassed when parameters require grad and grad mode is on.
+        for p in model.parameters():
+            p.requires_grad_(True)
+        with torch.enable_grad():
+            torch.onnx.export(model, args, model_path, **export_kwargs)
+    else:
+        with torch.no_grad():
+            torch.onnx.export(model, args, model_path, **export_kwargs)
+
+    proto = onnx.load(model_path)
+    onnx.checker.check_model(proto)
+    ops = collections.Counter(n.op_type for n in proto.graph.node)
+    if spec.get("keep_batchnorm") and ops["BatchNormalization"] < 15:
+        raise ExportError(f"{name}: expected ~20 BatchNormalization nodes, export has "
+                          f"{ops['BatchNormalization']}")
+    foreign = sorted(op for op in ops if op not in supported_ops())
+    if foreign:
+        raise ExportError(f"{name}: export uses ops edgec does not list: {', '.join(foreign)}")
+
+    for input_name, value in inputs.items():
+        np.save(os.path.join(tmp_dir, "inputs", input_name + ".npy"), value)
+    for out_name, value in outputs.items():
+        np.save(os.path.join(tmp_dir, "torch", out_name + ".npy"), value)
+
+    shutil.rmtree(model_dir, ignore_errors=True)
+    os.rename(tmp_dir, model_dir)
+    params = sum(p.numel() for p in model.parameters())
+    return len(proto.graph.node), params, ops
+
+
+def is_cached(model_dir):
+    input_dir = os.path.join(model_dir, "inputs")
+    return (os.path.isfile(os.path.join(model_dir, "model.onnx")) and
+            os.path.isdir(input_dir) and
+            any(f.endswith(".npy") for f in os.listdir(input_dir)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir", nargs="?")
+    parser.add_argument("--only", default="", help="comma-separated model names")
+    parser.add_argument("--force", action="store_true", help="re-export cached models")
+    parser.add_argument("--show-ops", action="store_true", help="print each op histogram")
+    parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    args = parser.parse_args()
+    if args.list:
+        print("\n".join(MODELS))
+        return 0
+    if not args.out_dir:
+        parser.error("OUT_DIR is required")
+
+    names = [n for n in args.only.split(",") if n] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        print(f"export_models: unknown model(s) {', '.join(unknown)}; known: "
+              f"{', '.join(MODELS)}", file=sys.stderr)
+        return 2
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    failures = 0
+    for name in names:
+        model_dir = os.path.join(args.out_dir, name)
+        if not args.force and is_cached(model_dir):
+            print(f"{name:20s} cached")
+            continue
+        start = time.time()
+        try:
+            nodes, params, ops = export_one(name, MODELS[name], model_dir)
+        except ExportError as e:
+            print(f"export_models: FAILED {e}", file=sys.stderr)
+            failures += 1
+            continue
+        print(f"{name:20s} {nodes:5d} nodes {params / 1e6:8.3f} M params "
+              f"{time.time() - start:6.1f} s", flush=True)
+        if args.show_ops:
+            print("    " + " ".join(f"{op}:{n}" for op, n in sorted(ops.items())))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

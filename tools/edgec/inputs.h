@@ -1,0 +1,30 @@
+// Input handling shared by the verbs that run a model: `--input name=file.npy` and
+// `--shape name=1x3x224x224`, seeded random inputs for the rest.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+#include "ir/graph.h"
+
+namespace edgec::cli {
+
+// Parses `name=value` flags; fails naming the flag.
+StatusOr<std::map<std::string, std::string>> ParseAssignments(const std::vector<std::string>& flags,
+                                                              const std::string& flag_name);
+
+// Loads every `--input` file; every graph input not given gets seeded random data with
+// the `--shape` dims (or its declared dims, unknown dims = 1). `random_names` receives
+// the names of inputs that were generated.
+StatusOr<std::map<std::string, Tensor>> GatherInputs(const Graph& g,
+                                                     const std::vector<std::string>& input_flags,
+                                                     const std::vector<std::string>& shape_flags,
+                                                     uint64_t seed,
+                                                     std::vector<std::string>* random_names);
+
+// Replaces every character other than a letter, digit, '.', '_' or '-' with '_'.
+std::string SanitizeFileName(const std::string& name);
+
+}  // namespace edgec::cli

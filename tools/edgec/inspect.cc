@@ -1,0 +1,125 @@
+// edgec inspect MODEL: inputs/outputs, op histogram, parameters, MACs per layer and in
+// total, unsupported ops.
+#include <algorithm>
+
+#include "frontend/onnx/importer.h"
+#include "ir/cost.h"
+#include "runtime/shape_binding.h"
+#include "tools/edgec/inputs.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct InspectFlags {
+  std::string model;
+  std::vector<std::string> shapes;
+  bool all_layers = false;
+};
+
+std::string Human(double v, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (v >= 1000 && i < 4) {
+    v /= 1000;
+    ++i;
+  }
+  return fmt::format("{:.3g} {}{}", v, prefixes[i], unit);
+}
+
+void PrintHistogram(const std::map<std::string, int>& h) {
+  std::vector<std::pair<std::string, int>> v(h.begin(), h.end());
+  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  int total = 0;
+  for (auto& [op, n] : v) total += n;
+  fmt::print("ops ({} nodes):\n", total);
+  for (auto& [op, n] : v) fmt::print("  {:<24} {:>6}\n", op, n);
+}
+
+int InspectMain(const InspectFlags& f) {
+  onnx_fe::ImportInfo info;
+  auto g = onnx_fe::ImportOnnxFile(f.model, &info);
+  fmt::print("model: {}\n", f.model);
+  if (info.ir_version) {
+    fmt::print("  ir_version {}, opset {}, producer '{}'\n", info.ir_version, info.opset, info.producer);
+  }
+  if (!g.ok()) {
+    if (!info.op_histogram.empty()) PrintHistogram(info.op_histogram);
+    if (!info.unsupported.empty()) {
+      fmt::print("unsupported ops ({}):\n", info.unsupported.size());
+      for (auto& u : info.unsupported) fmt::print("  {}\n", u);
+    }
+    return ReportError(g.status().message());
+  }
+  auto shapes_text = ParseAssignments(f.shapes, "--shape");
+  if (!shapes_text.ok()) return ReportError(shapes_text.status().message());
+  std::map<std::string, Dims> shapes;
+  for (auto& [name, text] : *shapes_text) {
+    auto d = ParseDims(text);
+    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
+    shapes[name] = *d;
+  }
+  bool had_symbolic = false;
+  for (const Value* v : g->inputs()) {
+    if (!shapes.count(v->name()) && !v->type.IsStatic()) had_symbolic = true;
+  }
+  fmt::print("inputs:\n");
+  for (const Value* v : g->inputs()) fmt::print("  {:<24} {}\n", v->name(), v->type.ToString());
+  Status st = BindInputShapes(*g, shapes, 1);
+  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  if (had_symbolic) fmt::print("  (symbolic dims bound to 1; choose with --shape NAME=1x3x224x224)\n");
+  fmt::print("outputs:\n");
+  for (const Value* v : g->outputs()) fmt::print("  {:<24} {}\n", v->name(), v->type.ToString());
+  PrintHistogram(info.op_histogram);
+
+  int64_t params = 0, param_bytes = 0;
+  for (const Value* c : g->constants()) {
+    params += c->constant().numel();
+    param_bytes += static_cast<int64_t>(c->constant().nbytes());
+  }
+  fmt::print("parameters: {} ({} elements, {})\n", Human(static_cast<double>(params), ""), params,
+             Human(static_cast<double>(param_bytes), "B"));
+
+  struct Row {
+    const Node* n;
+    int64_t macs;
+  };
+  std::vector<Row> rows;
+  int64_t total = 0;
+  bool unknown = false;
+  for (const Node* n : g->nodes()) {
+    int64_t m = NodeMacs(*n);
+    if (m < 0) unknown = true;
+    if (m != 0) rows.push_back({n, m});
+    if (m > 0) total += m;
+  }
+  fmt::print("MACs per layer ({} layers):\n", rows.size());
+  fmt::print("  {:<40} {:<16} {:<22} {:>12} {:>7}\n", "layer", "op", "output", "MACs", "share");
+  size_t shown = 0;
+  for (const Row& r : rows) {
+    if (!f.all_layers && shown >= 40) break;
+    ++shown;
+    std::string name = r.n->name().size() > 40 ? "..." + r.n->name().substr(r.n->name().size() - 37) : r.n->name();
+    fmt::print("  {:<40} {:<16} {:<22} {:>12} {:>6.1f}%\n", name, OpName(r.n->op()),
+               r.n->output(0)->type.ToString(), r.macs < 0 ? std::string("?") : std::to_string(r.macs),
+               r.macs > 0 && total ? 100.0 * static_cast<double>(r.macs) / static_cast<double>(total) : 0.0);
+  }
+  if (shown < rows.size()) fmt::print("  ... {} more (--all-layers)\n", rows.size() - shown);
+  fmt::print("total MACs: {} ({}){}\n", total, Human(static_cast<double>(total), "MAC"),
+             unknown ? "  (some layers have unknown shapes and are not counted)" : "");
+  fmt::print("unsupported ops: none\n");
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddInspectVerb(CLI::App& app) {
+  auto flags = std::make_shared<InspectFlags>();
+  CLI::App* sub = app.add_subcommand("inspect", "Show a model's inputs, outputs, ops, parameters and MACs");
+  sub->add_option("model", flags->model, "ONNX model file")->required();
+  sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's symbolic dims");
+  sub->add_flag("--all-layers", flags->all_layers, "list every layer with MACs, not the first 40");
+  return [flags] { return InspectMain(*flags); };
+}
+
+}  // namespace edgec::cli

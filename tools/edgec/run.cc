@@ -1,0 +1,122 @@
+// edgec run MODEL [--input name=file.npy ...] [--output-dir DIR]
+// Runs the model on the reference runtime; writes one <output>.npy per graph output.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "frontend/onnx/importer.h"
+#include "runtime/reference_executor.h"
+#include "support/npy.h"
+#include "tools/edgec/inputs.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct RunFlags {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  std::string output_dir;
+  uint64_t seed = 0;
+  int top = 5;
+  bool quiet = false;
+};
+
+// One summary line per output plus its largest values (e.g. the top classes).
+void PrintOutput(const std::string& name, const Tensor& t, int top) {
+  fmt::print("output '{}': {}", name, t.TypeString());
+  if (t.numel() == 0) {
+    fmt::print(" (empty)\n");
+    return;
+  }
+  auto v = t.ToDoubleVector();
+  double mn = v[0], mx = v[0], sum = 0;
+  int64_t nonfinite = 0;
+  for (double x : v) {
+    if (!std::isfinite(x)) {
+      ++nonfinite;
+      continue;
+    }
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+    sum += x;
+  }
+  fmt::print("  min {:.6g}  max {:.6g}  mean {:.6g}", mn, mx, sum / static_cast<double>(v.size()));
+  if (nonfinite) fmt::print("  ({} non-finite)", nonfinite);
+  fmt::print("\n");
+  if (top <= 0) return;
+  std::vector<int64_t> idx(v.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
+  int k = static_cast<int>(std::min<size_t>(top, idx.size()));
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](int64_t a, int64_t b) { return v[a] > v[b]; });
+  fmt::print("  top {}:", k);
+  for (int i = 0; i < k; ++i) fmt::print("  [{}] {:.6g}", idx[i], v[idx[i]]);
+  fmt::print("\n");
+}
+
+int RunMain(const RunFlags& f) {
+  auto g = onnx_fe::ImportOnnxFile(f.model);
+  if (!g.ok()) return ReportError(g.status().message());
+  std::vector<std::string> generated;
+  auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, &generated);
+  if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
+  if (!f.quiet) {
+    for (auto& n : generated) {
+      fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), f.seed);
+    }
+  }
+  ReferenceExecutor exec(*g);
+  auto outs = exec.Run(*inputs);
+  if (!outs.ok()) return ReportError(fmt::format("{}: {}", f.model, outs.status().message()));
+
+  if (!f.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.output_dir, ec);
+    if (ec) return ReportError(fmt::format("cannot create output folder '{}': {}", f.output_dir, ec.message()));
+    std::map<std::string, std::string> used;  // file -> output name, to catch collisions
+    for (size_t i = 0; i < outs->size(); ++i) {
+      const std::string& name = g->outputs()[i]->name();
+      std::string file = SanitizeFileName(name) + ".npy";
+      if (used.count(file)) {
+        return ReportError(fmt::format("outputs '{}' and '{}' map to the same file name '{}'",
+                                       used[file], name, file));
+      }
+      used[file] = name;
+    }
+    for (size_t i = 0; i < outs->size(); ++i) {
+      std::string file = (std::filesystem::path(f.output_dir) /
+                          (SanitizeFileName(g->outputs()[i]->name()) + ".npy")).string();
+      Status st = WriteNpy(file, (*outs)[i]);
+      if (!st.ok()) return ReportError(st.message());
+    }
+  }
+  if (!f.quiet) {
+    for (size_t i = 0; i < outs->size(); ++i) PrintOutput(g->outputs()[i]->name(), (*outs)[i], f.top);
+    if (!f.output_dir.empty()) fmt::print("wrote {} output(s) to {}\n", outs->size(), f.output_dir);
+  }
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddRunVerb(CLI::App& app) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* sub = app.add_subcommand("run", "Run a model on the reference runtime and write its outputs");
+  sub->add_option("model", flags->model, "ONNX model file")->required();
+  sub->add_option("--input,-i", flags->inputs,
+                  "NAME=FILE.npy for a graph input (repeatable); inputs not given get seeded "
+                  "random data");
+  sub->add_option("--shape", flags->shapes,
+                  "NAME=1x3x224x224: dims for a random input whose dims are symbolic");
+  sub->add_option("--output-dir,-o", flags->output_dir,
+                  "write one <output name>.npy per graph output here (characters other than "
+                  "letters, digits, '.', '_', '-' become '_')");
+  sub->add_option("--seed", flags->seed, "seed for random inputs")->capture_default_str();
+  sub->add_option("--top", flags->top, "print the N largest values of each output")->capture_default_str();
+  sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
+  return [flags] { return RunMain(*flags); };
+}
+
+}  // namespace edgec::cli
