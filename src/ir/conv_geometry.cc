@@ -170,13 +170,16 @@ StatusOr<WindowGeometry> TransposeWindowGeometry(const WindowAttrs& a, const Dim
         continue;
       }
       const int64_t total = s * (in - 1) + op + ek - g.out[i];
-      // The spec: SAME_UPPER puts the smaller half first; otherwise the larger half.
+      // The spec: SAME_UPPER puts the smaller half first; otherwise the larger half. The
+      // total is negative when the output is larger than the natural one (halves rounded
+      // down, as the ONNX reference does).
+      const int64_t half = FloorDiv(total, 2);
       if (a.auto_pad == AutoPad::kSameUpper) {
-        g.pad_begin[i] = total / 2;
-        g.pad_end[i] = total - total / 2;
+        g.pad_begin[i] = half;
+        g.pad_end[i] = total - half;
       } else {
-        g.pad_begin[i] = total - total / 2;
-        g.pad_end[i] = total / 2;
+        g.pad_begin[i] = total - half;
+        g.pad_end[i] = half;
       }
       continue;
     }

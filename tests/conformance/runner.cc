@@ -16,7 +16,9 @@
 #include <set>
 
 #include "frontend/onnx/converter.h"
+#include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
+#include <onnx/checker.h>
 #include "ir/infer.h"
 #include "runtime/reference_executor.h"
 
@@ -167,12 +169,32 @@ Outcome RunCase(const fs::path& dir, const Options& opt, std::string* why,
     *why = "no test data";
     return Outcome::kFail;
   }
-  ReferenceExecutor exec(*graph);
+  // Round trip: export the imported graph, check it with ONNX's checker, import it again;
+  // both graphs must reproduce the expected outputs.
+  auto exported = onnx_fe::ExportOnnxModel(*graph);
+  if (!exported.ok()) {
+    *why = "export: " + exported.status().message();
+    return Outcome::kFail;
+  }
+  try {
+    onnx::checker::check_model(*exported);
+  } catch (const std::exception& e) {
+    *why = std::string("exported model fails the ONNX checker: ") + e.what();
+    return Outcome::kFail;
+  }
+  auto reimported = onnx_fe::ImportOnnxModel(*exported, dir, "exported model");
+  if (!reimported.ok()) {
+    *why = "re-import: " + reimported.status().message();
+    return Outcome::kFail;
+  }
+  for (Graph* gr : {&*graph, &*reimported}) {
+  const char* which = gr == &*graph ? "" : "after export round trip: ";
+  ReferenceExecutor exec(*gr);
   for (const auto& set : sets) {
     std::map<std::string, Tensor> inputs;
     auto in_files = Sorted(set, "input_");
-    if (in_files.size() != graph->inputs().size()) {
-      *why = fmt::format("{} inputs in data, model has {}", in_files.size(), graph->inputs().size());
+    if (in_files.size() != gr->inputs().size()) {
+      *why = fmt::format("{} inputs in data, model has {}", in_files.size(), gr->inputs().size());
       return Outcome::kFail;
     }
     for (size_t i = 0; i < in_files.size(); ++i) {
@@ -181,7 +203,7 @@ Outcome RunCase(const fs::path& dir, const Options& opt, std::string* why,
         *why = t.status().message();
         return Outcome::kSkip;  // e.g. a sequence/optional proto: not a tensor
       }
-      Value* in = graph->inputs()[i];
+      Value* in = gr->inputs()[i];
       Tensor data = AsType(*t, in->type.dtype);
       // The data defines the shape: a few cases declare a shape their data does not have.
       if (data.dtype() == in->type.dtype) in->type = MakeType(data.dtype(), data.dims());
@@ -189,7 +211,7 @@ Outcome RunCase(const fs::path& dir, const Options& opt, std::string* why,
     }
     auto outs = exec.Run(inputs);
     if (!outs.ok()) {
-      *why = "run: " + outs.status().message();
+      *why = which + ("run: " + outs.status().message());
       return Outcome::kFail;
     }
     auto out_files = Sorted(set, "output_");
@@ -205,10 +227,11 @@ Outcome RunCase(const fs::path& dir, const Options& opt, std::string* why,
       }
       std::string d = Compare((*outs)[i], AsType(*want, (*outs)[i].dtype()), opt.rtol, opt.atol);
       if (!d.empty()) {
-        *why = fmt::format("{} output {}: {}", set.filename().string(), i, d);
+        *why = fmt::format("{}{} output {}: {}", which, set.filename().string(), i, d);
         return Outcome::kFail;
       }
     }
+  }
   }
   return Outcome::kPass;
 }

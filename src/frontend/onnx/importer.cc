@@ -189,7 +189,21 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
     if (it == values.end()) {
       return InvalidArgument("{}: graph output '{}' is not produced by any node", what, out.name());
     }
-    g.MarkOutput(it->second);
+    Value* v = it->second;
+    // What the model declares fills in what inference could not know (value-dependent dims).
+    auto declared = TypeFromValueInfo(out);
+    if (declared.ok() && declared->rank_known && declared->dtype == v->type.dtype && !v->is_constant() &&
+        !v->is_graph_input()) {
+      if (!v->type.rank_known) {
+        v->type = *declared;
+      } else if (v->type.rank() == declared->rank()) {
+        for (int i = 0; i < v->type.rank(); ++i) {
+          if (v->type.dims[i] < 0) v->type.dims[i] = declared->dims[i];
+        }
+        v->type.dim_names = declared->dim_names;
+      }
+    }
+    g.MarkOutput(v);
   }
   if (g.outputs().empty()) return InvalidArgument("{}: graph has no outputs", what);
   Status v = Verify(g);

@@ -1,0 +1,131 @@
+#include "frontend/onnx/exporter.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <unordered_set>
+
+#include "frontend/onnx/onnx_tensor.h"
+
+namespace edgec::onnx_fe {
+namespace {
+
+void SetAttribute(const std::string& name, const AttrValue& v, onnx::AttributeProto* a) {
+  a->set_name(name);
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, int64_t>) {
+          a->set_type(onnx::AttributeProto::INT);
+          a->set_i(x);
+        } else if constexpr (std::is_same_v<X, float>) {
+          a->set_type(onnx::AttributeProto::FLOAT);
+          a->set_f(x);
+        } else if constexpr (std::is_same_v<X, std::string>) {
+          a->set_type(onnx::AttributeProto::STRING);
+          a->set_s(x);
+        } else if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+          a->set_type(onnx::AttributeProto::INTS);
+          for (auto i : x) a->add_ints(i);
+        } else if constexpr (std::is_same_v<X, std::vector<float>>) {
+          a->set_type(onnx::AttributeProto::FLOATS);
+          for (auto f : x) a->add_floats(f);
+        } else if constexpr (std::is_same_v<X, std::vector<std::string>>) {
+          a->set_type(onnx::AttributeProto::STRINGS);
+          for (auto& s : x) a->add_strings(s);
+        } else {
+          a->set_type(onnx::AttributeProto::TENSOR);
+          TensorToProto(x, "", a->mutable_t());
+        }
+      },
+      v);
+}
+
+bool AxesAreAttributeAtOpset17(OpKind op) {
+  switch (op) {
+    case OpKind::kReduceMean: case OpKind::kReduceMax: case OpKind::kReduceMin:
+    case OpKind::kReduceProd: case OpKind::kReduceL2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("edgec");
+  m.set_producer_version("0.1");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(kExportOpset);
+  onnx::GraphProto* gp = m.mutable_graph();
+  gp->set_name(g.name.empty() ? "edgec" : g.name);
+
+  for (const Value* v : g.inputs()) TypeToValueInfo(v->type, v->name(), gp->add_input());
+  std::unordered_set<const Value*> folded_axes;  // axes constants turned into attributes
+  for (const Node* n : g.nodes()) {
+    if (AxesAreAttributeAtOpset17(n->op()) && n->input(1)) folded_axes.insert(n->input(1));
+  }
+  for (const Value* c : g.constants()) {
+    bool only_axes = folded_axes.count(c) && !c->is_graph_output();
+    for (const Use& u : c->uses()) only_axes &= AxesAreAttributeAtOpset17(u.node->op()) && u.input_index == 1;
+    if (only_axes) continue;
+    TensorToProto(c->constant(), c->name(), gp->add_initializer());
+  }
+  for (const Node* n : g.nodes()) {
+    onnx::NodeProto* np = gp->add_node();
+    np->set_op_type(std::string(OpName(n->op())));
+    np->set_name(n->name());
+    Attributes attrs = n->attrs;
+    int num_inputs = n->num_inputs();
+    if (AxesAreAttributeAtOpset17(n->op()) && n->input(1)) {
+      const Value* axes = n->input(1);
+      if (!axes->is_constant()) {
+        return Unimplemented("{}: axes input '{}' is not constant; opset {} needs axes as an "
+                             "attribute", n->Label(), axes->name(), kExportOpset);
+      }
+      attrs.Set("axes", axes->constant().ToInt64Vector());
+      num_inputs = 1;
+    }
+    if (n->op() == OpKind::kCast) {
+      attrs.Set("to", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("to")))));
+    }
+    for (int i = 0; i < num_inputs; ++i) np->add_input(n->input(i) ? n->input(i)->name() : "");
+    // Unused trailing outputs are dropped (an optional output's presence can change an op's
+    // mode, e.g. BatchNormalization's training outputs); the others keep their names.
+    int last_used = -1;
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      if (!n->output(i)->uses().empty() || n->output(i)->is_graph_output()) last_used = i;
+    }
+    for (int i = 0; i <= std::max(last_used, 0); ++i) np->add_output(n->output(i)->name());
+    if (n->provenance.size() > 1 || (n->provenance.size() == 1 && n->provenance[0] != n->name())) {
+      std::string doc = "edgec provenance:";
+      for (auto& p : n->provenance) doc += " " + p;
+      np->set_doc_string(doc);
+    }
+    for (auto& [k, v] : attrs.map()) SetAttribute(k, v, np->add_attribute());
+  }
+  for (const Value* v : g.outputs()) TypeToValueInfo(v->type, v->name(), gp->add_output());
+  return m;
+}
+
+Status ExportOnnxFile(const Graph& g, const std::string& path) {
+  ASSIGN_OR_RETURN(onnx::ModelProto m, ExportOnnxModel(g));
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) return Internal("serializing the ONNX model failed");
+  // Write to a temporary file first so a failure never leaves a half-written model.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return IoError("cannot write '{}'", path);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return IoError("writing '{}' failed", path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return IoError("cannot move '{}' to '{}'", tmp, path);
+  return Status::Ok();
+}
+
+}  // namespace edgec::onnx_fe

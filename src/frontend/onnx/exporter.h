@@ -1,0 +1,21 @@
+// ONNX exporter: ir::Graph -> ModelProto at opset 17 of the default domain, using only
+// standard ops, so that any runtime can load it. Canonical forms map back to opset-17
+// spellings (Reduce* other than ReduceSum take `axes` as an attribute there, so their axes
+// input must be constant; Cast's `to` becomes an ONNX data type again).
+#pragma once
+
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "edgec/status.h"
+#include "ir/graph.h"
+
+namespace edgec::onnx_fe {
+
+constexpr int kExportOpset = 17;
+
+StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g);
+Status ExportOnnxFile(const Graph& g, const std::string& path);
+
+}  // namespace edgec::onnx_fe

@@ -1,0 +1,35 @@
+// edgec export MODEL -o OUT.onnx: imports the model and writes it back as standard ONNX at
+// opset 17 (older forms normalized, Constant nodes as initializers, shapes inferred).
+#include "frontend/onnx/exporter.h"
+#include "frontend/onnx/importer.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct ExportFlags {
+  std::string model;
+  std::string output;
+};
+
+int ExportMain(const ExportFlags& f) {
+  auto g = onnx_fe::ImportOnnxFile(f.model);
+  if (!g.ok()) return ReportError(g.status().message());
+  Status st = onnx_fe::ExportOnnxFile(*g, f.output);
+  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.output, st.message()));
+  fmt::print("wrote {} ({} nodes, opset {})\n", f.output, g->num_nodes(), onnx_fe::kExportOpset);
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddExportVerb(CLI::App& app) {
+  auto flags = std::make_shared<ExportFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "export", "Import a model and write it back as standard ONNX (opset 17)");
+  sub->add_option("model", flags->model, "ONNX model file")->required();
+  sub->add_option("--output,-o", flags->output, "output ONNX file")->required();
+  return [flags] { return ExportMain(*flags); };
+}
+
+}  // namespace edgec::cli
