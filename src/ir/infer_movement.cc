@@ -149,7 +149,8 @@ Status Flatten(InferContext& ctx) {
 Status Squeeze(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(1, 2));
   const TensorType& in = ctx.input_type(0);
-  if (!ctx.has_input(1)) {
+  // An empty axes tensor means the same as no axes: every size-1 dim goes.
+  if (!ctx.has_input(1) || KnownLength(ctx, 1) == 0) {
     if (!in.IsStatic()) {
       ctx.output(0) = UnknownRank(in.dtype);
       return Status::Ok();
@@ -654,6 +655,7 @@ Status Tile(InferContext& ctx) {
 }
 
 Status Pad(InferContext& ctx) {
+  if (ctx.has_input(3)) return ctx.Unsupported("the axes input (opset 18) is not supported");
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
   RETURN_IF_ERROR(ExpectShapeInput(ctx, 1));
   const TensorType& in = ctx.input_type(0);

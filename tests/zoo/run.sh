@@ -6,7 +6,9 @@
 #   1. exports the models into BUILD_DIR/zoo (cached; export_models.py --force re-exports),
 #   2. runs ONNX Runtime into BUILD_DIR/zoo/<name>/ort/ (cached while newer than the model),
 #   3. runs BUILD_DIR/bin/edgec run into BUILD_DIR/zoo/<name>/edgec/,
-#   4. compares (error relative to each output's scale, tolerance ZOO_RTOL, default 1e-4).
+#   4. compares (error relative to each output's scale, tolerance ZOO_RTOL, default 1e-4),
+#   5. round trip: `edgec export` writes the imported graph back as ONNX, ONNX Runtime runs
+#      that file, and its outputs must match ORT's on the original within 1e-5.
 # Prints a table and "N passed, N failed"; exits non-zero if any model fails.
 # EDGEC_RUN_ARGS adds options to every `edgec run` (e.g. an optimization level).
 set -uo pipefail
@@ -69,6 +71,7 @@ for name in "${models[@]}"; do
   model="$dir/model.onnx"
   error="-"
   seconds="-"
+  roundtrip="-"
   status="FAIL"
   echo "== $name"
   if [ ! -f "$model" ]; then
@@ -114,14 +117,31 @@ for name in "${models[@]}"; do
         [ -n "$error" ] || error="-"
         if [ "$rc" = 0 ]; then status="ok"; else status="FAIL (compare)"; fi
       fi
+      # 5. Export round trip through ONNX Runtime.
+      if [ "$status" = "ok" ]; then
+        rt="$dir/roundtrip"
+        rm -rf "$rt"
+        mkdir -p "$rt"
+        if ! "$EDGEC" export "$model" -o "$rt/model.onnx" > "$rt/export.log" 2>&1; then
+          cat "$rt/export.log" >&2
+          status="FAIL (export round trip)"
+        elif ! node "$HERE/ort_run.js" "$rt/model.onnx" "$dir/inputs" "$rt/ort" > "$rt/ort.log" 2>&1; then
+          cat "$rt/ort.log" >&2
+          status="FAIL (ORT on exported model)"
+        elif ! "$PYTHON" "$HERE/compare.py" "$dir/ort" "$rt/ort" --rtol 1e-5 > "$rt/compare.log" 2>&1; then
+          cat "$rt/compare.log" >&2
+          status="FAIL (round trip compare)"
+        fi
+        roundtrip="$(sed -n 's/^compare: max_error=\([^ ]*\).*/\1/p' "$rt/compare.log" 2>/dev/null)"
+      fi
     fi
   fi
   if [ "$status" = "ok" ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-  rows+=("$(printf '%-20s %14s %10s  %s' "$name" "$error" "$seconds" "$status")")
+  rows+=("$(printf '%-20s %14s %10s %16s  %s' "$name" "$error" "$seconds" "${roundtrip:--}" "$status")")
 done
 
 echo
-printf '%-20s %14s %10s  %s\n' "model" "error vs ORT" "edgec s" "status"
+printf '%-20s %14s %10s %16s  %s\n' "model" "error vs ORT" "edgec s" "round trip err" "status"
 for row in "${rows[@]}"; do echo "$row"; done
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
