@@ -18,8 +18,8 @@ StatusOr<Dims> ReadPerDim(const Attributes& attrs, const std::string& name, size
   if (!attrs.Has(name)) return Dims(size, def_value);
   Dims v = attrs.GetInts(name);
   if (v.size() != size) {
-    return InvalidArgument("attribute {} {} has {} entries, expected {}", name,
-                           DimsToString(v), v.size(), size);
+    return InvalidArgument("attribute {} {} has {} entries, expected {}", name, DimsToString(v),
+                           v.size(), size);
   }
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < min) {
@@ -54,8 +54,9 @@ StatusOr<WindowAttrs> ReadWindowAttrs(const Attributes& attrs, int spatial_rank,
     if (const Dims* w = options.kernel_from_weights) {
       for (size_t i = 0; i < n; ++i) {
         if ((*w)[i] != kUnknownDim && (*w)[i] != a.kernel[i]) {
-          return InvalidArgument("attribute kernel_shape {} does not match the spatial dims {} of W",
-                                 DimsToString(a.kernel), DimsToString(*w));
+          return InvalidArgument(
+              "attribute kernel_shape {} does not match the spatial dims {} of W",
+              DimsToString(a.kernel), DimsToString(*w));
         }
       }
     }
@@ -88,7 +89,9 @@ StatusOr<WindowAttrs> ReadWindowAttrs(const Attributes& attrs, int spatial_rank,
                                DimsToString(attrs.GetInts("output_shape")), s.size(), n);
       }
       for (int64_t d : s) {
-        if (d < 1) return InvalidArgument("attribute output_shape {} has a dim < 1", DimsToString(s));
+        if (d < 1) {
+          return InvalidArgument("attribute output_shape {} has a dim < 1", DimsToString(s));
+        }
       }
       a.output_shape = std::move(s);
     }

@@ -71,8 +71,7 @@ inline int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 struct IndexRange {
   int64_t first = 0, last = 0;
 };
-inline IndexRange StridedValidRange(int64_t count, int64_t stride, int64_t offset,
-                                    int64_t limit) {
+inline IndexRange StridedValidRange(int64_t count, int64_t stride, int64_t offset, int64_t limit) {
   IndexRange r;
   r.first = offset >= 0 ? 0 : CeilDiv(-offset, stride);
   r.last = limit - offset <= 0 ? 0 : CeilDiv(limit - offset, stride);

@@ -76,4 +76,36 @@ int64_t NodeMacs(const Node& n) {
   }
 }
 
+int64_t NodeCopyBytes(const Node& n) {
+  const Value* y = n.output(0);
+  bool copies = false;
+  switch (n.op()) {
+    case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kPad: case OpKind::kCast:
+      copies = true;
+      break;
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+      copies = n.input(0) && n.input(0)->physical.layout != Layout::kRowMajor;
+      break;
+    default:
+      break;
+  }
+  if (!copies || y->physical.is_view) return 0;
+  if (!y->type.IsStatic()) return -1;
+  return NumElements(y->type.dims) * static_cast<int64_t>(DTypeSize(y->type.dtype));
+}
+
+int64_t GraphCopyBytes(const Graph& g, bool* unknown) {
+  int64_t total = 0;
+  if (unknown) *unknown = false;
+  for (const Node* n : g.nodes()) {
+    int64_t b = NodeCopyBytes(*n);
+    if (b < 0) {
+      if (unknown) *unknown = true;
+    } else {
+      total += b;
+    }
+  }
+  return total;
+}
+
 }  // namespace edgec

@@ -12,4 +12,12 @@ namespace edgec {
 // quantized forms); 0 for ops that do no multiply-accumulate work.
 int64_t NodeMacs(const Node& n);
 
+// Bytes a data-movement node copies per inference: the output bytes of Transpose, Concat,
+// Pad and Cast, and of Reshape/Flatten/Squeeze/Unsqueeze when their input is not laid out
+// row-major (a row-major reshape is a view). Nodes whose output is marked a view copy
+// nothing. -1 when the output shape is unknown.
+int64_t NodeCopyBytes(const Node& n);
+// Sum over the graph (unknown sizes count as 0); `unknown` is set when any was unknown.
+int64_t GraphCopyBytes(const Graph& g, bool* unknown = nullptr);
+
 }  // namespace edgec

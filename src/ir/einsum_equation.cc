@@ -31,8 +31,8 @@ StatusOr<Term> ParseTerm(std::string_view s, std::string_view what) {
       t.ellipsis_at = static_cast<int>(t.letters.size());
       i += 2;
     } else {
-      return InvalidArgument("einsum {} '{}': unexpected character '{}' (labels are letters)",
-                             what, s, c);
+      return InvalidArgument("einsum {} '{}': unexpected character '{}' (labels are letters)", what,
+                             s, c);
     }
   }
   return t;
@@ -71,8 +71,7 @@ Dims EinsumBinding::OutputDims() const {
   return d;
 }
 
-StatusOr<EinsumBinding> BindEinsum(std::string_view equation,
-                                   const std::vector<Dims>& operands) {
+StatusOr<EinsumBinding> BindEinsum(std::string_view equation, const std::vector<Dims>& operands) {
   std::string eq;
   for (char c : equation) {
     if (c != ' ' && c != '\t') eq += c;

@@ -135,6 +135,28 @@ void Graph::RemoveNode(Node* n) {
                             [&](const std::unique_ptr<Node>& p) { return p.get() == n; }));
 }
 
+Status Graph::RenameValue(Value* v, const std::string& name) {
+  if (v->name_ == name) return Status::Ok();
+  auto it = by_name_.find(name);
+  if (it != by_name_.end() && it->second != v) {
+    return Internal("cannot rename '{}' to '{}': the name is taken", v->name_, name);
+  }
+  by_name_.erase(v->name_);
+  v->name_ = name;
+  by_name_[name] = v;
+  return Status::Ok();
+}
+
+void Graph::TruncateOutputs(Node* n, int keep) {
+  while (n->num_outputs() > keep) {
+    Value* o = n->outputs_.back();
+    EDGEC_CHECK(o->uses_.empty() && !o->is_graph_output_);
+    by_name_.erase(o->name_);
+    o->producer_ = nullptr;
+    n->outputs_.pop_back();
+  }
+}
+
 Status Graph::TopoSort() {
   // Kahn's algorithm, picking the lowest original index first so sorted graphs keep order.
   std::unordered_map<const Node*, size_t> index;
@@ -181,6 +203,54 @@ Status Graph::TopoSort() {
   for (size_t i : order) sorted.push_back(std::move(nodes_[i]));
   nodes_ = std::move(sorted);
   return Status::Ok();
+}
+
+Graph Graph::Clone() const {
+  Graph c;
+  c.name = name;
+  c.fresh_counter_ = fresh_counter_;
+  std::unordered_map<const Value*, Value*> map;
+  auto copy_value = [&](const Value* v) -> Value* {
+    auto nv = std::make_unique<Value>();
+    nv->name_ = v->name_;
+    nv->type = v->type;
+    nv->physical = v->physical;
+    nv->quant = v->quant;
+    nv->constant_ = v->constant_;
+    nv->is_graph_input_ = v->is_graph_input_;
+    Value* p = nv.get();
+    c.by_name_[p->name_] = p;
+    c.values_.push_back(std::move(nv));
+    map[v] = p;
+    return p;
+  };
+  for (const Value* v : inputs_) c.inputs_.push_back(copy_value(v));
+  for (const auto& v : values_) {
+    if (v->constant_ && !map.count(v.get())) copy_value(v.get());
+  }
+  for (const auto& n : nodes_) {
+    auto nn = std::make_unique<Node>();
+    nn->op_ = n->op_;
+    nn->name_ = n->name_;
+    nn->attrs = n->attrs;
+    nn->provenance = n->provenance;
+    nn->opset = n->opset;
+    Node* p = nn.get();
+    for (size_t i = 0; i < n->inputs_.size(); ++i) {
+      Value* in = n->inputs_[i] ? map.at(n->inputs_[i]) : nullptr;
+      p->inputs_.push_back(in);
+      if (in) in->uses_.push_back({p, static_cast<int>(i)});
+    }
+    for (size_t i = 0; i < n->outputs_.size(); ++i) {
+      Value* o = copy_value(n->outputs_[i]);
+      o->producer_ = p;
+      o->producer_output_ = static_cast<int>(i);
+      p->outputs_.push_back(o);
+    }
+    c.nodes_.push_back(std::move(nn));
+  }
+  for (const Value* v : outputs_) c.MarkOutput(map.at(v));
+  return c;
 }
 
 std::vector<Node*> Graph::nodes() const {

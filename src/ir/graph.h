@@ -103,9 +103,17 @@ class Graph {
   void SetInput(Node* n, int index, Value* v);  // keeps use lists
   void ReplaceAllUses(Value* from, Value* to);  // includes graph outputs
   void RemoveNode(Node* n);                     // its outputs must be unused
+  // Renames a value; fails if the name is taken by another value.
+  Status RenameValue(Value* v, const std::string& name);
+  // Drops the node's outputs from index `keep` on; they must be unused.
+  void TruncateOutputs(Node* n, int keep);
   // Sorts nodes topologically (stable for already-sorted graphs). Fails on a cycle,
   // naming a node on it.
   Status TopoSort();
+
+  // Deep copy: same names, types, attributes, provenance; constants share their buffers
+  // (they are immutable).
+  Graph Clone() const;
 
   // --- queries ---
   const std::vector<Value*>& inputs() const { return inputs_; }

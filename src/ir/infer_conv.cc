@@ -21,8 +21,8 @@ StatusOr<int> ConvRank(const InferContext& ctx, const ConvInputs& in) {
   int rank = x.rank_known ? x.rank() : (w.rank_known ? w.rank() : -1);
   if (rank == -1) return -1;
   if (rank < 3) {
-    return ctx.Error("input {} (X) has {} dims {}, expected at least 3 (N, C, D1, ...)", in.x,
-                     rank, x.rank_known ? x.ToString() : w.ToString());
+    return ctx.Error("input {} (X) has {} dims {}, expected at least 3 (N, C, D1, ...)", in.x, rank,
+                     x.rank_known ? x.ToString() : w.ToString());
   }
   if (x.rank_known && w.rank_known && w.rank() != rank) {
     return ctx.Error("input {} (W) has {} dims {} but X {} has {}; W must have X's rank", in.w,
@@ -133,12 +133,13 @@ Status ConvTranspose(InferContext& ctx) {
   const Dims x = DimsOrUnknown(ctx.input_type(0), rank);
   const Dims w = DimsOrUnknown(ctx.input_type(1), rank);
   if (Known(x[1]) && Known(w[0]) && x[1] != w[0]) {
-    return ctx.Error("channel mismatch: X {} has {} channels but W {} has {} input channels (dim 0)",
-                     DimsToString(x), x[1], DimsToString(w), w[0]);
+    return ctx.Error(
+        "channel mismatch: X {} has {} channels but W {} has {} input channels (dim 0)",
+        DimsToString(x), x[1], DimsToString(w), w[0]);
   }
   if (Known(w[0]) && w[0] % group != 0) {
-    return ctx.Error("W {} has {} input channels, not divisible by group {}", DimsToString(w),
-                     w[0], group);
+    return ctx.Error("W {} has {} input channels, not divisible by group {}", DimsToString(w), w[0],
+                     group);
   }
   const int64_t out_channels = Known(w[1]) ? w[1] * group : kUnknownDim;
   RETURN_IF_ERROR(CheckBias(ctx, 2, out_channels));

@@ -9,9 +9,9 @@ namespace {
 
 bool Known(int64_t d) { return d != kUnknownDim; }
 
-const std::initializer_list<DType> kMatMulTypes = {
-    DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32,
-    DType::kI64, DType::kU32, DType::kU64};
+const std::initializer_list<DType> kMatMulTypes = {DType::kF32,  DType::kF64, DType::kF16,
+                                                   DType::kBF16, DType::kI32, DType::kI64,
+                                                   DType::kU32,  DType::kU64};
 
 Status ExpectSameDType(const InferContext& ctx, int i, int ref) {
   if (ctx.has_input(i) && ctx.input_type(i).dtype != ctx.input_type(ref).dtype) {
@@ -75,9 +75,10 @@ Status Gemm(InferContext& ctx) {
   const int64_t m = trans_a ? a[1] : a[0], k_a = trans_a ? a[0] : a[1];
   const int64_t k_b = trans_b ? b[1] : b[0], n = trans_b ? b[0] : b[1];
   if (Known(k_a) && Known(k_b) && k_a != k_b) {
-    return ctx.Error("inner dims do not match: A {} (transA={}) has K = {} but B {} (transB={}) "
-                     "has K = {}",
-                     ta.ToString(), trans_a, k_a, tb.ToString(), trans_b, k_b);
+    return ctx.Error(
+        "inner dims do not match: A {} (transA={}) has K = {} but B {} (transB={}) "
+        "has K = {}",
+        ta.ToString(), trans_a, k_a, tb.ToString(), trans_b, k_b);
   }
   if (ctx.has_input(2) && ctx.input_type(2).rank_known) {
     const TensorType& tc = ctx.input_type(2);
@@ -88,8 +89,8 @@ Status Gemm(InferContext& ctx) {
       ok = !Known(c) || !Known(t) || c == 1 || c == t;
     }
     if (!ok) {
-      return ctx.Error("input 2 (C) {} does not broadcast to the output (M, N) = {}",
-                       tc.ToString(), DimsToString(target));
+      return ctx.Error("input 2 (C) {} does not broadcast to the output (M, N) = {}", tc.ToString(),
+                       DimsToString(target));
     }
   }
   ctx.output(0) = MakeType(dt, {m, n});
@@ -109,9 +110,9 @@ Status Einsum(InferContext& ctx) {
     RETURN_IF_ERROR(ctx.ExpectRequired(i));
     RETURN_IF_ERROR(ExpectSameDType(ctx, i, 0));
   }
-  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
-                                      DType::kI8, DType::kI16, DType::kI32, DType::kI64,
-                                      DType::kU8, DType::kU16, DType::kU32, DType::kU64}));
+  RETURN_IF_ERROR(ctx.ExpectDType(
+      0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kI16, DType::kI32,
+          DType::kI64, DType::kU8, DType::kU16, DType::kU32, DType::kU64}));
   if (!ctx.attrs().Has("equation")) return ctx.Error("attribute equation is required");
   const DType dt = ctx.input_type(0).dtype;
   std::vector<Dims> operands;

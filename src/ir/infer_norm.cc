@@ -47,8 +47,10 @@ StatusOr<DType> StashDType(const InferContext& ctx) {
     case 11: return DType::kF64;
     case 16: return DType::kBF16;
     default:
-      return ctx.Error("attribute stash_type is {}, expected an ONNX float type code "
-                       "(1 float, 10 float16, 11 double, 16 bfloat16)", code);
+      return ctx.Error(
+          "attribute stash_type is {}, expected an ONNX float type code "
+          "(1 float, 10 float16, 11 double, 16 bfloat16)",
+          code);
   }
 }
 
@@ -91,8 +93,8 @@ Status InstanceNormalization(InferContext& ctx) {
   int64_t channels = kUnknownDim;
   if (x.rank_known) {
     if (x.rank() < 3) {
-      return ctx.Error("input 0 (X) has {} dims {}, expected at least 3 (N, C, D1, ...)",
-                       x.rank(), x.ToString());
+      return ctx.Error("input 0 (X) has {} dims {}, expected at least 3 (N, C, D1, ...)", x.rank(),
+                       x.ToString());
     }
     channels = x.dims[1];
   }
@@ -115,7 +117,9 @@ Status LayerNormalization(InferContext& ctx) {
                        DTypeName(ctx.input_type(i).dtype), DTypeName(dt));
     }
   }
-  if (ctx.num_outputs() > 3) return ctx.Error("has {} outputs, expected at most 3", ctx.num_outputs());
+  if (ctx.num_outputs() > 3) {
+    return ctx.Error("has {} outputs, expected at most 3", ctx.num_outputs());
+  }
   ASSIGN_OR_RETURN(DType stash, StashDType(ctx));
   const TensorType& x = ctx.input_type(0);
   if (!x.rank_known) {

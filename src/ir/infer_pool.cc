@@ -27,8 +27,8 @@ StatusOr<int> PoolRank(const InferContext& ctx, int max_spatial) {
 Status InferWindowPool(InferContext& ctx, bool is_max) {
   RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
   if (is_max) {
-    RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
-                                        DType::kI8, DType::kU8}));
+    RETURN_IF_ERROR(ctx.ExpectDType(
+        0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8}));
     const int64_t order = ctx.attrs().GetInt("storage_order", 0);
     if (order != 0 && order != 1) {
       return ctx.Error("attribute storage_order is {}, expected 0 or 1", order);
@@ -86,8 +86,8 @@ Status MaxPool(InferContext& ctx) { return InferWindowPool(ctx, /*is_max=*/true)
 Status AveragePool(InferContext& ctx) { return InferWindowPool(ctx, /*is_max=*/false); }
 Status GlobalAveragePool(InferContext& ctx) { return InferGlobalPool(ctx, kFloatTypes); }
 Status GlobalMaxPool(InferContext& ctx) {
-  return InferGlobalPool(ctx, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
-                               DType::kU8});
+  return InferGlobalPool(
+      ctx, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8});
 }
 
 }  // namespace edgec::infer

@@ -40,8 +40,10 @@ Status ExpectSingleOrVector(const InferContext& ctx, int i, const char* name, in
   return Status::Ok();
 }
 
-// Zero point i must have the dtype of the data it belongs to and the shape of its scale.
-Status ExpectZeroPointLike(const InferContext& ctx, int zp, int scale, DType data_dtype) {
+// Zero point i must have the dtype of the data it belongs to and, for Quantize/Dequantize
+// (`same_shape`), the shape of its scale.
+Status ExpectZeroPointLike(const InferContext& ctx, int zp, int scale, DType data_dtype,
+                           bool same_shape = true) {
   if (!ctx.has_input(zp)) return Status::Ok();
   const TensorType& z = ctx.input_type(zp);
   if (z.dtype != data_dtype) {
@@ -49,7 +51,8 @@ Status ExpectZeroPointLike(const InferContext& ctx, int zp, int scale, DType dat
                      DTypeName(data_dtype));
   }
   const TensorType& s = ctx.input_type(scale);
-  if (z.rank_known && s.rank_known && !(IsSingleValue(z) && IsSingleValue(s)) && z.dims != s.dims) {
+  const bool both_single = IsSingleValue(z) && IsSingleValue(s);
+  if (same_shape && z.rank_known && s.rank_known && !both_single && z.dims != s.dims) {
     return ctx.Error("input {} (zero point) {} does not match the shape of its scale {}", zp,
                      z.ToString(), s.ToString());
   }
@@ -119,9 +122,6 @@ Status QLinearConv(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
   for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 7, 6, ctx.input_type(7).dtype));
   if (ctx.has_input(8)) RETURN_IF_ERROR(ctx.ExpectDType(8, {DType::kI32}));
   RETURN_IF_ERROR(ExpectSingleValue(ctx, 1, "x_scale"));
   RETURN_IF_ERROR(ExpectSingleValue(ctx, 2, "x_zero_point"));
@@ -131,6 +131,8 @@ Status QLinearConv(InferContext& ctx) {
   const int64_t out_channels = w.rank_known && w.rank() > 0 ? w.dims[0] : kUnknownDim;
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 4, "w_scale", out_channels, "output channels"));
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 5, "w_zero_point", out_channels, "output channels"));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype, false));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype, false));
   return InferConvLike(ctx, ConvInputs{0, 3, 8}, ctx.input_type(7).dtype);
 }
 
@@ -161,17 +163,22 @@ Status QLinearMatMul(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
   for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 7, 6, ctx.input_type(7).dtype));
   // a and y: per tensor or per row (M); b: per tensor or per column (N).
   const TensorType& a = ctx.input_type(0);
   const TensorType& b = ctx.input_type(3);
-  const int64_t rows = a.rank_known && a.rank() >= 2 ? a.dims[a.rank() - 2] : (a.rank_known ? 1 : kUnknownDim);
-  const int64_t cols = b.rank_known && b.rank() >= 2 ? b.dims[b.rank() - 1] : (b.rank_known ? 1 : kUnknownDim);
+  auto rows_or_cols = [](const TensorType& t, int from_end) {
+    if (!t.rank_known) return kUnknownDim;
+    return t.rank() >= 2 ? t.dims[t.rank() - from_end] : int64_t{1};
+  };
+  const int64_t rows = rows_or_cols(a, 2), cols = rows_or_cols(b, 1);
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 1, "a_scale", rows, "rows of a"));
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 4, "b_scale", cols, "columns of b"));
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 6, "y_scale", rows, "rows of y"));
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 2, "a_zero_point", rows, "rows of a"));
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 5, "b_zero_point", cols, "columns of b"));
+  RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 7, "y_zero_point", rows, "rows of y"));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype, false));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype, false));
   return InferMatMulLike(ctx, 0, 3, ctx.input_type(7).dtype);
 }
 
@@ -208,9 +215,10 @@ Status MatMulInteger(InferContext& ctx) {
       ok = !Known(have) || !Known(need) || have == need || (z.rank() > 1 && have == 1);
     }
     if (!ok) {
-      return ctx.Error("input {} (zero point) {} does not fit input {} {}: expected a scalar or "
-                       "one zero point per {}", zp, z.ToString(), zp - 2, data.ToString(),
-                       per_row ? "row" : "column");
+      return ctx.Error(
+          "input {} (zero point) {} does not fit input {} {}: expected a scalar or "
+          "one zero point per {}",
+          zp, z.ToString(), zp - 2, data.ToString(), per_row ? "row" : "column");
     }
     return Status::Ok();
   };

@@ -17,6 +17,11 @@ constexpr std::array<std::string_view, kNumOpKinds> kFamilies = {
 std::string_view OpName(OpKind op) { return kNames[static_cast<int>(op)]; }
 std::string_view OpFamily(OpKind op) { return kFamilies[static_cast<int>(op)]; }
 
+bool IsInternalOp(OpKind op) {
+  std::string_view f = OpFamily(op);
+  return f == "epilogue" || f == "composite";
+}
+
 std::optional<OpKind> OpFromName(std::string_view name) {
   for (int i = 0; i < kNumOpKinds; ++i) {
     if (kNames[i] == name) return static_cast<OpKind>(i);

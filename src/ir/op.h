@@ -15,6 +15,10 @@ enum class OpKind : uint16_t {
 std::string_view OpName(OpKind op);            // "Conv"
 std::string_view OpFamily(OpKind op);          // "conv"
 std::optional<OpKind> OpFromName(std::string_view name);
+// Internal ops (families epilogue and composite) have no ONNX counterpart; they are
+// exported in the "edgec" domain.
+bool IsInternalOp(OpKind op);
+constexpr const char* kInternalDomain = "edgec";
 constexpr int kNumOpKinds = static_cast<int>(OpKind::kNumOps);
 
 }  // namespace edgec

@@ -107,6 +107,27 @@ StatusOr<std::vector<Tensor>> ReferenceExecutor::Run(const std::map<std::string,
   return result;
 }
 
+StatusOr<std::vector<Tensor>> EvaluateNode(const Node& n, const std::vector<const Tensor*>& inputs) {
+  std::vector<TensorType> types(inputs.size());
+  std::vector<InferInput> infer_in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    types[i] = MakeType(inputs[i]->dtype(), inputs[i]->dims());
+    infer_in[i] = {&types[i], inputs[i]};
+  }
+  InferContext ictx(n.op(), n.attrs, n.Label(), std::move(infer_in), n.num_outputs());
+  RETURN_IF_ERROR(GetInferFn(n.op())(ictx));
+  std::vector<Tensor> outs;
+  for (int i = 0; i < n.num_outputs(); ++i) {
+    if (!ictx.output(i).IsStatic()) return Internal("{}: output {} is not static", n.Label(), i);
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Create(ictx.output(i).dtype, ictx.output(i).dims));
+    outs.push_back(std::move(t));
+  }
+  ref::KernelContext k{n.op(), n.attrs, n.Label(), inputs, outs};
+  RETURN_IF_ERROR(ref::GetKernel(n.op())(k));
+  return outs;
+}
+
 std::map<std::string, Tensor> RandomInputs(const Graph& g, uint64_t seed, int64_t default_dim) {
   std::map<std::string, Tensor> m;
   std::mt19937_64 rng(seed);

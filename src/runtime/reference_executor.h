@@ -34,6 +34,9 @@ class ReferenceExecutor {
   NodeHook hook_;
 };
 
+// Evaluates one node on the reference kernels (the evaluator constant folding uses).
+StatusOr<std::vector<Tensor>> EvaluateNode(const Node& n, const std::vector<const Tensor*>& inputs);
+
 // Seeded random inputs for every graph input: floats ~ N(0, 1); integers uniform in
 // [0, 10); bool fair coin. Unknown dims become `default_dim`.
 std::map<std::string, Tensor> RandomInputs(const Graph& g, uint64_t seed, int64_t default_dim = 1);

@@ -130,22 +130,21 @@ TEST(ConvTest, NoPadding) {
 TEST(ConvTest, SymmetricPadding) {
   Tensor y = Run1(OpKind::kConv, {Iota({1, 1, 5, 5}), F32({1, 1, 3, 3}, std::vector<float>(9, 1))},
                   Attrs({{"pads", Ints{1, 1, 1, 1}}, {"kernel_shape", Ints{3, 3}}}));
-  ExpectF32(y, {1, 1, 5, 5},
-            {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81,
-             93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+  ExpectF32(y, {1, 1, 5, 5}, {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                              117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
 }
 
 TEST(ConvTest, StridesWithAndWithoutPadding) {
   const Tensor x = Iota({1, 1, 7, 5});
   const Tensor w = F32({1, 1, 3, 3}, std::vector<float>(9, 1));
-  Tensor padded = Run1(OpKind::kConv, {x, w},
-                       Attrs({{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}));
+  Tensor padded =
+      Run1(OpKind::kConv, {x, w}, Attrs({{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}));
   ExpectF32(padded, {1, 1, 4, 3}, {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124});
   Tensor unpadded = Run1(OpKind::kConv, {x, w}, Attrs({{"strides", Ints{2, 2}}}));
   ExpectF32(unpadded, {1, 1, 3, 2}, {54, 72, 144, 162, 234, 252});
   // Asymmetric: pads on the height only (begin 1, end 1), none on the width.
-  Tensor asym = Run1(OpKind::kConv, {x, w},
-                     Attrs({{"pads", Ints{1, 0, 1, 0}}, {"strides", Ints{2, 2}}}));
+  Tensor asym =
+      Run1(OpKind::kConv, {x, w}, Attrs({{"pads", Ints{1, 0, 1, 0}}, {"strides", Ints{2, 2}}}));
   ExpectF32(asym, {1, 1, 4, 2}, {21, 33, 99, 117, 189, 207, 171, 183});
 }
 
@@ -249,7 +248,8 @@ TEST(ConvTest, ChannelMismatchNamesNodeAndDims) {
                     Attrs({{"group", int64_t{2}}})),
             "");
   EXPECT_NE(ErrorOf(OpKind::kConv, {Iota({1, 4, 5, 5}), Iota({3, 2, 3, 3})},
-                    Attrs({{"group", int64_t{2}}})).find("not divisible by group 2"),
+                    Attrs({{"group", int64_t{2}}}))
+                .find("not divisible by group 2"),
             std::string::npos);
 }
 
@@ -263,28 +263,32 @@ TEST(ConvTest, KernelLargerThanPaddedInput) {
                     Attrs({{"pads", Ints{1, 1, 0, 0}}})),
             "");
   // Dilation counts: a 2-tap kernel with dilation 4 spans 5.
-  EXPECT_NE(ErrorOf(OpKind::kConv, {Iota({1, 1, 4}), Iota({1, 1, 2})}, Attrs({{"dilations", Ints{4}}}))
-                .find("dilated 5"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(OpKind::kConv, {Iota({1, 1, 4}), Iota({1, 1, 2})}, Attrs({{"dilations", Ints{4}}}))
+          .find("dilated 5"),
+      std::string::npos);
 }
 
 TEST(ConvTest, BadAttributesAndShapes) {
   const Tensor x = Iota({1, 1, 5, 5}), w = Iota({1, 1, 3, 3});
-  EXPECT_NE(ErrorOf(OpKind::kConv, {x, w}, Attrs({{"strides", Ints{1}}})).find("strides [1] has 1 entries, expected 2"),
+  EXPECT_NE(ErrorOf(OpKind::kConv, {x, w}, Attrs({{"strides", Ints{1}}}))
+                .find("strides [1] has 1 entries, expected 2"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpKind::kConv, {x, w}, Attrs({{"strides", Ints{0, 1}}})).find("must be >= 1"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpKind::kConv, {x, w}, Attrs({{"pads", Ints{1, 1}}})).find("expected 4"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(OpKind::kConv, {x, w}, Attrs({{"auto_pad", std::string("SAME")}})).find("auto_pad 'SAME'"),
+  EXPECT_NE(ErrorOf(OpKind::kConv, {x, w}, Attrs({{"auto_pad", std::string("SAME")}}))
+                .find("auto_pad 'SAME'"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpKind::kConv, {Iota({1, 5}), Iota({1, 5})}).find("expected at least 3"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpKind::kConv, {x, Iota({1, 1, 3})}).find("must have X's rank"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpKind::kConv, {x, w, Iota({2})}).find("input 2 (B)"), std::string::npos);
-  EXPECT_NE(ErrorOf(OpKind::kConv, {x, F64({1, 1, 3, 3}, std::vector<double>(9, 1))}).find("dtype f64"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(OpKind::kConv, {x, F64({1, 1, 3, 3}, std::vector<double>(9, 1))}).find("dtype f64"),
+      std::string::npos);
 }
 
 TEST(ConvTest, CompileTimeInferenceKeepsUnknownDims) {
@@ -313,8 +317,9 @@ TEST(ConvTransposeTest, HandComputed1D) {
   const Attributes s2 = Attrs({{"strides", Ints{2}}});
   ExpectF32(Run1(OpKind::kConvTranspose, {x, w}, s2), {1, 1, 7}, {1, 1, 3, 2, 5, 3, 3});
   // Pads crop the full output.
-  ExpectF32(Run1(OpKind::kConvTranspose, {x, w}, Attrs({{"strides", Ints{2}}, {"pads", Ints{1, 1}}})),
-            {1, 1, 5}, {1, 3, 2, 5, 3});
+  ExpectF32(
+      Run1(OpKind::kConvTranspose, {x, w}, Attrs({{"strides", Ints{2}}, {"pads", Ints{1, 1}}})),
+      {1, 1, 5}, {1, 3, 2, 5, 3});
   // output_padding adds to the end.
   ExpectF32(Run1(OpKind::kConvTranspose, {x, w},
                  Attrs({{"strides", Ints{2}}, {"output_padding", Ints{1}}})),
@@ -377,16 +382,17 @@ TEST(ConvTransposeTest, MatchesTheFormulaOn1D2D3D) {
 }
 
 TEST(ConvTransposeTest, Errors) {
-  const std::string err =
-      ErrorOf(OpKind::kConvTranspose, {Iota({1, 3, 4, 4}), Iota({2, 1, 3, 3})});
+  const std::string err = ErrorOf(OpKind::kConvTranspose, {Iota({1, 3, 4, 4}), Iota({2, 1, 3, 3})});
   EXPECT_NE(err.find("ConvTranspose 'n1'"), std::string::npos) << err;
   EXPECT_NE(err.find("channel mismatch"), std::string::npos) << err;
   // Pads larger than the full output.
   EXPECT_NE(ErrorOf(OpKind::kConvTranspose, {Iota({1, 1, 2}), Iota({1, 1, 2})},
-                    Attrs({{"pads", Ints{2, 2}}})).find("is not positive"),
+                    Attrs({{"pads", Ints{2, 2}}}))
+                .find("is not positive"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpKind::kConvTranspose, {Iota({1, 1, 2}), Iota({1, 1, 2})},
-                    Attrs({{"output_shape", Ints{4, 4}}})).find("output_shape"),
+                    Attrs({{"output_shape", Ints{4, 4}}}))
+                .find("output_shape"),
             std::string::npos);
 }
 

@@ -34,8 +34,7 @@ TEST(GemmTest, AlphaBetaAndBroadcastC) {
   // C scalar
   ExpectF32(Run1(OpKind::kGemm, {A23(), B32(), F32({}, {1})}, ab), {2, 2}, {13, 16, 26.5, 34});
   // C (N,): one value per column
-  ExpectF32(Run1(OpKind::kGemm, {A23(), B32(), F32({2}, {1, 10})}, ab), {2, 2},
-            {13, 34, 26.5, 52});
+  ExpectF32(Run1(OpKind::kGemm, {A23(), B32(), F32({2}, {1, 10})}, ab), {2, 2}, {13, 34, 26.5, 52});
   // C (M, 1): one value per row
   ExpectF32(Run1(OpKind::kGemm, {A23(), B32(), F32({2, 1}, {1, 10})}, ab), {2, 2},
             {13, 16, 44.5, 52});
@@ -64,12 +63,14 @@ TEST(GemmTest, Errors) {
 
 // --- MatMul ---
 
-TEST(MatMulTest, TwoD) { ExpectF32(Run1(OpKind::kMatMul, {A23(), B32()}), {2, 2}, {22, 28, 49, 64}); }
+TEST(MatMulTest, TwoD) {
+  ExpectF32(Run1(OpKind::kMatMul, {A23(), B32()}), {2, 2}, {22, 28, 49, 64});
+}
 
 TEST(MatMulTest, VectorOperandsDropTheirDim) {
   const Tensor v3 = F32({3}, {1, 0, -1});
-  ExpectF32(Run1(OpKind::kMatMul, {A23(), v3}), {2}, {-2, -2});  // (2,3) x (3) -> (2)
-  ExpectF32(Run1(OpKind::kMatMul, {v3, B32()}), {2}, {-4, -4});  // (3) x (3,2) -> (2)
+  ExpectF32(Run1(OpKind::kMatMul, {A23(), v3}), {2}, {-2, -2});           // (2,3) x (3) -> (2)
+  ExpectF32(Run1(OpKind::kMatMul, {v3, B32()}), {2}, {-4, -4});           // (3) x (3,2) -> (2)
   ExpectF32(Run1(OpKind::kMatMul, {v3, F32({3}, {4, 5, 6})}), {}, {-2});  // dot
 }
 
@@ -86,17 +87,18 @@ TEST(MatMulTest, BatchBroadcasting) {
 TEST(MatMulTest, OtherDtypes) {
   ExpectValues(Run1(OpKind::kMatMul, {I32({1, 2}, {2, -3}), I32({2, 1}, {4, 5})}), DType::kI32,
                {1, 1}, {-7});
-  ExpectValues(Run1(OpKind::kMatMul, {F64({1, 2}, {0.5, 0.25}), F64({2, 1}, {2, 4})}),
-               DType::kF64, {1, 1}, {2});
-  ExpectValues(Run1(OpKind::kMatMul, {F16({1, 2}, {0.5, 0.25}), F16({2, 1}, {2, 4})}),
-               DType::kF16, {1, 1}, {2});
+  ExpectValues(Run1(OpKind::kMatMul, {F64({1, 2}, {0.5, 0.25}), F64({2, 1}, {2, 4})}), DType::kF64,
+               {1, 1}, {2});
+  ExpectValues(Run1(OpKind::kMatMul, {F16({1, 2}, {0.5, 0.25}), F16({2, 1}, {2, 4})}), DType::kF16,
+               {1, 1}, {2});
 }
 
 TEST(MatMulTest, Errors) {
   std::string err = ErrorOf(OpKind::kMatMul, {A23(), A23()});
   EXPECT_NE(err.find("MatMul 'n1': inner dims do not match"), std::string::npos) << err;
   EXPECT_NE(err.find("[2, 3]"), std::string::npos) << err;
-  err = ErrorOf(OpKind::kMatMul, {F32({2, 2, 3}, std::vector<float>(12)), F32({3, 3, 2}, std::vector<float>(18))});
+  err = ErrorOf(OpKind::kMatMul,
+                {F32({2, 2, 3}, std::vector<float>(12)), F32({3, 3, 2}, std::vector<float>(18))});
   EXPECT_NE(err.find("do not broadcast"), std::string::npos) << err;
   err = ErrorOf(OpKind::kMatMul, {F32({}, {1}), B32()});
   EXPECT_NE(err.find("at least 1 dim"), std::string::npos) << err;
@@ -158,8 +160,7 @@ TEST(EinsumTest, EllipsisBroadcasts) {
 }
 
 TEST(EinsumTest, Integers) {
-  ExpectValues(Einsum("i,i->", {I32({3}, {1, -2, 3}), I32({3}, {4, 5, 6})}), DType::kI32, {},
-               {12});
+  ExpectValues(Einsum("i,i->", {I32({3}, {1, -2, 3}), I32({3}, {4, 5, 6})}), DType::kI32, {}, {12});
 }
 
 TEST(EinsumTest, Errors) {

@@ -15,9 +15,9 @@ const Attributes kNoEpsilon = Attrs({{"epsilon", 0.0f}});
 TEST(BatchNormTest, InferenceModeUsesGivenStatistics) {
   // channel 0: (x - 1) / 1 * 1 + 0;  channel 1: (x - 3) / 2 * 2 + 1
   const Tensor x = F32({1, 2, 1, 2}, {1, 2, 3, 4});
-  Tensor y = Run1(OpKind::kBatchNormalization,
-                  {x, F32({2}, {1, 2}), F32({2}, {0, 1}), F32({2}, {1, 3}), F32({2}, {1, 4})},
-                  kNoEpsilon);
+  Tensor y =
+      Run1(OpKind::kBatchNormalization,
+           {x, F32({2}, {1, 2}), F32({2}, {0, 1}), F32({2}, {1, 3}), F32({2}, {1, 4})}, kNoEpsilon);
   ExpectF32(y, {1, 2, 1, 2}, {0, 1, 1, 2});
 }
 
@@ -64,8 +64,8 @@ TEST(BatchNormTest, Errors) {
 TEST(InstanceNormTest, PerSampleAndChannel) {
   // (n0, c0) = [1, 3]: mean 2, var 1;  (n0, c1) = [2, 6]: mean 4, var 4.
   const Tensor x = F32({1, 2, 2}, {1, 3, 2, 6});
-  Tensor y = Run1(OpKind::kInstanceNormalization, {x, F32({2}, {1, 3}), F32({2}, {0, 10})},
-                  kNoEpsilon);
+  Tensor y =
+      Run1(OpKind::kInstanceNormalization, {x, F32({2}, {1, 3}), F32({2}, {0, 10})}, kNoEpsilon);
   ExpectF32(y, {1, 2, 2}, {-1, 1, 10 - 3, 10 + 3});
 }
 
@@ -73,8 +73,8 @@ TEST(InstanceNormTest, DefaultEpsilonAndErrors) {
   const Tensor x = F32({1, 1, 2}, {0, 2});  // mean 1, var 1
   Tensor y = Run1(OpKind::kInstanceNormalization, {x, F32({1}, {1}), F32({1}, {0})});
   ExpectF32(y, {1, 1, 2}, {-1 / std::sqrt(1 + 1e-5), 1 / std::sqrt(1 + 1e-5)}, 1e-6);
-  const std::string err = ErrorOf(OpKind::kInstanceNormalization, {F32({2, 2}, {1, 2, 3, 4}),
-                                                                   F32({2}, {1, 1}), F32({2}, {0, 0})});
+  const std::string err = ErrorOf(OpKind::kInstanceNormalization,
+                                  {F32({2, 2}, {1, 2, 3, 4}), F32({2}, {1, 1}), F32({2}, {0, 0})});
   EXPECT_NE(err.find("expected at least 3"), std::string::npos) << err;
 }
 
@@ -83,7 +83,8 @@ TEST(InstanceNormTest, DefaultEpsilonAndErrors) {
 TEST(LayerNormTest, LastAxisWithScaleAndBias) {
   // rows [1, 3] and [2, 6]: means 2 and 4, variances 1 and 4.
   const Tensor x = F32({2, 2}, {1, 3, 2, 6});
-  auto r = RunOp(OpKind::kLayerNormalization, {x, F32({2}, {2, 3}), F32({2}, {1, 0})}, kNoEpsilon, 3);
+  auto r =
+      RunOp(OpKind::kLayerNormalization, {x, F32({2}, {2, 3}), F32({2}, {1, 0})}, kNoEpsilon, 3);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ExpectF32((*r)[0], {2, 2}, {-2 + 1, 3, -2 + 1, 3});
   ExpectF32((*r)[1], {2, 1}, {2, 4});
@@ -123,11 +124,14 @@ TEST(LayerNormTest, ScaleBroadcastsAndStashTypeSetsStatisticsDtype) {
 
 TEST(LayerNormTest, Errors) {
   const Tensor x = F32({2, 2}, {1, 3, 2, 6});
-  std::string err = ErrorOf(OpKind::kLayerNormalization, {x, F32({2}, {1, 1})}, Attrs({{"axis", int64_t{2}}}));
-  EXPECT_NE(err.find("LayerNormalization 'n1': attribute axis 2 out of range"), std::string::npos) << err;
+  std::string err =
+      ErrorOf(OpKind::kLayerNormalization, {x, F32({2}, {1, 1})}, Attrs({{"axis", int64_t{2}}}));
+  EXPECT_NE(err.find("LayerNormalization 'n1': attribute axis 2 out of range"), std::string::npos)
+      << err;
   err = ErrorOf(OpKind::kLayerNormalization, {x, F32({3}, {1, 1, 1})});
   EXPECT_NE(err.find("input 1 (Scale) f32[3] does not broadcast"), std::string::npos) << err;
-  err = ErrorOf(OpKind::kLayerNormalization, {x, F32({2}, {1, 1})}, Attrs({{"stash_type", int64_t{6}}}));
+  err = ErrorOf(OpKind::kLayerNormalization, {x, F32({2}, {1, 1})},
+                Attrs({{"stash_type", int64_t{6}}}));
   EXPECT_NE(err.find("stash_type is 6"), std::string::npos) << err;
   err = ErrorOf(OpKind::kLayerNormalization, {x, F64({2}, {1, 1})});
   EXPECT_NE(err.find("dtype f64"), std::string::npos) << err;

@@ -30,7 +30,8 @@ TEST(MaxPoolTest, StridedWindowsAndIndices) {
   ExpectF32((*r)[0], {1, 1, 2, 2}, {6, 8, 14, 16});
   ExpectValues((*r)[1], DType::kI64, {1, 1, 2, 2}, {5, 7, 13, 15});
   // storage_order 1: column-major spatial index h + w * H.
-  auto c = RunOp(OpKind::kMaxPool, {X44()}, With(Kernel({2, 2}, {2, 2}), "storage_order", int64_t{1}), 2);
+  auto c = RunOp(OpKind::kMaxPool, {X44()},
+                 With(Kernel({2, 2}, {2, 2}), "storage_order", int64_t{1}), 2);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ExpectValues((*c)[1], DType::kI64, {1, 1, 2, 2}, {5, 13, 7, 15});
 }
@@ -85,8 +86,9 @@ TEST(MaxPoolTest, OneAndThreeDims) {
 TEST(MaxPoolTest, IntegerAndHalfInputs) {
   ExpectValues(Run1(OpKind::kMaxPool, {U8({1, 1, 1, 4}, {10, 200, 3, 4})}, Kernel({1, 2}, {1, 2})),
                DType::kU8, {1, 1, 1, 2}, {200, 4});
-  ExpectValues(Run1(OpKind::kMaxPool, {I8({1, 1, 1, 4}, {-5, -3, -128, -127})}, Kernel({1, 2}, {1, 2})),
-               DType::kI8, {1, 1, 1, 2}, {-3, -127});
+  ExpectValues(
+      Run1(OpKind::kMaxPool, {I8({1, 1, 1, 4}, {-5, -3, -128, -127})}, Kernel({1, 2}, {1, 2})),
+      DType::kI8, {1, 1, 1, 2}, {-3, -127});
   ExpectValues(Run1(OpKind::kMaxPool, {F16({1, 1, 3}, {0.5, -1, 0.25})}, Kernel({2})), DType::kF16,
                {1, 1, 2}, {0.5, 0.25});
 }
@@ -120,8 +122,9 @@ TEST(AveragePoolTest, AutoPadCountsComputedPads) {
   ExpectF32(Run1(OpKind::kAveragePool, {x}, a), {1, 1, 3}, {2, 2.5, 2});
   ExpectF32(Run1(OpKind::kAveragePool, {x}, With(a, "count_include_pad", int64_t{1})), {1, 1, 3},
             {2, 2.5, 1});
-  ExpectF32(Run1(OpKind::kAveragePool, {x}, With(Kernel({2}), "auto_pad", std::string("SAME_LOWER"))),
-            {1, 1, 3}, {1, 2, 2.5});
+  ExpectF32(
+      Run1(OpKind::kAveragePool, {x}, With(Kernel({2}), "auto_pad", std::string("SAME_LOWER"))),
+      {1, 1, 3}, {1, 2, 2.5});
 }
 
 TEST(AveragePoolTest, ThreeDimsAndDoubles) {
@@ -145,12 +148,14 @@ TEST(GlobalPoolTest, AverageAndMaxPerPlane) {
 // --- inference and errors ---
 
 TEST(PoolTest, CompileTimeInference) {
-  auto out = InferTypes(OpKind::kMaxPool, {MakeType(DType::kF32, {kUnknownDim, 3, kUnknownDim, 32})},
-                        Kernel({2, 2}, {2, 2}), 2);
+  auto out =
+      InferTypes(OpKind::kMaxPool, {MakeType(DType::kF32, {kUnknownDim, 3, kUnknownDim, 32})},
+                 Kernel({2, 2}, {2, 2}), 2);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].dims, (Dims{kUnknownDim, 3, kUnknownDim, 16}));
   EXPECT_EQ((*out)[1].dtype, DType::kI64);
-  auto global = InferTypes(OpKind::kGlobalAveragePool, {MakeType(DType::kF32, {kUnknownDim, 8, 7, 7})});
+  auto global =
+      InferTypes(OpKind::kGlobalAveragePool, {MakeType(DType::kF32, {kUnknownDim, 8, 7, 7})});
   ASSERT_TRUE(global.ok());
   EXPECT_EQ((*global)[0].dims, (Dims{kUnknownDim, 8, 1, 1}));
 }

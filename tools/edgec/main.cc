@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   std::map<std::string, edgec::cli::VerbMain> verbs;
   verbs["run"] = edgec::cli::AddRunVerb(app);
   verbs["inspect"] = edgec::cli::AddInspectVerb(app);
+  verbs["optimize"] = edgec::cli::AddOptimizeVerb(app);
   verbs["export"] = edgec::cli::AddExportVerb(app);
   try {
     app.parse(argc, argv);

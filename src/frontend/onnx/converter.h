@@ -65,6 +65,8 @@ using ConvertFn = Status (*)(ConvertContext&);
 
 // nullptr when the op type is not supported.
 ConvertFn FindConverter(const std::string& op_type);
+// Converts a node of the "edgec" domain (an internal op) one-to-one.
+Status ConvertInternal(ConvertContext& c);
 // Every ONNX op type the importer accepts.
 std::vector<std::string> SupportedOnnxOps();
 

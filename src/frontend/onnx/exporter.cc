@@ -53,7 +53,7 @@ bool AxesAreAttributeAtOpset17(OpKind op) {
 
 }  // namespace
 
-StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g) {
+StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& opt) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("edgec");
@@ -75,9 +75,23 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g) {
     if (only_axes) continue;
     TensorToProto(c->constant(), c->name(), gp->add_initializer());
   }
+  bool uses_internal = false;
   for (const Node* n : g.nodes()) {
+    if (IsInternalOp(n->op()) && !opt.keep_fused) {
+      return Unimplemented("{} is an internal edgec op; lower it with the unfuse pass or export "
+                           "with --keep-fused", n->Label());
+    }
     onnx::NodeProto* np = gp->add_node();
     np->set_op_type(std::string(OpName(n->op())));
+    if (IsInternalOp(n->op())) {
+      np->set_domain(kInternalDomain);
+      if (!uses_internal) {
+        auto* ed = m.add_opset_import();
+        ed->set_domain(kInternalDomain);
+        ed->set_version(1);
+        uses_internal = true;
+      }
+    }
     np->set_name(n->name());
     Attributes attrs = n->attrs;
     int num_inputs = n->num_inputs();
@@ -112,8 +126,8 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g) {
   return m;
 }
 
-Status ExportOnnxFile(const Graph& g, const std::string& path) {
-  ASSIGN_OR_RETURN(onnx::ModelProto m, ExportOnnxModel(g));
+Status ExportOnnxFile(const Graph& g, const std::string& path, const ExportOptions& opt) {
+  ASSIGN_OR_RETURN(onnx::ModelProto m, ExportOnnxModel(g, opt));
   std::string bytes;
   if (!m.SerializeToString(&bytes)) return Internal("serializing the ONNX model failed");
   // Write to a temporary file first so a failure never leaves a half-written model.

@@ -15,7 +15,12 @@ namespace edgec::onnx_fe {
 
 constexpr int kExportOpset = 17;
 
-StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g);
-Status ExportOnnxFile(const Graph& g, const std::string& path);
+struct ExportOptions {
+  // Write internal (fused) ops as nodes of the "edgec" domain instead of refusing them.
+  bool keep_fused = false;
+};
+
+StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& opt = {});
+Status ExportOnnxFile(const Graph& g, const std::string& path, const ExportOptions& opt = {});
 
 }  // namespace edgec::onnx_fe

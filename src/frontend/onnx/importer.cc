@@ -45,6 +45,13 @@ int DefaultOpset(const onnx::ModelProto& m) {
 
 bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// Internal ops written by `--keep-fused` exports read back as themselves.
+bool IsInternalNode(const onnx::NodeProto& n) {
+  if (n.domain() != kInternalDomain) return false;
+  auto k = OpFromName(n.op_type());
+  return k && IsInternalOp(*k);
+}
+
 std::string NodeDesc(const onnx::NodeProto& n, int opset) {
   std::string op = IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
   return fmt::format("{} '{}' (opset {})", op, n.name(), opset);
@@ -112,6 +119,7 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
 
   // Every unsupported op at once.
   for (const auto& n : gp.node()) {
+    if (IsInternalNode(n)) continue;
     if (!IsDefaultDomain(n.domain()) || !FindConverter(n.op_type())) {
       inf.unsupported.push_back(NodeDesc(n, opset));
     }
@@ -168,7 +176,7 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
       auto it = values.find(name);
       return it == values.end() ? nullptr : it->second;
     });
-    Status st = FindConverter(np.op_type())(ctx);
+    Status st = IsInternalNode(np) ? ConvertInternal(ctx) : FindConverter(np.op_type())(ctx);
     if (!st.ok()) return st.WithContext(what);
     for (Node* n : ctx.emitted()) {
       auto types = InferNodeTypes(*n);

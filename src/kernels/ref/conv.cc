@@ -8,10 +8,10 @@ namespace edgec::ref {
 
 namespace {
 
-// y[n, oc, ...] = bias[oc] (or 0) before accumulation.
+// y[n, oc, ...] = bias[oc] before accumulation.
 template <typename T>
 void FillBias(const ConvProblem& p, const Tensor* bias, T* y) {
-  if (!bias) return;  // outputs arrive zero-filled
+  if (!bias) return;
   const T* b = bias->data<T>();
   const int64_t plane = p.out_plane();
   for (int64_t n = 0; n < p.batch; ++n) {
@@ -40,7 +40,8 @@ Status RunFloatConv(KernelContext& ctx, bool transpose) {
   const Tensor& w = *ctx.inputs[1];
   const Tensor* bias = ctx.input(2);
   Tensor& y = ctx.outputs[0];
-  ASSIGN_OR_RETURN(ConvProblem p, MakeConvProblem(ctx.label, ctx.attrs, x.dims(), w.dims(), transpose));
+  ASSIGN_OR_RETURN(ConvProblem p,
+                   MakeConvProblem(ctx.label, ctx.attrs, x.dims(), w.dims(), transpose));
   switch (x.dtype()) {
     case DType::kF32: RunConv<float>(p, transpose, x, w, bias, y); return Status::Ok();
     case DType::kF64: RunConv<double>(p, transpose, x, w, bias, y); return Status::Ok();

@@ -10,8 +10,7 @@ namespace edgec::ref {
 
 namespace {
 
-// Runs `body(tag)` with the tensors' element type, computing 16-bit floats in f32: `inputs`
-// are replaced by f32 copies and the f32 result is converted into `y` afterwards.
+// Runs `body(tag)` with a value of the element type (16-bit floats never get here).
 template <typename Body>
 Status DispatchMatMulType(KernelContext& ctx, DType dt, Body body) {
   switch (dt) {
@@ -215,10 +214,13 @@ Status Einsum(KernelContext& ctx) {
     }
     std::vector<uint64_t> out(y.numel());
     RunEinsum<uint64_t>(*binding, operands, ctx.inputs, out);
-    EDGEC_DISPATCH_NUMERIC(y.dtype(), {
-      T* yp = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<T>(out[i]);
-    }, return ctx.Error("dtype {} is not supported", DTypeName(y.dtype())))
+    EDGEC_DISPATCH_NUMERIC(
+        y.dtype(),
+        {
+          T* yp = y.data<T>();
+          for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<T>(out[i]);
+        },
+        return ctx.Error("dtype {} is not supported", DTypeName(y.dtype())))
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 // Reference kernels for the pool family (see ops.def).
 #include <array>
 #include <limits>
+#include <type_traits>
 
 #include "ir/conv_geometry.h"
 #include "kernels/ref/conv_util.h"
@@ -163,8 +164,7 @@ Status DispatchPoolType(KernelContext& ctx, Body body) {
       StoreConverted(y32, y);
       return Status::Ok();
     }
-    default:
-      return Unimplemented("{}: dtype {} is not supported", ctx.label, DTypeName(x.dtype()));
+    default: return Unimplemented("{}: dtype {} is not supported", ctx.label, DTypeName(x.dtype()));
   }
 }
 

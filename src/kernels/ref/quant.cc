@@ -66,9 +66,12 @@ std::vector<int32_t> Shifted(const Tensor& t, ZeroPointFn zero_point_of) {
   auto shift = [&](const auto* p) {
     for (int64_t i = 0; i < t.numel(); ++i) out[i] = static_cast<int32_t>(p[i]) - zero_point_of(i);
   };
-  if (t.dtype() == DType::kU8) shift(t.data<uint8_t>());
-  else if (t.dtype() == DType::kI8) shift(t.data<int8_t>());
-  else for (int64_t i = 0; i < t.numel(); ++i) out[i] = static_cast<int32_t>(LoadAsInt64(t.dtype(), t.raw(), i)) - zero_point_of(i);
+  if (t.dtype() == DType::kU8) {
+    shift(t.data<uint8_t>());
+  } else {
+    EDGEC_CHECK(t.dtype() == DType::kI8);  // inference admits only u8 and i8
+    shift(t.data<int8_t>());
+  }
   return out;
 }
 
@@ -101,7 +104,8 @@ StatusOr<std::vector<int32_t>> IntegerConv(const KernelContext& ctx, const Tenso
   if (bias) {
     const int32_t* b = bias->data<int32_t>();
     const int64_t plane = p.out_plane();
-    for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i) acc[i] = b[(i / plane) % p.out_channels];
+    for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i)
+      acc[i] = b[(i / plane) % p.out_channels];
   }
   ConvAccumulate<int32_t>(p, xs.data(), ws.data(), acc.data());
   return acc;
@@ -120,8 +124,10 @@ std::vector<int32_t> IntegerMatMul(const Tensor& a, const Tensor* a_zp, const Te
   };
   const auto a_zps = zero_points_for(a, a_zp, /*per_row=*/true);
   const auto b_zps = zero_points_for(b, b_zp, /*per_row=*/false);
-  const std::vector<int32_t> as = Shifted(a, [&](int64_t i) { return a_zps.first[a_zps.second(i)]; });
-  const std::vector<int32_t> bs = Shifted(b, [&](int64_t i) { return b_zps.first[b_zps.second(i)]; });
+  const std::vector<int32_t> as =
+      Shifted(a, [&](int64_t i) { return a_zps.first[a_zps.second(i)]; });
+  const std::vector<int32_t> bs =
+      Shifted(b, [&](int64_t i) { return b_zps.first[b_zps.second(i)]; });
   const MatMulProblem p = MakeMatMulProblem(a.dims(), b.dims());
   std::vector<int32_t> acc(p.batch() * p.m * p.n);
   MatMulBatched<int32_t, int32_t>(p, as.data(), bs.data(), acc.data());
@@ -141,7 +147,8 @@ Status QuantizeLinear(KernelContext& ctx) {
   const PerChannel<int32_t> zp = ReadZeroPoints(ctx.input(2));
   const AxisIndexer channel = MakeAxisIndexer(x, ctx.attrs.GetInt("axis", 1), scale.values.size());
   std::vector<float> xf(x.numel());
-  for (int64_t i = 0; i < x.numel(); ++i) xf[i] = static_cast<float>(LoadAsDouble(x.dtype(), x.raw(), i));
+  for (int64_t i = 0; i < x.numel(); ++i)
+    xf[i] = static_cast<float>(LoadAsDouble(x.dtype(), x.raw(), i));
   return StoreQuantized(
       ctx, ctx.outputs[0], [&](int64_t i) { return xf[i] / scale.at(channel(i)); },
       [&](int64_t i) { return zp.at(channel(i)); });
@@ -187,7 +194,9 @@ Status QLinearConv(KernelContext& ctx) {
   for (int64_t oc = 0; oc < out_channels; ++oc) multiplier[oc] = x_scale * w_scale.at(oc) / y_scale;
   return StoreQuantized(
       ctx, y,
-      [&](int64_t i) { return static_cast<float>(acc[i]) * multiplier[(i / plane) % out_channels]; },
+      [&](int64_t i) {
+        return static_cast<float>(acc[i]) * multiplier[(i / plane) % out_channels];
+      },
       [&](int64_t) { return y_zp; });
 }
 

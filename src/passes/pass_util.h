@@ -1,0 +1,41 @@
+// Small helpers every pass uses: use queries, constants, dead-node removal, provenance.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ir/graph.h"
+#include "ir/infer.h"
+
+namespace edgec::passes {
+
+// True when v is read by exactly one node input and is not a graph output.
+bool HasSingleUse(const Value* v);
+// The producer of v when it is of kind `op`, else nullptr.
+Node* ProducerOf(const Value* v, OpKind op);
+// The constant value of v, or nullptr.
+const Tensor* ConstantOf(const Value* v);
+// A scalar (or all-equal) constant as double; nullopt when v is not such a constant.
+std::optional<double> ConstantScalar(const Value* v);
+
+// Replaces `from` by `to` everywhere. When `from` is a graph output, the output keeps its
+// name: `to` takes it over if `to` is an intermediate value; otherwise nothing is replaced
+// and false is returned (the caller must keep the node).
+bool ReplaceValue(Graph& g, Value* from, Value* to);
+
+// Removes nodes none of whose outputs are used (repeatedly); returns how many.
+int RemoveDeadNodes(Graph& g);
+
+// Sets the node's output types from shape inference (for nodes a pass creates).
+Status SetInferredTypes(Node* n);
+
+// Appends the provenance of `from` to `into` (without duplicates).
+void AbsorbProvenance(Node* into, const Node* from);
+
+// Creates a node like AddNode and infers its output types. Provenance is taken from
+// `origin` when given.
+StatusOr<Node*> AddInferredNode(Graph& g, OpKind op, const std::string& name,
+                                std::vector<Value*> inputs, Attributes attrs, int num_outputs = 1,
+                                const Node* origin = nullptr);
+
+}  // namespace edgec::passes
