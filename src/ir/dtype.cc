@@ -1,5 +1,6 @@
 #include "ir/dtype.h"
 
+#include <climits>
 #include <cmath>
 
 namespace edgec {
@@ -129,6 +130,20 @@ void StoreFromDouble(DType t, void* data, int64_t i, double v) {
       return;
     case DType::kBool: static_cast<bool*>(data)[i] = v != 0.0; return;
     default: break;
+  }
+  if (IsInteger(t)) {
+    // Float -> integer as the Cast kernel does: NaN -> 0, truncation toward zero, values
+    // outside int64 clamped, then two's-complement wrap to the width (never UB).
+    int64_t w;
+    if (std::isnan(v)) w = 0;
+    else if (v >= 9.2233720368547758e18) w = INT64_MAX;
+    else if (v <= -9.2233720368547758e18) w = INT64_MIN;
+    else w = static_cast<int64_t>(v);
+    if (t == DType::kU64 && v >= 9.2233720368547758e18 && v < 1.8446744073709552e19) {
+      static_cast<uint64_t*>(data)[i] = static_cast<uint64_t>(v);
+      return;
+    }
+    EDGEC_DISPATCH_NUMERIC(t, static_cast<T*>(data)[i] = static_cast<T>(static_cast<uint64_t>(w)); return, return)
   }
   EDGEC_DISPATCH_NUMERIC(t, static_cast<T*>(data)[i] = static_cast<T>(v); return, return)
 }

@@ -193,7 +193,11 @@ async function main(argv) {
     `in ${seconds.toFixed(3)} s -> ${outDir}`);
 }
 
-main(process.argv.slice(2)).catch((e) => {
-  console.error(`ort_run: ${e instanceof UsageError ? e.message : e.stack || e}`);
-  process.exit(1);
-});
+module.exports = { loadOrt, readInputs, readNpy, writeNpy, sanitize, UsageError };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((e) => {
+    console.error(`ort_run: ${e instanceof UsageError ? e.message : e.stack || e}`);
+    process.exit(1);
+  });
+}

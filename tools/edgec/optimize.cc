@@ -2,7 +2,10 @@
 // Runs the graph optimizer and writes the result as ONNX (standard ops unless --keep-fused),
 // with a summary: nodes before/after by op, rewrites by kind, copy bytes, each pass's effect.
 #include <algorithm>
+#include <fstream>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
@@ -27,6 +30,7 @@ struct OptimizeFlags {
   bool explain = false;
   bool keep_fused = false;
   bool quiet = false;
+  std::string json;
 };
 
 std::map<std::string, int> Histogram(const Graph& g) {
@@ -95,6 +99,27 @@ int OptimizeMain(const OptimizeFlags& f) {
     Status w = onnx_fe::ExportOnnxFile(out, f.output, eo);
     if (!w.ok()) return ReportError(fmt::format("{}: {}", f.output, w.message()));
   }
+  if (!f.json.empty()) {
+    nlohmann::json j;
+    j["model"] = f.model;
+    j["pipeline"] = pipeline.ToString();
+    j["nodes_before"] = nodes_before;
+    j["nodes_after"] = nodes_after;
+    j["ops_before"] = before;
+    j["ops_after"] = after;
+    j["copy_bytes_before"] = copy_before;
+    j["copy_bytes_after"] = copy_after;
+    nlohmann::json passes = nlohmann::json::array();
+    for (const auto& r : ctx.records()) {
+      passes.push_back({{"pass", r.pass}, {"ms", r.milliseconds}, {"nodes_before", r.nodes_before},
+                        {"nodes_after", r.nodes_after}, {"rewrites", r.stats.rewrites},
+                        {"copy_bytes_removed", r.stats.copy_bytes_removed}});
+    }
+    j["passes"] = passes;
+    std::ofstream out(f.json);
+    out << j.dump(2) << "\n";
+    if (!out) return ReportError(fmt::format("cannot write '{}'", f.json));
+  }
   if (f.quiet) return 0;
 
   fmt::print("pipeline: {}\n", pipeline.steps.empty() ? "(none)" : pipeline.ToString());
@@ -148,6 +173,7 @@ VerbMain AddOptimizeVerb(CLI::App& app) {
   sub->add_flag("--explain", flags->explain, "say which patterns did not match where, and why");
   sub->add_flag("--keep-fused", flags->keep_fused,
                 "write fused ops as nodes of the 'edgec' domain instead of standard ops");
+  sub->add_option("--json", flags->json, "also write the summary as JSON to this file");
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
   return [flags] { return OptimizeMain(*flags); };
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "driver/load.h"
 #include "frontend/onnx/importer.h"
 #include "runtime/reference_executor.h"
 #include "support/npy.h"
@@ -20,6 +21,8 @@ struct RunFlags {
   std::string output_dir;
   uint64_t seed = 0;
   int top = 5;
+  int level = 0;
+  std::string passes;
   bool quiet = false;
 };
 
@@ -57,7 +60,10 @@ void PrintOutput(const std::string& name, const Tensor& t, int top) {
 }
 
 int RunMain(const RunFlags& f) {
-  auto g = onnx_fe::ImportOnnxFile(f.model);
+  driver::LoadOptions lo;
+  lo.opt_level = f.level;
+  lo.pipeline = f.passes;
+  auto g = driver::LoadModel(f.model, lo);
   if (!g.ok()) return ReportError(g.status().message());
   std::vector<std::string> generated;
   auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, &generated);
@@ -115,6 +121,9 @@ VerbMain AddRunVerb(CLI::App& app) {
                   "letters, digits, '.', '_', '-' become '_')");
   sub->add_option("--seed", flags->seed, "seed for random inputs")->capture_default_str();
   sub->add_option("--top", flags->top, "print the N largest values of each output")->capture_default_str();
+  sub->add_option("-O", flags->level, "optimize the graph first with the named pipeline 0-3")
+      ->check(CLI::Range(0, 3))->capture_default_str();
+  sub->add_option("--passes", flags->passes, "optimize with this explicit pipeline instead");
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
   return [flags] { return RunMain(*flags); };
 }
