@@ -1,6 +1,8 @@
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 #include <limits>
 
 namespace edgec {
@@ -46,11 +48,28 @@ std::vector<int64_t> ContiguousStrides(std::span<const int64_t> dims) {
   return s;
 }
 
+void Tensor::Allocate() {
+  size_t bytes = std::max<size_t>(nbytes(), 1);
+  auto* p = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(kAlignment)));
+  std::memset(p, 0, bytes);
+  buf_ = std::shared_ptr<std::byte>(p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(kAlignment)); });
+  data_ = p;
+}
+
 Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   auto n = CheckedNumElements(dims_, DTypeSize(dtype));
   EDGEC_CHECK(n.ok());
   numel_ = *n;
-  buf_ = std::make_shared<std::vector<std::byte>>(nbytes());
+  Allocate();
+}
+
+Tensor Tensor::View(DType dtype, Dims dims, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.numel_ = NumElements(t.dims_);
+  t.data_ = static_cast<std::byte*>(data);
+  return t;
 }
 
 StatusOr<Tensor> Tensor::Create(DType dtype, Dims dims) {
@@ -73,7 +92,9 @@ Tensor Tensor::Reshaped(Dims dims) const {
 
 Tensor Tensor::Clone() const {
   Tensor t = *this;
-  if (buf_) t.buf_ = std::make_shared<std::vector<std::byte>>(*buf_);
+  if (!defined()) return t;
+  t.Allocate();
+  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
   return t;
 }
 

@@ -43,6 +43,10 @@ class Tensor {
   }
   static Tensor Scalar(float v) { return FromVector<float>(DType::kF32, {}, {v}); }
   static Tensor ScalarI64(int64_t v) { return FromVector<int64_t>(DType::kI64, {}, {v}); }
+  // A tensor over memory it does not own (an arena slot, a caller's buffer); whoever made
+  // it keeps the memory alive while the view is used.
+  static Tensor View(DType dtype, Dims dims, void* data);
+
   static Tensor VectorI64(const std::vector<int64_t>& v) {
     return FromVector<int64_t>(DType::kI64, {static_cast<int64_t>(v.size())}, v);
   }
@@ -55,8 +59,9 @@ class Tensor {
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel_) * DTypeSize(dtype_); }
 
-  void* raw() { return buf_ ? buf_->data() : nullptr; }
-  const void* raw() const { return buf_ ? buf_->data() : nullptr; }
+  void* raw() { return data_; }
+  const void* raw() const { return data_; }
+  bool owns_memory() const { return buf_ != nullptr; }
   template <typename T> T* data() { return static_cast<T*>(raw()); }
   template <typename T> const T* data() const { return static_cast<const T*>(raw()); }
 
@@ -77,7 +82,10 @@ class Tensor {
   DType dtype_ = DType::kUndefined;
   Dims dims_;
   int64_t numel_ = 0;
-  std::shared_ptr<std::vector<std::byte>> buf_;
+  std::shared_ptr<std::byte> buf_;  // owner; null for views
+  std::byte* data_ = nullptr;
+  static constexpr size_t kAlignment = 64;
+  void Allocate();
 };
 
 }  // namespace edgec

@@ -1,0 +1,63 @@
+// Fast CPU kernels. A kernel is created once per node with everything static known (shapes,
+// layouts, constant weights — packed at creation), and then run many times on raw buffers
+// with no allocation. The Plan (src/runtime) decides buffers and order; a kernel never sees
+// the Graph. When no fast kernel fits a node, CreateKernel says why and the Plan falls back
+// to the reference kernel.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+#include "ir/attributes.h"
+#include "ir/op.h"
+#include "ir/tensor.h"
+#include "ir/types.h"
+
+namespace edgec::cpu {
+
+// How one input or output is laid out in memory. Dims are logical (ONNX order, NCHW for
+// images); `layout` says how they are stored: kRowMajor (contiguous in logical order) or
+// kNHWC (4-D only: logical [N, C, H, W] stored as [N, H, W, C], contiguous).
+struct TensorDesc {
+  DType dtype = DType::kF32;
+  Dims dims;
+  Layout layout = Layout::kRowMajor;
+};
+
+struct KernelRequest {
+  OpKind op;
+  const Attributes* attrs = nullptr;
+  std::string label;                      // "Conv 'conv1'" for messages
+  std::vector<TensorDesc> inputs;          // absent optional inputs: dtype kUndefined
+  std::vector<const Tensor*> constants;    // per input: its value when constant, else nullptr
+  std::vector<TensorDesc> outputs;
+  int threads = 1;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Buffers in the layouts of the request; absent inputs are nullptr. `scratch` has
+  // scratch_bytes() bytes (64-byte aligned) or is nullptr when that is 0.
+  virtual Status Run(std::span<const void* const> inputs, std::span<void* const> outputs,
+                     void* scratch) = 0;
+  virtual size_t scratch_bytes() const { return 0; }
+  // Short description for reports: "onednn conv nhwc f32 (post-ops: sum, relu)".
+  virtual std::string Describe() const = 0;
+};
+
+// A fast kernel for the request, or Unimplemented with the reason none fits
+// ("Conv 'c1': dilations with group > 1 not supported by this kernel").
+StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req);
+
+// Layouts a fast kernel for `op` accepts for its first input (the Plan uses it to decide
+// where layout conversions are needed). Always includes kRowMajor for ops it supports.
+std::vector<Layout> PreferredLayouts(OpKind op);
+
+// Sets the number of threads fast kernels use (OpenMP, shared with oneDNN).
+void SetThreads(int n);
+
+}  // namespace edgec::cpu
