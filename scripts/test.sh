@@ -22,13 +22,15 @@ part() {
 part "unit tests" "$BUILD/bin/edgec_tests" --gtest_brief=1
 part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
-part "model zoo vs ONNX Runtime" bash tests/zoo/run.sh "$BUILD"
+part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
+part "model zoo vs ONNX Runtime (CPU plan, -O3)" env EDGEC_RUN_ARGS="-O 3" bash tests/zoo/run.sh "$BUILD"
+part "every pass and -O level on the zoo" "$BUILD/bin/pass_diff" "$BUILD/zoo"
 
 echo "=== summary ==="
 failed=0
 for i in "${!names[@]}"; do
   status=ok; [ "${codes[$i]}" != 0 ] && { status=FAILED; failed=$((failed + 1)); }
-  printf "  %-28s %-7s %5ss\n" "${names[$i]}" "$status" "${secs[$i]}"
+  printf "  %-48s %-7s %5ss\n" "${names[$i]}" "$status" "${secs[$i]}"
 done
 echo "  total wall time: $(( $(date +%s) - start ))s"
 echo "$(( ${#names[@]} - failed )) passed, $failed failed"

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "ir/physical_layout.h"
+
 namespace edgec {
 namespace {
 
@@ -84,7 +86,10 @@ int64_t NodeCopyBytes(const Node& n) {
       copies = true;
       break;
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-      copies = n.input(0) && n.input(0)->physical.layout != Layout::kRowMajor;
+      // A reshape reinterprets dense row-major memory; any other placement (NHWC with C > 1
+      // and H·W > 1, padding, a strided view) must be gathered into a new buffer. Size-1
+      // axes do not count: NHWC [N, C, 1, 1] is dense row-major.
+      copies = n.input(0) && !IsDenseRowMajor(*n.input(0));
       break;
     default:
       break;

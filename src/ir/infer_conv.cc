@@ -24,6 +24,10 @@ StatusOr<int> ConvRank(const InferContext& ctx, const ConvInputs& in) {
     return ctx.Error("input {} (X) has {} dims {}, expected at least 3 (N, C, D1, ...)", in.x, rank,
                      x.rank_known ? x.ToString() : w.ToString());
   }
+  if (rank - 2 > 3) {
+    return ctx.Unsupported("X {} has {} spatial dims; at most 3 are supported",
+                           x.rank_known ? x.ToString() : w.ToString(), rank - 2);
+  }
   if (x.rank_known && w.rank_known && w.rank() != rank) {
     return ctx.Error("input {} (W) has {} dims {} but X {} has {}; W must have X's rank", in.w,
                      w.rank(), w.ToString(), x.ToString(), rank);

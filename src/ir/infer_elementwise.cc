@@ -134,6 +134,41 @@ Status Floor(InferContext& ctx) { return Unary(ctx, kFloats); }
 Status Ceil(InferContext& ctx) { return Unary(ctx, kFloats); }
 Status Not(InferContext& ctx) { return Unary(ctx, kBoolOnly); }
 Status Identity(InferContext& ctx) { return Unary(ctx, kNumericAndBool); }
+Status Sign(InferContext& ctx) { return Unary(ctx, kNumeric); }
+Status Round(InferContext& ctx) { return Unary(ctx, kFloats); }
+
+// IsNaN / IsInf: float input, bool output of its shape.
+Status IsNaN(InferContext& ctx) {
+  RETURN_IF_ERROR(Unary(ctx, kFloats));
+  ctx.output(0).dtype = DType::kBool;
+  return Status::Ok();
+}
+Status IsInf(InferContext& ctx) { return IsNaN(ctx); }
+
+// more activations (float only, except Shrink which ONNX defines for every numeric type)
+Status Elu(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Selu(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Softplus(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Softsign(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status ThresholdedRelu(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Shrink(InferContext& ctx) { return Unary(ctx, kNumeric); }
+Status Celu(InferContext& ctx) {
+  if (ctx.attrs().GetFloat("alpha", 1.f) == 0.f) return ctx.Error("attribute alpha is 0");
+  return Unary(ctx, kFloats);
+}
+
+// trigonometric and hyperbolic functions
+Status Sin(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Cos(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Tan(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Asin(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Acos(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Atan(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Sinh(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Cosh(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Asinh(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Acosh(InferContext& ctx) { return Unary(ctx, kFloats); }
+Status Atanh(InferContext& ctx) { return Unary(ctx, kFloats); }
 
 // PRelu: the slope broadcasts to x (unidirectionally); the output has x's shape.
 Status PRelu(InferContext& ctx) {
@@ -224,11 +259,34 @@ Status Cast(InferContext& ctx) {
   return Status::Ok();
 }
 
+// CastLike(input, target_type): Cast to the dtype of input 1 (only its dtype is read).
+Status CastLike(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(ExpectOutputs(ctx, 1, 1));
+  RETURN_IF_ERROR(ExpectDTypeIn(ctx, 0, kNumericAndBool));
+  RETURN_IF_ERROR(ExpectDTypeIn(ctx, 1, kNumericAndBool));
+  ShapeOfInput0(ctx, ctx.input_type(1).dtype);
+  return Status::Ok();
+}
+
 // broadcasting binary arithmetic
 Status Add(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric); }
 Status Sub(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric); }
 Status Mul(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric); }
 Status Div(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric); }
+
+// Mod: fmod=0 is the integer remainder with the divisor's sign (Python's %); fmod=1 is C's
+// fmod (the dividend's sign). ONNX requires fmod=1 for floating-point inputs.
+Status Mod(InferContext& ctx) {
+  RETURN_IF_ERROR(Broadcasting(ctx, 2, 2, kNumeric));
+  const int64_t fmod = ctx.attrs().GetInt("fmod", 0);
+  if (fmod != 0 && fmod != 1) return ctx.Error("attribute fmod = {}, expected 0 or 1", fmod);
+  if (fmod == 0 && IsFloat(ctx.input_type(0).dtype)) {
+    return ctx.Error("fmod must be 1 for floating-point inputs ({})",
+                     DTypeName(ctx.input_type(0).dtype));
+  }
+  return Status::Ok();
+}
 
 // Pow: the exponent may have another numeric dtype; the result has the base's.
 Status Pow(InferContext& ctx) {
@@ -249,8 +307,13 @@ Status Mean(InferContext& ctx) { return Broadcasting(ctx, 1, INT_MAX, kFloats); 
 Status Equal(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumericAndBool, DType::kBool); }
 Status Less(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric, DType::kBool); }
 Status Greater(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric, DType::kBool); }
+Status LessOrEqual(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kNumeric, DType::kBool); }
+Status GreaterOrEqual(InferContext& ctx) {
+  return Broadcasting(ctx, 2, 2, kNumeric, DType::kBool);
+}
 Status And(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kBoolOnly); }
 Status Or(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kBoolOnly); }
+Status Xor(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kBoolOnly); }
 
 // Where(condition, x, y): three-way broadcast; the output has x's dtype.
 Status Where(InferContext& ctx) {

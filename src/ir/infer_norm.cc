@@ -1,5 +1,6 @@
 // Shape inference for the norm family (see ops.def).
 #include "ir/infer.h"
+#include "ir/infer_movement_util.h"
 
 namespace edgec::infer {
 
@@ -136,6 +137,36 @@ Status LayerNormalization(InferContext& ctx) {
   Dims stats = x.dims;
   for (size_t d = *axis; d < stats.size(); ++d) stats[d] = 1;
   for (int i = 1; i < ctx.num_outputs(); ++i) ctx.output(i) = MakeType(stash, stats);
+  return Status::Ok();
+}
+
+// MeanVarianceNormalization: (X - mean) / (std + 1e-9) over the `axes` attribute
+// (default [0, 2, 3]); the output has X's type.
+Status MeanVarianceNormalization(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kFloatTypes));
+  const TensorType& x = ctx.input_type(0);
+  if (x.rank_known) {
+    const std::vector<int64_t> axes = ctx.attrs().GetInts("axes", {0, 2, 3});
+    RETURN_IF_ERROR(NormalizeAxes(ctx, axes, x.rank(), "attribute axes").status());
+  }
+  ctx.output(0) = x;
+  return Status::Ok();
+}
+
+// LRN: X (N, C, D1, ...) normalized across `size` neighbouring channels.
+Status LRN(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kFloatTypes));
+  if (!ctx.attrs().Has("size")) return ctx.Error("attribute size is required");
+  const int64_t size = ctx.attrs().GetInt("size", 0);
+  if (size <= 0) return ctx.Error("attribute size is {}, expected a positive count", size);
+  const TensorType& x = ctx.input_type(0);
+  if (x.rank_known && x.rank() < 2) {
+    return ctx.Error("input 0 (X) has {} dims {}, expected at least 2 (N, C, D1, ...)", x.rank(),
+                     x.ToString());
+  }
+  ctx.output(0) = x;
   return Status::Ok();
 }
 

@@ -90,8 +90,36 @@ Status ReduceMax(InferContext& ctx) { return InferReduce(ctx); }
 Status ReduceMin(InferContext& ctx) { return InferReduce(ctx); }
 Status ReduceProd(InferContext& ctx) { return InferReduce(ctx); }
 Status ReduceL2(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceL1(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceSumSquare(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceLogSum(InferContext& ctx) { return InferReduce(ctx); }
+Status ReduceLogSumExp(InferContext& ctx) { return InferReduce(ctx); }
 Status ArgMax(InferContext& ctx) { return InferArgReduce(ctx); }
 Status ArgMin(InferContext& ctx) { return InferArgReduce(ctx); }
+
+// CumSum(x, axis): running sums along one axis (attributes exclusive, reverse); the output
+// has x's type. The axis is a one-element int32/int64 tensor.
+Status CumSum(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(ExpectNumeric(ctx, 0));
+  RETURN_IF_ERROR(ExpectIndexDType(ctx, 1));
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& axis_type = ctx.input_type(1);
+  if (axis_type.rank_known && axis_type.rank() > 1) {
+    return ctx.Error("input 1 (axis) is {}, expected a scalar", axis_type.ToString());
+  }
+  const int64_t axis_len = KnownLength(ctx, 1);
+  if (axis_len >= 0 && axis_len != 1) {
+    return ctx.Error("input 1 (axis) holds {} values, expected 1", axis_len);
+  }
+  if (x.rank_known && x.rank() == 0) return ctx.Error("input 0 is a scalar; CumSum needs rank >= 1");
+  if (auto axis = KnownInts(ctx, 1); axis && x.rank_known) {
+    auto a = NormalizeAxis((*axis)[0], x.rank());
+    if (!a.ok()) return ctx.Error("{}", a.status().message());
+  }
+  ctx.output(0) = x;
+  return Status::Ok();
+}
 
 Status TopK(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));

@@ -1,5 +1,5 @@
 // Shape inference for the softmax family (see ops.def). Opset-13 meaning: the normalization
-// runs along the single axis `axis` (default -1).
+// (Hardmax: the one-hot of the maximum) runs along the single axis `axis` (default -1).
 #include "ir/infer.h"
 
 namespace edgec::infer {
@@ -23,5 +23,6 @@ Status SoftmaxLike(InferContext& ctx) {
 
 Status Softmax(InferContext& ctx) { return SoftmaxLike(ctx); }
 Status LogSoftmax(InferContext& ctx) { return SoftmaxLike(ctx); }
+Status Hardmax(InferContext& ctx) { return SoftmaxLike(ctx); }
 
 }  // namespace edgec::infer

@@ -1,4 +1,5 @@
 #include "ir/graph.h"
+#include "ir/physical_layout.h"
 
 namespace edgec {
 
@@ -17,6 +18,7 @@ std::string PrintGraph(const Graph& g) {
     for (int i = 0; i < n->num_outputs(); ++i) {
       const Value* o = n->output(i);
       s += fmt::format("{}%{}: {}", i ? ", " : "", o->name(), o->type.ToString());
+      if (PhysicalToString(*o) != "row-major") s += " @" + PhysicalToString(*o);
     }
     s += fmt::format(" = {} '{}'(", OpName(n->op()), n->name());
     for (int i = 0; i < n->num_inputs(); ++i) {

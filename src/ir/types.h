@@ -40,7 +40,22 @@ std::string_view LayoutName(Layout l);
 
 // Physical placement of a value's elements in memory. `strides` are in elements over the
 // *physical* dims (`padded_dims`, in `layout` order); `alignment` is in bytes.
-// Empty strides mean "contiguous row-major over padded_dims".
+// Empty strides mean "contiguous row-major over padded_dims"; empty padded_dims mean the
+// logical dims in layout order (no padding). The IR's semantics stay logical: every op
+// computes on row-major logical values and the reference executor ignores this struct;
+// it is an annotation (set by the layout and views passes) that backends honour.
+// ir/physical_layout.h turns it into strides per logical axis and holds the shared rules.
+//   - kNHWC on a rank-4 value: padded_dims = [N, H, W, Cpad] with Cpad >= C (alignment
+//     padding the producer writes, zero-filled, so consumers read aligned channels).
+//   - kRowMajor with explicit strides: a strided layout in logical axis order (a strided
+//     view, or a producer that writes a permuted order so that a later Transpose is free).
+//   - is_view: the value aliases memory of the node's input 0 (a Reshape/Flatten/Squeeze/
+//     Unsqueeze/Transpose/Slice/Split output addressing its input in place, described by its
+//     strides). On a Concat output it means the reverse: the inputs are written in place by
+//     their producers at consecutive offsets of the output (in-place concatenation).
+//   - A layout conversion is an explicit node: Transpose with the identity perm and the
+//     attribute edgec_relayout=1 (kRelayoutAttr), its input and output in different layouts.
+//     It copies and is counted as such; eliminate-dead keeps it; the exporter drops it.
 struct PhysicalLayout {
   Layout layout = Layout::kRowMajor;
   Dims padded_dims;

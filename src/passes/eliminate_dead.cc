@@ -7,6 +7,7 @@
 // After:   %g = Relu(%x)
 #include <algorithm>
 
+#include "ir/physical_layout.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
@@ -18,6 +19,9 @@ Value* PassThrough(const Node* n) {
   Value* x = n->input(0);
   if (!x) return nullptr;
   const Value* y = n->output(0);
+  // A layout conversion (layout pass) is the identity on logical values but moves the data
+  // into another physical layout; so does any no-op whose output is stored differently.
+  if (IsRelayout(*n) || !SamePlacement(x->physical, y->physical)) return nullptr;
   bool same_type = x->type.IsStatic() && y->type.IsStatic() && x->type == y->type;
   switch (n->op()) {
     case OpKind::kIdentity:

@@ -1,10 +1,86 @@
-// fuse-matmul-add: not written yet.
+// fuse-matmul-add: every Gemm becomes a FusedMatMul (beta folded into the bias), and a
+// MatMul (or a FusedMatMul with an empty epilogue) whose only reader is an Add of a
+// constant that broadcasts to its output without enlarging it takes that constant as bias.
+//
+// Before:  %g = Gemm(%a, %w, %c) {transB=1, beta=0.5}     (%c constant)
+//          %m = MatMul(%x, %k); %y = Add(%m, %bias)        (%bias constant f32[768])
+// After:   %g = FusedMatMul(%a, %w, %c') {transB=1}        (%c' = 0.5 * %c)
+//          %y = FusedMatMul(%x, %k, %bias)
+#include "passes/epilogue_util.h"
 #include "passes/pass.h"
+#include "passes/pass_util.h"
 
 namespace edgec::passes {
 
-Status RunFuseMatMulAdd(Graph& g, PassContext& ctx, const PassOptions& options) {
-  return Unimplemented("pass fuse-matmul-add is not written yet");
+namespace {
+
+bool GemmToFusedMatMul(Graph& g, Node* gemm, PassContext&, std::string* why) {
+  auto form = ToFusedForm(g, gemm, why);
+  if (!form) return false;
+  return ReplaceWithFused(g, gemm->output(0), *form, {gemm}, why);
+}
+
+// True when `bias` broadcasts to `out` and every dim of `out` it does not stretch over is
+// known to equal its own: then out + bias has out's shape.
+bool BroadcastsWithoutEnlarging(const TensorType& bias, const TensorType& out, std::string* why) {
+  bool ok = bias.rank_known && out.rank_known && bias.rank() <= out.rank();
+  for (int d = 0; ok && d < bias.rank(); ++d) {
+    const int64_t b = bias.dims[bias.rank() - 1 - d], o = out.dims[out.rank() - 1 - d];
+    ok = b == 1 || (o != kUnknownDim && b == o);
+  }
+  if (!ok) *why = fmt::format("bias {} does not broadcast to the product {}", bias.ToString(), out.ToString());
+  return ok;
+}
+
+Pattern MatMulBiasPattern(OpKind producer_op) {
+  Pattern p;
+  p.name = fmt::format("{}+Add", OpName(producer_op));
+  p.anchors = {OpKind::kAdd};
+  p.apply = [producer_op](Graph& g, Node* add, PassContext&, std::string* why) {
+    *why = fmt::format("no input is a {}", OpName(producer_op));
+    for (int side = 0; side < 2; ++side) {
+      Node* mm = ProducerOf(add->input(side), producer_op);
+      Value* bias = add->input(1 - side);
+      if (!mm) continue;
+      if (!ConstantOf(bias)) {
+        *why = "the other input is not a constant (see fuse-residual-add)";
+        continue;
+      }
+      if (!HasSingleUse(mm->output(0))) {
+        *why = fmt::format("{} output has other uses", mm->Label());
+        continue;
+      }
+      if (bias->type.dtype != mm->output(0)->type.dtype ||
+          !BroadcastsWithoutEnlarging(bias->type, mm->output(0)->type, why)) {
+        if (bias->type.dtype != mm->output(0)->type.dtype) *why = "bias dtype differs";
+        continue;
+      }
+      auto form = ToFusedForm(g, mm, why);
+      if (!form) continue;
+      if (form->bias() || form->residual() || form->activation().kind != Activation::kNone) {
+        *why = fmt::format("{} already has an epilogue", mm->Label());
+        continue;
+      }
+      form->inputs[2] = bias;
+      if (ReplaceWithFused(g, add->output(0), *form, {mm, add}, why)) return true;
+    }
+    return false;
+  };
+  return p;
+}
+
+}  // namespace
+
+Status RunFuseMatMulAdd(Graph& g, PassContext& ctx, const PassOptions&) {
+  static const std::vector<Pattern> patterns = {
+      MatMulBiasPattern(OpKind::kMatMul),
+      MatMulBiasPattern(OpKind::kFusedMatMul),
+      Pattern{"Gemm", {OpKind::kGemm}, GemmToFusedMatMul},
+  };
+  const int before = g.num_nodes();
+  RETURN_IF_ERROR(ApplyPatterns(g, patterns, ctx));
+  ctx.stats().nodes_fused += before - g.num_nodes();
+  return Status::Ok();
 }
 
 }  // namespace edgec::passes

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   verbs["run"] = edgec::cli::AddRunVerb(app);
   verbs["inspect"] = edgec::cli::AddInspectVerb(app);
   verbs["optimize"] = edgec::cli::AddOptimizeVerb(app);
+  verbs["bench"] = edgec::cli::AddBenchVerb(app);
   verbs["export"] = edgec::cli::AddExportVerb(app);
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "driver/load.h"
+#include "driver/session.h"
 #include "frontend/onnx/importer.h"
 #include "runtime/reference_executor.h"
 #include "support/npy.h"
@@ -23,6 +24,9 @@ struct RunFlags {
   int top = 5;
   int level = 0;
   std::string passes;
+  int threads = 0;
+  bool reference = false;
+  bool verbose = false;
   bool quiet = false;
 };
 
@@ -60,10 +64,7 @@ void PrintOutput(const std::string& name, const Tensor& t, int top) {
 }
 
 int RunMain(const RunFlags& f) {
-  driver::LoadOptions lo;
-  lo.opt_level = f.level;
-  lo.pipeline = f.passes;
-  auto g = driver::LoadModel(f.model, lo);
+  auto g = onnx_fe::ImportOnnxFile(f.model);
   if (!g.ok()) return ReportError(g.status().message());
   std::vector<std::string> generated;
   auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, &generated);
@@ -73,8 +74,31 @@ int RunMain(const RunFlags& f) {
       fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), f.seed);
     }
   }
-  ReferenceExecutor exec(*g);
-  auto outs = exec.Run(*inputs);
+  std::vector<std::string> names;  // output names: passes keep them
+  for (const Value* v : g->outputs()) names.push_back(v->name());
+  StatusOr<std::vector<Tensor>> outs = std::vector<Tensor>();
+  if (f.reference) {
+    // The oracle: the graph (optimized as asked) on the reference executor.
+    passes::PassContext ctx;
+    Status st = driver::Optimize(*g, f.level, f.passes, ctx);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+    outs = ReferenceExecutor(*g).Run(*inputs);
+  } else {
+    SessionOptions so;
+    so.opt_level = f.level;
+    so.pipeline = f.passes;
+    so.plan.threads = f.threads;
+    so.verbose = f.verbose;
+    auto session = Session::FromGraph(std::move(g).value(), f.model, so);
+    if (!session.ok()) return ReportError(session.status().message());
+    Status st = (*session)->Run(*inputs, &*outs);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+    if (f.verbose) {
+      for (const auto& s : (*session)->last_plan()->steps()) {
+        if (!s.fallback_reason.empty()) fmt::print(stderr, "  reference: {}\n", s.fallback_reason);
+      }
+    }
+  }
   if (!outs.ok()) return ReportError(fmt::format("{}: {}", f.model, outs.status().message()));
 
   if (!f.output_dir.empty()) {
@@ -83,7 +107,7 @@ int RunMain(const RunFlags& f) {
     if (ec) return ReportError(fmt::format("cannot create output folder '{}': {}", f.output_dir, ec.message()));
     std::map<std::string, std::string> used;  // file -> output name, to catch collisions
     for (size_t i = 0; i < outs->size(); ++i) {
-      const std::string& name = g->outputs()[i]->name();
+      const std::string& name = names[i];
       std::string file = SanitizeFileName(name) + ".npy";
       if (used.count(file)) {
         return ReportError(fmt::format("outputs '{}' and '{}' map to the same file name '{}'",
@@ -93,13 +117,13 @@ int RunMain(const RunFlags& f) {
     }
     for (size_t i = 0; i < outs->size(); ++i) {
       std::string file = (std::filesystem::path(f.output_dir) /
-                          (SanitizeFileName(g->outputs()[i]->name()) + ".npy")).string();
+                          (SanitizeFileName(names[i]) + ".npy")).string();
       Status st = WriteNpy(file, (*outs)[i]);
       if (!st.ok()) return ReportError(st.message());
     }
   }
   if (!f.quiet) {
-    for (size_t i = 0; i < outs->size(); ++i) PrintOutput(g->outputs()[i]->name(), (*outs)[i], f.top);
+    for (size_t i = 0; i < outs->size(); ++i) PrintOutput(names[i], (*outs)[i], f.top);
     if (!f.output_dir.empty()) fmt::print("wrote {} output(s) to {}\n", outs->size(), f.output_dir);
   }
   return 0;
@@ -109,7 +133,7 @@ int RunMain(const RunFlags& f) {
 
 VerbMain AddRunVerb(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
-  CLI::App* sub = app.add_subcommand("run", "Run a model on the reference runtime and write its outputs");
+  CLI::App* sub = app.add_subcommand("run", "Run a model on the CPU and write its outputs");
   sub->add_option("model", flags->model, "ONNX model file")->required();
   sub->add_option("--input,-i", flags->inputs,
                   "NAME=FILE.npy for a graph input (repeatable); inputs not given get seeded "
@@ -124,6 +148,10 @@ VerbMain AddRunVerb(CLI::App& app) {
   sub->add_option("-O", flags->level, "optimize the graph first with the named pipeline 0-3")
       ->check(CLI::Range(0, 3))->capture_default_str();
   sub->add_option("--passes", flags->passes, "optimize with this explicit pipeline instead");
+  sub->add_option("--threads", flags->threads, "CPU threads (0 = all cores)")->capture_default_str();
+  sub->add_flag("--reference", flags->reference,
+                "run on the reference kernels (the correctness oracle) instead of the CPU plan");
+  sub->add_flag("--verbose,-v", flags->verbose, "say when plans are built and which nodes fell back");
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
   return [flags] { return RunMain(*flags); };
 }

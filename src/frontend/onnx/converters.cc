@@ -8,8 +8,10 @@
 //   TopK-1..9         k attribute              -> input
 //   Dropout-7..11     ratio attribute          -> dropped (inference)
 //   Upsample-7..9, Resize-10                   -> Resize-13 (asymmetric coordinates)
-//   Softmax/LogSoftmax-1..12 (coerce to 2-D)   -> Flatten, Softmax(axis -1), Reshape
+//   Softmax/LogSoftmax/Hardmax-1..12 (coerce to 2-D) -> Flatten, op(axis -1), Reshape
 //   Cast              ONNX `to`                -> edgec DType
+//   EyeLike           ONNX `dtype`             -> edgec DType
+//   Scatter-9..10                              -> ScatterElements (same meaning)
 //   Constant                                   -> a constant Value, no node
 #include <unordered_map>
 
@@ -278,6 +280,24 @@ Status ConvertCast(ConvertContext& c) {
   return Status::Ok();
 }
 
+Status ConvertEyeLike(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  if (a.Has("dtype")) {
+    auto dt = FromOnnxDType(static_cast<int>(a.GetInt("dtype")));
+    if (!dt.ok()) return dt.status().WithContext(c.label() + ": attribute 'dtype'");
+    a.Set("dtype", static_cast<int64_t>(*dt));
+  }
+  c.Emit(OpKind::kEyeLike, AllInputs(c), std::move(a));
+  return Status::Ok();
+}
+
+// Scatter (deprecated in opset 11) is ScatterElements without a reduction.
+Status ConvertScatter(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  c.Emit(OpKind::kScatterElements, AllInputs(c), std::move(a));
+  return Status::Ok();
+}
+
 Status ConvertConstant(ConvertContext& c) {
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
   Tensor t;
@@ -347,6 +367,23 @@ const Entry kConverters[] = {
     {"SpaceToDepth", Direct}, {"Resize", ConvertResize}, {"Upsample", ConvertUpsample},
     {"QuantizeLinear", Direct}, {"DequantizeLinear", Direct}, {"QLinearConv", Direct},
     {"QLinearMatMul", Direct}, {"MatMulInteger", Direct}, {"ConvInteger", Direct},
+    // comparisons, casts and elementwise math
+    {"LessOrEqual", Direct}, {"GreaterOrEqual", Direct}, {"CastLike", Direct}, {"Xor", Direct},
+    {"Mod", Direct}, {"Sign", Direct}, {"Round", Direct}, {"IsNaN", Direct}, {"IsInf", Direct},
+    // activations, trigonometric and hyperbolic functions
+    {"Elu", Direct}, {"Selu", Direct}, {"Celu", Direct}, {"Softplus", Direct},
+    {"Softsign", Direct}, {"ThresholdedRelu", Direct}, {"Shrink", Direct}, {"Sin", Direct},
+    {"Cos", Direct}, {"Tan", Direct}, {"Asin", Direct}, {"Acos", Direct}, {"Atan", Direct},
+    {"Sinh", Direct}, {"Cosh", Direct}, {"Asinh", Direct}, {"Acosh", Direct}, {"Atanh", Direct},
+    // reductions, scans and normalizations
+    {"ReduceL1", AxesAttrToInput}, {"ReduceLogSum", AxesAttrToInput},
+    {"ReduceLogSumExp", AxesAttrToInput}, {"ReduceSumSquare", AxesAttrToInput},
+    {"Hardmax", ConvertSoftmaxFamily}, {"CumSum", Direct},
+    {"MeanVarianceNormalization", Direct}, {"LRN", Direct},
+    // indexing
+    {"GatherND", Direct}, {"ScatterElements", Direct}, {"Scatter", ConvertScatter},
+    {"ScatterND", Direct}, {"OneHot", Direct}, {"Trilu", Direct}, {"NonZero", Direct},
+    {"EyeLike", ConvertEyeLike}, {"Compress", Direct},
 };
 
 }  // namespace

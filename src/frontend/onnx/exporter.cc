@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "frontend/onnx/onnx_tensor.h"
+#include "ir/physical_layout.h"
 
 namespace edgec::onnx_fe {
 namespace {
@@ -44,7 +46,8 @@ void SetAttribute(const std::string& name, const AttrValue& v, onnx::AttributePr
 bool AxesAreAttributeAtOpset17(OpKind op) {
   switch (op) {
     case OpKind::kReduceMean: case OpKind::kReduceMax: case OpKind::kReduceMin:
-    case OpKind::kReduceProd: case OpKind::kReduceL2:
+    case OpKind::kReduceProd: case OpKind::kReduceL2: case OpKind::kReduceL1:
+    case OpKind::kReduceSumSquare: case OpKind::kReduceLogSum: case OpKind::kReduceLogSumExp:
       return true;
     default:
       return false;
@@ -76,7 +79,26 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
     TensorToProto(c->constant(), c->name(), gp->add_initializer());
   }
   bool uses_internal = false;
+  // Layout conversions (physical_layout.h) are the identity on logical values: dropped, their
+  // readers read the conversion's input (an Identity stays where the output is a graph output).
+  std::unordered_map<const Value*, std::string> renamed;
+  auto name_of = [&](const Value* v) {
+    auto it = renamed.find(v);
+    return it == renamed.end() ? v->name() : it->second;
+  };
   for (const Node* n : g.nodes()) {
+    if (IsRelayout(*n)) {
+      if (!n->output(0)->is_graph_output()) {
+        renamed[n->output(0)] = name_of(n->input(0));
+        continue;
+      }
+      onnx::NodeProto* np = gp->add_node();
+      np->set_op_type("Identity");
+      np->set_name(n->name());
+      np->add_input(name_of(n->input(0)));
+      np->add_output(n->output(0)->name());
+      continue;
+    }
     if (IsInternalOp(n->op()) && !opt.keep_fused) {
       return Unimplemented("{} is an internal edgec op; lower it with the unfuse pass or export "
                            "with --keep-fused", n->Label());
@@ -107,7 +129,10 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
     if (n->op() == OpKind::kCast) {
       attrs.Set("to", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("to")))));
     }
-    for (int i = 0; i < num_inputs; ++i) np->add_input(n->input(i) ? n->input(i)->name() : "");
+    if (n->op() == OpKind::kEyeLike && attrs.Has("dtype")) {
+      attrs.Set("dtype", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("dtype")))));
+    }
+    for (int i = 0; i < num_inputs; ++i) np->add_input(n->input(i) ? name_of(n->input(i)) : "");
     // Unused trailing outputs are dropped (an optional output's presence can change an op's
     // mode, e.g. BatchNormalization's training outputs); the others keep their names.
     int last_used = -1;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "edgec/status.h"
@@ -59,5 +60,13 @@ std::vector<Layout> PreferredLayouts(OpKind op);
 
 // Sets the number of threads fast kernels use (OpenMP, shared with oneDNN).
 void SetThreads(int n);
+
+// The own vectorized kernels (elementwise, softmax, norms, ...) run AVX2+FMA code when the
+// CPU has it and a portable scalar path otherwise, chosen at run time. ForceScalarKernels(true)
+// selects the scalar path for every later Run (tests compare both); the environment
+// variable EDGEC_CPU_SCALAR=1 does the same from process start.
+void ForceScalarKernels(bool on);
+// "avx2" or "scalar": the path the own kernels take now.
+std::string_view VectorIsa();
 
 }  // namespace edgec::cpu

@@ -8,31 +8,11 @@ namespace edgec::ref {
 
 namespace {
 
-// y[n, oc, ...] = bias[oc] before accumulation.
-template <typename T>
-void FillBias(const ConvProblem& p, const Tensor* bias, T* y) {
-  if (!bias) return;
-  const T* b = bias->data<T>();
-  const int64_t plane = p.out_plane();
-  for (int64_t n = 0; n < p.batch; ++n) {
-    for (int64_t oc = 0; oc < p.out_channels; ++oc) {
-      T* yp = y + (n * p.out_channels + oc) * plane;
-      std::fill(yp, yp + plane, b[oc]);
-    }
-  }
-}
-
 template <typename T>
 void RunConv(const ConvProblem& p, bool transpose, const Tensor& x, const Tensor& w,
              const Tensor* bias, Tensor& y) {
-  T* yp = y.data<T>();
-  std::fill(yp, yp + y.numel(), T(0));
-  FillBias<T>(p, bias, yp);
-  if (transpose) {
-    ConvTransposeAccumulate<T>(p, x.data<T>(), w.data<T>(), yp);
-  } else {
-    ConvAccumulate<T>(p, x.data<T>(), w.data<T>(), yp);
-  }
+  ConvForward<T>(p, transpose, x.data<T>(), w.data<T>(), bias ? bias->data<T>() : nullptr,
+                 y.data<T>());
 }
 
 Status RunFloatConv(KernelContext& ctx, bool transpose) {

@@ -2,10 +2,11 @@
 // ConvInteger and QLinearConv (quant.cc), plus the transposed form for ConvTranspose.
 // Problems of 1, 2 or 3 spatial dims are all run as 3-D (missing leading dims are 1).
 //
-// Also the f16/bf16 route the conv, matmul, pool and norm kernels share: 16-bit floats
-// are computed in f32 and cast back.
+// Also the f16/bf16 route the conv, matmul, pool, norm and epilogue kernels share: 16-bit
+// floats are computed in f32 and cast back.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "ir/attributes.h"
 #include "ir/conv_geometry.h"
 #include "ir/tensor.h"
+#include "kernels/ref/kernel.h"
 
 namespace edgec::ref {
 
@@ -158,10 +160,53 @@ void ConvTransposeAccumulate(const ConvProblem& p, const T* __restrict x, const 
   }
 }
 
+// y = the convolution (transposed when `transpose`) of x and w, plus bias[oc] on every
+// output channel when `bias` is given. Conv, ConvTranspose and FusedConv run this.
+template <typename T>
+void ConvForward(const ConvProblem& p, bool transpose, const T* x, const T* w, const T* bias,
+                 T* y) {
+  const int64_t plane = p.out_plane();
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t oc = 0; oc < p.out_channels; ++oc) {
+      T* yp = y + (n * p.out_channels + oc) * plane;
+      std::fill(yp, yp + plane, bias ? bias[oc] : T(0));
+    }
+  }
+  if (transpose) {
+    ConvTransposeAccumulate<T>(p, x, w, y);
+  } else {
+    ConvAccumulate<T>(p, x, w, y);
+  }
+}
+
 // --- the f16/bf16 route ---
 
 inline bool IsHalfFloat(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 // Converts `src` to dst's dtype and writes it into dst's existing buffer (same numel).
 void StoreConverted(const Tensor& src, Tensor& dst);
+
+// Calls fn(inputs, outputs) on f32 copies of the inputs that have input 0's dtype and of
+// the outputs when input 0 is f16/bf16 (then stores the outputs back), else on ctx's own.
+template <typename Fn>
+Status WithHalfAsFloat(KernelContext& ctx, Fn fn) {
+  const DType dt = ctx.inputs[0]->dtype();
+  if (!IsHalfFloat(dt)) return fn(ctx.inputs, ctx.outputs);
+  std::vector<Tensor> converted;
+  converted.reserve(ctx.inputs.size());
+  std::vector<const Tensor*> inputs;
+  for (const Tensor* t : ctx.inputs) {
+    if (t && t->dtype() == dt) {
+      converted.push_back(t->CastTo(DType::kF32));
+      inputs.push_back(&converted.back());
+    } else {
+      inputs.push_back(t);
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (const Tensor& y : ctx.outputs) outputs.emplace_back(DType::kF32, y.dims());
+  RETURN_IF_ERROR(fn(inputs, outputs));
+  for (size_t i = 0; i < outputs.size(); ++i) StoreConverted(outputs[i], ctx.outputs[i]);
+  return Status::Ok();
+}
 
 }  // namespace edgec::ref

@@ -48,6 +48,30 @@ V Clamp01(V v) {
   return v < V(0) ? V(0) : (v > V(1) ? V(1) : v);
 }
 
+// out[i] = pred(x[i]) for a float input and a bool output.
+template <typename Pred>
+Status ClassifyFloat(KernelContext& ctx, Pred pred) {
+  return VisitFloat(ctx.inputs[0]->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = ctx.inputs[0]->data<T>();
+    bool* out = ctx.outputs[0].data<bool>();
+    for (int64_t i = 0; i < ctx.inputs[0]->numel(); ++i) out[i] = pred(ToMath(in[i]));
+    return Status::Ok();
+  });
+}
+
+// Rounds to the nearest integer, halfway cases to the even one (0.5 -> 0, 1.5 -> 2,
+// -2.5 -> -2); infinities and NaN pass through.
+template <typename M>
+M RoundHalfToEven(M x) {
+  if (!std::isfinite(x)) return x;
+  const M lower = std::floor(x);
+  const M above = x - lower;  // in [0, 1)
+  if (above < M(0.5)) return lower;
+  if (above > M(0.5)) return lower + M(1);
+  return std::fmod(lower, M(2)) == M(0) ? lower : lower + M(1);
+}
+
 }  // namespace
 
 // activations
@@ -97,6 +121,67 @@ Status Tanh(KernelContext& ctx) {
   return MapFloat(ctx, [](auto x) { return std::tanh(x); });
 }
 
+Status Elu(KernelContext& ctx) {
+  const float alpha = ctx.attrs.GetFloat("alpha", 1.0f);
+  return MapFloat(ctx, [alpha](auto x) {
+    using M = decltype(x);
+    return x < M(0) ? M(alpha) * (std::exp(x) - M(1)) : x;
+  });
+}
+
+Status Selu(KernelContext& ctx) {
+  const float alpha = ctx.attrs.GetFloat("alpha", 1.67326319217681884765625f);
+  const float gamma = ctx.attrs.GetFloat("gamma", 1.05070102214813232421875f);
+  return MapFloat(ctx, [alpha, gamma](auto x) {
+    using M = decltype(x);
+    return M(gamma) * (x > M(0) ? x : M(alpha) * (std::exp(x) - M(1)));
+  });
+}
+
+// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+Status Celu(KernelContext& ctx) {
+  const float alpha = ctx.attrs.GetFloat("alpha", 1.0f);
+  return MapFloat(ctx, [alpha](auto x) {
+    using M = decltype(x);
+    const M a = M(alpha);
+    return std::max(M(0), x) + std::min(M(0), a * (std::exp(x / a) - M(1)));
+  });
+}
+
+// Softplus: log(1 + exp(x)), written so that exp never overflows.
+Status Softplus(KernelContext& ctx) {
+  return MapFloat(ctx, [](auto x) {
+    using M = decltype(x);
+    return x > M(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  });
+}
+
+Status Softsign(KernelContext& ctx) {
+  return MapFloat(ctx, [](auto x) { return x / (decltype(x)(1) + std::fabs(x)); });
+}
+
+Status ThresholdedRelu(KernelContext& ctx) {
+  const float alpha = ctx.attrs.GetFloat("alpha", 1.0f);
+  return MapFloat(ctx, [alpha](auto x) {
+    using M = decltype(x);
+    return x > M(alpha) ? x : M(0);
+  });
+}
+
+// Shrink: x < -lambd -> x + bias; x > lambd -> x - bias; else 0. Integer inputs compute in
+// double and convert back as Cast does.
+Status Shrink(KernelContext& ctx) {
+  const double lambd = ctx.attrs.GetFloat("lambd", 0.5f);
+  const double bias = ctx.attrs.GetFloat("bias", 0.0f);
+  return MapNumeric(ctx, [lambd, bias](auto x) {
+    using M = decltype(x);
+    const double v = static_cast<double>(x);
+    const double r = v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0);
+    if constexpr (std::is_integral_v<M>) return FloatToInt<M>(r);
+    else return static_cast<M>(r);
+  });
+}
+
 // Clip(x, min?, max?): an absent bound does not bound.
 Status Clip(KernelContext& ctx) {
   return VisitNumeric(ctx.inputs[0]->dtype(), [&](auto tag) {
@@ -139,6 +224,47 @@ Status Floor(KernelContext& ctx) {
 }
 Status Ceil(KernelContext& ctx) {
   return MapFloat(ctx, [](auto x) { return std::ceil(x); });
+}
+
+Status Round(KernelContext& ctx) {
+  return MapFloat(ctx, [](auto x) { return RoundHalfToEven(x); });
+}
+
+// Sign: -1, 0 or 1 in the input's dtype; NaN stays NaN.
+Status Sign(KernelContext& ctx) {
+  return MapNumeric(ctx, [](auto x) {
+    using M = decltype(x);
+    if constexpr (std::is_floating_point_v<M>) {
+      if (std::isnan(x)) return x;
+    }
+    return x > M(0) ? M(1) : (x < M(0) ? M(-1) : M(0));
+  });
+}
+
+// trigonometric and hyperbolic functions
+Status Sin(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::sin(x); }); }
+Status Cos(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::cos(x); }); }
+Status Tan(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::tan(x); }); }
+Status Asin(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::asin(x); }); }
+Status Acos(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::acos(x); }); }
+Status Atan(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::atan(x); }); }
+Status Sinh(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::sinh(x); }); }
+Status Cosh(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::cosh(x); }); }
+Status Asinh(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::asinh(x); }); }
+Status Acosh(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::acosh(x); }); }
+Status Atanh(KernelContext& ctx) { return MapFloat(ctx, [](auto x) { return std::atanh(x); }); }
+
+// float classification
+Status IsNaN(KernelContext& ctx) {
+  return ClassifyFloat(ctx, [](auto x) { return std::isnan(x); });
+}
+
+Status IsInf(KernelContext& ctx) {
+  const bool positive = ctx.attrs.GetInt("detect_positive", 1) != 0;
+  const bool negative = ctx.attrs.GetInt("detect_negative", 1) != 0;
+  return ClassifyFloat(ctx, [positive, negative](auto x) {
+    return std::isinf(x) && (x > 0 ? positive : negative);
+  });
 }
 
 Status Neg(KernelContext& ctx) {
@@ -209,5 +335,8 @@ Status Cast(KernelContext& ctx) {
     });
   });
 }
+
+// CastLike(input, target_type): Cast to input 1's dtype, which inference gave the output.
+Status CastLike(KernelContext& ctx) { return Cast(ctx); }
 
 }  // namespace edgec::ref

@@ -1,6 +1,6 @@
 // Reference kernels for the elementwise family, part 2: ops whose inputs broadcast together
-// (numpy multidirectional broadcasting, see ForEachBroadcast) — binary arithmetic,
-// comparison and logic, the variadic Max/Min/Sum/Mean, Where and PRelu.
+// (numpy multidirectional broadcasting, see ForEachBroadcast) — binary arithmetic (Mod
+// included), comparison and logic, the variadic Max/Min/Sum/Mean, Where and PRelu.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -135,6 +135,20 @@ MathT<A> Power(MathT<A> x, MathT<B> e) {
   }
 }
 
+// Integer remainder. Python's % (the divisor's sign) unless `c_fmod` (C's %, the dividend's
+// sign). The divisor must not be 0; lowest % -1 is 0 (C leaves it undefined).
+template <typename M>
+M IntMod(M a, M b, bool c_fmod) {
+  if constexpr (std::is_signed_v<M>) {
+    if (b == -1) return M(0);
+  }
+  M r = static_cast<M>(a % b);
+  if constexpr (std::is_signed_v<M>) {
+    if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<M>(r + b);
+  }
+  return r;
+}
+
 }  // namespace
 
 // broadcasting binary arithmetic
@@ -170,6 +184,25 @@ Status Div(KernelContext& ctx) {
   return SameTypeBinary(ctx, [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return IntDiv(a, b);
     else return a / b;
+  });
+}
+
+// Mod: integer remainder with the divisor's sign (fmod=0) or the dividend's (fmod=1); floats
+// (fmod=1, checked by inference) use C's fmod. A zero integer divisor is an error.
+Status Mod(KernelContext& ctx) {
+  const Tensor& b = *ctx.inputs[1];
+  if (IsInteger(b.dtype()) && ctx.outputs[0].numel() > 0) {
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      if (LoadAsInt64(b.dtype(), b.raw(), i) == 0) {
+        return ctx.Error("integer modulo by zero (input 1 {} is 0 at flat index {})",
+                         b.TypeString(), i);
+      }
+    }
+  }
+  const bool c_fmod = ctx.attrs.GetInt("fmod", 0) != 0;
+  return SameTypeBinary(ctx, [c_fmod](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) return IntMod(a, b, c_fmod);
+    else return std::fmod(a, b);
   });
 }
 
@@ -222,11 +255,20 @@ Status Less(KernelContext& ctx) {
 Status Greater(KernelContext& ctx) {
   return Compare(ctx, [](auto a, auto b) { return a > b; });
 }
+Status LessOrEqual(KernelContext& ctx) {
+  return Compare(ctx, [](auto a, auto b) { return a <= b; });
+}
+Status GreaterOrEqual(KernelContext& ctx) {
+  return Compare(ctx, [](auto a, auto b) { return a >= b; });
+}
 Status And(KernelContext& ctx) {
   return Logic(ctx, [](bool a, bool b) { return a && b; });
 }
 Status Or(KernelContext& ctx) {
   return Logic(ctx, [](bool a, bool b) { return a || b; });
+}
+Status Xor(KernelContext& ctx) {
+  return Logic(ctx, [](bool a, bool b) { return a != b; });
 }
 
 // select

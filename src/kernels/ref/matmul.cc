@@ -24,39 +24,6 @@ Status DispatchMatMulType(KernelContext& ctx, DType dt, Body body) {
   }
 }
 
-// Calls `fn(inputs, outputs)` on f32 copies when the first input is f16/bf16, else directly.
-template <typename Fn>
-Status WithHalfAsFloat(KernelContext& ctx, Fn fn) {
-  const DType dt = ctx.inputs[0]->dtype();
-  if (!IsHalfFloat(dt)) return fn(ctx.inputs, ctx.outputs);
-  std::vector<Tensor> converted;
-  converted.reserve(ctx.inputs.size());
-  std::vector<const Tensor*> inputs;
-  for (const Tensor* t : ctx.inputs) {
-    if (t && t->dtype() == dt) {
-      converted.push_back(t->CastTo(DType::kF32));
-      inputs.push_back(&converted.back());
-    } else {
-      inputs.push_back(t);
-    }
-  }
-  std::vector<Tensor> outputs;
-  for (const Tensor& y : ctx.outputs) outputs.emplace_back(DType::kF32, y.dims());
-  RETURN_IF_ERROR(fn(inputs, outputs));
-  for (size_t i = 0; i < outputs.size(); ++i) StoreConverted(outputs[i], ctx.outputs[i]);
-  return Status::Ok();
-}
-
-// Row-major transpose of an (rows, cols) matrix.
-template <typename T>
-std::vector<T> Transposed(const T* src, int64_t rows, int64_t cols) {
-  std::vector<T> t(rows * cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = src[r * cols + c];
-  }
-  return t;
-}
-
 template <typename T>
 void RunGemm(const Tensor& a, const Tensor& b, const Tensor* c, bool trans_a, bool trans_b,
              double alpha, double beta, Tensor& y) {
@@ -69,8 +36,8 @@ void RunGemm(const Tensor& a, const Tensor& b, const Tensor* c, bool trans_a, bo
   std::vector<T> at, bt;
   const T* ap = a.data<T>();
   const T* bp = b.data<T>();
-  if (trans_a) ap = (at = Transposed(ap, p.k, p.m)).data();
-  if (trans_b) bp = (bt = Transposed(bp, p.n, p.k)).data();
+  if (trans_a) ap = (at = TransposedMatrices(ap, 1, p.k, p.m)).data();
+  if (trans_b) bp = (bt = TransposedMatrices(bp, 1, p.n, p.k)).data();
   // Floats keep the double sums until alpha and beta are applied.
   using Product = std::conditional_t<std::is_floating_point_v<T>, double, T>;
   std::vector<Product> prod(p.m * p.n);

@@ -1,5 +1,6 @@
 // The batched matmul loop of the reference kernels, shared by MatMul, Gemm (matmul.cc),
-// MatMulInteger and QLinearMatMul (quant.cc): numpy semantics, batch dims broadcast.
+// MatMulInteger and QLinearMatMul (quant.cc), FusedMatMul (epilogue.cc): numpy semantics,
+// batch dims broadcast.
 // Also BroadcastMap, the index map of unidirectional broadcasting (quant and norm kernels).
 #pragma once
 
@@ -48,6 +49,20 @@ void MatMulBatched(const MatMulProblem& p, const T* a, const T* b, Out* y) {
       for (int64_t j = 0; j < p.n; ++j) yb[i * p.n + j] = static_cast<Out>(row[j]);
     }
   }
+}
+
+// The row-major transposes of `batch` consecutive (rows, cols) matrices.
+template <typename T>
+std::vector<T> TransposedMatrices(const T* src, int64_t batch, int64_t rows, int64_t cols) {
+  std::vector<T> t(batch * rows * cols);
+  for (int64_t b = 0; b < batch; ++b) {
+    const T* s = src + b * rows * cols;
+    T* d = t.data() + b * rows * cols;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) d[c * rows + r] = s[r * cols + c];
+    }
+  }
+  return t;
 }
 
 // Maps a flat index into a tensor of dims `to` onto the flat index of a tensor of dims

@@ -1,5 +1,6 @@
 // Reference kernels for the norm family (see ops.def). Statistics and arithmetic are in
 // double for every float dtype; results are rounded to the output dtype once.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/ref/kernel.h"
@@ -133,6 +134,97 @@ Status LayerNormalization(KernelContext& ctx) {
   StoreDoubles(y, ctx.outputs[0]);
   if (ctx.outputs.size() > 1) StoreDoubles(means, ctx.outputs[1]);
   if (ctx.outputs.size() > 2) StoreDoubles(inv_std, ctx.outputs[2]);
+  return Status::Ok();
+}
+
+// --- mean-variance normalization: over a set of axes ---
+
+namespace {
+
+// For every element of `dims`, the flat index of its group: the elements that share their
+// indices on every axis not in `reduced` form one group.
+std::vector<int64_t> GroupOfEachElement(const Dims& dims, const std::vector<bool>& reduced) {
+  const int rank = static_cast<int>(dims.size());
+  Dims kept(rank);
+  for (int d = 0; d < rank; ++d) kept[d] = reduced[d] ? 1 : dims[d];
+  std::vector<int64_t> strides = ContiguousStrides(kept);
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) strides[d] = 0;
+  }
+  std::vector<int64_t> group(NumElements(dims));
+  std::vector<int64_t> index(rank, 0);
+  int64_t g = 0;
+  for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
+    group[i] = g;
+    for (int d = rank - 1; d >= 0; --d) {  // odometer, last dim fastest
+      g += strides[d];
+      if (++index[d] < dims[d]) break;
+      g -= strides[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+  return group;
+}
+
+}  // namespace
+
+Status MeanVarianceNormalization(KernelContext& ctx) {
+  const Tensor& xt = *ctx.inputs[0];
+  const int rank = xt.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : ctx.attrs.GetInts("axes", {0, 2, 3})) reduced[a < 0 ? a + rank : a] = true;
+  const std::vector<double> x = xt.ToDoubleVector();
+  const std::vector<int64_t> group = GroupOfEachElement(xt.dims(), reduced);
+  int64_t groups = 1, group_size = 1;
+  for (int d = 0; d < rank; ++d) (reduced[d] ? group_size : groups) *= xt.dim(d);
+  std::vector<double> mean(groups, 0.0), var(groups, 0.0);
+  for (size_t i = 0; i < x.size(); ++i) mean[group[i]] += x[i];
+  for (double& m : mean) m /= static_cast<double>(group_size);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = x[i] - mean[group[i]];
+    var[group[i]] += d * d;
+  }
+  for (double& v : var) v /= static_cast<double>(group_size);
+  constexpr double kEpsilon = 1e-9;  // added to the standard deviation, as ONNX's definition
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    y[i] = (x[i] - mean[group[i]]) / (std::sqrt(var[group[i]]) + kEpsilon);
+  }
+  StoreDoubles(y, ctx.outputs[0]);
+  return Status::Ok();
+}
+
+// --- local response normalization: across neighbouring channels ---
+
+// y = x / (bias + alpha / size * sum of x^2 over channels [c - (size-1)/2, c + size/2])^beta,
+// the window clipped to the channels that exist.
+Status LRN(KernelContext& ctx) {
+  const Tensor& xt = *ctx.inputs[0];
+  const double alpha = ctx.attrs.GetFloat("alpha", 1e-4f);
+  const double beta = ctx.attrs.GetFloat("beta", 0.75f);
+  const double bias = ctx.attrs.GetFloat("bias", 1.0f);
+  const int64_t size = ctx.attrs.GetInt("size", 1);
+  const int64_t before = (size - 1) / 2, after = size / 2;  // floor and ceil of (size-1)/2
+  const std::vector<double> x = xt.ToDoubleVector();
+  const int64_t batch = xt.dim(0), channels = xt.dim(1);
+  const int64_t plane = batch * channels == 0 ? 0 : xt.numel() / (batch * channels);
+  std::vector<double> y(x.size());
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t lo = std::max<int64_t>(0, c - before);
+      const int64_t hi = std::min<int64_t>(channels - 1, c + after);
+      for (int64_t i = 0; i < plane; ++i) {
+        double square_sum = 0;
+        for (int64_t k = lo; k <= hi; ++k) {
+          const double v = x[(n * channels + k) * plane + i];
+          square_sum += v * v;
+        }
+        const int64_t at = (n * channels + c) * plane + i;
+        y[at] = x[at] / std::pow(bias + alpha / static_cast<double>(size) * square_sum, beta);
+      }
+    }
+  }
+  StoreDoubles(y, ctx.outputs[0]);
   return Status::Ok();
 }
 

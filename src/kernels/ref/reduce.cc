@@ -1,13 +1,15 @@
 // Reference kernels for the reduce family (see ops.def).
 //
 // Values are widened before they are combined: floating dtypes (f16/bf16 included) to
-// double, integer dtypes to int64. Results are narrowed back to the output dtype.
+// double, integer dtypes to int64 (to double for the logarithmic reductions). Results are
+// narrowed back to the output dtype.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
 
+#include "kernels/ref/elementwise_util.h"
 #include "kernels/ref/kernel.h"
 
 namespace edgec::ref {
@@ -42,7 +44,22 @@ bool IsNan(A v) {
 
 // --- Reduce* over a set of axes ---
 
-enum class ReduceKind { kMean, kSum, kMax, kMin, kProd, kL2 };
+enum class ReduceKind { kMean, kSum, kMax, kMin, kProd, kL2, kL1, kSumSquare, kLogSum, kLogSumExp };
+
+// The kinds whose result is a logarithm: computed in double for every input dtype.
+bool IsLogarithmic(ReduceKind kind) {
+  return kind == ReduceKind::kLogSum || kind == ReduceKind::kLogSumExp;
+}
+
+// log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)).
+double LogAddExp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == -std::numeric_limits<double>::infinity()) return b;
+  if (b == -std::numeric_limits<double>::infinity()) return a;
+  const double m = std::max(a, b);
+  if (std::isinf(m)) return m;
+  return m + std::log1p(std::exp(-std::fabs(a - b)));
+}
 
 // Which axes of `in` are reduced: the axes input, else the attribute; empty means all
 // axes, or none with noop_with_empty_axes=1.
@@ -68,6 +85,7 @@ A Identity(ReduceKind kind) {
     case ReduceKind::kMin:
       return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
                                                   : std::numeric_limits<A>::max();
+    case ReduceKind::kLogSumExp: return -std::numeric_limits<A>::infinity();  // A is double
     default: return A(0);
   }
 }
@@ -80,7 +98,13 @@ A Combine(ReduceKind kind, A acc, A v) {
     case ReduceKind::kProd: return acc * v;
     case ReduceKind::kMax: return (v > acc || IsNan(v)) && !IsNan(acc) ? v : acc;
     case ReduceKind::kMin: return (v < acc || IsNan(v)) && !IsNan(acc) ? v : acc;
-    case ReduceKind::kL2: return acc + v * v;
+    case ReduceKind::kL2:
+    case ReduceKind::kSumSquare: return acc + v * v;
+    case ReduceKind::kL1: return acc + (v < A(0) ? A(0) - v : v);
+    case ReduceKind::kLogSum: return acc + v;
+    case ReduceKind::kLogSumExp:
+      if constexpr (std::is_same_v<A, double>) return LogAddExp(acc, v);
+      else return acc;  // not reached: logarithmic kinds reduce in double
   }
   return acc;
 }
@@ -88,6 +112,7 @@ A Combine(ReduceKind kind, A acc, A v) {
 template <typename A>
 A Finish(ReduceKind kind, A acc, int64_t count) {
   if (kind == ReduceKind::kL2) return static_cast<A>(std::sqrt(static_cast<double>(acc)));
+  if (kind == ReduceKind::kLogSum) return static_cast<A>(std::log(static_cast<double>(acc)));
   if (kind == ReduceKind::kMean) {
     if constexpr (std::is_same_v<A, double>) return acc / static_cast<double>(count);  // 0/0: NaN
     else return count ? acc / count : 0;
@@ -130,7 +155,7 @@ void ReduceWith(ReduceKind kind, const Tensor& in, const std::vector<bool>& redu
 Status Reduce(KernelContext& ctx, ReduceKind kind) {
   const Tensor& in = *ctx.inputs[0];
   std::vector<bool> reduced = ReducedAxes(ctx, in.rank());
-  if (IsFloat(in.dtype())) ReduceWith<double>(kind, in, reduced, ctx.outputs[0]);
+  if (IsFloat(in.dtype()) || IsLogarithmic(kind)) ReduceWith<double>(kind, in, reduced, ctx.outputs[0]);
   else ReduceWith<int64_t>(kind, in, reduced, ctx.outputs[0]);
   return Status::Ok();
 }
@@ -219,6 +244,46 @@ void TopKWith(KernelContext& ctx) {
   }
 }
 
+// --- CumSum ---
+
+// Running sums along `axis`: out[j] = sum of in[k] for k <= j (k < j when exclusive; k >= j
+// or k > j when reversed). Integer sums wrap as two's complement when narrowed.
+template <typename A>
+void CumSumWith(KernelContext& ctx) {
+  const Tensor& in = *ctx.inputs[0];
+  const std::vector<A> values = Widen<A>(in);
+  int64_t axis = ctx.inputs[1]->ToInt64Vector()[0];
+  if (axis < 0) axis += in.rank();
+  const bool exclusive = ctx.attrs.GetInt("exclusive", 0) != 0;
+  const bool reverse = ctx.attrs.GetInt("reverse", 0) != 0;
+  const int64_t outer = NumElements(std::span(in.dims()).first(axis));
+  const int64_t dim = in.dim(static_cast<int>(axis));
+  const int64_t inner = NumElements(std::span(in.dims()).subspan(axis + 1));
+  std::vector<A> sums(values.size(), A(0));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * dim * inner + i;
+      A running = A(0);
+      auto add = [&running](A v) {
+        if constexpr (std::is_same_v<A, double>) running += v;
+        else running = WrapAdd(running, v);
+      };
+      for (int64_t step = 0; step < dim; ++step) {
+        const int64_t j = reverse ? dim - 1 - step : step;
+        const int64_t at = base + j * inner;
+        if (exclusive) {
+          sums[at] = running;
+          add(values[at]);
+        } else {
+          add(values[at]);
+          sums[at] = running;
+        }
+      }
+    }
+  }
+  Narrow(sums, ctx.outputs[0]);
+}
+
 }  // namespace
 
 Status ReduceMean(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kMean); }
@@ -227,12 +292,22 @@ Status ReduceMax(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kMax); }
 Status ReduceMin(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kMin); }
 Status ReduceProd(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kProd); }
 Status ReduceL2(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kL2); }
+Status ReduceL1(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kL1); }
+Status ReduceSumSquare(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kSumSquare); }
+Status ReduceLogSum(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kLogSum); }
+Status ReduceLogSumExp(KernelContext& ctx) { return Reduce(ctx, ReduceKind::kLogSumExp); }
 Status ArgMax(KernelContext& ctx) { return ArgReduce(ctx, /*largest=*/true); }
 Status ArgMin(KernelContext& ctx) { return ArgReduce(ctx, /*largest=*/false); }
 
 Status TopK(KernelContext& ctx) {
   if (IsFloat(ctx.inputs[0]->dtype())) TopKWith<double>(ctx);
   else TopKWith<int64_t>(ctx);
+  return Status::Ok();
+}
+
+Status CumSum(KernelContext& ctx) {
+  if (IsFloat(ctx.inputs[0]->dtype())) CumSumWith<double>(ctx);
+  else CumSumWith<int64_t>(ctx);
   return Status::Ok();
 }
 

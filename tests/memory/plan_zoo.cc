@@ -1,0 +1,115 @@
+// Memory plan of every zoo model: loads each model (driver::LoadModel, default options, at
+// each requested -O level), plans memory over g.nodes() and prints the greedy arena, the
+// lower bound (largest total of bytes live at once), the naive sum (linear planner) and
+// arena / lower bound. A model fails when that ratio exceeds --max-ratio (default 1.02),
+// when two buffers live at the same time overlap in the arena, or when it cannot be
+// loaded or planned.
+//
+// usage: memory_plan_zoo ZOO_DIR [-O LEVEL]... [--model NAME] [--max-ratio R] [--no-in-place]
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "driver/load.h"
+#include "memory/liveness.h"
+
+namespace fs = std::filesystem;
+using namespace edgec;
+
+namespace {
+
+// Independent of the planner: every pair of buffers live at a common step is disjoint in
+// memory, and every offset is aligned.
+std::string CheckPlacement(const memory::MemoryPlan& plan) {
+  const auto& b = plan.buffers;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i].offset % memory::kArenaAlignment != 0) {
+      return fmt::format("buffer {} at unaligned offset {}", i, b[i].offset);
+    }
+    for (size_t j = i + 1; j < b.size(); ++j) {
+      if (!memory::LiveRangesIntersect(b[i].request, b[j].request)) continue;
+      int64_t ei = b[i].offset + memory::AlignUp(b[i].request.bytes);
+      int64_t ej = b[j].offset + memory::AlignUp(b[j].request.bytes);
+      if (b[i].request.bytes > 0 && b[j].request.bytes > 0 && b[i].offset < ej &&
+          b[j].offset < ei) {
+        return fmt::format("buffers {} ('{}') and {} ('{}') overlap while both live", i,
+                           b[i].owner->name(), j, b[j].owner->name());
+      }
+    }
+  }
+  return "";
+}
+
+std::string Mib(int64_t bytes) { return fmt::format("{:.3f}", bytes / 1048576.0); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string zoo, only_model;
+  std::vector<int> levels;
+  double max_ratio = 1.02;
+  memory::PlanOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-O" && i + 1 < argc) levels.push_back(std::atoi(argv[++i]));
+    else if (a.size() == 3 && a.starts_with("-O")) levels.push_back(a[2] - '0');
+    else if (a == "--model" && i + 1 < argc) only_model = argv[++i];
+    else if (a == "--max-ratio" && i + 1 < argc) max_ratio = std::atof(argv[++i]);
+    else if (a == "--no-in-place") options.in_place = false;
+    else zoo = a;
+  }
+  if (levels.empty()) levels.push_back(0);
+  if (zoo.empty() || !fs::is_directory(zoo)) {
+    fmt::print(stderr,
+               "usage: memory_plan_zoo ZOO_DIR [-O LEVEL]... [--model NAME] [--max-ratio R] "
+               "[--no-in-place]\n");
+    return 2;
+  }
+  std::vector<fs::path> models;
+  for (auto& e : fs::directory_iterator(zoo)) {
+    if (fs::exists(e.path() / "model.onnx") &&
+        (only_model.empty() || e.path().filename() == only_model)) {
+      models.push_back(e.path());
+    }
+  }
+  std::sort(models.begin(), models.end());
+
+  int passed = 0, failed = 0;
+  fmt::print("{:<20} {:>3} {:>6} {:>8} {:>6} {:>8} {:>11} {:>11} {:>11} {:>7} {:>6}\n", "model",
+             "-O", "nodes", "buffers", "views", "in-place", "arena MiB", "bound MiB", "naive MiB",
+             "ratio", "");
+  for (int level : levels) {
+    for (const fs::path& dir : models) {
+      std::string name = dir.filename().string();
+      driver::LoadOptions load;
+      load.opt_level = level;
+      auto g = driver::LoadModel((dir / "model.onnx").string(), load);
+      if (!g.ok()) {
+        fmt::print("{:<20} {:>3} FAIL load: {}\n", name, level, g.status().message());
+        ++failed;
+        continue;
+      }
+      auto plan = memory::PlanMemory(*g, {}, options);
+      if (!plan.ok()) {
+        fmt::print("{:<20} {:>3} FAIL plan: {}\n", name, level, plan.status().message());
+        ++failed;
+        continue;
+      }
+      double ratio = plan->lower_bound > 0
+                         ? static_cast<double>(plan->arena_bytes) / plan->lower_bound
+                         : 1.0;
+      std::string problem = CheckPlacement(*plan);
+      if (problem.empty() && ratio > max_ratio) {
+        problem = fmt::format("ratio {:.4f} > {}", ratio, max_ratio);
+      }
+      fmt::print("{:<20} {:>3} {:>6} {:>8} {:>6} {:>8} {:>11} {:>11} {:>11} {:>7.4f} {:>6}  {}\n",
+                 name, level, g->num_nodes(), plan->buffers.size(), plan->view_count,
+                 plan->in_place_count, Mib(plan->arena_bytes), Mib(plan->lower_bound),
+                 Mib(plan->naive_bytes), ratio, problem.empty() ? "ok" : "FAIL", problem);
+      (problem.empty() ? passed : failed)++;
+    }
+  }
+  fmt::print("{} passed, {} failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,124 @@
+// edgec bench MODEL [--input name=file.npy ...] [--threads N] [--runs R] [--warmup W] [--json]
+// Latency (min/median/p90/p99), throughput, arena bytes, peak RSS and compile time of the
+// CPU plan.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/session.h"
+#include "frontend/onnx/importer.h"
+#include "tools/edgec/inputs.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  int threads = 0;
+  int runs = 50;
+  int warmup = 5;
+  int level = 3;
+  uint64_t seed = 0;
+  bool json = false;
+  bool reference = false;
+};
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  double idx = p * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(idx);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
+}
+
+int64_t PeakRssBytes() {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
+
+int BenchMain(const BenchFlags& f) {
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  auto g = onnx_fe::ImportOnnxFile(f.model);
+  if (!g.ok()) return ReportError(g.status().message());
+  auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, nullptr);
+  if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
+  SessionOptions so;
+  so.opt_level = f.level;
+  so.plan.threads = f.threads;
+  so.plan.fast_kernels = !f.reference;
+  auto session = Session::FromGraph(std::move(g).value(), f.model, so);
+  if (!session.ok()) return ReportError(session.status().message());
+  std::map<std::string, Dims> shapes;
+  for (auto& [name, t] : *inputs) shapes[name] = t.dims();
+  auto plan = (*session)->Prepare(shapes);
+  if (!plan.ok()) return ReportError(plan.status().message());
+  double compile_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+
+  std::vector<Tensor> outs;
+  for (int i = 0; i < f.warmup; ++i) {
+    Status st = (*session)->Run(*inputs, &outs);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  }
+  std::vector<double> ms;
+  ms.reserve(f.runs);
+  auto all0 = clock::now();
+  for (int i = 0; i < f.runs; ++i) {
+    auto a = clock::now();
+    Status st = (*session)->Run(*inputs, &outs);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+    ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+  }
+  double total_s = std::chrono::duration<double>(clock::now() - all0).count();
+  const Plan& p = **plan;
+  double median = Percentile(ms, 0.5);
+  if (f.json) {
+    nlohmann::json j = {
+        {"model", f.model}, {"threads", p.threads()}, {"runs", f.runs}, {"warmup", f.warmup},
+        {"latency_ms", {{"min", *std::min_element(ms.begin(), ms.end())}, {"median", median},
+                        {"p90", Percentile(ms, 0.9)}, {"p99", Percentile(ms, 0.99)}}},
+        {"throughput_per_s", f.runs / total_s}, {"arena_bytes", p.memory().arena_bytes},
+        {"arena_lower_bound_bytes", p.memory().lower_bound}, {"naive_bytes", p.memory().naive_bytes},
+        {"peak_rss_bytes", PeakRssBytes()}, {"compile_ms", compile_ms}, {"plan", p.Summary()}};
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("model: {}\n", f.model);
+  fmt::print("plan: {}\n", p.Summary());
+  fmt::print("latency over {} runs ({} warm-up), {} thread(s):\n", f.runs, f.warmup, p.threads());
+  fmt::print("  min {:.3f} ms  median {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms\n",
+             *std::min_element(ms.begin(), ms.end()), median, Percentile(ms, 0.9), Percentile(ms, 0.99));
+  fmt::print("throughput: {:.1f} inferences/s\n", f.runs / total_s);
+  fmt::print("memory: arena {:.2f} MiB (lower bound {:.2f} MiB, naive {:.2f} MiB), peak RSS {:.1f} MiB\n",
+             p.memory().arena_bytes / 1048576.0, p.memory().lower_bound / 1048576.0,
+             p.memory().naive_bytes / 1048576.0, PeakRssBytes() / 1048576.0);
+  fmt::print("compile (import + optimize + plan): {:.1f} ms\n", compile_ms);
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddBenchVerb(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* sub = app.add_subcommand("bench", "Measure a model's CPU latency, throughput and memory");
+  sub->add_option("model", flags->model, "ONNX model file")->required();
+  sub->add_option("--input,-i", flags->inputs, "NAME=FILE.npy (seeded random data for inputs not given)");
+  sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: dims for a random input with symbolic dims");
+  sub->add_option("--threads", flags->threads, "threads (0 = all cores)")->capture_default_str();
+  sub->add_option("--runs", flags->runs, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--warmup", flags->warmup, "untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("-O", flags->level, "optimization level 0-3")->check(CLI::Range(0, 3))->capture_default_str();
+  sub->add_option("--seed", flags->seed, "seed for random inputs")->capture_default_str();
+  sub->add_flag("--json", flags->json, "print the results as JSON");
+  sub->add_flag("--reference", flags->reference, "use the reference kernels only");
+  return [flags] { return BenchMain(*flags); };
+}
+
+}  // namespace edgec::cli
