@@ -1,6 +1,7 @@
 #include "memory/liveness.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@ std::string_view PlacementName(Placement p) {
     case Placement::kOwn: return "own";
     case Placement::kView: return "view";
     case Placement::kInPlace: return "in-place";
+    case Placement::kConcatInput: return "concat-input";
   }
   return "?";
 }
@@ -84,13 +86,50 @@ bool SamePhysical(const Value& a, const Value& b) {
          a.physical.strides == b.physical.strides;
 }
 
+// Views of input 0 (an in-place Concat is decided separately).
 bool IsView(const Node& n, int output) {
   const Value* x = n.input(0);
-  if (x == nullptr || x->is_constant()) return false;
+  if (x == nullptr || x->is_constant() || n.op() == OpKind::kConcat) return false;
   const Value& y = *n.output(output);
   if (y.physical.is_view) return true;
   return output == 0 && IsReshapeLike(n.op()) && IsContiguousRowMajor(*x) &&
          IsContiguousRowMajor(y);
+}
+
+int64_t DenseBytes(const Value& v) {
+  return NumElements(v.type.dims) * static_cast<int64_t>(DTypeSize(v.type.dtype));
+}
+
+// The byte slot of each input of a Concat marked in place, or nullopt when the mark does
+// not hold up (then the Concat is a copy).
+std::optional<std::vector<int64_t>> InPlaceConcatSlots(const Node& n) {
+  const Value* y = n.output(0);
+  if (n.op() != OpKind::kConcat || !y->physical.is_view || !y->type.IsStatic() ||
+      !IsContiguousRowMajor(*y)) {
+    return std::nullopt;
+  }
+  const int rank = y->type.rank();
+  int64_t axis = n.attrs.GetInt("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  for (int i = 0; i < axis; ++i) {
+    if (y->type.dims[i] != 1) return std::nullopt;
+  }
+  std::vector<int64_t> slots;
+  std::unordered_set<const Value*> seen;
+  int64_t at = 0;
+  for (const Value* x : n.inputs()) {
+    if (x == nullptr || x->is_constant() || x->producer() == nullptr || x->is_graph_input() ||
+        x->is_graph_output() || x->uses().size() != 1 || !seen.insert(x).second ||
+        !x->type.IsStatic() || !IsContiguousRowMajor(*x) || x->physical.is_view ||
+        x->type.dtype != y->type.dtype) {
+      return std::nullopt;
+    }
+    slots.push_back(at);
+    at += DenseBytes(*x);
+  }
+  if (at != DenseBytes(*y)) return std::nullopt;
+  return slots;
 }
 
 // --- building the buffers ---
@@ -104,6 +143,13 @@ class LivenessBuilder {
     RETURN_IF_ERROR(CheckOrder());
     out_.num_steps = static_cast<int>(order_.size());
     last_step_ = std::max(0, out_.num_steps - 1);
+    for (const Node* n : order_) {
+      auto slots = InPlaceConcatSlots(*n);
+      if (!slots) continue;
+      concat_buffer_[n] = -1;
+      for (int j = 0; j < n->num_inputs(); ++j) concat_slot_[n->input(j)] = {n, (*slots)[j]};
+      out_.concat_in_place_count++;
+    }
     for (Value* v : g_.inputs()) {
       if (v->is_constant() || out_.values.count(v)) continue;
       RETURN_IF_ERROR(AddOwn(v, 0));
@@ -159,20 +205,48 @@ class LivenessBuilder {
     b.owner = v;
     b.members = {v};
     b.holds_graph_output = v->is_graph_output();
-    out_.values[v] = {static_cast<int>(out_.buffers.size()), 0, bytes, Placement::kOwn, -1};
+    ValueMemory m;
+    m.buffer = static_cast<int>(out_.buffers.size());
+    m.bytes = bytes;
+    out_.values[v] = m;
     out_.buffers.push_back(std::move(b));
     return Status::Ok();
   }
 
-  Status Join(const Value* v, int buffer, int step, Placement placement, int input) {
+  // An input of an in-place Concat: into its slot of the Concat's buffer, which the first
+  // such input to be produced allocates.
+  Status AddConcatInput(const Value* v, int step) {
+    auto [concat, slot] = concat_slot_.at(v);
+    int& buffer = concat_buffer_.at(concat);
+    if (buffer < 0) {
+      const Value* y = concat->output(0);
+      ASSIGN_OR_RETURN(int64_t bytes, ValueBytes(*y));
+      Buffer b;
+      b.request = {bytes, step, step};
+      b.owner = y;
+      buffer = static_cast<int>(out_.buffers.size());
+      out_.buffers.push_back(std::move(b));
+    }
+    return Join(v, buffer, step, Placement::kConcatInput, -1, slot);
+  }
+
+  Status Join(const Value* v, int buffer, int step, Placement placement, int input,
+              int64_t offset_in_buffer = 0) {
     ASSIGN_OR_RETURN(int64_t bytes, ValueBytes(*v));
     Buffer& b = out_.buffers[buffer];
     b.request.bytes = std::max(b.request.bytes, bytes);
     b.request.last_use = std::max(b.request.last_use, OwnLastUse(*v, step));
     b.members.push_back(v);
     b.holds_graph_output |= v->is_graph_output();
-    out_.values[v] = {buffer, 0, bytes, placement, input};
-    (placement == Placement::kView ? out_.view_count : out_.in_place_count)++;
+    ValueMemory m;
+    m.buffer = buffer;
+    m.offset_in_buffer = offset_in_buffer;
+    m.bytes = bytes;
+    m.placement = placement;
+    m.shares_input = input;
+    out_.values[v] = m;
+    if (placement == Placement::kView) out_.view_count++;
+    if (placement == Placement::kInPlace) out_.in_place_count++;
     return Status::Ok();
   }
 
@@ -212,6 +286,8 @@ class LivenessBuilder {
 
   Status PlaceOutput(const Node& n, int k, int step) {
     const Value* y = n.output(k);
+    if (concat_slot_.count(y)) return AddConcatInput(y, step);
+    if (concat_buffer_.count(&n)) return Join(y, concat_buffer_.at(&n), step, Placement::kView, 0);
     if (IsView(n, k)) return Join(y, out_.values.at(n.input(0)).buffer, step, Placement::kView, 0);
     if (k == 0) {
       int j = InPlaceInput(n, step);
@@ -225,6 +301,9 @@ class LivenessBuilder {
   const PlanOptions& options_;
   std::unordered_map<const Node*, int> step_of_;
   int last_step_ = 0;
+  // In-place Concats: each input's Concat and slot; each Concat's buffer (-1 until made).
+  std::unordered_map<const Value*, std::pair<const Node*, int64_t>> concat_slot_;
+  std::unordered_map<const Node*, int> concat_buffer_;
   Liveness out_;
 };
 
@@ -265,10 +344,11 @@ StatusOr<MemoryPlan> PlanMemory(const Graph& g, std::span<Node* const> order,
   plan.lower_bound = LowerBound(requests);
   plan.in_place_count = live.in_place_count;
   plan.view_count = live.view_count;
+  plan.concat_in_place_count = live.concat_in_place_count;
   for (size_t i = 0; i < live.buffers.size(); ++i) {
     live.buffers[i].offset = greedy.GetOffset(static_cast<int>(i));
   }
-  for (auto& [v, m] : live.values) m.offset = live.buffers[m.buffer].offset;
+  for (auto& [v, m] : live.values) m.offset = live.buffers[m.buffer].offset + m.offset_in_buffer;
   plan.buffers = std::move(live.buffers);
   plan.values = std::move(live.values);
   return plan;
@@ -280,9 +360,11 @@ const ValueMemory* MemoryPlan::Find(const Value* v) const {
 }
 
 std::string MemoryPlan::Summary() const {
-  return fmt::format("arena {} (lower bound {}, naive {}), {} buffers, {} in place, {} views",
-                     FormatBytes(arena_bytes), FormatBytes(lower_bound), FormatBytes(naive_bytes),
-                     buffers.size(), in_place_count, view_count);
+  std::string s = fmt::format("arena {} (lower bound {}, naive {}), {} buffers, {} in place, {} views",
+                              FormatBytes(arena_bytes), FormatBytes(lower_bound),
+                              FormatBytes(naive_bytes), buffers.size(), in_place_count, view_count);
+  if (concat_in_place_count > 0) s += fmt::format(" ({} Concat in place)", concat_in_place_count);
+  return s;
 }
 
 }  // namespace edgec::memory

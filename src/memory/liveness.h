@@ -13,7 +13,14 @@
 //   - in place: an elementwise op writes its output into an input's buffer when that
 //     buffer dies at this step (no later reader through any alias), the input has the
 //     output's dtype, dims and physical layout, and the buffer holds neither a graph input
-//     nor a graph output. PlanOptions::in_place = false turns this off.
+//     nor a graph output. PlanOptions::in_place = false turns this off;
+//   - Concat in place (its output marked `physical.is_view` by the views pass): the
+//     Concat's buffer is allocated when its first input is produced, every input's
+//     producer writes straight into its slot (kConcatInput, `offset` includes the slot),
+//     and the Concat output is a view whose address is its input 0's. A marked Concat that
+//     does not meet the conditions (static dims, concatenation along the outermost non-1
+//     axis, distinct fresh single-use node outputs that are not graph outputs) is planned
+//     as a copy.
 // Constants (and views of constants) stay out of the arena: constants have no entry,
 // a reshape-like op on a constant gets a buffer of its own.
 #pragma once
@@ -37,12 +44,16 @@ enum class Placement : uint8_t {
   kOwn,      // the value allocated the buffer
   kView,     // zero-copy view of its input 0's buffer: the kernel does not run
   kInPlace,  // the kernel writes into the buffer of input `shares_input`
+  kConcatInput,  // the kernel writes into its slot of the in-place Concat's buffer
 };
 std::string_view PlacementName(Placement p);
 
 struct ValueMemory {
   int buffer = -1;      // index into MemoryPlan::buffers
-  int64_t offset = 0;   // byte offset of the buffer in the arena
+  // Byte offset in the arena: the buffer's, plus offset_in_buffer. For views it is the
+  // buffer's: the executor adds the view's own offset (a Slice's start, say).
+  int64_t offset = 0;
+  int64_t offset_in_buffer = 0;  // kConcatInput: the slot; else 0
   int64_t bytes = 0;    // the value's own bytes (before alignment)
   Placement placement = Placement::kOwn;
   int shares_input = -1;  // kView: 0; kInPlace: the input index of the producer
@@ -50,8 +61,11 @@ struct ValueMemory {
 
 struct Buffer {
   BufferRequest request;          // bytes = the largest member's, not yet aligned
-  const Value* owner = nullptr;   // the value that allocated it
-  std::vector<const Value*> members;  // owner first, then views/in-place outputs in order
+  // The value that allocated it (for an in-place Concat: its output).
+  const Value* owner = nullptr;
+  // In the order they were placed: the owner first, then views and in-place outputs (for
+  // an in-place Concat: its inputs, then its output).
+  std::vector<const Value*> members;
   int64_t offset = 0;             // filled by PlanMemory
   bool holds_graph_input = false;
   bool holds_graph_output = false;
@@ -62,7 +76,8 @@ struct Liveness {
   std::vector<Buffer> buffers;
   std::unordered_map<const Value*, ValueMemory> values;  // offsets not yet assigned
   int in_place_count = 0;
-  int view_count = 0;
+  int view_count = 0;           // includes in-place Concat outputs
+  int concat_in_place_count = 0;
 };
 
 struct MemoryPlan {
@@ -73,7 +88,8 @@ struct MemoryPlan {
   int64_t lower_bound = 0;  // largest total of aligned bytes live at one step
   int64_t naive_bytes = 0;  // linear planner (no reuse) over the same buffers
   int in_place_count = 0;
-  int view_count = 0;
+  int view_count = 0;           // includes in-place Concat outputs
+  int concat_in_place_count = 0;
 
   const ValueMemory* Find(const Value* v) const;
   // "arena 1.2 MiB (lower bound 1.2 MiB, naive 9.8 MiB), 43 buffers, 12 in place, 5 views"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <random>
 
 namespace edgec::memory {
 
@@ -136,6 +137,27 @@ std::vector<int> SortedOrder(std::span<const BufferRequest> buffers, const Befor
 
 int64_t Lifetime(const BufferRequest& b) { return int64_t{b.last_use} - b.first_use + 1; }
 
+// Randomized orders: largest first with each size scaled by a seeded factor in
+// [0.5, 1.5), so buffers of similar size trade places. Enough tries for small graphs,
+// a few for large ones (each try costs about n^2 steps).
+int RandomTries(size_t n) {
+  constexpr double kBudget = 2e8;
+  double per_try = std::max<double>(1.0, static_cast<double>(n) * static_cast<double>(n));
+  return static_cast<int>(std::clamp(kBudget / per_try, 4.0, 200.0));
+}
+
+std::vector<int> PerturbedSizeOrder(std::span<const BufferRequest> buffers, std::mt19937& rng) {
+  std::vector<double> key(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    double factor = 0.5 + static_cast<double>(rng() % 1000000) / 1000000.0;
+    key[i] = static_cast<double>(buffers[i].bytes) * factor;
+  }
+  std::vector<int> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return key[x] > key[y]; });
+  return order;
+}
+
 }  // namespace
 
 std::vector<int64_t> GreedyBySizePlanner::Place(std::span<const BufferRequest> buffers) const {
@@ -160,17 +182,25 @@ std::vector<int64_t> GreedyBySizePlanner::Place(std::span<const BufferRequest> b
   std::vector<Fit> fits = {Fit::kFirst};
   if (!only_tflite_order_) fits.push_back(Fit::kBest);
 
+  const int64_t bound = LowerBound(buffers);
   std::vector<int64_t> best;
   int64_t best_arena = -1;
-  for (const Before& before : orders) {
-    std::vector<int> order = SortedOrder(buffers, before);
+  auto try_order = [&](const std::vector<int>& order) {
     for (Fit fit : fits) {
+      if (best_arena == bound) return;  // cannot do better
       std::vector<int64_t> offsets = PlaceInOrder(buffers, order, fit);
       int64_t arena = ArenaOf(buffers, offsets);
       if (best_arena < 0 || arena < best_arena) {
         best_arena = arena;
         best = std::move(offsets);
       }
+    }
+  };
+  for (const Before& before : orders) try_order(SortedOrder(buffers, before));
+  if (!only_tflite_order_) {
+    std::mt19937 rng(0x5eed);
+    for (int t = RandomTries(buffers.size()); t > 0 && best_arena > bound; --t) {
+      try_order(PerturbedSizeOrder(buffers, rng));
     }
   }
   return best;

@@ -66,9 +66,11 @@ class MemoryPlanner {
 
 // The TFLite arena approach: buffers in decreasing size, each at the lowest offset where it
 // overlaps no already-placed buffer whose live range intersects its own. Beyond that plain
-// first-fit pass, it also tries a few other orders (by size x lifetime, by first use) and a
-// best-fit placement (the smallest gap that fits) and keeps the smallest arena; the
-// plain first-fit-by-size result is always among the candidates, so it is never worse.
+// first-fit pass it tries other orders (by size x lifetime, by lifetime, by first use), a
+// best-fit placement (the smallest gap that fits), then seeded random perturbations of the
+// size order until one reaches the lower bound or a work budget runs out; it keeps the
+// smallest arena. The plain TFLite pass is always a candidate, so the result is never
+// worse than it, and the result is deterministic.
 class GreedyBySizePlanner final : public MemoryPlanner {
  public:
   // `only_tflite_order`: just the classic pass (largest first, first fit), for tests and

@@ -217,6 +217,68 @@ TEST(Liveness, PhysicalIsViewAndLayoutsDecideViews) {
   ExpectNoOverlap(*p);
 }
 
+// A Concat the views pass marked in place: its buffer is made when its first input is
+// produced, each input is written into its slot, and the Concat output is a view.
+TEST(Liveness, ConcatInPlaceWritesInputsIntoSlots) {
+  Builder t;
+  Value* x = t.Input("x", {1, 4});
+  Value* a = t.Op(OpKind::kExp, {x}, {1, 2, 4});   // step 0
+  Value* u = t.Op(OpKind::kAbs, {x}, {1, 4});      // step 1: unrelated
+  Value* b = t.Op(OpKind::kNeg, {x}, {1, 3, 4});   // step 2
+  Node* cat = t.g.AddNode(OpKind::kConcat, "cat", {a, b}, 1);
+  cat->attrs.Set("axis", int64_t{1});
+  Value* c = cat->output(0);
+  c->type = MakeType(DType::kF32, {1, 5, 4});
+  c->physical.is_view = true;
+  Value* d = t.Op(OpKind::kRelu, {c}, {1, 5, 4});
+  t.g.MarkOutput(d);
+  t.g.MarkOutput(u);
+  auto p = Plan(t.g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->concat_in_place_count, 1);
+  EXPECT_EQ(M(*p, a).placement, Placement::kConcatInput);
+  EXPECT_EQ(M(*p, b).placement, Placement::kConcatInput);
+  EXPECT_EQ(M(*p, c).placement, Placement::kView);
+  EXPECT_EQ(M(*p, a).buffer, M(*p, c).buffer);
+  EXPECT_EQ(M(*p, b).buffer, M(*p, c).buffer);
+  EXPECT_EQ(M(*p, a).offset_in_buffer, 0);
+  EXPECT_EQ(M(*p, b).offset_in_buffer, 2 * 4 * 4);
+  EXPECT_EQ(M(*p, b).offset, M(*p, c).offset + 32);
+  EXPECT_EQ(M(*p, a).offset, M(*p, c).offset);
+  const Buffer& buf = B(*p, c);
+  EXPECT_EQ(buf.owner, c);
+  EXPECT_EQ(buf.request.bytes, 5 * 4 * 4);
+  EXPECT_EQ(buf.request.first_use, 0);  // from a's step
+  EXPECT_EQ(buf.request.last_use, 4);   // d reads c (and d runs in place in it)
+  EXPECT_EQ(M(*p, d).placement, Placement::kInPlace);
+  EXPECT_NE(M(*p, u).buffer, M(*p, c).buffer);
+  ExpectNoOverlap(*p);
+}
+
+// A mark that does not hold (the concatenation axis is not the outermost non-1 one, or an
+// input is a graph input) is planned as a copy.
+TEST(Liveness, ConcatMarkedInPlaceButNotPossibleIsACopy) {
+  for (int variant = 0; variant < 2; ++variant) {
+    Builder t;
+    Value* x = t.Input("x", {2, 4});
+    Value* a = variant == 0 ? t.Op(OpKind::kExp, {x}, {2, 4}) : x;
+    Value* b = t.Op(OpKind::kNeg, {x}, {2, 4});
+    Node* cat = t.g.AddNode(OpKind::kConcat, "cat", {a, b}, 1);
+    cat->attrs.Set("axis", int64_t{variant == 0 ? 1 : 0});
+    Value* c = cat->output(0);
+    c->type = MakeType(DType::kF32, variant == 0 ? Dims{2, 8} : Dims{4, 4});
+    c->physical.is_view = true;
+    t.g.MarkOutput(c);
+    auto p = Plan(t.g);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->concat_in_place_count, 0) << variant;
+    EXPECT_EQ(M(*p, c).placement, Placement::kOwn) << variant;
+    EXPECT_EQ(M(*p, b).placement, Placement::kOwn) << variant;
+    EXPECT_NE(M(*p, b).buffer, M(*p, c).buffer) << variant;
+    ExpectNoOverlap(*p);
+  }
+}
+
 // Graph outputs are never overwritten, even at their last reader; nor is a graph input.
 TEST(Liveness, GraphOutputsAndInputsAreNeverReused) {
   Builder t;
