@@ -26,6 +26,10 @@ struct TensorDesc {
   DType dtype = DType::kF32;
   Dims dims;
   Layout layout = Layout::kRowMajor;
+  // Element strides per logical axis when the buffer is not dense in `layout` (a strided
+  // view such as a Transpose made zero-copy, or padded NHWC channels); empty means dense.
+  // Kernels that cannot read or write such a buffer refuse it (CreateKernel says so).
+  std::vector<int64_t> strides;
 };
 
 struct KernelRequest {

@@ -1,15 +1,208 @@
-// Fast CPU kernel registry. No fast kernel has landed yet: every node falls back to the
-// reference kernel, and the plan reports this reason for each.
-#include "kernels/cpu/kernel.h"
+// Fast CPU kernel registry: which family serves each op, the layouts each accepts, and the
+// request checks the families share.
+#include <algorithm>
+
+#include "kernels/cpu/common.h"
 
 namespace edgec::cpu {
 
-StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
-  return Unimplemented("{}: no fast CPU kernel for {} yet", req.label, OpName(req.op));
+namespace {
+
+// Strided (non-dense) buffers: the binary loops and the copies read and write any strides;
+// matmul and attention read strided operands; every other kernel needs dense buffers.
+Status ExpectSupportedStrides(const KernelRequest& req) {
+  switch (req.op) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kMax: case OpKind::kMin: case OpKind::kPow: case OpKind::kPRelu:
+    case OpKind::kFusedAdd:
+    case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice:
+      return Status::Ok();
+    case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
+      return ExpectDense(req, {0, 1});
+    case OpKind::kAttention:
+      return ExpectDense(req, {0, 1, 2});
+    default:
+      return ExpectDense(req);
+  }
 }
 
-std::vector<Layout> PreferredLayouts(OpKind) { return {Layout::kRowMajor}; }
+}  // namespace
 
-void SetThreads(int) {}
+StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
+  RETURN_IF_ERROR(ExpectKnownLayouts(req));
+  RETURN_IF_ERROR(ExpectSupportedStrides(req));
+  switch (req.op) {
+    // elementwise: unary math and activations
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
+    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal:
+    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil:
+    case OpKind::kGelu: case OpKind::kIdentity:
+      return CreateUnaryKernel(req);
+    // elementwise: broadcasting binary
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kMax: case OpKind::kMin: case OpKind::kPow: case OpKind::kPRelu:
+    case OpKind::kFusedAdd:
+      return CreateBinaryKernel(req);
+    case OpKind::kSoftmax: case OpKind::kLogSoftmax:
+      return CreateSoftmaxKernel(req);
+    case OpKind::kLayerNormalization: case OpKind::kRmsNormalization: case OpKind::kInstanceNormalization:
+      return CreateNormKernel(req);
+    case OpKind::kAttention:
+      return CreateAttentionKernel(req);
+    case OpKind::kResize:
+      return CreateResizeKernel(req);
+    case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice: case OpKind::kTranspose:
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+      return CreateMovementKernel(req);
+    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
+      return CreateConvKernel(req);
+    case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
+      return CreateMatMulKernel(req);
+    case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
+    case OpKind::kGlobalMaxPool:
+      return CreatePoolKernel(req);
+    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
+    case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2: case OpKind::kReduceSumSquare:
+      return CreateReduceKernel(req);
+    default:
+      return Refuse(req, "no fast CPU kernel for {}", OpName(req.op));
+  }
+}
+
+std::vector<Layout> PreferredLayouts(OpKind op) {
+  switch (op) {
+    // oneDNN's direct (non-im2col) convolutions and the pools want channels last.
+    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
+    case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
+    case OpKind::kGlobalMaxPool:
+      return {Layout::kNHWC, Layout::kRowMajor};
+    // Layout-agnostic (elementwise) or layout-aware (axis remapped) kernels.
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
+    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal:
+    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil:
+    case OpKind::kGelu: case OpKind::kIdentity: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul:
+    case OpKind::kDiv: case OpKind::kMax: case OpKind::kMin: case OpKind::kPow:
+    case OpKind::kPRelu: case OpKind::kFusedAdd: case OpKind::kSoftmax: case OpKind::kLogSoftmax:
+    case OpKind::kResize: case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice:
+    case OpKind::kTranspose: case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax:
+    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2:
+    case OpKind::kReduceSumSquare:
+      return {Layout::kRowMajor, Layout::kNHWC};
+    default:
+      return {Layout::kRowMajor};
+  }
+}
+
+// --- request checks shared by the families ---
+
+Status ExpectF32(const KernelRequest& req) {
+  for (size_t i = 0; i < req.inputs.size(); ++i) {
+    if (Present(req.inputs[i]) && req.inputs[i].dtype != DType::kF32) {
+      return Refuse(req, "input {} is {}; this fast kernel is f32 only", i,
+                    DTypeName(req.inputs[i].dtype));
+    }
+  }
+  for (size_t i = 0; i < req.outputs.size(); ++i) {
+    if (Present(req.outputs[i]) && req.outputs[i].dtype != DType::kF32) {
+      return Refuse(req, "output {} is {}; this fast kernel is f32 only", i,
+                    DTypeName(req.outputs[i].dtype));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ExpectF32(const KernelRequest& req, std::initializer_list<int> inputs) {
+  for (int i : inputs) {
+    const TensorDesc* d = InputOrNull(req, i);
+    if (d && d->dtype != DType::kF32) {
+      return Refuse(req, "input {} is {}; this fast kernel is f32 only", i, DTypeName(d->dtype));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ExpectLayouts(const KernelRequest& req, Layout layout) {
+  auto check = [&](const TensorDesc& d, const char* what, size_t i) -> Status {
+    if (!Present(d)) return Status::Ok();
+    const Layout want = d.dims.size() == 4 ? layout : Layout::kRowMajor;
+    if (d.layout != want) {
+      return Refuse(req, "{} {} is {}, expected {}", what, i, LayoutWord(d.layout), LayoutWord(want));
+    }
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < req.inputs.size(); ++i) RETURN_IF_ERROR(check(req.inputs[i], "input", i));
+  for (size_t i = 0; i < req.outputs.size(); ++i) RETURN_IF_ERROR(check(req.outputs[i], "output", i));
+  return Status::Ok();
+}
+
+Status ExpectKnownLayouts(const KernelRequest& req) {
+  auto check = [&](const TensorDesc& d, const char* what, size_t i) -> Status {
+    if (!Present(d) || d.layout == Layout::kRowMajor) return Status::Ok();
+    if (d.layout == Layout::kNHWC && d.dims.size() == 4) return Status::Ok();
+    return Refuse(req, "{} {} has layout {} on {} dims; fast kernels take row-major or 4-d NHWC",
+                  what, i, LayoutName(d.layout), d.dims.size());
+  };
+  for (size_t i = 0; i < req.inputs.size(); ++i) RETURN_IF_ERROR(check(req.inputs[i], "input", i));
+  for (size_t i = 0; i < req.outputs.size(); ++i) RETURN_IF_ERROR(check(req.outputs[i], "output", i));
+  return Status::Ok();
+}
+
+namespace {
+
+std::vector<int64_t> DenseStrides(const TensorDesc& d) {
+  std::vector<int64_t> s = ContiguousStrides(d.dims);
+  if (d.layout == Layout::kNHWC && d.dims.size() == 4) {
+    const int64_t c = d.dims[1], h = d.dims[2], w = d.dims[3];
+    s = {h * w * c, 1, w * c, c};
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<int64_t> LogicalStrides(const TensorDesc& d) {
+  return d.strides.size() == d.dims.size() && !d.strides.empty() ? d.strides : DenseStrides(d);
+}
+
+bool IsDense(const TensorDesc& d) {
+  if (d.strides.empty()) return true;
+  const std::vector<int64_t> dense = DenseStrides(d);
+  for (size_t i = 0; i < d.dims.size(); ++i) {
+    if (d.dims[i] != 1 && (i >= d.strides.size() || d.strides[i] != dense[i])) return false;
+  }
+  return true;
+}
+
+std::vector<int> MemoryOrder(const TensorDesc& d) {
+  std::vector<int> order(d.dims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  if (!IsDense(d)) {
+    const std::vector<int64_t> s = LogicalStrides(d);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return s[a] > s[b]; });
+    return order;
+  }
+  if (d.layout == Layout::kNHWC && d.dims.size() == 4) return {0, 2, 3, 1};
+  return order;
+}
+
+Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok) {
+  for (size_t i = 0; i < req.inputs.size(); ++i) {
+    if (!Present(req.inputs[i]) || IsDense(req.inputs[i])) continue;
+    if (std::find(strided_ok.begin(), strided_ok.end(), static_cast<int>(i)) != strided_ok.end()) continue;
+    return Refuse(req, "input {} is a strided view {}; this kernel reads dense buffers", i,
+                  DimsToString(req.inputs[i].strides));
+  }
+  for (size_t i = 0; i < req.outputs.size(); ++i) {
+    if (Present(req.outputs[i]) && !IsDense(req.outputs[i])) {
+      return Refuse(req, "output {} is strided {}; this kernel writes dense buffers", i,
+                    DimsToString(req.outputs[i].strides));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string LayoutWord(Layout l) { return l == Layout::kNHWC ? "nhwc" : std::string(LayoutName(l)); }
 
 }  // namespace edgec::cpu

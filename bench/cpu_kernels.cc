@@ -1,0 +1,145 @@
+// Throughput of the fast CPU kernels on a few representative problems, at 1 and 2 threads
+// (the benchmark argument). A measurement, not a test:
+//   build-*/bin/bench_cpu_kernels [--benchmark_filter=Conv]
+// The GFLOP counter is a rate (GFLOP/s). It counts 2 flops per multiply-add for conv and
+// matmul, and nominal per-element operation counts for softmax (5: max, subtract, exp,
+// sum, scale) and layer norm (8).
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "kernels/cpu/kernel.h"
+
+namespace edgec {
+namespace {
+
+struct Problem {
+  cpu::KernelRequest req;
+  Attributes attrs;
+  std::vector<Tensor> inputs;  // one per request input (constants included)
+  std::vector<Tensor> outputs;
+  double flops = 0;
+};
+
+Tensor RandomTensor(const Dims& dims, uint32_t seed) {
+  Tensor t(DType::kF32, dims);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+cpu::TensorDesc Desc(const Dims& dims, Layout layout = Layout::kRowMajor) {
+  return cpu::TensorDesc{DType::kF32, dims, dims.size() == 4 ? layout : Layout::kRowMajor};
+}
+
+// Runs the problem's kernel for as long as the benchmark wants.
+void RunProblem(benchmark::State& state, Problem& p) {
+  p.req.attrs = &p.attrs;
+  p.req.threads = static_cast<int>(state.range(0));
+  cpu::SetThreads(p.req.threads);
+  auto kernel = cpu::CreateKernel(p.req);
+  if (!kernel.ok()) {
+    state.SkipWithError(kernel.status().message().c_str());
+    return;
+  }
+  std::vector<const void*> in;
+  for (const Tensor& t : p.inputs) in.push_back(t.raw());
+  for (const cpu::TensorDesc& d : p.req.outputs) p.outputs.emplace_back(d.dtype, d.dims);
+  std::vector<void*> out;
+  for (Tensor& t : p.outputs) out.push_back(t.raw());
+  Tensor scratch(DType::kU8, {static_cast<int64_t>(std::max<size_t>((*kernel)->scratch_bytes(), 1))});
+  for (auto _ : state) {
+    Status s = (*kernel)->Run(in, out, scratch.raw());
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP"] = benchmark::Counter(p.flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel((*kernel)->Describe());
+}
+
+Problem ConvProblem(int64_t c_in, int64_t c_out, int64_t hw, int64_t group, Layout layout) {
+  Problem p;
+  p.req.op = OpKind::kConv;
+  p.req.label = "Conv 'bench'";
+  p.attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  p.attrs.Set("group", group);
+  const Dims x = {1, c_in, hw, hw}, w = {c_out, c_in / group, 3, 3}, y = {1, c_out, hw, hw};
+  p.inputs = {RandomTensor(x, 1), RandomTensor(w, 2), RandomTensor({c_out}, 3)};
+  p.req.inputs = {Desc(x, layout), Desc(w), Desc({c_out})};
+  p.req.constants = {nullptr, &p.inputs[1], &p.inputs[2]};
+  p.req.outputs = {Desc(y, layout)};
+  p.flops = 2.0 * c_out * (c_in / group) * 9 * hw * hw;
+  return p;
+}
+
+Problem MatMulProblem(int64_t m, int64_t k, int64_t n) {
+  Problem p;
+  p.req.op = OpKind::kMatMul;
+  p.req.label = "MatMul 'bench'";
+  p.inputs = {RandomTensor({m, k}, 4), RandomTensor({k, n}, 5)};
+  p.req.inputs = {Desc({m, k}), Desc({k, n})};
+  p.req.constants = {nullptr, &p.inputs[1]};
+  p.req.outputs = {Desc({m, n})};
+  p.flops = 2.0 * m * k * n;
+  return p;
+}
+
+void BM_Conv3x3_64x64_56(benchmark::State& state) {
+  Problem p = ConvProblem(64, 64, 56, 1, Layout::kNHWC);
+  RunProblem(state, p);
+}
+void BM_Conv3x3_64x64_56_RowMajor(benchmark::State& state) {
+  Problem p = ConvProblem(64, 64, 56, 1, Layout::kRowMajor);
+  RunProblem(state, p);
+}
+void BM_Depthwise3x3_144_56(benchmark::State& state) {
+  Problem p = ConvProblem(144, 144, 56, 144, Layout::kNHWC);
+  RunProblem(state, p);
+}
+void BM_MatMul_1024(benchmark::State& state) {
+  Problem p = MatMulProblem(1024, 1024, 1024);
+  RunProblem(state, p);
+}
+void BM_MatMul_128x256x256(benchmark::State& state) {
+  Problem p = MatMulProblem(128, 256, 256);
+  RunProblem(state, p);
+}
+void BM_Softmax_128x128(benchmark::State& state) {
+  Problem p;
+  p.req.op = OpKind::kSoftmax;
+  p.req.label = "Softmax 'bench'";
+  p.inputs = {RandomTensor({128, 128}, 6)};
+  p.req.inputs = {Desc({128, 128})};
+  p.req.constants = {nullptr};
+  p.req.outputs = {Desc({128, 128})};
+  p.flops = 5.0 * 128 * 128;
+  RunProblem(state, p);
+}
+void BM_LayerNorm_128x256(benchmark::State& state) {
+  Problem p;
+  p.req.op = OpKind::kLayerNormalization;
+  p.req.label = "LayerNormalization 'bench'";
+  p.inputs = {RandomTensor({128, 256}, 7), RandomTensor({256}, 8), RandomTensor({256}, 9)};
+  p.req.inputs = {Desc({128, 256}), Desc({256}), Desc({256})};
+  p.req.constants = {nullptr, &p.inputs[1], &p.inputs[2]};
+  p.req.outputs = {Desc({128, 256})};
+  p.flops = 8.0 * 128 * 256;
+  RunProblem(state, p);
+}
+
+BENCHMARK(BM_Conv3x3_64x64_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Conv3x3_64x64_56_RowMajor)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Depthwise3x3_144_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Softmax_128x128)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_LayerNorm_128x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+
+}  // namespace
+}  // namespace edgec
+
+BENCHMARK_MAIN();

@@ -1,0 +1,72 @@
+// Helpers shared by the fast CPU kernels: the factories registry.cc dispatches to, request
+// checks that explain a refusal, and the strides of a TensorDesc in memory.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/kernel.h"
+
+namespace edgec::cpu {
+
+using KernelOr = StatusOr<std::unique_ptr<Kernel>>;
+
+// One factory per kernel family (the file named after it).
+KernelOr CreateUnaryKernel(const KernelRequest& req);      // elementwise.cc
+KernelOr CreateBinaryKernel(const KernelRequest& req);     // elementwise.cc
+KernelOr CreateSoftmaxKernel(const KernelRequest& req);    // softmax.cc
+KernelOr CreateNormKernel(const KernelRequest& req);       // norm.cc
+KernelOr CreateAttentionKernel(const KernelRequest& req);  // attention.cc
+KernelOr CreateResizeKernel(const KernelRequest& req);     // resize.cc
+KernelOr CreateMovementKernel(const KernelRequest& req);   // movement.cc
+KernelOr CreateConvKernel(const KernelRequest& req);       // onednn_conv.cc
+KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
+KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
+KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
+
+// "Conv 'c1': <why>" as Unimplemented: the reason the Plan reports for its fallback.
+template <typename... Args>
+Status Refuse(const KernelRequest& req, fmt::format_string<Args...> f, Args&&... args) {
+  return Unimplemented("{}: {}", req.label, fmt::format(f, std::forward<Args>(args)...));
+}
+
+inline bool Present(const TensorDesc& d) { return d.dtype != DType::kUndefined; }
+inline int NumPresent(const std::vector<TensorDesc>& v) {
+  int n = 0;
+  for (const TensorDesc& d : v) n += Present(d);
+  return n;
+}
+inline const TensorDesc* InputOrNull(const KernelRequest& req, size_t i) {
+  return i < req.inputs.size() && Present(req.inputs[i]) ? &req.inputs[i] : nullptr;
+}
+inline const Tensor* ConstantOrNull(const KernelRequest& req, size_t i) {
+  return i < req.constants.size() ? req.constants[i] : nullptr;
+}
+
+// Fails unless every present input and output (or those listed) is f32.
+Status ExpectF32(const KernelRequest& req);
+Status ExpectF32(const KernelRequest& req, std::initializer_list<int> inputs);
+
+// Fails unless every present input and output of rank 4 has `layout` and no other rank
+// claims a layout other than row-major.
+Status ExpectLayouts(const KernelRequest& req, Layout layout);
+// Fails when a layout other than kRowMajor and kNHWC is used, or kNHWC on a rank other than 4.
+Status ExpectKnownLayouts(const KernelRequest& req);
+
+// Element strides of each logical axis: the desc's own strides, else those of a dense
+// row-major or NHWC buffer.
+std::vector<int64_t> LogicalStrides(const TensorDesc& d);
+// The logical axes in memory order, outermost first: 0..r-1, (0, 2, 3, 1) for NHWC, or
+// by decreasing stride for explicit strides.
+std::vector<int> MemoryOrder(const TensorDesc& d);
+// True when the buffer is dense in its layout (no explicit strides, or strides that equal
+// the dense ones).
+bool IsDense(const TensorDesc& d);
+// Fails when a present input not in `strided_ok` or any output is not dense.
+Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok = {});
+
+// "nhwc" / "row-major".
+std::string LayoutWord(Layout l);
+
+}  // namespace edgec::cpu

@@ -1,0 +1,91 @@
+// Shared parts of the oneDNN kernels (conv, matmul, pool, attention): memory descriptors
+// of the kernels' buffers, the epilogue as post-ops, a primitive whose run-time buffers
+// are bound by pointer (no allocation per Run), and the epilogue terms oneDNN does not take
+// (computed by the own broadcasting loops after the primitive).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/epilogue.h"
+#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/context.h"
+
+namespace edgec::cpu {
+
+using dnnl_md = dnnl::memory::desc;
+
+dnnl::memory::dims ToDnnlDims(const Dims& d);
+
+// A plain descriptor of `dims` with element `strides` (row-major when empty).
+dnnl_md PlainDesc(const Dims& dims, DType dtype, std::vector<int64_t> strides = {});
+// The descriptor of a kernel buffer: its dims and layout.
+dnnl_md PlainDesc(const TensorDesc& d);
+
+// Appends the epilogue activation as eltwise post-ops (nothing for kNone).
+void AppendActivation(dnnl::post_ops& po, const ActivationSpec& a);
+// "relu", "clip(0, 6)", ...: for Describe().
+std::string ActivationWord(const ActivationSpec& a);
+
+// True when oneDNN picked its reference (unoptimized) implementation.
+bool IsReferenceImpl(const dnnl::primitive_desc_base& pd);
+
+// A primitive with its argument memories made once; Run points them at the buffers.
+class BoundPrimitive {
+ public:
+  // Where an argument's buffer comes from at Run.
+  enum class Source { kInput, kOutput, kScratch, kFixed };
+
+  BoundPrimitive() = default;
+  BoundPrimitive(dnnl::primitive prim, const dnnl::engine& engine) : prim_(std::move(prim)), engine_(engine) {}
+
+  // Argument `arg` with descriptor `md` comes from input/output `index` (or the scratch
+  // buffer at byte `index`) at Run.
+  void Bind(int arg, const dnnl_md& md, Source source, int64_t index);
+  // Argument `arg` is a memory owned by the kernel (packed weights, bias).
+  void Fix(int arg, const dnnl::memory& m);
+  // The user scratchpad (0 bytes: none) at byte `offset` of the scratch buffer.
+  void BindScratchpad(const dnnl_md& md, int64_t offset);
+
+  // Points the bound memories at this Run's buffers and executes on `stream` (waits).
+  void Execute(dnnl::stream& stream, std::span<const void* const> inputs,
+               std::span<void* const> outputs, void* scratch);
+
+  bool valid() const { return static_cast<bool>(prim_); }
+
+ private:
+  struct Binding {
+    int arg;
+    Source source;
+    int64_t index;
+  };
+  dnnl::primitive prim_;
+  dnnl::engine engine_;
+  std::unordered_map<int, dnnl::memory> args_;
+  std::vector<Binding> bindings_;
+};
+
+// A constant tensor copied (and reordered) into a memory of descriptor `to`.
+dnnl::memory PackConstant(const dnnl_md& from, const void* data, const dnnl_md& to,
+                          DnnlContext& ctx);
+
+// The epilogue terms left to the own kernels, applied in place on the primitive's output:
+// y = act(y + addend_0 + addend_1) (each optional; act only when own_activation).
+struct OwnEpilogue {
+  struct Addend {
+    int input = -1;      // the run-time buffer of this input ...
+    const float* fixed = nullptr;  // ... or a kernel-owned one
+    StridedLoop loop;    // output <- output + addend
+  };
+  std::vector<Addend> addends;
+  bool own_activation = false;
+  vec::UnaryFn act;
+
+  bool empty() const { return addends.empty() && !own_activation; }
+  void Run(std::span<const void* const> inputs, float* y, int64_t numel, int threads) const;
+};
+
+}  // namespace edgec::cpu

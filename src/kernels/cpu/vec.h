@@ -1,0 +1,79 @@
+// The vectorized row kernels of the own CPU kernels: one table of plain single-threaded
+// loops over f32 rows, built twice from vec_impl.inc — for AVX2+FMA (vec_avx2.cc, compiled
+// for that target only) and portable scalar code (vec_scalar.cc). Kernels() picks the table
+// at run time (__builtin_cpu_supports), so the binary runs on any x86-64. The drivers in
+// elementwise.cc, softmax.cc, norm.cc, ... split work over threads and call these rows.
+#pragma once
+
+#include <cstdint>
+
+namespace edgec::cpu::vec {
+
+// Unary functions; also the activations of the fused epilogues (kIdentity = none).
+enum class Unary : uint8_t {
+  kIdentity,
+  kRelu,
+  kLeakyRelu,    // x < 0 ? alpha * x : x
+  kClip,         // min(max(x, alpha), beta)
+  kHardSigmoid,  // clamp(alpha * x + beta, 0, 1)
+  kHardSwish,
+  kSigmoid,
+  kTanh,
+  kSilu,
+  kGelu,      // erf form
+  kGeluTanh,  // tanh approximation
+  kErf,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kNeg,
+  kAbs,
+  kFloor,
+  kCeil,
+};
+
+struct UnaryFn {
+  Unary kind = Unary::kIdentity;
+  float alpha = 0.f, beta = 0.f;
+};
+
+enum class Binary : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu };
+
+struct Table {
+  const char* isa;
+  // y[i] = f(x[i]); y may equal x.
+  void (*unary)(const UnaryFn& f, const float* x, float* y, int64_t n);
+  // y[i] = act(a[i * sa] op b[i * sb]) with sa, sb in {0, 1}; y may equal a or b.
+  void (*binary)(Binary op, const UnaryFn& act, const float* a, int64_t sa, const float* b,
+                 int64_t sb, float* y, int64_t n);
+  // Softmax (or log-softmax) of one contiguous row: v = x * scale (+ mask[i * mask_stride]
+  // when mask is given, mask_stride in {0, 1}), y = softmax(v). y may equal x.
+  void (*softmax_row)(const float* x, float* y, int64_t n, bool log, float scale,
+                      const float* mask, int64_t mask_stride);
+  // Softmax along the rows of an [n, inner] block (row stride `inner`), for `width`
+  // consecutive columns starting at column 0 (width <= inner).
+  void (*softmax_columns)(const float* x, float* y, int64_t n, int64_t inner, int64_t width,
+                          bool log);
+  // Layer normalization of one row: y = (x - mean) / sqrt(var + eps) * scale + bias (bias
+  // may be null). Writes the mean and 1/sqrt(var + eps) to *mean, *inv_std.
+  void (*layer_norm_row)(const float* x, float* y, int64_t n, const float* scale,
+                         const float* bias, float epsilon, float* mean, float* inv_std);
+  // Mean and population variance of one row.
+  void (*moments_row)(const float* x, int64_t n, float* mean, float* var);
+  // y = x * a + b.
+  void (*affine_row)(const float* x, float* y, int64_t n, float a, float b);
+  // RMS normalization of one row: y = x / sqrt(mean(x^2) + eps) * scale.
+  void (*rms_norm_row)(const float* x, float* y, int64_t n, const float* scale, float epsilon);
+  // y[i] = sum_t w[t] * x[t][i] for t < taps (the blend of a linear resize); y != x[t].
+  void (*blend)(const float* const* x, const float* w, int taps, float* y, int64_t n);
+};
+
+extern const Table kScalarTable;
+extern const Table kAvx2Table;
+
+// The table own kernels use now: AVX2 when the CPU supports it and the scalar path is not
+// forced (cpu::ForceScalarKernels, or EDGEC_CPU_SCALAR=1 in the environment).
+const Table& Kernels();
+
+}  // namespace edgec::cpu::vec

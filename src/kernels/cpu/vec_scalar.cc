@@ -1,0 +1,75 @@
+// The portable build of the row kernels (vec_impl.inc): one lane, plain float arithmetic,
+// for CPUs without AVX2 and for tests of the fallback (cpu::ForceScalarKernels).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/vec.h"
+
+namespace edgec::cpu::vec {
+namespace scalar {
+namespace {
+
+using V = float;
+using M = bool;
+constexpr int kW = 1;
+
+inline V Load(const float* p) { return *p; }
+inline void Store(float* p, V v) { *p = v; }
+inline V LoadN(const float* p, int64_t n) { return n > 0 ? *p : 0.0f; }
+inline void StoreN(float* p, V v, int64_t n) {
+  if (n > 0) *p = v;
+}
+inline V Set(float f) { return f; }
+inline V TailFill(V v, int64_t n, float f) { return n >= 1 ? v : f; }
+inline V Add(V a, V b) { return a + b; }
+inline V Sub(V a, V b) { return a - b; }
+inline V Mul(V a, V b) { return a * b; }
+inline V Div(V a, V b) { return a / b; }
+inline V Fma(V a, V b, V c) { return a * b + c; }
+inline V Max(V a, V b) { return a > b ? a : b; }
+inline V Min(V a, V b) { return a < b ? a : b; }
+inline V Sqrt(V a) { return std::sqrt(a); }
+inline V Floor(V a) { return std::floor(a); }
+inline V Ceil(V a) { return std::ceil(a); }
+inline V Abs(V a) { return std::fabs(a); }
+inline V Neg(V a) { return -a; }
+inline M Lt(V a, V b) { return a < b; }
+inline M Gt(V a, V b) { return a > b; }
+inline M Ge(V a, V b) { return a >= b; }
+inline M Unordered(V a, V b) { return std::isnan(a) || std::isnan(b); }
+inline V Select(M m, V a, V b) { return m ? a : b; }
+inline float ReduceAdd(V v) { return v; }
+inline float ReduceMax(V v) { return v; }
+inline V Frexp(V x, V* e) {
+  int exponent = 0;
+  const float m = std::frexp(x, &exponent);
+  *e = static_cast<float>(exponent);
+  return m;
+}
+inline V Pow2n(V n) {
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+#include "kernels/cpu/vec_impl.inc"
+
+}  // namespace
+}  // namespace scalar
+
+const Table kScalarTable = {
+    "scalar",
+    scalar::UnaryRow,
+    scalar::BinaryRow,
+    scalar::SoftmaxRow,
+    scalar::SoftmaxColumns,
+    scalar::LayerNormRow,
+    scalar::MomentsRow,
+    scalar::AffineRow,
+    scalar::RmsNormRow,
+    scalar::Blend,
+};
+
+}  // namespace edgec::cpu::vec
