@@ -14,9 +14,10 @@ namespace edgec::passes {
 
 bool IsEpilogueOp(OpKind op);  // FusedConv, FusedMatMul, FusedAdd
 
-// A node about to be created: the fused equivalent of a Conv, Gemm, MatMul, Add or of an
-// epilogue node. FusedConv and FusedMatMul always have 4 input slots (X/A, W/B, bias,
-// residual; absent = nullptr), FusedAdd 2.
+// A node about to be created, usually the fused equivalent of a Conv, Gemm, MatMul, Add or
+// of an epilogue node (fuse-conv-bn also builds plain Conv/Gemm nodes with it). FusedConv and
+// FusedMatMul always have 4 input slots (X/A, W/B, bias, residual; absent = nullptr),
+// FusedAdd 2.
 struct FusedForm {
   OpKind op = OpKind::kFusedConv;
   std::vector<Value*> inputs;

@@ -52,7 +52,7 @@ Pattern ResidualPattern(OpKind producer_op) {
   return p;
 }
 
-bool HasResidualWithoutActivation(const Node* n, std::string* why) {
+bool HasResidual(const Node* n, std::string* why) {
   if (n->num_inputs() < 4 || !n->input(3)) {
     *why = fmt::format("{} has no residual (fuse-activation's case)", n->Label());
     return false;
@@ -68,7 +68,7 @@ std::vector<Pattern> ResidualPatterns() {
   // The activation after a residual Add, and Add + activation -> FusedAdd. The rewriter
   // visits nodes in topological order, so an Add is tried as a residual before the
   // activation reading it could turn it into a FusedAdd.
-  for (Pattern& p : ActivationPatterns({OpKind::kFusedConv, OpKind::kFusedMatMul}, HasResidualWithoutActivation)) {
+  for (Pattern& p : ActivationPatterns({OpKind::kFusedConv, OpKind::kFusedMatMul}, HasResidual)) {
     patterns.push_back(std::move(p));
   }
   for (Pattern& p : ActivationPatterns({OpKind::kAdd})) patterns.push_back(std::move(p));

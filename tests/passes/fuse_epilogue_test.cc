@@ -160,7 +160,9 @@ TEST(FuseConvBn, FoldsIntoGemmMatMulAndFusedMatMul) {
   EXPECT_EQ(CountOp(after, OpKind::kMatMul), 0);
   EXPECT_EQ(CountOp(after, OpKind::kFusedMatMul), 1);
   for (const Node* n : after.nodes()) {
-    if (n->op() == OpKind::kGemm) EXPECT_EQ(n->attrs.GetFloat("beta", 1.0f), 1.0f);
+    if (n->op() == OpKind::kGemm) {
+      EXPECT_EQ(n->attrs.GetFloat("beta", 1.0f), 1.0f);
+    }
   }
   EXPECT_EQ(Rewrites(ctx, "Gemm+BatchNormalization"), 2);
   EXPECT_EQ(Rewrites(ctx, "MatMul+BatchNormalization"), 1);
@@ -325,7 +327,9 @@ TEST(FuseActivation, EveryFormOnEveryProducer) {
       EXPECT_EQ(Rewrites(ctx, p.name + "+" + f.name), 1);
       // Every absorbed node is in the provenance.
       for (const Node* n : g.nodes()) {
-        if (n->op() != OpKind::kFlatten) EXPECT_TRUE(HasProvenance(fused, {n->name()})) << n->name();
+        if (n->op() != OpKind::kFlatten) {
+          EXPECT_TRUE(HasProvenance(fused, {n->name()})) << n->name();
+        }
       }
       EXPECT_EQ(after.num_nodes(), p.name == "Gemm" ? 2 : 1) << PrintGraph(after);
     }
