@@ -1,0 +1,737 @@
+// layout: chooses physical layouts. Two parts, both keeping every logical value as it was
+// (the reference executor ignores physical layouts, so its numbers cannot change):
+//
+// 1. Logical transposes are cancelled: Transpose(q)∘Transpose(p) with p∘q = identity
+//    disappears ("cancelled Transpose pair"; otherwise the two merge into one, "merged
+//    Transpose pair", when the inner one has no other reader); a Transpose followed by a
+//    single-use chain of elementwise ops that ends in its inverse Transpose is sunk through
+//    the chain and cancels: constants of binary ops are transposed (broadcast-aware), a
+//    second operand that is the same Transpose of another value loses its Transpose too.
+//
+//    Before:  %t = Transpose(%x) {perm=[0, 2, 3, 1]}; %r = Relu(%t); %a = Add(%r, %c[C])
+//             %y = Transpose(%a) {perm=[0, 3, 1, 2]}
+//    After:   %r = Relu(%x); %y = Add(%r, %c'[C, 1, 1])
+//
+// 2. Layout assignment (`to=nhwc`, the default; `to=nchw` keeps everything row-major and
+//    does only part 1). Rank-4 activations are grouped into regions: maximal sets of values
+//    connected through nodes that can run in NHWC (Conv/FusedConv/ConvTranspose, pools,
+//    BatchNormalization, InstanceNormalization, Resize, elementwise ops whose other inputs
+//    are constants or rank-4 values, Concat/Split/Slice/Pad, reductions). A region with at
+//    least one NHWC-preferring node (convolution, pool, normalization, resize) becomes NHWC
+//    when its conversions are cheap enough (the rule below): every value of it gets
+//    Layout::kNHWC, and each crossing of its boundary is an explicit conversion node, a
+//    Transpose with the identity perm marked edgec_relayout=1 (see types.h), whose output
+//    bytes NodeCopyBytes counts. Crossings that need no copy get no conversion:
+//      - a Conv with at most 4 input channels reads a row-major input directly (oneDNN's
+//        first-layer kernels read plain nchw and write nhwc/blocked): an image input needs
+//        no conversion;
+//      - a Reshape/Flatten/Squeeze/Unsqueeze whose NHWC input reads as dense row-major
+//        (NHWC [N, C, 1, 1] after a global pool is the row-major [N, C, 1, 1]) takes it as
+//        it is; `views` then marks it a view.
+//
+//    Before:  %c = Conv(%img[1, 3, 224, 224], %w); %r = Relu(%c); %p = GlobalAveragePool(%r)
+//             %f = Flatten(%p); %y = Gemm(%f, ...)
+//    After:   the same nodes; %c, %r, %p are NHWC; no conversion is needed.
+//
+//    Before:  %c = Conv(%x, %w); %s = Softmax(%c) {axis=1}; %y = Add(%c, %s)
+//    After:   %c: NHWC; %c.rowmajor = Transpose(%c) {edgec_relayout=1, perm=[0, 1, 2, 3]};
+//             %s = Softmax(%c.rowmajor); %s.nhwc = Transpose(%s) {edgec_relayout=1, ...}
+//             %y = Add(%c, %s.nhwc)     (when max_copy_per_mac allows the two conversions)
+//
+//    The cost rule. Converting a region costs its conversion bytes B (each read and written
+//    once: 2·B of memory traffic); running its convolutions in NHWC instead of plain NCHW
+//    saves compute: oneDNN runs plain-nchw convolutions (other than first layers) through
+//    im2col+GEMM, about 1.5x slower than its nhwc/blocked direct kernels. At ~25 GMAC/s per
+//    core and ~10 GB/s of memory bandwidth, saving a third of the conv time is worth M/75 ns
+//    for M MACs, and a conversion costs 2·B/10 = B/5 ns: converting pays when B <= M/15,
+//    i.e. `max_copy_per_mac=0.066`. The default is stricter, `max_copy_per_mac=0`: convert
+//    only regions that need no copying conversion at all, because the optimizer's measure is
+//    copy bytes per inference and a region kept row-major costs nothing there; the backend
+//    may still pick NHWC inside one primitive. Values whose shape is not static stay
+//    row-major. `pad_channels=16` rounds NHWC channels up to a multiple of 16 elements
+//    (aligned kernels; the producer writes the zero padding); default 1, no padding.
+//    Blocked NC16HW16 is not assigned (not done): strides cannot describe blocked memory
+//    (physical_layout.h), and oneDNN picks blocking inside a Conv primitive by itself.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "ir/cost.h"
+#include "ir/physical_layout.h"
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+#include "passes/pattern.h"
+
+namespace edgec::passes {
+namespace {
+
+bool IsUnaryElementwise(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf: case OpKind::kExp:
+    case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal: case OpKind::kNeg:
+    case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kNot:
+    case OpKind::kIdentity: case OpKind::kCast: case OpKind::kGelu: case OpKind::kClip:
+    case OpKind::kDropout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsBinaryElementwise(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kPow: case OpKind::kMax: case OpKind::kMin: case OpKind::kSum:
+    case OpKind::kMean: case OpKind::kEqual: case OpKind::kLess: case OpKind::kGreater:
+    case OpKind::kAnd: case OpKind::kOr: case OpKind::kWhere: case OpKind::kPRelu:
+    case OpKind::kFusedAdd:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsReshapeLike(OpKind op) {
+  return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze ||
+         op == OpKind::kUnsqueeze;
+}
+
+int64_t Bytes(const Value* v) {
+  return NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype));
+}
+
+std::vector<int64_t> TransposePerm(const Node* t) {
+  std::vector<int64_t> perm = t->attrs.GetInts("perm");
+  if (perm.empty() && t->input(0)->type.rank_known) {
+    perm.resize(t->input(0)->type.rank());
+    std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the axes
+  }
+  return perm;
+}
+
+bool IsIdentityPerm(const std::vector<int64_t>& p) {
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// A logical Transpose (not a layout conversion) whose input rank is known.
+bool IsLogicalTranspose(const Node* n) {
+  return n && n->op() == OpKind::kTranspose && !IsRelayout(*n) && n->input(0) &&
+         n->input(0)->type.rank_known;
+}
+
+// ---------------------------------------------------------------- part 1: transposes
+
+// Transposes a constant (any dtype) by `perm`: out axis i is input axis perm[i].
+Tensor TransposeConstant(const Tensor& t, const std::vector<int64_t>& perm) {
+  const int r = t.rank();
+  Dims out_dims(r);
+  for (int i = 0; i < r; ++i) out_dims[i] = t.dim(static_cast<int>(perm[i]));
+  Tensor out(t.dtype(), out_dims);
+  Strides read = TransposeStrides(RowMajorStrides(t.dims()), perm);
+  const size_t es = DTypeSize(t.dtype());
+  const char* src = static_cast<const char*>(t.raw());
+  char* dst = static_cast<char*>(out.raw());
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t k = 0; k < out.numel(); ++k) {
+    int64_t off = 0;
+    for (int i = 0; i < r; ++i) off += idx[i] * read[i];
+    std::memcpy(dst + k * es, src + off * es, es);
+    for (int i = r - 1; i >= 0; --i) {
+      if (++idx[i] < out_dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return out;
+}
+
+// The permutation of Transpose(q)∘Transpose(p) at `outer`, or nullopt with *why.
+std::optional<std::vector<int64_t>> ComposedPerm(const Node* outer, std::string* why) {
+  if (!IsLogicalTranspose(outer)) {
+    *why = "a layout conversion";
+    return std::nullopt;
+  }
+  Node* inner = outer->input(0)->producer();
+  if (!IsLogicalTranspose(inner)) {
+    *why = "input is not produced by a Transpose";
+    return std::nullopt;
+  }
+  std::vector<int64_t> p = TransposePerm(inner), q = TransposePerm(outer);
+  if (p.size() != q.size()) {
+    *why = "permutations of different ranks";
+    return std::nullopt;
+  }
+  std::vector<int64_t> composed(q.size());
+  for (size_t i = 0; i < q.size(); ++i) composed[i] = p[q[i]];
+  return composed;
+}
+
+bool CancelTransposePair(Graph& g, Node* outer, PassContext&, std::string* why) {
+  auto composed = ComposedPerm(outer, why);
+  if (!composed) return false;
+  if (!IsIdentityPerm(*composed)) {
+    *why = "the two permutations do not cancel";
+    return false;
+  }
+  if (!ReplaceValue(g, outer->output(0), outer->input(0)->producer()->input(0))) {
+    *why = "the result is a graph output and the Transpose's source cannot take its name";
+    return false;
+  }
+  return true;
+}
+
+bool MergeTransposePair(Graph& g, Node* outer, PassContext&, std::string* why) {
+  auto composed = ComposedPerm(outer, why);
+  if (!composed) return false;
+  Node* inner = outer->input(0)->producer();
+  if (IsIdentityPerm(*composed)) {
+    *why = "the pair cancels";
+    return false;
+  }
+  if (!HasSingleUse(inner->output(0))) {
+    *why = "the inner Transpose has other uses (merging would not remove it)";
+    return false;
+  }
+  Attributes a;
+  a.Set("perm", *composed);
+  auto merged = AddInferredNode(g, OpKind::kTranspose, g.FreshName(outer->name()),
+                                {inner->input(0)}, a, 1, inner);
+  if (!merged.ok()) {
+    *why = merged.status().message();
+    return false;
+  }
+  AbsorbProvenance(*merged, outer);
+  if (!ReplaceValue(g, outer->output(0), (*merged)->output(0))) {
+    g.RemoveNode(*merged);
+    *why = "the result is a graph output that cannot be renamed";
+    return false;
+  }
+  return true;
+}
+
+// An elementwise node that commutes with a Transpose of its data input `from`: unary ops
+// (other inputs constant scalars), and binary ops whose other inputs are constants
+// (transposed on the way) or the same Transpose of another value.
+bool CommutesWithTranspose(const Node* n, const Value* from, const std::vector<int64_t>& perm,
+                           std::string* why) {
+  if (n->num_outputs() != 1) {
+    *why = fmt::format("{} has {} outputs", n->Label(), n->num_outputs());
+    return false;
+  }
+  if (IsUnaryElementwise(n->op())) {
+    for (int i = 1; i < n->num_inputs(); ++i) {
+      const Tensor* c = ConstantOf(n->input(i));
+      if (n->input(i) && (!c || c->numel() != 1)) {
+        *why = fmt::format("{} input {} is not a constant scalar", n->Label(), i);
+        return false;
+      }
+    }
+    if (n->input(0) != from) {
+      *why = fmt::format("{} reads the Transpose as a parameter", n->Label());
+      return false;
+    }
+    return true;
+  }
+  if (!IsBinaryElementwise(n->op()) || n->op() == OpKind::kFusedAdd) {
+    *why = fmt::format("{} is not elementwise", n->Label());
+    return false;
+  }
+  const int r = static_cast<int>(perm.size());
+  if (!n->output(0)->type.rank_known || n->output(0)->type.rank() != r) {
+    *why = fmt::format("{} broadcasts to another rank", n->Label());
+    return false;
+  }
+  int reads_from = 0;
+  for (const Value* v : n->inputs()) {
+    if (!v) continue;
+    if (v == from) {
+      ++reads_from;
+      continue;
+    }
+    if (v->is_constant()) {
+      if (v->type.rank() > r) {
+        *why = "a constant of higher rank";
+        return false;
+      }
+      continue;
+    }
+    Node* t = v->producer();
+    if (!IsLogicalTranspose(t) || TransposePerm(t) != perm || !HasSingleUse(v) ||
+        t->input(0)->type.rank() != r) {
+      *why = fmt::format("{} reads '{}', which is not the same Transpose of another value",
+                         n->Label(), v->name());
+      return false;
+    }
+  }
+  if (reads_from != 1) {
+    *why = fmt::format("{} reads the value {} times", n->Label(), reads_from);
+    return false;
+  }
+  return true;
+}
+
+bool SinkTransposeThroughElementwise(Graph& g, Node* t, PassContext& ctx, std::string* why) {
+  if (!IsLogicalTranspose(t)) {
+    *why = "a layout conversion";
+    return false;
+  }
+  std::vector<int64_t> perm = TransposePerm(t);
+  // Follow the single-use chain down to an inverse Transpose.
+  std::vector<Node*> chain;
+  Value* cur = t->output(0);
+  Node* inverse = nullptr;
+  while (true) {
+    if (!HasSingleUse(cur)) {
+      *why = fmt::format("'{}' has {} uses{}", cur->name(), cur->uses().size(),
+                         cur->is_graph_output() ? " and is a graph output" : "");
+      return false;
+    }
+    Node* next = cur->uses()[0].node;
+    if (IsLogicalTranspose(next)) {
+      std::vector<int64_t> q = TransposePerm(next);
+      bool inv = q.size() == perm.size();
+      for (size_t i = 0; inv && i < q.size(); ++i) inv = perm[q[i]] == static_cast<int64_t>(i);
+      if (!inv) {
+        *why = "the chain ends in a Transpose that is not the inverse";
+        return false;
+      }
+      inverse = next;
+      break;
+    }
+    if (!CommutesWithTranspose(next, cur, perm, why)) return false;
+    chain.push_back(next);
+    cur = next->output(0);
+  }
+  if (chain.empty()) {
+    *why = "nothing between the Transposes (a pair)";
+    return false;
+  }
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  const int r = static_cast<int>(perm.size());
+  // Rebuild the chain on the untransposed values.
+  std::unordered_map<const Value*, Value*> mapped = {{t->output(0), t->input(0)}};
+  std::vector<Node*> created;
+  std::string names;
+  auto undo = [&] {
+    for (auto it = created.rbegin(); it != created.rend(); ++it) g.RemoveNode(*it);
+  };
+  for (Node* n : chain) {
+    std::vector<Value*> ins;
+    for (Value* v : n->inputs()) {
+      if (!v) {
+        ins.push_back(nullptr);
+      } else if (mapped.count(v)) {
+        ins.push_back(mapped[v]);
+      } else if (v->is_constant() && (!IsBinaryElementwise(n->op()) || v->constant().numel() == 1)) {
+        ins.push_back(v);
+      } else if (v->is_constant()) {
+        Dims expanded(r - v->type.rank(), 1);
+        expanded.insert(expanded.end(), v->type.dims.begin(), v->type.dims.end());
+        Tensor c = TransposeConstant(v->constant().Reshaped(expanded), inv);
+        ins.push_back(g.AddConstant(g.FreshName(v->name() + ".transposed"), c));
+      } else {
+        ins.push_back(v->producer()->input(0));  // the same Transpose of another value
+      }
+    }
+    auto made = AddInferredNode(g, n->op(), g.FreshName(n->name()), ins, n->attrs, 1, n);
+    if (!made.ok()) {
+      undo();
+      *why = made.status().message();
+      return false;
+    }
+    created.push_back(*made);
+    mapped[n->output(0)] = (*made)->output(0);
+    names += (names.empty() ? "" : ", ") + std::string(OpName(n->op()));
+  }
+  AbsorbProvenance(created.back(), t);
+  AbsorbProvenance(created.back(), inverse);
+  if (!ReplaceValue(g, inverse->output(0), created.back()->output(0))) {
+    undo();
+    *why = "the result is a graph output that cannot be renamed";
+    return false;
+  }
+  ctx.ExplainLine(fmt::format("layout: {} sunk through {} and cancelled with {}", t->Label(),
+                              names, inverse->Label()));
+  return true;
+}
+
+// ---------------------------------------------------------------- part 2: assignment
+
+bool IsRank4Activation(const Value* v) {
+  return v && !v->is_constant() && v->type.rank_known && v->type.rank() == 4 && v->type.IsStatic();
+}
+
+// How a node takes part in an NHWC region.
+struct Capability {
+  bool preferred = false;          // a reason to use NHWC (convolution, pool, norm)
+  std::vector<int> layout_inputs;  // inputs that must share the node's layout
+  std::vector<int> any_inputs;     // inputs read in whatever layout they have
+};
+
+std::optional<Capability> NhwcCapability(const Node& n) {
+  Capability c;
+  const Value* x = n.input(0);
+  if (!IsRank4Activation(x)) return std::nullopt;
+  for (const Value* o : n.outputs()) {
+    if (o->type.rank_known && o->type.rank() == 4 && !o->type.IsStatic()) return std::nullopt;
+  }
+  switch (n.op()) {
+    case OpKind::kConv: case OpKind::kFusedConv: case OpKind::kConvTranspose: {
+      const Value* w = n.input(1);
+      if (!w || !w->is_constant() || w->type.rank() != 4) return std::nullopt;
+      c.preferred = true;
+      // Few input channels: the first-layer kernels read plain nchw directly.
+      (x->type.dims[1] <= 4 ? c.any_inputs : c.layout_inputs).push_back(0);
+      if (n.op() == OpKind::kFusedConv && n.input(3)) {
+        if (!IsRank4Activation(n.input(3))) return std::nullopt;
+        c.layout_inputs.push_back(3);
+      }
+      return c;
+    }
+    case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
+    case OpKind::kGlobalMaxPool: case OpKind::kBatchNormalization:
+    case OpKind::kInstanceNormalization: case OpKind::kResize:
+      if (n.num_outputs() != 1) return std::nullopt;
+      c.preferred = true;
+      c.layout_inputs.push_back(0);
+      return c;
+    case OpKind::kSplit: case OpKind::kSlice: case OpKind::kPad:
+    case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax:
+    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kReduceL2:
+      for (int i = 1; i < n.num_inputs(); ++i) {
+        if (n.input(i) && !n.input(i)->is_constant()) return std::nullopt;
+      }
+      c.layout_inputs.push_back(0);
+      return c;
+    case OpKind::kConcat:
+      for (int i = 0; i < n.num_inputs(); ++i) {
+        if (!IsRank4Activation(n.input(i))) return std::nullopt;
+        c.layout_inputs.push_back(i);
+      }
+      return c;
+    default:
+      break;
+  }
+  if (IsUnaryElementwise(n.op())) {
+    if (n.num_outputs() != 1) return std::nullopt;
+    for (int i = 1; i < n.num_inputs(); ++i) {
+      if (n.input(i) && !n.input(i)->is_constant()) return std::nullopt;
+    }
+    c.layout_inputs.push_back(0);
+    return c;
+  }
+  if (IsBinaryElementwise(n.op())) {
+    if (!n.output(0)->type.rank_known || n.output(0)->type.rank() != 4) return std::nullopt;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      const Value* v = n.input(i);
+      if (!v || v->is_constant()) continue;
+      if (!IsRank4Activation(v)) return std::nullopt;
+      c.layout_inputs.push_back(i);
+    }
+    return c;
+  }
+  return std::nullopt;
+}
+
+struct UnionFind {
+  std::unordered_map<const Value*, const Value*> parent;
+  const Value* Find(const Value* v) {
+    auto it = parent.find(v);
+    if (it == parent.end()) {
+      parent[v] = v;
+      return v;
+    }
+    if (it->second == v) return v;
+    const Value* root = Find(it->second);
+    parent[v] = root;
+    return root;
+  }
+  void Join(const Value* a, const Value* b) { parent[Find(a)] = Find(b); }
+};
+
+struct Region {
+  std::vector<Value*> values;
+  bool preferred = false;
+  int64_t macs = 0;
+  int64_t conversion_bytes = 0;
+  std::vector<std::string> reasons;  // where the conversions would be
+};
+
+class LayoutAssigner {
+ public:
+  LayoutAssigner(Graph& g, PassContext& ctx, int64_t pad_channels, double max_copy_per_mac)
+      : g_(g), ctx_(ctx), pad_(pad_channels), max_copy_per_mac_(max_copy_per_mac) {}
+
+  Status Run() {
+    FindRegions();
+    for (Region& r : regions_) {
+      Cost(r);
+      bool cheap = r.conversion_bytes == 0 ||
+                   static_cast<double>(r.conversion_bytes) <=
+                       max_copy_per_mac_ * static_cast<double>(r.macs);
+      std::string head = fmt::format("layout: region of {} values at '{}' ({} MACs)",
+                                     r.values.size(), r.values[0]->name(), r.macs);
+      if (!r.preferred) {
+        ctx_.ExplainLine(head + ": row-major (no convolution, pool or normalization)");
+        continue;
+      }
+      if (!cheap) {
+        ctx_.ExplainLine(fmt::format("{}: row-major: conversions would copy {} bytes ({})", head,
+                                     r.conversion_bytes, fmt::join(r.reasons, "; ")));
+        ctx_.stats().rewrites["region kept row-major (conversions would copy)"]++;
+        continue;
+      }
+      ctx_.ExplainLine(fmt::format("{}: NHWC, conversions copy {} bytes", head, r.conversion_bytes));
+      RETURN_IF_ERROR(Convert(r));
+      ctx_.stats().rewrites["NHWC region"]++;
+    }
+    return g_.TopoSort();
+  }
+
+ private:
+  // The layout values of a capable node: its layout inputs and rank-4 outputs.
+  static std::vector<Value*> LayoutValues(const Node* n, const Capability& c) {
+    std::vector<Value*> vs;
+    for (int i : c.layout_inputs) vs.push_back(n->input(i));
+    for (Value* o : n->outputs()) {
+      if (IsRank4Activation(o)) vs.push_back(o);
+    }
+    return vs;
+  }
+
+  void FindRegions() {
+    UnionFind uf;
+    std::vector<Value*> order;
+    std::set<const Value*> seen;
+    std::vector<Node*> capable;
+    for (Node* n : g_.nodes()) {
+      auto c = NhwcCapability(*n);
+      if (!c) continue;
+      std::vector<Value*> vs = LayoutValues(n, *c);
+      if (vs.empty()) continue;
+      caps_[n] = *c;
+      capable.push_back(n);
+      for (Value* v : vs) {
+        if (seen.insert(v).second) order.push_back(v);
+        uf.Join(v, vs[0]);
+      }
+    }
+    std::map<const Value*, int> index;
+    for (Value* v : order) {
+      const Value* root = uf.Find(v);
+      if (!index.count(root)) {
+        index[root] = static_cast<int>(regions_.size());
+        regions_.emplace_back();
+      }
+      regions_[index[root]].values.push_back(v);
+      region_of_[v] = index[root];
+    }
+    for (Node* n : capable) {
+      const Capability& c = caps_[n];
+      Region& r = regions_[region_of_[LayoutValues(n, c)[0]]];
+      r.preferred |= c.preferred;
+      int64_t m = NodeMacs(*n);
+      if (m > 0) r.macs += m;
+    }
+  }
+
+  // Whether `v` is written in the region's layout (by a capable node).
+  bool ProducedInRegion(const Value* v) const {
+    Node* p = v->producer();
+    return p && caps_.count(p);
+  }
+
+  // Whether use `u` reads its value in the region's layout.
+  bool ReadsInRegion(const Use& u) const {
+    auto it = caps_.find(u.node);
+    if (it == caps_.end()) return false;
+    const auto& li = it->second.layout_inputs;
+    return std::find(li.begin(), li.end(), u.input_index) != li.end();
+  }
+
+  // Uses of an NHWC `v` outside the region that still need no conversion.
+  bool ReadsAnyLayout(const Value* v, const Use& u) const {
+    auto it = caps_.find(u.node);
+    if (it != caps_.end()) {
+      const auto& ai = it->second.any_inputs;
+      if (std::find(ai.begin(), ai.end(), u.input_index) != ai.end()) return true;
+    }
+    if (IsReshapeLike(u.node->op()) && u.input_index == 0 && u.node->output(0)->type.IsStatic()) {
+      auto s = LogicalStrides(v->type, NhwcLayout(v->type.dims, pad_));
+      auto out = s ? ReshapeStrides(v->type.dims, *s, u.node->output(0)->type.dims) : std::nullopt;
+      return out && IsDenseRowMajor(u.node->output(0)->type.dims, *out);
+    }
+    return false;
+  }
+
+  std::vector<Use> UsesNeedingRowMajor(const Value* v) const {
+    std::vector<Use> out;
+    for (const Use& u : v->uses()) {
+      if (!ReadsInRegion(u) && !ReadsAnyLayout(v, u)) out.push_back(u);
+    }
+    return out;
+  }
+
+  // Whether `concat` is concatenated in place (views) when row-major but not when NHWC:
+  // along the outermost non-1 axis of NCHW, every input a fresh single-use node output,
+  // and an axis whose NHWC slots are not contiguous (channels, when H·W > 1).
+  static bool LosesInPlaceInNhwc(const Node* concat) {
+    const Value* y = concat->output(0);
+    int64_t axis = concat->attrs.GetInt("axis", 0);
+    if (axis < 0) axis += y->type.rank();
+    for (int i = 0; i < axis; ++i) {
+      if (y->type.dims[i] != 1) return false;
+    }
+    // Still in place in NHWC when every axis outside `axis` in (N, H, W, C) order is 1.
+    const int nhwc_order[4] = {0, 2, 3, 1};
+    bool nhwc_in_place = true;
+    for (int k = 0; k < 4 && nhwc_order[k] != axis; ++k) nhwc_in_place &= y->type.dims[nhwc_order[k]] == 1;
+    if (nhwc_in_place) return false;
+    std::set<const Value*> seen;
+    for (const Value* x : concat->inputs()) {
+      const Node* p = x->producer();
+      if (!p || !HasSingleUse(x) || !seen.insert(x).second) return false;
+      switch (p->op()) {
+        case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+        case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kConcat:
+        case OpKind::kIdentity: case OpKind::kDropout:
+          return false;
+        default:
+          break;
+      }
+    }
+    return true;
+  }
+
+  void Cost(Region& r) {
+    for (const auto& [n, c] : caps_) {
+      if (n->op() == OpKind::kConcat && region_of_.at(n->output(0)) == &r - regions_.data() &&
+          LosesInPlaceInNhwc(n)) {
+        r.conversion_bytes += Bytes(n->output(0));
+        r.reasons.push_back(fmt::format("{} would no longer be in place", n->Label()));
+      }
+    }
+    for (Value* v : r.values) {
+      if (!ProducedInRegion(v)) {
+        r.conversion_bytes += Bytes(v);
+        r.reasons.push_back(fmt::format("'{}' to NHWC", v->name()));
+        continue;
+      }
+      std::vector<Use> rm = UsesNeedingRowMajor(v);
+      if (!rm.empty() || v->is_graph_output()) {
+        r.conversion_bytes += Bytes(v);
+        r.reasons.push_back(fmt::format("'{}' to row-major for {}", v->name(),
+                                        rm.empty() ? std::string("the graph output") : rm[0].node->Label()));
+      }
+    }
+  }
+
+  StatusOr<Value*> AddConversion(Value* v, PhysicalLayout to, const std::string& suffix) {
+    Attributes a;
+    a.Set("perm", std::vector<int64_t>{0, 1, 2, 3});
+    a.Set(std::string(kRelayoutAttr), int64_t{1});
+    const Node* origin = v->producer();
+    ASSIGN_OR_RETURN(Node* n, AddInferredNode(g_, OpKind::kTranspose, g_.FreshName(v->name() + suffix),
+                                              {v}, a, 1, origin));
+    if (!origin && !v->uses().empty()) n->provenance = v->uses()[0].node->provenance;
+    n->output(0)->physical = std::move(to);
+    ctx_.stats().nodes_added++;
+    return n->output(0);
+  }
+
+  Status Convert(Region& r) {
+    for (Value* v : r.values) {
+      PhysicalLayout nhwc = NhwcLayout(v->type.dims, pad_);
+      if (!ProducedInRegion(v)) {
+        // A graph input or row-major producer: one conversion serves the region's readers.
+        std::vector<Use> region_uses;
+        for (const Use& u : v->uses()) {
+          if (ReadsInRegion(u)) region_uses.push_back(u);
+        }
+        ASSIGN_OR_RETURN(Value* c, AddConversion(v, nhwc, ".nhwc"));
+        for (const Use& u : region_uses) g_.SetInput(u.node, u.input_index, c);
+        ctx_.stats().rewrites["conversion to NHWC"]++;
+        continue;
+      }
+      v->physical = nhwc;
+      std::vector<Use> rm_uses = UsesNeedingRowMajor(v);
+      if (rm_uses.empty() && !v->is_graph_output()) continue;
+      ASSIGN_OR_RETURN(Value* c, AddConversion(v, PhysicalLayout(), ".rowmajor"));
+      for (const Use& u : rm_uses) g_.SetInput(u.node, u.input_index, c);
+      if (v->is_graph_output()) {
+        // The graph output keeps its name and row-major layout: the conversion produces it.
+        Node* conv = c->producer();
+        std::vector<Use> others;
+        for (const Use& u : v->uses()) {
+          if (u.node != conv) others.push_back(u);
+        }
+        g_.ReplaceAllUses(v, c);
+        g_.SetInput(conv, 0, v);
+        for (const Use& u : others) g_.SetInput(u.node, u.input_index, v);
+        std::string name = v->name();
+        RETURN_IF_ERROR(g_.RenameValue(v, g_.FreshName(name + ".nhwc")));
+        RETURN_IF_ERROR(g_.RenameValue(c, name));
+      }
+      ctx_.stats().rewrites["conversion to row-major"]++;
+    }
+    return Status::Ok();
+  }
+
+  Graph& g_;
+  PassContext& ctx_;
+  int64_t pad_;
+  double max_copy_per_mac_;
+  std::map<Node*, Capability> caps_;
+  std::vector<Region> regions_;
+  std::unordered_map<const Value*, int> region_of_;
+};
+
+}  // namespace
+
+Status RunLayout(Graph& g, PassContext& ctx, const PassOptions& options) {
+  std::string to = options.Get("to", "nhwc");
+  if (to != "nhwc" && to != "nchw") {
+    return InvalidArgument("layout: to={} is not supported (nhwc, or nchw to keep row-major; "
+                           "blocked NC16HW16 is not assigned by this pass)", to);
+  }
+  char* end = nullptr;
+  std::string pad_text = options.Get("pad_channels", "1");
+  int64_t pad = std::strtoll(pad_text.c_str(), &end, 10);
+  if (*end != '\0' || pad < 1) {
+    return InvalidArgument("layout: pad_channels={} must be a whole number >= 1", pad_text);
+  }
+  std::string ratio_text = options.Get("max_copy_per_mac", "0");
+  double max_copy_per_mac = std::strtod(ratio_text.c_str(), &end);
+  if (*end != '\0' || !(max_copy_per_mac >= 0)) {
+    return InvalidArgument("layout: max_copy_per_mac={} must be a number >= 0", ratio_text);
+  }
+
+  std::vector<Pattern> patterns = {
+      {"cancelled Transpose pair", {OpKind::kTranspose}, CancelTransposePair},
+      {"merged Transpose pair", {OpKind::kTranspose}, MergeTransposePair},
+      {"Transpose sunk through elementwise and cancelled", {OpKind::kTranspose},
+       SinkTransposeThroughElementwise},
+  };
+  int64_t before = GraphCopyBytes(g);
+  RETURN_IF_ERROR(ApplyPatterns(g, patterns, ctx));
+  if (to == "nhwc") {
+    LayoutAssigner assigner(g, ctx, pad, max_copy_per_mac);
+    RETURN_IF_ERROR(assigner.Run());
+  }
+  int remaining = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->op() == OpKind::kTranspose && !IsRelayout(*n)) ++remaining;
+  }
+  if (remaining) ctx.stats().rewrites["Transposes remaining"] = remaining;
+  ctx.stats().copy_bytes_removed = before - GraphCopyBytes(g);
+  return Status::Ok();
+}
+
+}  // namespace edgec::passes
