@@ -23,9 +23,9 @@ part "unit tests" "$BUILD/bin/edgec_tests" --gtest_brief=1
 part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
-part "model zoo vs ONNX Runtime (CPU plan, -O3)" env EDGEC_RUN_ARGS="-O 3" bash tests/zoo/run.sh "$BUILD"
+part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_RUN_ARGS="-O 3" EDGEC_ROUNDTRIP="optimize -O 3" bash tests/zoo/run.sh "$BUILD"
 part "every pass and -O level on the zoo" "$BUILD/bin/pass_diff" "$BUILD/zoo"
-part "memory plan vs lower bound on the zoo" "$BUILD/bin/memory_plan_zoo" "$BUILD/zoo" -O0 -O3 --then views
+part "memory plan vs lower bound on the zoo" "$BUILD/bin/memory_plan_zoo" "$BUILD/zoo" -O0 -O3
 
 echo "=== summary ==="
 failed=0

@@ -38,7 +38,10 @@ StatusOr<Session::Entry*> Session::EntryFor(const std::map<std::string, Dims>& s
   entry->executor = std::make_unique<PlanExecutor>(*entry->plan);
   ++plans_built_;
   if (options_.verbose) {
-    fmt::print(stderr, "edgec: built plan #{} for input shapes {}: {}\n", plans_built_, key.empty() ? "(static)" : key,
+    std::string shapes = key;
+    while (!shapes.empty() && shapes.back() == ';') shapes.pop_back();
+    for (size_t i = 0; (i = shapes.find(';', i)) != std::string::npos;) shapes.replace(i, 1, ", ");
+    fmt::print(stderr, "edgec: built plan #{} for input shapes {}: {}\n", plans_built_, shapes.empty() ? "(static)" : shapes,
                entry->plan->Summary());
   }
   if (cache_.size() >= options_.max_cached_plans && !order_.empty()) {

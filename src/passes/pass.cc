@@ -106,8 +106,9 @@ std::string NamedPipelineText(int level) {
   const std::string o2 = o1 +
       ",fuse-conv-bn,fuse-layernorm,fuse-rmsnorm,fuse-gelu,fuse-attention,fuse-matmul-add,"
       "fuse-activation,fuse-residual-add,cse,eliminate-dead";
-  // Horizontal fusion, layout assignment and views are not landed yet: -O3 is -O2 for now.
-  const std::string o3 = o2;
+  // -O3 adds what changes memory rather than math: wider ops from parallel ones, NHWC
+  // regions, zero-copy views (views last: it reads the layouts the others chose).
+  const std::string o3 = o2 + ",horizontal-fusion,cse,eliminate-dead,layout,views";
   switch (level) {
     case 0: return "";
     case 1: return o1;

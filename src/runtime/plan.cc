@@ -5,11 +5,32 @@
 #include <deque>
 #include <thread>
 
+#include "ir/infer_movement_util.h"
+#include "ir/physical_layout.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec {
 namespace {
 
+// The dense strides of `d` in its layout (row-major, or NHWC for 4-d).
+std::vector<int64_t> DenseStrides(const cpu::TensorDesc& d) {
+  std::vector<int64_t> s = ContiguousStrides(d.dims);
+  if (d.layout == Layout::kNHWC && d.dims.size() == 4) {
+    const int64_t c = d.dims[1], h = d.dims[2], w = d.dims[3];
+    s = {h * w * c, 1, w * c, c};
+  }
+  return s;
+}
+
+bool SameStrides(const Dims& dims, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 1 && a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// How a value sits in memory, for a kernel request: its layout, and its strides per logical
+// axis when they are not the dense ones of that layout (a strided view, padded channels).
 cpu::TensorDesc DescOf(const Value* v) {
   cpu::TensorDesc d;
   if (!v) {
@@ -19,30 +40,86 @@ cpu::TensorDesc DescOf(const Value* v) {
   d.dtype = v->type.dtype;
   d.dims = v->type.dims;
   d.layout = v->type.rank() == 4 ? v->physical.layout : Layout::kRowMajor;
+  if (!v->physical.strides.empty() || !v->physical.padded_dims.empty()) {
+    if (auto s = LogicalStrides(*v); s && !SameStrides(d.dims, *s, DenseStrides(d))) d.strides = *s;
+  }
   return d;
 }
 
-// Byte offset of a view inside its input's buffer: 0 for reshape-likes and transposes of
-// size-1 dims; the start of the slice for Split/Slice along the outermost non-1 axis.
+bool PresentDesc(const cpu::TensorDesc& d) { return d.dtype != DType::kUndefined; }
+bool IsDenseDesc(const cpu::TensorDesc& d) { return d.strides.empty(); }
+bool IsRowMajorDesc(const cpu::TensorDesc& d) { return d.strides.empty() && d.layout == Layout::kRowMajor; }
+
+std::string DescWord(const cpu::TensorDesc& d) {
+  if (!d.strides.empty()) return fmt::format("strided {}", DimsToString(d.strides));
+  return d.layout == Layout::kNHWC ? "nhwc" : "row-major";
+}
+
+// Element offset, inside its input's buffer, of a view's element 0: the Slice starts and
+// the Split position (through the input's strides); 0 for reshape-likes, transposes, layout
+// conversions that keep the placement, folded Pads and in-place Concats.
 StatusOr<int64_t> ViewOffset(const Node& n, int output) {
+  const Value* x = n.input(0);
+  auto strides = LogicalStrides(*x);
   switch (n.op()) {
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kIdentity: case OpKind::kTranspose: case OpKind::kDropout:
+    case OpKind::kIdentity: case OpKind::kTranspose: case OpKind::kDropout: case OpKind::kPad:
+    case OpKind::kConcat:
       return 0;
     case OpKind::kSplit: {
-      const Value* x = n.input(0);
-      int rank = x->type.rank();
+      if (!strides) break;
+      const int rank = x->type.rank();
       int64_t axis = n.attrs.GetInt("axis", 0);
       if (axis < 0) axis += rank;
-      int64_t inner = static_cast<int64_t>(DTypeSize(x->type.dtype));
-      for (int d = static_cast<int>(axis) + 1; d < rank; ++d) inner *= x->type.dims[d];
       int64_t start = 0;
       for (int i = 0; i < output; ++i) start += n.output(i)->type.dims[axis];
-      return start * inner;
+      return start * (*strides)[axis];
+    }
+    case OpKind::kSlice: {
+      if (!strides) break;
+      const int rank = x->type.rank();
+      auto ints = [&](int i) -> std::optional<std::vector<int64_t>> {
+        const Value* v = n.input(i);
+        if (!v) return std::nullopt;
+        if (!v->is_constant()) return std::vector<int64_t>{};
+        return v->constant().ToInt64Vector();
+      };
+      auto starts = ints(1), ends = ints(2), axes = ints(3), steps = ints(4);
+      if (!starts || !ends || starts->size() != ends->size() || (axes && axes->size() != starts->size()) ||
+          (steps && steps->size() != starts->size()) || (n.input(1) && !n.input(1)->is_constant())) {
+        break;
+      }
+      int64_t offset = 0;
+      for (size_t i = 0; i < starts->size(); ++i) {
+        int64_t a = axes ? (*axes)[i] : static_cast<int64_t>(i);
+        if (a < 0) a += rank;
+        const int64_t step = steps ? (*steps)[i] : 1;
+        if (a < 0 || a >= rank || step <= 0) break;
+        infer::SliceAxisRange r = infer::ClampSliceAxis(x->type.dims[a], (*starts)[i], (*ends)[i], step);
+        if (r.length > 0) offset += r.start * (*strides)[a];
+      }
+      return offset;
     }
     default:
-      return Internal("{} is marked a view but the executor cannot place it", n.Label());
+      break;
   }
+  return Internal("{} is marked a view but the executor cannot place it", n.Label());
+}
+
+}  // namespace
+
+namespace {
+
+// The staging copy of one input (arena `from` -> dense `to`) or output (dense -> arena).
+StatusOr<PlanStage> MakeStage(int index, const cpu::TensorDesc& arena, const cpu::TensorDesc& dense,
+                                bool output, int threads) {
+  PlanStage st;
+  st.index = index;
+  st.dtype = arena.dtype;
+  st.dims = arena.dims;
+  ASSIGN_OR_RETURN(st.copy, output ? cpu::CreateCopyKernel(dense, arena, threads)
+                                   : cpu::CreateCopyKernel(arena, dense, threads));
+  return st;
 }
 
 }  // namespace
@@ -53,6 +130,10 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
   const Graph& graph = plan->graph_;
   for (const Value* v : graph.inputs()) {
     if (!v->type.IsStatic()) return InvalidArgument("input '{}' has unbound dims {}", v->name(), v->type.ToString());
+    if (!IsRowMajorDesc(DescOf(v))) {
+      return Internal("graph input '{}' is stored as {}; the plan copies inputs in row-major", v->name(),
+                      PhysicalToString(*v));
+    }
   }
   memory::PlanOptions mo;
   mo.in_place = options.in_place;
@@ -60,6 +141,7 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
   plan->threads_ = options.threads > 0 ? options.threads
                                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   cpu::SetThreads(plan->threads_);
+  const int threads = plan->threads_;
 
   for (const Node* n : graph.nodes()) {
     Step step;
@@ -75,57 +157,157 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
     if (vm && vm->placement == memory::Placement::kView) {
       step.view = info.view = true;
       info.kernel = "view";
-    } else {
-      step.in_place = info.in_place = vm && vm->placement == memory::Placement::kInPlace;
-      if (options.fast_kernels) {
-        cpu::KernelRequest req;
-        req.op = n->op();
-        req.attrs = &n->attrs;
-        req.label = n->Label();
-        req.threads = plan->threads_;
-        for (const Value* in : n->inputs()) {
-          req.inputs.push_back(DescOf(in));
-          req.constants.push_back(in && in->is_constant() ? &in->constant() : nullptr);
-        }
-        for (const Value* o : n->outputs()) req.outputs.push_back(DescOf(o));
-        auto k = cpu::CreateKernel(req);
-        if (k.ok()) {
-          step.fast = std::move(k).value();
-          info.kernel = step.fast->Describe();
-          plan->scratch_bytes_ = std::max(plan->scratch_bytes_, step.fast->scratch_bytes());
-        } else {
-          info.fallback_reason = k.status().message();
-        }
-      } else {
-        info.fallback_reason = "fast kernels disabled";
+      for (int i = 0; i < n->num_outputs(); ++i) RETURN_IF_ERROR(ViewOffset(*n, i).status());
+      plan->steps_.push_back(std::move(step));
+      plan->info_.push_back(std::move(info));
+      continue;
+    }
+    step.in_place = info.in_place = vm && vm->placement == memory::Placement::kInPlace;
+    for (int i = 0; i < n->num_outputs() && !step.in_place; ++i) {
+      const Value* o = n->output(i);
+      if (!plan->memory_.Find(o)) continue;
+      ASSIGN_OR_RETURN(int64_t extent, memory::ValueBytes(*o));
+      if (extent > NumElements(o->type.dims) * static_cast<int64_t>(DTypeSize(o->type.dtype))) {
+        step.zero_extent.push_back({i, extent});
       }
-      if (!step.fast) {
-        for (const Value* v : n->inputs()) {
-          if (v && v->type.rank() == 4 && v->physical.layout != Layout::kRowMajor) {
-            return Internal("{}: the reference kernel needs row-major input but '{}' is {}", n->Label(),
-                            v->name(), LayoutName(v->physical.layout));
+    }
+
+    cpu::KernelRequest req;
+    req.op = n->op();
+    req.attrs = &n->attrs;
+    req.label = n->Label();
+    req.threads = threads;
+    for (const Value* in : n->inputs()) {
+      req.inputs.push_back(DescOf(in));
+      req.constants.push_back(in && in->is_constant() ? &in->constant() : nullptr);
+    }
+    for (const Value* o : n->outputs()) req.outputs.push_back(DescOf(o));
+
+    // Which descs a kernel gets instead of the arena's: `keep(d)` says a desc can be used as
+    // it is; the others are staged into buffers laid out as `dense_of(d)` (inputs only when
+    // `inputs` is set).
+    auto stage = [&](auto keep, auto dense_of, bool inputs, cpu::KernelRequest* r) -> Status {
+      for (size_t i = 0; i < r->inputs.size() && inputs; ++i) {
+        const cpu::TensorDesc& d = req.inputs[i];
+        if (!PresentDesc(d) || req.constants[i] || keep(d)) continue;
+        cpu::TensorDesc dense = dense_of(d);
+        ASSIGN_OR_RETURN(Stage st, MakeStage(static_cast<int>(i), d, dense, false, threads));
+        info.staged.push_back(fmt::format("input {} {} -> {}", i, DescWord(d), DescWord(dense)));
+        info.staged_bytes += NumElements(d.dims) * static_cast<int64_t>(DTypeSize(d.dtype));
+        step.stage_in.push_back(std::move(st));
+        r->inputs[i] = dense;
+      }
+      for (size_t i = 0; i < r->outputs.size(); ++i) {
+        const cpu::TensorDesc& d = req.outputs[i];
+        if (!PresentDesc(d) || keep(d)) continue;
+        cpu::TensorDesc dense = dense_of(d);
+        ASSIGN_OR_RETURN(Stage st, MakeStage(static_cast<int>(i), d, dense, true, threads));
+        info.staged.push_back(fmt::format("output {} {} -> {}", i, DescWord(dense), DescWord(d)));
+        info.staged_bytes += NumElements(d.dims) * static_cast<int64_t>(DTypeSize(d.dtype));
+        step.stage_out.push_back(std::move(st));
+        r->outputs[i] = dense;
+      }
+      return Status::Ok();
+    };
+    auto reset_staging = [&] {
+      step.stage_in.clear();
+      step.stage_out.clear();
+      info.staged.clear();
+      info.staged_bytes = 0;
+    };
+
+    if (options.fast_kernels) {
+      auto k = cpu::CreateKernel(req);
+      if (k.ok()) {
+        step.fast = std::move(k).value();
+      } else {
+        info.fallback_reason = k.status().message();
+        // Strided or padded buffers the kernel refused: try it with dense copies of its
+        // outputs only, then of every strided buffer.
+        auto dense_of = [](const cpu::TensorDesc& d) {
+          cpu::TensorDesc r = d;
+          r.strides.clear();
+          return r;
+        };
+        bool strided_in = false, strided_out = false;
+        for (const auto& d : req.inputs) strided_in |= PresentDesc(d) && !IsDenseDesc(d);
+        for (const auto& d : req.outputs) strided_out |= PresentDesc(d) && !IsDenseDesc(d);
+        for (int attempt = 0; attempt < 2 && !step.fast; ++attempt) {
+          if (attempt == 0 && !(strided_out && strided_in)) continue;  // the second covers it
+          if (attempt == 1 && !(strided_in || strided_out)) break;
+          cpu::KernelRequest dense_req = req;
+          RETURN_IF_ERROR(stage(IsDenseDesc, dense_of, /*inputs=*/attempt == 1, &dense_req));
+          auto k2 = cpu::CreateKernel(dense_req);
+          if (k2.ok()) {
+            step.fast = std::move(k2).value();
+            info.fallback_reason.clear();
+          } else {
+            reset_staging();
           }
         }
-        step.ref = ref::GetKernel(n->op());
-        info.kernel = "reference";
       }
+      if (step.fast) {
+        info.kernel = step.fast->Describe();
+        plan->scratch_bytes_ = std::max(plan->scratch_bytes_, step.fast->scratch_bytes());
+      }
+    } else {
+      info.fallback_reason = "fast kernels disabled";
+    }
+    if (!step.fast) {
+      // Reference kernels read and write dense row-major tensors.
+      cpu::KernelRequest ref_req = req;
+      auto row_major = [](const cpu::TensorDesc& d) {
+        cpu::TensorDesc r = d;
+        r.strides.clear();
+        r.layout = Layout::kRowMajor;
+        return r;
+      };
+      RETURN_IF_ERROR(stage(IsRowMajorDesc, row_major, /*inputs=*/true, &ref_req));
+      step.ref = ref::GetKernel(n->op());
+      info.kernel = "reference";
+    }
+    if (!info.staged.empty()) {
+      std::string list;
+      for (const auto& s2 : info.staged) list += (list.empty() ? "" : ", ") + s2;
+      info.kernel += fmt::format(" + staged copies ({})", list);
     }
     plan->steps_.push_back(std::move(step));
     plan->info_.push_back(std::move(info));
   }
+  for (const Value* v : graph.outputs()) {
+    OutputCopy oc;
+    cpu::TensorDesc d = DescOf(v);
+    if (!v->is_constant() && !IsRowMajorDesc(d)) {
+      cpu::TensorDesc rm = d;
+      rm.strides.clear();
+      rm.layout = Layout::kRowMajor;
+      ASSIGN_OR_RETURN(oc.copy, cpu::CreateCopyKernel(d, rm, threads));
+    }
+    plan->output_copies_.push_back(std::move(oc));
+  }
   return plan;
 }
 
+int64_t Plan::staged_bytes() const {
+  int64_t total = 0;
+  for (const auto& s : info_) total += s.staged_bytes;
+  return total;
+}
+
 std::string Plan::Summary() const {
-  int fast = 0, reference = 0, views = 0, in_place = 0;
+  int fast = 0, reference = 0, views = 0, in_place = 0, staged = 0;
   for (const auto& s : info_) {
     if (s.view) ++views;
-    else if (s.kernel == "reference") ++reference;
+    else if (s.kernel.starts_with("reference")) ++reference;
     else ++fast;
     in_place += s.in_place;
+    staged += !s.staged.empty();
   }
-  return fmt::format("{} steps: {} fast, {} reference, {} views, {} in place; {}; {} threads", info_.size(),
-                     fast, reference, views, in_place, memory_.Summary(), threads_);
+  std::string staging = staged ? fmt::format(", {} with staged copies ({:.1f} KiB per run)", staged,
+                                             static_cast<double>(staged_bytes()) / 1024.0)
+                               : "";
+  return fmt::format("{} steps: {} fast, {} reference, {} views, {} in place{}; {}; {} threads", info_.size(),
+                     fast, reference, views, in_place, staging, memory_.Summary(), threads_);
 }
 
 PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
@@ -147,8 +329,8 @@ PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
       if (!m) continue;  // unused output with no buffer
       if (step.view) {
         auto off = ViewOffset(*n, i);
-        EDGEC_CHECK(off.ok());
-        addr[o] = addr.at(n->input(0)) + *off;
+        EDGEC_CHECK(off.ok());  // checked by Plan::Build
+        addr[o] = addr.at(n->input(0)) + *off * static_cast<int64_t>(DTypeSize(o->type.dtype));
       } else {
         addr[o] = base + m->offset;
       }
@@ -160,49 +342,55 @@ PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
     auto it = addr.find(v);
     return it == addr.end() ? nullptr : it->second;
   };
+  auto private_buffer = [&](DType dt, const Dims& dims) -> std::byte* {
+    views_.emplace_back(dt, dims);
+    return static_cast<std::byte*>(views_.back().raw());
+  };
   bound_.resize(plan.steps_.size());
   for (size_t s = 0; s < plan.steps_.size(); ++s) {
     const auto& step = plan.steps_[s];
     Bound& b = bound_[s];
     const Node* n = step.node;
-    for (const Value* in : n->inputs()) {
-      b.in.push_back(ptr_of(in));
-      if (step.ref) {
+    for (const Value* in : n->inputs()) b.in.push_back(ptr_of(in));
+    for (const Value* o : n->outputs()) {
+      std::byte* p = ptr_of(o);
+      // Outputs nobody reads still need somewhere to go: a private buffer.
+      if (!p && !step.view) p = private_buffer(o->type.dtype, o->type.dims);
+      b.out.push_back(p);
+    }
+    for (const auto& [i, bytes] : step.zero_extent) b.zero_first.push_back({b.out[i], static_cast<size_t>(bytes)});
+    for (const auto& st : step.stage_in) {
+      b.stage_src.push_back(b.in[st.index]);
+      b.in[st.index] = private_buffer(st.dtype, st.dims);
+    }
+    for (const auto& st : step.stage_out) {
+      b.stage_dst.push_back(b.out[st.index]);
+      b.out[st.index] = private_buffer(st.dtype, st.dims);
+    }
+    if (step.ref) {
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        const Value* in = n->input(static_cast<int>(i));
         if (!in) {
           b.ref_in.push_back(nullptr);
         } else if (in->is_constant()) {
           b.ref_in.push_back(&in->constant());
         } else {
-          views_.push_back(Tensor::View(in->type.dtype, in->type.dims, ptr_of(in)));
+          views_.push_back(Tensor::View(in->type.dtype, in->type.dims, const_cast<void*>(b.in[i])));
           b.ref_in.push_back(&views_.back());
         }
       }
-    }
-    for (const Value* o : n->outputs()) {
-      std::byte* p = ptr_of(o);
-      b.out.push_back(p);
-      if (step.ref) {
-        // Outputs nobody reads still need somewhere to go: a private buffer.
-        if (!p) {
-          views_.emplace_back(o->type.dtype, o->type.dims);
-          p = static_cast<std::byte*>(views_.back().raw());
-          b.out.back() = p;
-        }
-        b.ref_out.push_back(Tensor::View(o->type.dtype, o->type.dims, p));
-        b.zero_bytes.push_back(step.in_place ? 0 : NumElements(o->type.dims) * DTypeSize(o->type.dtype));
-      }
-    }
-    if (step.fast) {
-      for (size_t i = 0; i < b.out.size(); ++i) {
-        if (!b.out[i]) {
-          const Value* o = n->output(static_cast<int>(i));
-          views_.emplace_back(o->type.dtype, o->type.dims);
-          b.out[i] = views_.back().raw();
-        }
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        const Value* o = n->output(static_cast<int>(i));
+        b.ref_out.push_back(Tensor::View(o->type.dtype, o->type.dims, b.out[i]));
+        bool staged = false;
+        for (const auto& st : step.stage_out) staged |= st.index == static_cast<int>(i);
+        // An in-place output shares its input's buffer: zeroing it would erase the input.
+        b.zero_bytes.push_back(step.in_place && !staged ? 0 : NumElements(o->type.dims) * DTypeSize(o->type.dtype));
       }
     }
   }
-  for (const Value* v : plan.graph_.inputs()) {
+  for (size_t i = 0; i < plan.graph_.inputs().size(); ++i) {
+    const Value* v = plan.graph_.inputs()[i];
     input_slots_.push_back({v->name(), {addr.at(v), NumElements(v->type.dims) * DTypeSize(v->type.dtype)}});
   }
   for (const Value* v : plan.graph_.outputs()) {
@@ -222,14 +410,27 @@ Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vecto
     if (step.view) continue;
     auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Bound& b = bound_[s];
+    void* scratch = scratch_.defined() ? scratch_.raw() : nullptr;
+    for (const auto& [p, bytes] : b.zero_first) std::memset(p, 0, bytes);
+    for (size_t i = 0; i < step.stage_in.size(); ++i) {
+      const void* src[] = {b.stage_src[i]};
+      void* dst[] = {const_cast<void*>(b.in[step.stage_in[i].index])};
+      RETURN_IF_ERROR(step.stage_in[i].copy->Run(src, dst, nullptr));
+    }
     if (step.fast) {
-      RETURN_IF_ERROR(step.fast->Run(b.in, b.out, scratch_.defined() ? scratch_.raw() : nullptr));
+      RETURN_IF_ERROR(step.fast->Run(b.in, b.out, scratch));
     } else {
       for (size_t i = 0; i < b.ref_out.size(); ++i) {
         if (b.zero_bytes[i]) std::memset(b.ref_out[i].raw(), 0, b.zero_bytes[i]);
       }
       ref::KernelContext k{step.node->op(), step.node->attrs, step.node->Label(), b.ref_in, b.ref_out};
       RETURN_IF_ERROR(step.ref(k));
+    }
+    for (size_t i = 0; i < step.stage_out.size(); ++i) {
+      const auto& st = step.stage_out[i];
+      const void* src[] = {b.out[st.index]};
+      void* dst[] = {b.stage_dst[i]};
+      RETURN_IF_ERROR(st.copy->Run(src, dst, nullptr));
     }
     if (profiling_) {
       step_nanos_[s] = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
@@ -243,7 +444,13 @@ Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vecto
     if (!t.defined() || t.dtype() != v->type.dtype || t.dims() != v->type.dims || !t.owns_memory()) {
       t = Tensor(v->type.dtype, v->type.dims);
     }
-    if (output_slots_[i].second) std::memcpy(t.raw(), output_slots_[i].first, output_slots_[i].second);
+    if (const auto& oc = plan_.output_copies_[i]; oc.copy) {
+      const void* src[] = {output_slots_[i].first};
+      void* dst[] = {t.raw()};
+      RETURN_IF_ERROR(oc.copy->Run(src, dst, nullptr));
+    } else if (output_slots_[i].second) {
+      std::memcpy(t.raw(), output_slots_[i].first, output_slots_[i].second);
+    }
   }
   return Status::Ok();
 }

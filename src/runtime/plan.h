@@ -33,6 +33,20 @@ struct PlanStepInfo {
   std::string fallback_reason;  // why no fast kernel fits (empty when one does)
   bool view = false;            // zero-copy: nothing runs
   bool in_place = false;
+  // Staging copies around the kernel: inputs copied into dense buffers before it runs,
+  // outputs copied out after it, because the kernel cannot read or write the layout the
+  // optimizer chose (a strided view, padded channels, NHWC for a reference kernel).
+  std::vector<std::string> staged;  // "input 0 strided -> row-major"
+  int64_t staged_bytes = 0;         // bytes copied per run
+};
+
+// A staging copy between the arena buffer of a step's input/output `index` and a private
+// dense buffer the kernel reads or writes instead.
+struct PlanStage {
+  int index = 0;
+  std::unique_ptr<cpu::Kernel> copy;  // input: arena -> staging; output: staging -> arena
+  DType dtype = DType::kF32;
+  Dims dims;
 };
 
 class Plan {
@@ -45,22 +59,34 @@ class Plan {
   const std::vector<PlanStepInfo>& steps() const { return info_; }
   size_t scratch_bytes() const { return scratch_bytes_; }
   int threads() const { return threads_; }
-  // "12 steps: 9 fast, 2 reference, 1 view"
+  // "12 steps: 9 fast, 2 reference, 1 view, ..."
   std::string Summary() const;
+  // Bytes the staging copies move per run (0 when every kernel reads the chosen layouts).
+  int64_t staged_bytes() const;
 
  private:
   friend class PlanExecutor;
+  using Stage = PlanStage;
   struct Step {
     const Node* node = nullptr;
     std::unique_ptr<cpu::Kernel> fast;
     ref::KernelFn ref = nullptr;
     bool view = false;
     bool in_place = false;
+    std::vector<Stage> stage_in, stage_out;
+    // Outputs whose buffer has padding gaps (channels padded for alignment): the whole
+    // extent is zeroed before the kernel runs, so the gaps read as zeros.
+    std::vector<std::pair<int, int64_t>> zero_extent;  // (output index, bytes)
+  };
+  // A graph output that is not dense row-major in the arena: copied out with `copy`.
+  struct OutputCopy {
+    std::unique_ptr<cpu::Kernel> copy;
   };
   Graph graph_;
   memory::MemoryPlan memory_;
   std::vector<Step> steps_;
   std::vector<PlanStepInfo> info_;
+  std::vector<OutputCopy> output_copies_;  // per graph output; copy null when dense
   size_t scratch_bytes_ = 0;
   int threads_ = 1;
 };
@@ -80,8 +106,11 @@ class PlanExecutor {
 
  private:
   struct Bound {
-    std::vector<const void*> in;
+    std::vector<const void*> in;   // what the kernel reads (staging buffers where staged)
     std::vector<void*> out;
+    std::vector<const void*> stage_src;  // per Step::stage_in: the arena buffer
+    std::vector<void*> stage_dst;        // per Step::stage_out: the arena buffer
+    std::vector<std::pair<void*, size_t>> zero_first;  // per Step::zero_extent
     std::vector<const Tensor*> ref_in;  // views, for reference kernels
     std::vector<Tensor> ref_out;
     std::vector<size_t> zero_bytes;     // reference outputs are zero-filled before running

@@ -96,6 +96,7 @@ int RunMain(const RunFlags& f) {
     if (f.verbose) {
       for (const auto& s : (*session)->last_plan()->steps()) {
         if (!s.fallback_reason.empty()) fmt::print(stderr, "  reference: {}\n", s.fallback_reason);
+        for (const auto& what : s.staged) fmt::print(stderr, "  staged copy: {}: {}\n", s.node->Label(), what);
       }
     }
   }

@@ -145,7 +145,7 @@ KernelOr CreateAttentionKernel(const KernelRequest& req) {
     const dnnl_md kt_md = PlainDesc(kt_dims, DType::kF32, kt_strides);
     const dnnl_md v_md = PlainDesc(v_dims, DType::kF32, v_strides);
     const dnnl_md s_md = PlainDesc(scores_dims, DType::kF32);
-    const dnnl_md y_md = PlainDesc(y.dims, DType::kF32);
+    const dnnl_md y_md = PlainDesc(y.dims, DType::kF32, LogicalStrides(y));
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::matmul::primitive_desc pd1(dnnl::matmul::desc(q_md, kt_md, s_md), attr, ctx.engine);

@@ -63,8 +63,10 @@ std::vector<int> MemoryOrder(const TensorDesc& d);
 // True when the buffer is dense in its layout (no explicit strides, or strides that equal
 // the dense ones).
 bool IsDense(const TensorDesc& d);
-// Fails when a present input not in `strided_ok` or any output is not dense.
-Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok = {});
+// Fails when a present input not in `strided_ok` or (unless `strided_outputs_ok`) any
+// output is not dense.
+Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok = {},
+                   bool strided_outputs_ok = false);
 
 // "nhwc" / "row-major".
 std::string LayoutWord(Layout l);

@@ -58,6 +58,11 @@ class Kernel {
 // ("Conv 'c1': dilations with group > 1 not supported by this kernel").
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req);
 
+// A kernel that copies a buffer laid out as `from` into one laid out as `to` (same dtype and
+// dims; any layouts and strides): the Plan's staging copies around kernels that need dense
+// buffers, and its copies of graph outputs that are not row-major.
+StatusOr<std::unique_ptr<Kernel>> CreateCopyKernel(const TensorDesc& from, const TensorDesc& to, int threads);
+
 // Layouts a fast kernel for `op` accepts for its first input (the Plan uses it to decide
 // where layout conversions are needed). Always includes kRowMajor for ops it supports.
 std::vector<Layout> PreferredLayouts(OpKind op);

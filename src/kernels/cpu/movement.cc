@@ -357,3 +357,19 @@ KernelOr CreateMovementKernel(const KernelRequest& req) {
 }
 
 }  // namespace edgec::cpu
+
+namespace edgec::cpu {
+
+StatusOr<std::unique_ptr<Kernel>> CreateCopyKernel(const TensorDesc& from, const TensorDesc& to, int threads) {
+  if (from.dtype != to.dtype || from.dims != to.dims) {
+    return InvalidArgument("copy between {} {} and {} {}: dtype and dims must agree", DTypeName(from.dtype),
+                           DimsToString(from.dims), DTypeName(to.dtype), DimsToString(to.dims));
+  }
+  if (to.dims.size() > kMaxRank) return Unimplemented("copy of more than {} dims", kMaxRank);
+  CopyLoop loop = MakeCopyLoop(MemoryOrder(to), to.dims, LogicalStrides(from), LogicalStrides(to), DTypeSize(to.dtype));
+  auto word = [](const TensorDesc& d) { return IsDense(d) ? LayoutWord(d.layout) : "strided"; };
+  return std::unique_ptr<Kernel>(new CopyLoopsKernel(fmt::format("copy {} -> {}", word(from), word(to)),
+                                                     {std::move(loop)}, {0}, {0}, std::max(1, threads)));
+}
+
+}  // namespace edgec::cpu

@@ -19,8 +19,8 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
       return Status::Ok();
     case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
       return ExpectDense(req, {0, 1});
-    case OpKind::kAttention:
-      return ExpectDense(req, {0, 1, 2});
+    case OpKind::kAttention:  // the output may be written transposed (a strided view)
+      return ExpectDense(req, {0, 1, 2}, true);
     default:
       return ExpectDense(req);
   }
@@ -187,14 +187,14 @@ std::vector<int> MemoryOrder(const TensorDesc& d) {
   return order;
 }
 
-Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok) {
+Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok, bool strided_outputs_ok) {
   for (size_t i = 0; i < req.inputs.size(); ++i) {
     if (!Present(req.inputs[i]) || IsDense(req.inputs[i])) continue;
     if (std::find(strided_ok.begin(), strided_ok.end(), static_cast<int>(i)) != strided_ok.end()) continue;
     return Refuse(req, "input {} is a strided view {}; this kernel reads dense buffers", i,
                   DimsToString(req.inputs[i].strides));
   }
-  for (size_t i = 0; i < req.outputs.size(); ++i) {
+  for (size_t i = 0; i < req.outputs.size() && !strided_outputs_ok; ++i) {
     if (Present(req.outputs[i]) && !IsDense(req.outputs[i])) {
       return Refuse(req, "output {} is strided {}; this kernel writes dense buffers", i,
                     DimsToString(req.outputs[i].strides));
