@@ -86,6 +86,13 @@ int OptimizeMain(const OptimizeFlags& f) {
   auto after = Histogram(*g);
   int nodes_after = g->num_nodes();
   int64_t copy_after = GraphCopyBytes(*g);
+  // Nodes whose every output is a zero-copy view of memory that exists: nothing runs.
+  int views_after = 0;
+  for (const Node* n : g->nodes()) {
+    bool view = n->num_outputs() > 0;
+    for (const Value* o : n->outputs()) view &= o->physical.is_view;
+    views_after += view;
+  }
 
   if (!f.output.empty()) {
     Graph out = g->Clone();
@@ -105,6 +112,7 @@ int OptimizeMain(const OptimizeFlags& f) {
     j["pipeline"] = pipeline.ToString();
     j["nodes_before"] = nodes_before;
     j["nodes_after"] = nodes_after;
+    j["views_after"] = views_after;
     j["ops_before"] = before;
     j["ops_after"] = after;
     j["copy_bytes_before"] = copy_before;
@@ -123,7 +131,9 @@ int OptimizeMain(const OptimizeFlags& f) {
   if (f.quiet) return 0;
 
   fmt::print("pipeline: {}\n", pipeline.steps.empty() ? "(none)" : pipeline.ToString());
-  fmt::print("nodes: {} -> {}\n", nodes_before, nodes_after);
+  fmt::print("nodes: {} -> {}", nodes_before, nodes_after);
+  if (views_after) fmt::print(" ({} zero-copy views, {} run)", views_after, nodes_after - views_after);
+  fmt::print("\n");
   std::set<std::string> ops;
   for (auto& [k, v] : before) ops.insert(k);
   for (auto& [k, v] : after) ops.insert(k);

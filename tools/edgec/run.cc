@@ -22,7 +22,7 @@ struct RunFlags {
   std::string output_dir;
   uint64_t seed = 0;
   int top = 5;
-  int level = 0;
+  int level = -1;  // -O not given: 3 for the CPU plan, 0 with --reference
   std::string passes;
   int threads = 0;
   bool reference = false;
@@ -77,15 +77,16 @@ int RunMain(const RunFlags& f) {
   std::vector<std::string> names;  // output names: passes keep them
   for (const Value* v : g->outputs()) names.push_back(v->name());
   StatusOr<std::vector<Tensor>> outs = std::vector<Tensor>();
+  const int level = f.level >= 0 ? f.level : f.reference ? 0 : 3;
   if (f.reference) {
     // The oracle: the graph (optimized as asked) on the reference executor.
     passes::PassContext ctx;
-    Status st = driver::Optimize(*g, f.level, f.passes, ctx);
+    Status st = driver::Optimize(*g, level, f.passes, ctx);
     if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
     outs = ReferenceExecutor(*g).Run(*inputs);
   } else {
     SessionOptions so;
-    so.opt_level = f.level;
+    so.opt_level = level;
     so.pipeline = f.passes;
     so.plan.threads = f.threads;
     so.verbose = f.verbose;
@@ -146,8 +147,10 @@ VerbMain AddRunVerb(CLI::App& app) {
                   "letters, digits, '.', '_', '-' become '_')");
   sub->add_option("--seed", flags->seed, "seed for random inputs")->capture_default_str();
   sub->add_option("--top", flags->top, "print the N largest values of each output")->capture_default_str();
-  sub->add_option("-O", flags->level, "optimize the graph first with the named pipeline 0-3")
-      ->check(CLI::Range(0, 3))->capture_default_str();
+  sub->add_option("-O", flags->level,
+                  "optimize the graph first with the named pipeline 0-3 (default: 3 for the CPU "
+                  "plan, 0 with --reference)")
+      ->check(CLI::Range(0, 3));
   sub->add_option("--passes", flags->passes, "optimize with this explicit pipeline instead");
   sub->add_option("--threads", flags->threads, "CPU threads (0 = all cores)")->capture_default_str();
   sub->add_flag("--reference", flags->reference,
