@@ -9,25 +9,6 @@ namespace edgec::cpu {
 
 namespace {
 
-class PoolKernel final : public Kernel {
- public:
-  Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
-    UseThreads(threads_);
-    return CatchDnnl(label_, [&] {
-      prim_.Execute(GetDnnlContext(threads_).stream, in, out, scratch);
-      return Status::Ok();
-    });
-  }
-  size_t scratch_bytes() const override { return scratch_bytes_; }
-  std::string Describe() const override { return describe_; }
-
-  std::string label_;
-  BoundPrimitive prim_;
-  size_t scratch_bytes_ = 0;
-  int threads_ = 1;
-  std::string describe_;
-};
-
 struct PoolSetup {
   dnnl::algorithm algorithm;
   dnnl::memory::dims strides, kernel, dilation, pad_l, pad_r;
@@ -105,16 +86,8 @@ KernelOr CreatePoolKernel(const KernelRequest& req) {
     dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, s.algorithm, src, dst, s.strides,
                                      s.kernel, s.dilation, s.pad_l, s.pad_r);
     dnnl::pooling_v2_forward::primitive_desc pd(d, attr, ctx.engine);
-    auto kernel = std::make_unique<PoolKernel>();
-    kernel->label_ = req.label;
-    kernel->threads_ = threads;
-    kernel->prim_ = BoundPrimitive(dnnl::primitive(pd), ctx.engine);
-    kernel->prim_.Bind(DNNL_ARG_SRC, src, BoundPrimitive::Source::kInput, 0);
-    kernel->prim_.Bind(DNNL_ARG_DST, dst, BoundPrimitive::Source::kOutput, 0);
-    kernel->prim_.BindScratchpad(pd.scratchpad_desc(), 0);
-    kernel->scratch_bytes_ = pd.scratchpad_desc().get_size();
-    kernel->describe_ = fmt::format("onednn {} {} f32 [{}]", OpName(req.op), LayoutWord(y.layout), pd.impl_info_str());
-    return std::unique_ptr<Kernel>(std::move(kernel));
+    return SinglePrimitiveKernel::Make(pd, src, dst, req.label,
+                                       fmt::format("{} {} f32", OpName(req.op), LayoutWord(y.layout)), threads, ctx);
   });
 }
 

@@ -8,25 +8,6 @@ namespace edgec::cpu {
 
 namespace {
 
-class ReduceKernel final : public Kernel {
- public:
-  Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
-    UseThreads(threads_);
-    return CatchDnnl(label_, [&] {
-      prim_.Execute(GetDnnlContext(threads_).stream, in, out, scratch);
-      return Status::Ok();
-    });
-  }
-  size_t scratch_bytes() const override { return scratch_bytes_; }
-  std::string Describe() const override { return describe_; }
-
-  std::string label_;
-  BoundPrimitive prim_;
-  size_t scratch_bytes_ = 0;
-  int threads_ = 1;
-  std::string describe_;
-};
-
 struct Algorithm {
   dnnl::algorithm alg;
   float p = 0.f;
@@ -90,16 +71,8 @@ KernelOr CreateReduceKernel(const KernelRequest& req) {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(algorithm->alg, src, dst, algorithm->p, 0.f), attr,
                                        ctx.engine);
-    auto kernel = std::make_unique<ReduceKernel>();
-    kernel->label_ = req.label;
-    kernel->threads_ = threads;
-    kernel->prim_ = BoundPrimitive(dnnl::primitive(pd), ctx.engine);
-    kernel->prim_.Bind(DNNL_ARG_SRC, src, BoundPrimitive::Source::kInput, 0);
-    kernel->prim_.Bind(DNNL_ARG_DST, dst, BoundPrimitive::Source::kOutput, 0);
-    kernel->prim_.BindScratchpad(pd.scratchpad_desc(), 0);
-    kernel->scratch_bytes_ = pd.scratchpad_desc().get_size();
-    kernel->describe_ = fmt::format("onednn {} {} f32 [{}]", OpName(req.op), LayoutWord(x.layout), pd.impl_info_str());
-    return std::unique_ptr<Kernel>(std::move(kernel));
+    return SinglePrimitiveKernel::Make(pd, src, dst, req.label,
+                                       fmt::format("{} {} f32", OpName(req.op), LayoutWord(x.layout)), threads, ctx);
   });
 }
 

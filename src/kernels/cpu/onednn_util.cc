@@ -101,4 +101,27 @@ void OwnEpilogue::Run(std::span<const void* const> inputs, float* y, int64_t num
   if (addends.empty() && own_activation) RunUnary(act, y, y, numel, threads);
 }
 
+std::unique_ptr<Kernel> SinglePrimitiveKernel::Make(const dnnl::primitive_desc& pd, const dnnl_md& src,
+                                                    const dnnl_md& dst, const std::string& label,
+                                                    const std::string& what, int threads, DnnlContext& ctx) {
+  auto k = std::unique_ptr<SinglePrimitiveKernel>(new SinglePrimitiveKernel());
+  k->label_ = label;
+  k->threads_ = threads;
+  k->prim_ = BoundPrimitive(dnnl::primitive(pd), ctx.engine);
+  k->prim_.Bind(DNNL_ARG_SRC, src, BoundPrimitive::Source::kInput, 0);
+  k->prim_.Bind(DNNL_ARG_DST, dst, BoundPrimitive::Source::kOutput, 0);
+  k->prim_.BindScratchpad(pd.scratchpad_desc(), 0);
+  k->scratch_bytes_ = pd.scratchpad_desc().get_size();
+  k->describe_ = fmt::format("onednn {} [{}]", what, pd.impl_info_str());
+  return k;
+}
+
+Status SinglePrimitiveKernel::Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) {
+  UseThreads(threads_);
+  return CatchDnnl(label_, [&] {
+    prim_.Execute(GetDnnlContext(threads_).stream, in, out, scratch);
+    return Status::Ok();
+  });
+}
+
 }  // namespace edgec::cpu

@@ -68,6 +68,26 @@ class BoundPrimitive {
   std::vector<Binding> bindings_;
 };
 
+// A kernel that is one primitive taking input 0 as its source and writing output 0 (pools,
+// reductions): `Make` binds both, the user scratchpad, and describes it as
+// "onednn <what> [<implementation>]".
+class SinglePrimitiveKernel final : public Kernel {
+ public:
+  static std::unique_ptr<Kernel> Make(const dnnl::primitive_desc& pd, const dnnl_md& src, const dnnl_md& dst,
+                                      const std::string& label, const std::string& what, int threads,
+                                      DnnlContext& ctx);
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override;
+  size_t scratch_bytes() const override { return scratch_bytes_; }
+  std::string Describe() const override { return describe_; }
+
+ private:
+  std::string label_;
+  BoundPrimitive prim_;
+  size_t scratch_bytes_ = 0;
+  int threads_ = 1;
+  std::string describe_;
+};
+
 // A constant tensor copied (and reordered) into a memory of descriptor `to`.
 dnnl::memory PackConstant(const dnnl_md& from, const void* data, const dnnl_md& to,
                           DnnlContext& ctx);
