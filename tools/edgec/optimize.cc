@@ -150,12 +150,22 @@ int OptimizeMain(const OptimizeFlags& f) {
   if (rewrites.empty()) fmt::print("  (none)\n");
   for (auto& [k, v] : rewrites) fmt::print("  {:<40} {:>6}\n", k, v);
   fmt::print("copy bytes per inference: {} -> {}\n", Bytes(copy_before), Bytes(copy_after));
-  fmt::print("passes:\n");
+  fmt::print("passes that changed the graph:\n");
+  std::vector<std::string> unchanged;
+  double unchanged_ms = 0;
   for (const auto& r : ctx.records()) {
     std::string what;
     for (auto& [k, v] : r.stats.rewrites) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", v, k);
+    if (what.empty() && r.nodes_before == r.nodes_after) {
+      if (std::find(unchanged.begin(), unchanged.end(), r.pass) == unchanged.end()) unchanged.push_back(r.pass);
+      unchanged_ms += r.milliseconds;
+      continue;
+    }
     fmt::print("  {:<20} {:>5} -> {:<5} {:>8.2f} ms  {}\n", r.pass, r.nodes_before, r.nodes_after,
-               r.milliseconds, what.empty() ? "no change" : what);
+               r.milliseconds, what.empty() ? "(nodes changed)" : what);
+  }
+  if (!unchanged.empty()) {
+    fmt::print("  no change ({:.2f} ms): {}\n", unchanged_ms, fmt::join(unchanged, ", "));
   }
   if (f.explain) {
     fmt::print("why patterns did not match ({}):\n", ctx.explanations().size());
