@@ -1,7 +1,7 @@
 """CPU peer benchmark: edgec's CPU plan against ONNX Runtime (CPU provider) over the model zoo.
 
-usage: peer_cpu.py BUILD_DIR [--threads 1,2] [--runs 30] [--warmup 5] [--rounds 2]
-                   [-O 3] [--json FILE] [model ...]
+usage: peer_cpu.py BUILD_DIR [--threads 1,2] [--runs 20] [--warmup 5] [--rounds 3]
+                   [-O 3 | --passes LIST] [--json FILE] [--no-peak] [model ...]
 
 For every thread count and model, both engines run the same inputs (BUILD_DIR/zoo/<model>/
 inputs/*.npy) in separate processes, interleaved: each round runs `edgec bench --json` and
@@ -41,10 +41,12 @@ def input_args(inputs_dir):
     return args
 
 
-def edgec_once(build, model_dir, threads, runs, warmup, level):
+def edgec_once(build, model_dir, threads, runs, warmup, level, passes):
     cmd = [os.path.join(build, "bin", "edgec"), "bench", os.path.join(model_dir, "model.onnx"),
            "--threads", str(threads), "--runs", str(runs), "--warmup", str(warmup), "-O", str(level),
            "--json"] + input_args(os.path.join(model_dir, "inputs"))
+    if passes:
+        cmd += ["--passes", passes]
     return run_json(cmd)
 
 
@@ -80,7 +82,7 @@ def measure(build, model_dir, threads, args):
         order = ("edgec", "ort") if r % 2 == 0 else ("ort", "edgec")
         for who in order:
             if who == "edgec":
-                j = edgec_once(build, model_dir, threads, args.runs, args.warmup, args.O)
+                j = edgec_once(build, model_dir, threads, args.runs, args.warmup, args.O, args.passes)
                 e_runs.append(j)
                 e_samples += j["samples_ms"]
             else:
@@ -107,10 +109,11 @@ def main():
     ap.add_argument("build")
     ap.add_argument("models", nargs="*")
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-O", type=int, default=3)
+    ap.add_argument("--passes", help="edgec's explicit pass pipeline instead of -O")
     ap.add_argument("--json", help="write every row as JSON to this file")
     ap.add_argument("--no-peak", action="store_true", help="skip the GEMM peak measurement")
     args = ap.parse_args()
@@ -130,7 +133,8 @@ def main():
             f"{'GFLOP/s':>8} {'peak%':>6}")
     behind = []
     for t in thread_counts:
-        print(f"\n{t} thread(s), {args.rounds} round(s) x {args.runs} runs ({args.warmup} warm-up), -O{args.O}")
+        what = f"--passes {args.passes}" if args.passes else f"-O{args.O}"
+        print(f"\n{t} thread(s), {args.rounds} round(s) x {args.runs} runs ({args.warmup} warm-up), edgec {what}")
         print(head)
         ratios = []
         for m in models:

@@ -29,6 +29,7 @@ struct BenchFlags {
   int runs = 50;
   int warmup = 5;
   int level = 3;
+  std::string passes;
   uint64_t seed = 0;
   bool json = false;
   bool reference = false;
@@ -69,6 +70,7 @@ int BenchMain(const BenchFlags& f) {
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   SessionOptions so;
   so.opt_level = f.level;
+  so.pipeline = f.passes;
   so.plan.threads = f.threads;
   so.plan.fast_kernels = !f.reference;
   auto session = Session::FromGraph(std::move(g).value(), f.model, so);
@@ -146,6 +148,7 @@ VerbMain AddBenchVerb(CLI::App& app) {
   sub->add_option("--runs", flags->runs, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--warmup", flags->warmup, "untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("-O", flags->level, "optimization level 0-3")->check(CLI::Range(0, 3))->capture_default_str();
+  sub->add_option("--passes", flags->passes, "optimize with this explicit pipeline instead of -O");
   sub->add_option("--seed", flags->seed, "seed for random inputs")->capture_default_str();
   sub->add_flag("--json", flags->json, "print the results as JSON");
   sub->add_flag("--reference", flags->reference, "use the reference kernels only");
