@@ -179,6 +179,10 @@ struct Attempt {
 
 KernelOr CreateConvKernel(const KernelRequest& req) {
   RETURN_IF_ERROR(ExpectF32(req));
+  if (req.op != OpKind::kConvTranspose) {
+    auto gemm = CreateConv1x1GemmKernel(req);
+    if (gemm.ok()) return gemm;
+  }
   if (req.inputs.size() < 2 || !Present(req.inputs[1])) return Refuse(req, "W is absent");
   if (!ConstantOrNull(req, 1)) return Refuse(req, "W is not constant; weights are packed at creation");
   const bool transpose = req.op == OpKind::kConvTranspose;
