@@ -116,7 +116,7 @@ def main():
     ap.add_argument("--passes", help="edgec's explicit pass pipeline instead of -O")
     ap.add_argument("--json", help="write every row as JSON to this file")
     ap.add_argument("--no-peak", action="store_true", help="skip the GEMM peak measurement")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
 
     zoo = os.path.join(args.build, "zoo")
     models = args.models or sorted(d for d in os.listdir(zoo)
