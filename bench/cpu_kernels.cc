@@ -4,8 +4,13 @@
 // The GFLOP counter is a rate (GFLOP/s). It counts 2 flops per multiply-add for conv and
 // matmul, and nominal per-element operation counts for softmax (5: max, subtract, exp,
 // sum, scale) and layer norm (8).
+// GemmPeak is oneDNN's own sgemm on a large square problem: the machine's attainable f32
+// rate, the yardstick bench/peer_cpu.py divides every model's GFLOP/s by.
 #include <benchmark/benchmark.h>
 
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 
 #include "kernels/cpu/kernel.h"
@@ -131,6 +136,26 @@ void BM_LayerNorm_128x256(benchmark::State& state) {
   RunProblem(state, p);
 }
 
+// C = A x B, all n x n row-major, with oneDNN's sgemm (threads through OpenMP).
+void BM_GemmPeak(benchmark::State& state) {
+  const int64_t n = 2048;
+  cpu::SetThreads(static_cast<int>(state.range(0)));
+  omp_set_num_threads(static_cast<int>(state.range(0)));
+  Tensor a = RandomTensor({n, n}, 11), b = RandomTensor({n, n}, 12), c(DType::kF32, {n, n});
+  for (auto _ : state) {
+    dnnl_status_t st = dnnl_sgemm('N', 'N', n, n, n, 1.f, a.data<float>(), n, b.data<float>(), n, 0.f,
+                                  c.data<float>(), n);
+    if (st != dnnl_success) {
+      state.SkipWithError("dnnl_sgemm failed");
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP"] = benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel("onednn sgemm 2048^3");
+}
+
+BENCHMARK(BM_GemmPeak)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->MinTime(1.0);
 BENCHMARK(BM_Conv3x3_64x64_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Conv3x3_64x64_56_RowMajor)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Depthwise3x3_144_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();

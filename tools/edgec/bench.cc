@@ -1,6 +1,8 @@
 // edgec bench MODEL [--input name=file.npy ...] [--threads N] [--runs R] [--warmup W] [--json]
-// Latency (min/median/p90/p99), throughput, arena bytes, peak RSS and compile time of the
-// CPU plan.
+//                   [--profile] [--top K]
+// Latency (min/median/p90/p99), throughput, arena bytes, peak RSS, compile time, MACs and
+// achieved GFLOP/s of the CPU plan; with --profile the time of every step (the top K by
+// time printed, with op, kernel and share).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -10,6 +12,9 @@
 
 #include "driver/session.h"
 #include "frontend/onnx/importer.h"
+#include "ir/cost.h"
+#include "runtime/shape_binding.h"
+#include "runtime/step_profile.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
 
@@ -24,9 +29,12 @@ struct BenchFlags {
   int runs = 50;
   int warmup = 5;
   int level = 3;
+  std::string passes;
   uint64_t seed = 0;
   bool json = false;
   bool reference = false;
+  bool profile = false;
+  int top = 15;
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -43,6 +51,16 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
+// MACs of one inference: the source graph (before fusion, which NodeMacs does not know)
+// with the bench's input shapes bound. 0 when they cannot be bound.
+int64_t SourceMacs(const Graph& source, const std::map<std::string, Dims>& shapes) {
+  Graph g = source.Clone();
+  if (!BindInputShapes(g, shapes, 1).ok()) return 0;
+  int64_t total = 0;
+  for (const Node* n : g.nodes()) total += std::max<int64_t>(NodeMacs(*n), 0);
+  return total;
+}
+
 int BenchMain(const BenchFlags& f) {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
@@ -52,6 +70,7 @@ int BenchMain(const BenchFlags& f) {
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   SessionOptions so;
   so.opt_level = f.level;
+  so.pipeline = f.passes;
   so.plan.threads = f.threads;
   so.plan.fast_kernels = !f.reference;
   auto session = Session::FromGraph(std::move(g).value(), f.model, so);
@@ -67,6 +86,9 @@ int BenchMain(const BenchFlags& f) {
     Status st = (*session)->Run(*inputs, &outs);
     if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
   }
+  PlanExecutor* executor = (*session)->last_executor();
+  StepProfile profile(**plan);
+  if (f.profile && executor) executor->set_profiling(true);
   std::vector<double> ms;
   ms.reserve(f.runs);
   auto all0 = clock::now();
@@ -75,10 +97,14 @@ int BenchMain(const BenchFlags& f) {
     Status st = (*session)->Run(*inputs, &outs);
     if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
     ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+    if (f.profile && executor) profile.Add(executor->step_nanos());
   }
   double total_s = std::chrono::duration<double>(clock::now() - all0).count();
+  if (executor) executor->set_profiling(false);
   const Plan& p = **plan;
   double median = Percentile(ms, 0.5);
+  const int64_t macs = SourceMacs((*session)->source(), shapes);
+  const double gflops = macs > 0 ? 2.0 * static_cast<double>(macs) / (median * 1e-3) * 1e-9 : 0.0;
   if (f.json) {
     nlohmann::json j = {
         {"model", f.model}, {"threads", p.threads()}, {"runs", f.runs}, {"warmup", f.warmup},
@@ -86,7 +112,9 @@ int BenchMain(const BenchFlags& f) {
                         {"p90", Percentile(ms, 0.9)}, {"p99", Percentile(ms, 0.99)}}},
         {"throughput_per_s", f.runs / total_s}, {"arena_bytes", p.memory().arena_bytes},
         {"arena_lower_bound_bytes", p.memory().lower_bound}, {"naive_bytes", p.memory().naive_bytes},
-        {"peak_rss_bytes", PeakRssBytes()}, {"compile_ms", compile_ms}, {"plan", p.Summary()}};
+        {"peak_rss_bytes", PeakRssBytes()}, {"compile_ms", compile_ms}, {"plan", p.Summary()},
+        {"macs", macs}, {"gflops", gflops}, {"samples_ms", ms}};
+    if (f.profile) j["profile"] = profile.ToJson();
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
@@ -100,6 +128,11 @@ int BenchMain(const BenchFlags& f) {
              p.memory().arena_bytes / 1048576.0, p.memory().lower_bound / 1048576.0,
              p.memory().naive_bytes / 1048576.0, PeakRssBytes() / 1048576.0);
   fmt::print("compile (import + optimize + plan): {:.1f} ms\n", compile_ms);
+  if (macs > 0) {
+    fmt::print("compute: {:.3f} GMAC per inference, {:.1f} GFLOP/s at the median\n",
+               static_cast<double>(macs) * 1e-9, gflops);
+  }
+  if (f.profile) fmt::print("{}", profile.Table(f.top));
   return 0;
 }
 
@@ -115,9 +148,12 @@ VerbMain AddBenchVerb(CLI::App& app) {
   sub->add_option("--runs", flags->runs, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--warmup", flags->warmup, "untimed runs first")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("-O", flags->level, "optimization level 0-3")->check(CLI::Range(0, 3))->capture_default_str();
+  sub->add_option("--passes", flags->passes, "optimize with this explicit pipeline instead of -O");
   sub->add_option("--seed", flags->seed, "seed for random inputs")->capture_default_str();
   sub->add_flag("--json", flags->json, "print the results as JSON");
   sub->add_flag("--reference", flags->reference, "use the reference kernels only");
+  sub->add_flag("--profile", flags->profile, "time every step; print the top steps by time (op, kernel, ms, %)");
+  sub->add_option("--top", flags->top, "steps shown by --profile (0 = all)")->check(CLI::NonNegativeNumber)->capture_default_str();
   return [flags] { return BenchMain(*flags); };
 }
 

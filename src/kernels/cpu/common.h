@@ -21,6 +21,7 @@ KernelOr CreateAttentionKernel(const KernelRequest& req);  // attention.cc
 KernelOr CreateResizeKernel(const KernelRequest& req);     // resize.cc
 KernelOr CreateMovementKernel(const KernelRequest& req);   // movement.cc
 KernelOr CreateConvKernel(const KernelRequest& req);       // onednn_conv.cc
+KernelOr CreateConv1x1GemmKernel(const KernelRequest& req);  // conv1x1_gemm.cc (tried first)
 KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
 KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc

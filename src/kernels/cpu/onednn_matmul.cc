@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -94,6 +95,24 @@ void PadToRank(Operand& o, size_t rank) {
   }
 }
 
+// A [batch..., M, K] as one [batch x M, K] matrix when its memory allows (each non-1 batch
+// or row dim steps over the next one exactly), else nullopt.
+std::optional<Operand> FoldRows(const Operand& a) {
+  const size_t r = a.dims.size();
+  int64_t rows = 1, row_stride = 0;
+  int last = -1;  // the innermost non-1 dim among batch and rows seen so far
+  for (int i = static_cast<int>(r) - 2; i >= 0; --i) {
+    if (a.dims[i] == 1) continue;
+    if (last >= 0 && a.strides[i] != a.dims[last] * a.strides[last]) return std::nullopt;
+    if (last < 0) row_stride = a.strides[i];
+    last = i;
+    rows *= a.dims[i];
+  }
+  const int64_t k = a.dims[r - 1], col_stride = a.strides[r - 1];
+  if (last < 0) row_stride = k * col_stride;
+  return Operand{{rows, k}, {row_stride, col_stride}};
+}
+
 // `d` right-aligned to `rank` dims with leading 1s.
 Dims PaddedDims(const Dims& d, size_t rank) {
   Dims p(rank - std::min(rank, d.size()), 1);
@@ -166,6 +185,34 @@ KernelOr CreateMatMulKernel(const KernelRequest& req) {
   }
   const bool residual_full = residual && residual->dims == y.dims;
 
+  // A B shared by every batch: A's batch dims folded into its rows make one large GEMM of
+  // a batch of small ones ([128, 1, 256] x [256, 768] is one 128-row GEMM, not 128 GEMVs).
+  // The epilogue operands fold with it (a full residual, a per-column bias).
+  bool folded = false;
+  if (rank > 2 && !one_d && (!residual || residual_full)) {
+    bool ok = true;
+    for (size_t i = 0; i + 2 < rank; ++i) ok &= b.dims[i] == 1;
+    if (bias) {
+      for (size_t i = 0; i + 1 < bias->dims.size(); ++i) ok &= bias->dims[i] == 1;
+    }
+    if (ok) {
+      auto rows = FoldRows(a);
+      if (rows) {
+        a = *rows;
+        b = Operand{{b.dims[rank - 2], b.dims[rank - 1]}, {b.strides[rank - 2], b.strides[rank - 1]}};
+        dst_dims = {a.dims[0], n};
+        folded = true;
+      }
+    }
+  }
+  const size_t prim_rank = folded ? 2 : rank;
+  // An epilogue operand's dims as the primitive sees them.
+  auto prim_dims = [&](const Dims& d) -> Dims {
+    if (!folded) return PaddedDims(d, rank);
+    if (d == y.dims) return dst_dims;
+    return {1, d.empty() ? 1 : d.back()};
+  };
+
   // The splits of the epilogue to try, most fused first.
   std::vector<Attempt> attempts;
   std::set<std::tuple<Where, Where, bool>> seen;
@@ -196,11 +243,11 @@ KernelOr CreateMatMulKernel(const KernelRequest& req) {
     const dnnl_md b_md = PlainDesc(b.dims, DType::kF32, b.strides);
     const dnnl_md b_any(ToDnnlDims(b.dims), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
     const dnnl_md dst_md = PlainDesc(dst_dims, DType::kF32);
-    Dims bias_prim_dims(rank, 1);
-    bias_prim_dims[rank - 1] = bias ? PaddedDims(bias->dims, rank)[rank - 1] : 1;
+    Dims bias_prim_dims(prim_rank, 1);
+    bias_prim_dims[prim_rank - 1] = bias ? prim_dims(bias->dims).back() : 1;
     const dnnl_md bias_prim_md = PlainDesc(bias_prim_dims, DType::kF32);
-    const dnnl_md bias_binary_md = bias ? PlainDesc(PaddedDims(bias->dims, rank), DType::kF32) : dnnl_md();
-    const dnnl_md residual_md = residual ? PlainDesc(PaddedDims(residual->dims, rank), DType::kF32) : dnnl_md();
+    const dnnl_md bias_binary_md = bias ? PlainDesc(prim_dims(bias->dims), DType::kF32) : dnnl_md();
+    const dnnl_md residual_md = residual ? PlainDesc(prim_dims(residual->dims), DType::kF32) : dnnl_md();
 
     auto make_pd = [&](const Attempt& at) {
       dnnl::post_ops po;
@@ -299,7 +346,7 @@ KernelOr CreateMatMulKernel(const KernelRequest& req) {
     if (chosen.residual == Where::kBinary) post.emplace_back("binary-add");
     if (chosen.residual == Where::kSum) post.emplace_back("sum");
     if (chosen.activation_in_primitive && act.kind != Activation::kNone) post.push_back(ActivationWord(act));
-    kernel->describe_ = fmt::format("onednn matmul f32 [{}]", pd->impl_info_str());
+    kernel->describe_ = fmt::format("onednn matmul f32 [{}]{}", pd->impl_info_str(), folded ? " batch folded into rows" : "");
     if (!post.empty()) kernel->describe_ += fmt::format(" (post-ops: {})", fmt::join(post, ", "));
     if (!kernel->own_.empty()) {
       std::vector<std::string> own;

@@ -4,6 +4,7 @@
 // transformation, nearest rounding, edge clamping, exclude_outside); Run only blends.
 // Cubic and tf_crop_and_resize fall back to the reference kernel.
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
@@ -99,7 +100,7 @@ class ResizeKernel final : public Kernel {
   ResizeKernel(bool nhwc, bool linear, Dims in, Dims out, std::vector<Taps> h, std::vector<Taps> w,
                int threads)
       : nhwc_(nhwc), linear_(linear), in_(std::move(in)), out_(std::move(out)), h_(std::move(h)),
-        w_(std::move(w)), threads_(threads) {}
+        w_(std::move(w)), threads_(threads), gather_(SingleTaps(h_) && SingleTaps(w_)) {}
 
   Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
     const auto* x = static_cast<const float*>(in[0]);
@@ -111,11 +112,39 @@ class ResizeKernel final : public Kernel {
   }
 
   std::string Describe() const override {
-    return fmt::format("own resize {} {} f32", linear_ ? "linear" : "nearest", nhwc_ ? "nhwc" : "nchw");
+    return fmt::format("own resize {} {} f32{}", linear_ ? "linear" : "nearest", nhwc_ ? "nhwc" : "nchw",
+                       gather_ && !nhwc_ ? " (gather)" : "");
   }
 
  private:
+  // True when every output row and column reads one input row and column with weight 1
+  // (nearest): Run then gathers, and copies an output row that repeats the one above.
+  static bool SingleTaps(const std::vector<Taps>& taps) {
+    for (const Taps& t : taps) {
+      if (t.count != 1 || t.weight[0] != 1.0f) return false;
+    }
+    return true;
+  }
+
+  void RunNchwGather(const float* x, float* y) const {
+    const int64_t planes = in_[0] * in_[1], ih = in_[2], iw = in_[3], oh = out_[2], ow = out_[3];
+    ParallelFor(threads_, planes * oh, std::max<int64_t>(1, 16384 / std::max<int64_t>(ow, 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t item = begin; item < end; ++item) {
+                    const int64_t p = item / oh, r = item % oh;
+                    float* row = y + (p * oh + r) * ow;
+                    if (r > 0 && item > begin && h_[r - 1].index[0] == h_[r].index[0]) {
+                      std::memcpy(row, row - ow, static_cast<size_t>(ow) * sizeof(float));
+                      continue;
+                    }
+                    const float* src = x + (p * ih + h_[r].index[0]) * iw;
+                    for (int64_t c = 0; c < ow; ++c) row[c] = src[w_[c].index[0]];
+                  }
+                });
+  }
+
   void RunNchw(const float* x, float* y) const {
+    if (gather_) return RunNchwGather(x, y);
     const int64_t planes = in_[0] * in_[1], ih = in_[2], iw = in_[3], oh = out_[2], ow = out_[3];
     ParallelFor(threads_, planes * oh, std::max<int64_t>(1, 4096 / std::max<int64_t>(ow, 1)),
                 [&](int64_t begin, int64_t end) {
@@ -168,6 +197,7 @@ class ResizeKernel final : public Kernel {
   Dims in_, out_;
   std::vector<Taps> h_, w_;
   int threads_;
+  bool gather_;
 };
 
 }  // namespace

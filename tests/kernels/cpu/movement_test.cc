@@ -172,6 +172,21 @@ TEST(CpuResize, NearestAndLinearMatchReference) {
   }
 }
 
+// Nearest upsampling large enough to be split over threads: rows gathered, repeated rows
+// copied from the row above only within one thread's range.
+TEST(CpuResize, NearestGatherSplitOverThreadsMatchesReference) {
+  std::mt19937 rng(57);
+  for (float scale : {2.f, 3.f, 0.5f}) {
+    testing_mv::Inputs inputs = {Random({1, 5, 64, 64}, rng), std::nullopt,
+                                 Tensor::FromVector<float>(DType::kF32, {4}, {1.f, 1.f, scale, scale})};
+    FastCase c{OpKind::kResize, inputs, Attrs({{"mode", std::string("nearest")}})};
+    c.constants = {1, 2};
+    c.threads = 2;
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("nearest resize x{}", scale));
+    EXPECT_NE(d.find("gather"), std::string::npos) << d;
+  }
+}
+
 TEST(CpuResize, CubicFallsBack) {
   std::mt19937 rng(57);
   FastCase c{OpKind::kResize,

@@ -189,6 +189,64 @@ TEST(CpuConv, FusedConvEqualsUnfusedSequence) {
   }
 }
 
+// 3x3 stride-1 convolutions with many channels run as Winograd (blocked format, reorders
+// in and out); fewer channels, strides and groups stay direct. Both match the reference.
+TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
+  std::mt19937 rng(66);
+  struct Shape {
+    int64_t c_in, c_out, hw, stride, group;
+    bool winograd;
+  };
+  for (const Shape& sh : std::vector<Shape>{{64, 64, 16, 1, 1, true}, {96, 64, 13, 1, 1, true},
+                                            {64, 64, 16, 2, 1, false}, {16, 16, 16, 1, 1, false},
+                                            {64, 64, 16, 1, 2, false}, {64, 128, 6, 1, 1, false}}) {
+    const Attributes a = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                {"strides", std::vector<int64_t>{sh.stride, sh.stride}},
+                                {"group", sh.group}, {"activation", std::string("Relu")}});
+    const Tensor x = Random({1, sh.c_in, sh.hw, sh.hw}, rng), w = Random({sh.c_out, sh.c_in / sh.group, 3, 3}, rng, -0.2f, 0.2f);
+    const int64_t out = (sh.hw + 2 - 3) / sh.stride + 1;
+    for (bool nhwc : {false, true}) {
+      FastCase c{OpKind::kFusedConv, {x, w, Random({sh.c_out}, rng), Random({1, sh.c_out, out, out}, rng)}, a};
+      c.constants = {1, 2};
+      c.nhwc = nhwc;
+      c.threads = 2;
+      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("conv {}->{} at {}x{} stride {} group {}", sh.c_in,
+                                                                     sh.c_out, sh.hw, sh.hw, sh.stride, sh.group));
+      EXPECT_EQ(d.find("wino") != std::string::npos, sh.winograd) << d;
+    }
+  }
+}
+
+// 1x1 convolutions on row-major activations with enough pixels run as a GEMM per image
+// (W x X[n]), the epilogue included; NHWC, strided or small ones stay oneDNN convolutions.
+TEST(CpuConv, RowMajor1x1AsGemmMatchesReference) {
+  std::mt19937 rng(67);
+  struct Shape {
+    int64_t n, c_in, c_out, hw, stride;
+    bool nhwc, gemm;
+  };
+  for (const Shape& sh : std::vector<Shape>{{1, 24, 144, 16, 1, false, true}, {2, 7, 5, 17, 1, false, true},
+                                            {1, 24, 144, 16, 1, true, false}, {1, 16, 32, 32, 2, false, false},
+                                            {1, 16, 32, 8, 1, false, false}}) {
+    const int64_t out = (sh.hw - 1) / sh.stride + 1;
+    for (int variant = 0; variant < 4; ++variant) {
+      Attributes a = Attrs({{"strides", std::vector<int64_t>{sh.stride, sh.stride}}});
+      if (variant % 2) Merge(a, Activations()[variant]);
+      testing_mv::Inputs in = {Random({sh.n, sh.c_in, sh.hw, sh.hw}, rng), Random({sh.c_out, sh.c_in, 1, 1}, rng)};
+      in.push_back(variant >= 1 ? std::optional<Tensor>(Random({sh.c_out}, rng)) : std::nullopt);
+      if (variant >= 2) in.push_back(Random({sh.n, sh.c_out, out, out}, rng));
+      FastCase c{variant ? OpKind::kFusedConv : OpKind::kConv, in, a};
+      if (!variant) c.inputs.pop_back();
+      c.constants = {1, 2};
+      c.nhwc = sh.nhwc;
+      c.threads = 1 + variant % 2;
+      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("1x1 conv {}->{} at {}x{} variant {}", sh.c_in,
+                                                                     sh.c_out, sh.hw, sh.hw, variant));
+      EXPECT_EQ(d.find("as gemm") != std::string::npos, sh.gemm) << d;
+    }
+  }
+}
+
 TEST(CpuConv, Refusals) {
   std::mt19937 rng(65);
   FastCase runtime_w{OpKind::kConv, {Random({1, 2, 5, 5}, rng), Random({3, 2, 3, 3}, rng)}, {}};

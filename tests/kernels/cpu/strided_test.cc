@@ -52,6 +52,28 @@ TEST(CpuStrided, MatMulAndAttentionReadStridedOperands) {
   ExpectMatchesRef(at, 1e-4, 1e-5, "attention strided");
 }
 
+// A B shared by all batches folds A's batch into its rows when A's memory allows: a
+// [5, 1, 9] view of a transposed [1, 5, 9] does, a [2, 3, 9] view with rows outermost does not.
+TEST(CpuStrided, MatMulFoldsBatchIntoRowsWhereMemoryAllows) {
+  std::mt19937 rng(105);
+  for (const auto& [a_dims, order] : std::vector<std::pair<Dims, std::vector<int>>>{
+           {{5, 1, 9}, {1, 0, 2}}, {{2, 3, 9}, {1, 0, 2}}, {{2, 3, 9}, {0, 1, 2}}, {{1, 4, 1, 9}, {0, 2, 1, 3}}}) {
+    Dims out = a_dims;
+    out.back() = 4;
+    FastCase c{OpKind::kFusedMatMul, {Random(a_dims, rng), Random({9, 4}, rng), Random({4}, rng), Random(out, rng)},
+               Attrs({{"activation", std::string("Relu")}})};
+    c.constants = {1, 2};
+    c.strided_inputs = {{0, order}};
+    const std::string d = ExpectMatchesRef(
+        c, 1e-4, 1e-5, fmt::format("fused matmul {} (memory order {}) x [9, 4]", DimsStr(a_dims), fmt::join(order, ",")));
+    const bool foldable = a_dims[1] == 1 || order == std::vector<int>{0, 1, 2} || a_dims.size() == 4;
+    EXPECT_EQ(d.find("batch folded into rows") != std::string::npos, foldable) << d;
+    FastCase plain{OpKind::kMatMul, {Random(a_dims, rng), Random({9, 4}, rng)}, {}};
+    plain.strided_inputs = {{0, order}};
+    ExpectMatchesRef(plain, 1e-4, 1e-5, "matmul, run-time B");
+  }
+}
+
 TEST(CpuStrided, DenseOnlyKernelsRefuse) {
   std::mt19937 rng(104);
   FastCase relu{OpKind::kRelu, {Random({3, 4}, rng)}, {}};
