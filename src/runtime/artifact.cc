@@ -1,0 +1,177 @@
+#include "runtime/artifact.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "runtime/artifact_generated.h"
+
+namespace edgec::artifact_io {
+
+namespace fb = edgec::artifact;
+
+const char* UnitName(Unit u) { return u == Unit::kNpu ? "npu" : "cpu"; }
+
+namespace {
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> Strings(
+    flatbuffers::FlatBufferBuilder& b, const std::vector<std::string>& v) {
+  return b.CreateVectorOfStrings(v);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<uint8_t>> AlignedBytes(flatbuffers::FlatBufferBuilder& b,
+                                                                const std::vector<uint8_t>& v) {
+  b.ForceVectorAlignment(v.size(), sizeof(uint8_t), 32);  // FlatBuffers 2.0.8 aligns to at most 32
+  return b.CreateVector(v);
+}
+
+std::vector<std::string> ToStrings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+  std::vector<std::string> out;
+  if (!v) return out;
+  for (const auto* s : *v) out.push_back(s ? s->str() : std::string());
+  return out;
+}
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+}  // namespace
+
+Status WriteArtifact(const std::string& path, const CompiledModel& m) {
+  flatbuffers::FlatBufferBuilder b(1 << 20);
+  auto graph = AlignedBytes(b, m.graph_onnx);
+  std::vector<flatbuffers::Offset<fb::Segment>> segments;
+  for (const Segment& s : m.segments) {
+    flatbuffers::Offset<fb::NpuProgram> npu = 0;
+    if (s.unit == Unit::kNpu) {
+      std::vector<flatbuffers::Offset<fb::Region>> regions;
+      for (const Region& r : s.npu.regions) regions.push_back(fb::CreateRegion(b, b.CreateString(r.name), r.addr, r.bytes));
+      auto init = AlignedBytes(b, s.npu.dram_init);
+      npu = fb::CreateNpuProgram(b, b.CreateVector(s.npu.instructions), Strings(b, s.npu.task_names),
+                                 b.CreateVector(regions), s.npu.dram_bytes, init, s.npu.cores_used,
+                                 s.npu.semaphores);
+    }
+    segments.push_back(fb::CreateSegment(b, static_cast<fb::Unit>(s.unit), Strings(b, s.nodes), Strings(b, s.inputs),
+                                         Strings(b, s.outputs), npu));
+  }
+  std::vector<flatbuffers::Offset<fb::Placement>> placements;
+  for (const Placement& p : m.placements) {
+    placements.push_back(fb::CreatePlacement(b, b.CreateString(p.node), static_cast<fb::Unit>(p.unit),
+                                             b.CreateString(p.reason)));
+  }
+  std::vector<flatbuffers::Offset<fb::ValuePlacement>> values;
+  for (const ValuePlacement& v : m.values) {
+    values.push_back(fb::CreateValuePlacement(b, b.CreateString(v.value), v.offset, v.bytes));
+  }
+  auto root = fb::CreateArtifact(b, kFormatVersion, b.CreateString(m.producer), b.CreateString(m.source_model),
+                                 b.CreateString(m.target_json), graph, b.CreateVector(segments),
+                                 b.CreateVector(placements), m.arena_bytes, b.CreateVector(values));
+  fb::FinishArtifactBuffer(b, root);
+
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return InvalidArgument("cannot write '{}'", path);
+    out.write(reinterpret_cast<const char*>(b.GetBufferPointer()), static_cast<std::streamsize>(b.GetSize()));
+    if (!out) {
+      std::remove(tmp.c_str());
+      return InvalidArgument("cannot write '{}' (disk full?)", path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return InvalidArgument("cannot write '{}'", path);
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<MappedArtifact>> MappedArtifact::Open(const std::string& path) {
+  auto a = std::unique_ptr<MappedArtifact>(new MappedArtifact());
+  a->path_ = path;
+  a->fd_ = ::open(path.c_str(), O_RDONLY);
+  if (a->fd_ < 0) return NotFound("cannot open '{}'", path);
+  struct stat st{};
+  if (::fstat(a->fd_, &st) != 0 || !S_ISREG(st.st_mode)) return InvalidArgument("'{}' is not a regular file", path);
+  a->size_ = static_cast<size_t>(st.st_size);
+  if (a->size_ < 8) return InvalidArgument("'{}' is not an edgec compiled model: {} bytes, too short", path, a->size_);
+  void* p = ::mmap(nullptr, a->size_, PROT_READ, MAP_PRIVATE, a->fd_, 0);
+  if (p == MAP_FAILED) return InvalidArgument("cannot map '{}'", path);
+  a->data_ = static_cast<const uint8_t*>(p);
+  if (!fb::ArtifactBufferHasIdentifier(a->data_)) {
+    return InvalidArgument("'{}' is not an edgec compiled model (file identifier is not \"EDGC\"; compile one "
+                           "with `edgec compile model.onnx -o model.edgec`)", path);
+  }
+  flatbuffers::Verifier v(a->data_, a->size_, /*max_depth=*/64, /*max_tables=*/10'000'000);
+  if (!fb::VerifyArtifactBuffer(v)) {
+    return InvalidArgument("'{}' is damaged: its tables or vectors point outside the file ({} bytes); "
+                           "recompile it", path, a->size_);
+  }
+  const fb::Artifact* root = fb::GetArtifact(a->data_);
+  if (root->format_version() != kFormatVersion) {
+    return InvalidArgument("'{}' has format version {}; this edgec reads version {} (recompile the model)", path,
+                           root->format_version(), kFormatVersion);
+  }
+  if (!root->graph_onnx() || root->graph_onnx()->size() == 0) return InvalidArgument("'{}' holds no graph", path);
+  return a;
+}
+
+MappedArtifact::~MappedArtifact() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::span<const uint8_t> MappedArtifact::graph_onnx() const {
+  const auto* g = fb::GetArtifact(data_)->graph_onnx();
+  return {g->data(), g->size()};
+}
+
+std::span<const uint8_t> MappedArtifact::npu_dram_init(size_t segment) const {
+  const auto* segs = fb::GetArtifact(data_)->segments();
+  if (!segs || segment >= segs->size()) return {};
+  const fb::Segment* s = segs->Get(static_cast<flatbuffers::uoffset_t>(segment));
+  if (!s->npu() || !s->npu()->dram_init()) return {};
+  return {s->npu()->dram_init()->data(), s->npu()->dram_init()->size()};
+}
+
+CompiledModel MappedArtifact::Metadata() const {
+  const fb::Artifact* r = fb::GetArtifact(data_);
+  CompiledModel m;
+  m.producer = Str(r->producer());
+  m.source_model = Str(r->source_model());
+  m.target_json = Str(r->target_json());
+  m.arena_bytes = r->arena_bytes();
+  if (r->segments()) {
+    for (const fb::Segment* s : *r->segments()) {
+      Segment seg;
+      seg.unit = static_cast<Unit>(s->unit());
+      seg.nodes = ToStrings(s->nodes());
+      seg.inputs = ToStrings(s->inputs());
+      seg.outputs = ToStrings(s->outputs());
+      if (const fb::NpuProgram* p = s->npu()) {
+        if (p->instructions()) seg.npu.instructions.assign(p->instructions()->begin(), p->instructions()->end());
+        seg.npu.task_names = ToStrings(p->task_names());
+        if (p->regions()) {
+          for (const fb::Region* reg : *p->regions()) seg.npu.regions.push_back({Str(reg->name()), reg->addr(), reg->bytes()});
+        }
+        seg.npu.dram_bytes = p->dram_bytes();
+        seg.npu.cores_used = p->cores_used();
+        seg.npu.semaphores = p->semaphores();
+      }
+      m.segments.push_back(std::move(seg));
+    }
+  }
+  if (r->placements()) {
+    for (const fb::Placement* p : *r->placements()) {
+      m.placements.push_back({Str(p->node()), static_cast<Unit>(p->unit()), Str(p->reason())});
+    }
+  }
+  if (r->values()) {
+    for (const fb::ValuePlacement* v : *r->values()) m.values.push_back({Str(v->value()), v->offset(), v->bytes()});
+  }
+  return m;
+}
+
+}  // namespace edgec::artifact_io

@@ -1,0 +1,99 @@
+// The compiled model file (`.edgec`): what `edgec compile` writes and `edgec run` loads.
+// The format is the FlatBuffers schema src/runtime/artifact.fbs; this header is the one way
+// in and out of it, so no other file depends on the generated code.
+//
+// CompiledModel is the in-memory form (owning vectors). WriteArtifact serializes it; a
+// MappedArtifact maps a file read-only (mmap), verifies it (every offset and length checked
+// by flatbuffers::Verifier, the file identifier, the format version) and gives views into
+// it without copying: the weights of the graph and of the NPU DRAM images are read where
+// they lie in the file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+
+namespace edgec::artifact_io {
+
+constexpr uint32_t kFormatVersion = 1;
+
+enum class Unit : uint8_t { kCpu = 0, kNpu = 1 };
+const char* UnitName(Unit u);  // "cpu" / "npu"
+
+struct Region {
+  std::string name;
+  int64_t addr = 0, bytes = 0;
+};
+
+struct NpuProgramData {
+  std::vector<uint8_t> instructions;  // the ISA's binary encoding
+  std::vector<std::string> task_names;
+  std::vector<Region> regions;
+  int64_t dram_bytes = 0;
+  std::vector<uint8_t> dram_init;
+  int cores_used = 1;
+  int semaphores = 0;
+};
+
+struct Segment {
+  Unit unit = Unit::kCpu;
+  std::vector<std::string> nodes, inputs, outputs;
+  NpuProgramData npu;  // unit == kNpu
+};
+
+struct Placement {
+  std::string node;
+  Unit unit = Unit::kCpu;
+  std::string reason;
+};
+
+struct ValuePlacement {
+  std::string value;
+  int64_t offset = 0, bytes = 0;
+};
+
+struct CompiledModel {
+  std::string producer = "edgec";
+  std::string source_model;
+  std::string target_json;
+  std::vector<uint8_t> graph_onnx;
+  std::vector<Segment> segments;
+  std::vector<Placement> placements;
+  int64_t arena_bytes = 0;
+  std::vector<ValuePlacement> values;
+};
+
+// Writes `m` to `path` (through a temporary file renamed into place, so a failed write
+// leaves an existing file as it was).
+Status WriteArtifact(const std::string& path, const CompiledModel& m);
+
+// A verified, read-only mapping of a `.edgec` file.
+class MappedArtifact {
+ public:
+  static StatusOr<std::unique_ptr<MappedArtifact>> Open(const std::string& path);
+  ~MappedArtifact();
+  MappedArtifact(const MappedArtifact&) = delete;
+  MappedArtifact& operator=(const MappedArtifact&) = delete;
+
+  const std::string& path() const { return path_; }
+  size_t file_bytes() const { return size_; }
+  // The graph's ONNX bytes, in the mapping.
+  std::span<const uint8_t> graph_onnx() const;
+  // Everything else, copied out (small next to the weights; the NPU DRAM images are views).
+  CompiledModel Metadata() const;
+  // The constant DRAM image of NPU segment `i` (segment index among all segments), in the mapping.
+  std::span<const uint8_t> npu_dram_init(size_t segment) const;
+
+ private:
+  MappedArtifact() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  int fd_ = -1;
+};
+
+}  // namespace edgec::artifact_io
