@@ -11,6 +11,7 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
+  libpng-dev libjpeg-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
   nodejs npm

@@ -74,12 +74,23 @@ double EntropyKl(const std::vector<double>& counts, int i, int levels) {
   return kl;
 }
 
-int EntropyBestBins(const std::vector<double>& counts, int levels) {
+int EntropyBestBins(const std::vector<double>& counts, int levels, double min_keep) {
   const int n = static_cast<int>(counts.size());
   if (n <= levels) return n;
+  double total = 0;
+  for (double c : counts) total += c;
+  int first = levels;
+  double kept = 0;
+  for (int b = 0; b < n; ++b) {
+    kept += counts[b];
+    if (kept >= min_keep * total) {
+      first = std::max(first, b + 1);
+      break;
+    }
+  }
   int best = n;
   double best_kl = std::numeric_limits<double>::infinity();
-  for (int i = levels; i <= n; ++i) {
+  for (int i = first; i <= n; ++i) {
     const double kl = EntropyKl(counts, i, levels);
     if (kl < best_kl) best_kl = kl, best = i;
   }
@@ -149,7 +160,7 @@ Range ChooseRange(const Histogram& h, const CalibrationOptions& o) {
       break;
     case CalibrationMethod::kEntropy: {
       const std::vector<double> a = TrimmedAbs(h);
-      r = from_threshold(EntropyBestBins(a, LevelsFor(h, o)) * w);
+      r = from_threshold(EntropyBestBins(a, LevelsFor(h, o), o.entropy_min_keep) * w);
       break;
     }
     case CalibrationMethod::kMse: {

@@ -9,7 +9,11 @@
 //               those bins with every count beyond them added to the last one; the
 //               candidate Q is the same bins merged into `levels` groups and spread back
 //               evenly over the bins of each group that P holds; the threshold i·width with
-//               the smallest KL(P‖Q) wins.
+//               the smallest KL(P‖Q) wins. KL ignores how far clipped values move, so on
+//               data with no mass near 0 (a pooled, strictly positive tensor) it happily
+//               clips everything to one bin (P and Q both a spike: KL 0); candidates are
+//               therefore limited to thresholds that keep `entropy_min_keep` (99.99%) of
+//               the values.
 //   mse         the threshold T minimizing the expected squared error of quantizing the
 //               histogram: (x − T)² for clipped values, step²/12 for the others.
 // Every method except minmax is an outlier clip; `clip_ratio` (< 1) additionally shrinks
@@ -34,6 +38,7 @@ std::string_view CalibrationMethodName(CalibrationMethod m);
 struct CalibrationOptions {
   CalibrationMethod method = CalibrationMethod::kEntropy;
   double percentile = 99.99;
+  double entropy_min_keep = 0.9999;
   bool symmetric = false;      // activations: symmetric around 0 (zero point 0 / 128)
   DType storage = DType::kU8;  // activations: u8 or i8
   double clip_ratio = 1.0;
@@ -52,8 +57,9 @@ Range ChooseRange(const Histogram& h, const CalibrationOptions& o);
 // The pieces, over a histogram of |x| (bin b covers [b·w, (b+1)·w)); exposed for tests.
 // The KL divergence of candidate "keep the first i bins" (see the file comment).
 double EntropyKl(const std::vector<double>& abs_counts, int i, int levels);
-// The i (number of bins kept) with the smallest KL; ties go to the smaller i.
-int EntropyBestBins(const std::vector<double>& abs_counts, int levels);
+// The i (number of bins kept) with the smallest KL among those keeping at least `min_keep`
+// of the mass; ties go to the smaller i.
+int EntropyBestBins(const std::vector<double>& abs_counts, int levels, double min_keep = 0);
 // The upper edge of the bin where the cumulative share reaches p percent.
 double PercentileThreshold(const std::vector<double>& abs_counts, double bin_width, double p);
 // The expected squared error of quantizing with threshold t and `levels` levels.

@@ -63,6 +63,18 @@ TEST(Calibrator, EntropyClipsALoneOutlier) {
   EXPECT_NEAR(EntropyKl(c, 3, 2), kl2, 1e-12);
   EXPECT_GT(EntropyKl(c, 4, 2), kl8);
   EXPECT_EQ(EntropyBestBins(c, 2), 2);
+  // Keeping at least 95% of the 12 values rules out i < 8 (bins 0..6 hold 11/12).
+  EXPECT_EQ(EntropyBestBins(c, 2, 0.95), 8);
+}
+
+TEST(Calibrator, EntropyDoesNotCollapseDataFarFromZero) {
+  // All mass in bins 50..99 (a pooled, strictly positive tensor): without the keep rule,
+  // i = 51 makes P and Q the same spike (KL 0) and clips everything to one value.
+  std::vector<double> c(100, 0.0);
+  for (int b = 50; b < 100; ++b) c[b] = 10;
+  EXPECT_NEAR(EntropyKl(c, 51, 4), 0.0, 1e-12);
+  EXPECT_EQ(EntropyBestBins(c, 4), 51);
+  EXPECT_GE(EntropyBestBins(c, 4, 0.99), 100);
 }
 
 TEST(Calibrator, MseThreshold) {
