@@ -41,6 +41,7 @@ class Runner {
   explicit Runner(const Graph& g) : g_(g) {
     SessionOptions so;
     so.opt_level = 0;
+    so.plan.threads = 1;
     auto s = Session::FromGraph(g.Clone(), "compare", so);
     if (s.ok()) session_ = std::move(s).value();
   }
