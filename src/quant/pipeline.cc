@@ -1,5 +1,6 @@
 #include "quant/pipeline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -125,6 +126,58 @@ StatusOr<Agreement> CompareOnSamples(const Graph& reference, const Graph& candid
     a.sqnr_db = err[i] > 0 ? 10 * std::log10(sig[i] / err[i]) : INFINITY;
   }
   return result;
+}
+
+namespace {
+
+StatusOr<OutputAgreement> QuantizedAgreement(const Graph& prepared, const ScaleTable& scales,
+                                             const QuantizeOptions& o, const std::vector<Sample>& samples) {
+  Graph q = prepared.Clone();
+  ASSIGN_OR_RETURN(RewriteSummary s, RewriteToQdq(q, scales, o));
+  (void)s;
+  ASSIGN_OR_RETURN(Graph int8, Int8Executable(q));
+  ASSIGN_OR_RETURN(Agreement a, CompareOnSamples(prepared, int8, samples, false));
+  return a.outputs.at(0);
+}
+
+}  // namespace
+
+StatusOr<std::vector<LayerSensitivity>> Sensitivity(const Graph& prepared, const ScaleTable& scales,
+                                                    const QuantizeOptions& o,
+                                                    const std::vector<Sample>& samples, bool progress) {
+  const QuantizablePlan plan = PlanQuantization(prepared, o);
+  std::vector<LayerSensitivity> out;
+  Progress bar("sensitivity", static_cast<int64_t>(plan.nodes.size()), progress ? stderr : nullptr);
+  for (const Node* n : plan.nodes) {
+    QuantizeOptions alone = o;
+    for (const Node* other : plan.nodes)
+      if (other != n) alone.keep_float.insert(other->name());
+    ASSIGN_OR_RETURN(OutputAgreement a, QuantizedAgreement(prepared, scales, alone, samples));
+    out.push_back({n->name(), n->Label(), a.sqnr_db, a.mean_cosine});
+    bar.Step();
+  }
+  bar.Done();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const LayerSensitivity& a, const LayerSensitivity& b) { return a.sqnr_db < b.sqnr_db; });
+  return out;
+}
+
+StatusOr<BudgetResult> FitAccuracyBudget(const Graph& prepared, const ScaleTable& scales,
+                                         const QuantizeOptions& o, const std::vector<LayerSensitivity>& ranked,
+                                         const std::vector<Sample>& samples, double min_cosine) {
+  BudgetResult r;
+  QuantizeOptions current = o;
+  for (size_t k = 0;; ++k) {
+    ASSIGN_OR_RETURN(OutputAgreement a, QuantizedAgreement(prepared, scales, current, samples));
+    r.mean_cosine = a.mean_cosine;
+    if (a.mean_cosine >= min_cosine) {
+      r.met = true;
+      return r;
+    }
+    if (k >= ranked.size()) return r;
+    current.keep_float.insert(ranked[k].node);
+    r.kept_float.push_back(ranked[k]);
+  }
 }
 
 }  // namespace edgec::quant

@@ -45,6 +45,31 @@ struct Agreement {
 StatusOr<Agreement> CompareOnSamples(const Graph& reference, const Graph& candidate,
                                      const std::vector<Sample>& samples, bool progress);
 
+// Sensitivity: each quantizable node quantized alone (every other one in float), with the
+// output error that adds, most harmful first. The error is measured on the first output.
+struct LayerSensitivity {
+  std::string node;   // node name (what --keep-float takes)
+  std::string label;  // "Conv 'layer1.0/conv1'"
+  double sqnr_db = 0;
+  double mean_cosine = 1;
+};
+StatusOr<std::vector<LayerSensitivity>> Sensitivity(const Graph& prepared, const ScaleTable& scales,
+                                                    const QuantizeOptions& o,
+                                                    const std::vector<Sample>& samples, bool progress);
+
+// Mixed precision under an accuracy budget: starting from everything quantized, keeps the
+// most sensitive nodes (in `ranked` order) in float until the mean output cosine vs FP32
+// on `samples` reaches `min_cosine`, or nothing is left to keep. Returns the nodes kept in
+// float, in the order they were added, and the cosine reached.
+struct BudgetResult {
+  std::vector<LayerSensitivity> kept_float;
+  double mean_cosine = 0;
+  bool met = false;
+};
+StatusOr<BudgetResult> FitAccuracyBudget(const Graph& prepared, const ScaleTable& scales,
+                                         const QuantizeOptions& o, const std::vector<LayerSensitivity>& ranked,
+                                         const std::vector<Sample>& samples, double min_cosine);
+
 // Per-sample comparison helper (exposed for tests).
 void Accumulate(const Tensor& want, const Tensor& got, OutputAgreement& a, double& sig, double& err,
                 int64_t& rows, int64_t& top1_hits);

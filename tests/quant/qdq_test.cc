@@ -38,22 +38,32 @@ Value* Add(Graph& g, OpKind op, std::vector<Value*> in, Attributes a, const std:
 }
 
 // x[1,3,8,8] -> conv1 -> relu1 -> conv2 -> add(relu1) -> gap -> flatten -> fc[5] -> y
-Graph SmallCnn(float outlier_weight = 0) {
+// outlier_bias: conv1's channel 0 gets this bias (a large, nearly constant activation
+// channel) while conv2 and fc nearly ignore that channel, so it widens the per-tensor
+// activation ranges without carrying signal.
+Graph SmallCnn(float outlier_weight = 0, float outlier_bias = 0) {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
   Attributes pad;
   pad.Set("pads", Ints{1, 1, 1, 1});
   Tensor w1 = Normal({4, 3, 3, 3}, 1, 0.3);
   if (outlier_weight != 0) w1.data<float>()[0] = outlier_weight;  // channel 0 only
-  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", w1), g.AddConstant("b1", Normal({4}, 2, 0.1))}, pad, "conv1");
+  Tensor b1 = Normal({4}, 2, 0.1), w2 = Normal({4, 4, 3, 3}, 3, 0.3), w3 = Normal({5, 4}, 5, 0.5);
+  if (outlier_bias != 0) {
+    b1.data<float>()[0] = outlier_bias;
+    for (int64_t o = 0; o < 4; ++o)
+      for (int64_t k = 0; k < 9; ++k) w2.data<float>()[(o * 4 + 0) * 9 + k] *= 1e-3f;
+    for (int64_t o = 0; o < 5; ++o) w3.data<float>()[o * 4] *= 1e-3f;
+  }
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", w1), g.AddConstant("b1", b1)}, pad, "conv1");
   Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
-  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", Normal({4, 4, 3, 3}, 3, 0.3)), g.AddConstant("b2", Normal({4}, 4, 0.1))}, pad, "conv2");
+  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", w2), g.AddConstant("b2", Normal({4}, 4, 0.1))}, pad, "conv2");
   Value* s = Add(g, OpKind::kAdd, {c2, r1}, {}, "add");
   Value* p = Add(g, OpKind::kGlobalAveragePool, {s}, {}, "gap");
   Value* f = Add(g, OpKind::kFlatten, {p}, {}, "flatten");
   Attributes tb;
   tb.Set("transB", int64_t{1});
-  Value* y = Add(g, OpKind::kGemm, {f, g.AddConstant("w3", Normal({5, 4}, 5, 0.5)), g.AddConstant("b3", Normal({5}, 6, 0.1))}, tb, "fc");
+  Value* y = Add(g, OpKind::kGemm, {f, g.AddConstant("w3", w3), g.AddConstant("b3", Normal({5}, 6, 0.1))}, tb, "fc");
   g.MarkOutput(y);
   Status st = InferShapes(g);
   EXPECT_TRUE(st.ok()) << st.message();
@@ -196,6 +206,47 @@ TEST(Qdq, PerChannelWeightsFixAnOutlierChannel) {
   const double sqnr_tensor = Sqnr(g, a, eval), sqnr_channel = Sqnr(g, b, eval);
   // End to end the activations' own error remains; per channel still wins clearly.
   EXPECT_GT(sqnr_channel, sqnr_tensor + 3) << "per tensor " << sqnr_tensor << " dB";
+}
+
+TEST(Qdq, SensitivityAndBudgetKeepTheOutlierLayerInFloat) {
+  // A planted outlier activation channel (see SmallCnn): the layers whose quantized
+  // tensors hold it add the most error; the budget keeps the worst one in float.
+  Graph g = SmallCnn(0, /*outlier_bias=*/40.0f);
+  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(table.ok());
+  QuantizeOptions per_tensor;
+  per_tensor.per_channel = false;
+  const auto eval = Samples(6, 900);
+  auto ranked = Sensitivity(g, *table, per_tensor, eval, false);
+  ASSERT_TRUE(ranked.ok()) << ranked.status().message();
+  ASSERT_EQ(ranked->size(), 3u);
+  EXPECT_LE((*ranked)[0].sqnr_db, (*ranked)[1].sqnr_db);
+  EXPECT_LE((*ranked)[1].sqnr_db, (*ranked)[2].sqnr_db);
+  const std::string worst = (*ranked)[0].node;
+  // A budget between "all int8" and "conv1 in float".
+  Graph all = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(all, *table, per_tensor).ok());
+  auto all_int8 = Int8Executable(all);
+  ASSERT_TRUE(all_int8.ok());
+  const double all_cos = CompareOnSamples(g, *all_int8, eval, false)->outputs[0].mean_cosine;
+  QuantizeOptions keep1 = per_tensor;
+  keep1.keep_float = {worst};
+  Graph one = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(one, *table, keep1).ok());
+  const double keep1_cos = CompareOnSamples(g, *Int8Executable(one), eval, false)->outputs[0].mean_cosine;
+  ASSERT_GT(keep1_cos, all_cos) << worst;
+  std::printf("outlier channel: all int8 cosine %.6f, %s in float %.6f\n", all_cos, worst.c_str(), keep1_cos);
+  const double budget = (all_cos + keep1_cos) / 2;
+  auto fit = FitAccuracyBudget(g, *table, per_tensor, *ranked, eval, budget);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_TRUE(fit->met);
+  ASSERT_EQ(fit->kept_float.size(), 1u);
+  EXPECT_EQ(fit->kept_float[0].node, worst);
+  EXPECT_GE(fit->mean_cosine, budget);
+  // An unreachable budget keeps everything in float and says it was not met.
+  auto none = FitAccuracyBudget(g, *table, per_tensor, *ranked, eval, 1.0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->kept_float.size(), 3u);
 }
 
 TEST(Qdq, ClippingCalibratorsFixAnOutlierActivation) {

@@ -24,6 +24,9 @@ struct QuantizeFlags {
   std::string dtype = "u8";
   int64_t limit = 0, eval_limit = 0;
   std::vector<std::string> keep_float;
+  bool sensitivity = false;
+  double accuracy_budget = 0;
+  int64_t sensitivity_samples = 8;
   // image preprocessing
   int64_t resize = 0;
   std::vector<float> mean, std;
@@ -80,6 +83,32 @@ int QuantizeMain(const QuantizeFlags& f) {
     if (!w.ok()) return ReportError(w.message());
   }
   Graph float_graph = g->Clone();
+  if (f.sensitivity || f.accuracy_budget > 0) {
+    // Held-out inputs when --eval is given, else the calibration set.
+    const std::string& dir = f.eval.empty() ? f.calib : f.eval;
+    if (dir.empty()) return ReportError("--sensitivity and --accuracy-budget need --calib or --eval inputs");
+    auto samples = quant::LoadCalibrationSet(*g, dir, pre, f.sensitivity_samples);
+    if (!samples.ok()) return ReportError(samples.status().message());
+    auto ranked = quant::Sensitivity(*g, table, qo, *samples, !f.quiet);
+    if (!ranked.ok()) return ReportError(fmt::format("{}: {}", f.model, ranked.status().message()));
+    if (f.sensitivity) {
+      fmt::print("sensitivity ({} input(s) from {}): each layer quantized alone, most harmful first\n",
+                 samples->size(), dir);
+      fmt::print("  {:<56} {:>10} {:>12}\n", "layer", "SQNR dB", "cosine");
+      for (const auto& l : *ranked)
+        fmt::print("  {:<56} {:>10.1f} {:>12.6f}\n", l.label, l.sqnr_db, l.mean_cosine);
+    }
+    if (f.accuracy_budget > 0) {
+      auto fit = quant::FitAccuracyBudget(*g, table, qo, *ranked, *samples, f.accuracy_budget);
+      if (!fit.ok()) return ReportError(fmt::format("{}: {}", f.model, fit.status().message()));
+      fmt::print("accuracy budget: mean output cosine >= {} {} (reached {:.6f}); {} layer(s) kept in float{}\n",
+                 f.accuracy_budget, fit->met ? "met" : "NOT met", fit->mean_cosine, fit->kept_float.size(),
+                 fit->kept_float.empty() ? "" : ":");
+      for (const auto& l : fit->kept_float)
+        fmt::print("  float: {} (alone: SQNR {:.1f} dB, cosine {:.6f})\n", l.label, l.sqnr_db, l.mean_cosine);
+      for (const auto& l : fit->kept_float) qo.keep_float.insert(l.node);
+    }
+  }
   auto summary = quant::RewriteToQdq(*g, table, qo);
   if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
   if (!f.output.empty()) {
@@ -138,6 +167,14 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
   sub->add_option("--scales-out", f->scales_out, "write the chosen scales and zero points (JSON)");
   sub->add_option("--scales-in", f->scales_in, "use these scales (JSON, as --scales-out writes) instead of calibrating");
   sub->add_option("--keep-float", f->keep_float, "leave this node (by name) in float; repeatable");
+  sub->add_flag("--sensitivity", f->sensitivity,
+                "quantize one layer at a time and print the output error each adds");
+  sub->add_option("--accuracy-budget", f->accuracy_budget,
+                  "keep the most sensitive layers in float until the mean output cosine vs FP32 "
+                  "reaches this (e.g. 0.9995)")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--sensitivity-samples", f->sensitivity_samples,
+                  "inputs used by --sensitivity/--accuracy-budget (from --eval, else --calib)")
+      ->capture_default_str();
   sub->add_option("--eval", f->eval, "compare edgec's int8 execution with FP32 on the inputs in this folder");
   sub->add_option("--eval-limit", f->eval_limit, "use only the first N --eval samples");
   sub->add_option("--resize", f->resize, "images: resize the shorter side to N pixels before the center crop");
