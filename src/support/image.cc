@@ -48,6 +48,7 @@ StatusOr<RgbImage> ReadJpeg(const std::string& path) {
   JpegError err;
   cinfo.err = jpeg_std_error(&err.mgr);
   err.mgr.error_exit = OnJpegError;
+  err.mgr.output_message = [](j_common_ptr) {};  // warnings (e.g. a truncated file) stay quiet
   RgbImage out;
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
@@ -65,7 +66,9 @@ StatusOr<RgbImage> ReadJpeg(const std::string& path) {
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
+  const long warnings = err.mgr.num_warnings;
   jpeg_destroy_decompress(&cinfo);
+  if (warnings > 0) return IoError("{}: corrupt or truncated JPEG ({} decoder warning(s))", path, warnings);
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <jpeglib.h>
+
 #include "ir/infer.h"
 #include "quant/calibration_data.h"
 #include "support/npy.h"
@@ -115,6 +117,59 @@ TEST(CalibrationData, PngRoundTripAndPreprocessing) {
   auto bad = LoadCalibrationSet(g, d.string(), {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("b.jpg: not a PNG or JPEG"), std::string::npos)
+      << bad.status().message();
+}
+
+// A JPEG written with libjpeg's compressor (quality 95) for the decoder to read back.
+void WriteJpeg(const std::string& path, const RgbImage& img) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  jpeg_compress_struct c;
+  jpeg_error_mgr err;
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  jpeg_stdio_dest(&c, f);
+  c.image_width = static_cast<JDIMENSION>(img.width);
+  c.image_height = static_cast<JDIMENSION>(img.height);
+  c.input_components = 3;
+  c.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 95, TRUE);
+  jpeg_start_compress(&c, TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row = const_cast<uint8_t*>(img.pixels.data()) + c.next_scanline * img.width * 3;
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::fclose(f);
+}
+
+TEST(CalibrationData, JpegDecodes) {
+  RgbImage img;
+  img.height = 16, img.width = 24;
+  for (int64_t i = 0; i < img.height * img.width; ++i) img.pixels.insert(img.pixels.end(), {200, 40, 90});
+  fs::path d = FreshDir("jpeg");
+  WriteJpeg((d / "a.jpg").string(), img);
+  auto back = ReadImage((d / "a.jpg").string());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->height, 16);
+  EXPECT_EQ(back->width, 24);
+  for (size_t i = 0; i < back->pixels.size(); ++i)
+    ASSERT_NEAR(back->pixels[i], img.pixels[i], 3) << i;  // lossy, but a flat colour survives
+  // A truncated file (half of a real JPEG) is refused, not half-decoded.
+  {
+    std::ifstream in(d / "a.jpg", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(d / "c.jpg", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  auto truncated = ReadImage((d / "c.jpg").string());
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("c.jpg"), std::string::npos);
+  std::ofstream(d / "b.jpg", std::ios::binary) << std::string("\xFF\xD8\xFF\xE0garbage", 11);
+  auto bad = ReadImage((d / "b.jpg").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("b.jpg: cannot decode JPEG"), std::string::npos)
       << bad.status().message();
 }
 
