@@ -81,7 +81,7 @@ Tensor ZeroPoint(DType dt, int32_t zp) {
 
 }  // namespace
 
-QuantizedWeight QuantizeWeight(const Tensor& w, int axis) {
+QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax) {
   QuantizedWeight out;
   const std::vector<double> v = w.ToDoubleVector();
   int64_t channels = 1, inner = w.numel();
@@ -95,12 +95,12 @@ QuantizedWeight QuantizeWeight(const Tensor& w, int axis) {
   for (int64_t i = 0; i < w.numel(); ++i) amax[channel_of(i)] = std::max(amax[channel_of(i)], std::abs(v[i]));
   out.scales.resize(channels);
   for (int64_t c = 0; c < channels; ++c)
-    out.scales[c] = amax[c] > 0 ? static_cast<float>(amax[c] / 127.0) : 1.0f;
+    out.scales[c] = amax[c] > 0 ? static_cast<float>(amax[c] / qmax) : 1.0f;
   out.q = Tensor(DType::kI8, w.dims());
   int8_t* q = out.q.data<int8_t>();
   for (int64_t i = 0; i < w.numel(); ++i) {
     const float r = std::nearbyint(static_cast<float>(v[i]) / out.scales[channel_of(i)]);
-    q[i] = static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
+    q[i] = static_cast<int8_t>(std::clamp(r, -static_cast<float>(qmax), static_cast<float>(qmax)));
   }
   return out;
 }
@@ -152,7 +152,7 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
     ASSIGN_OR_RETURN(ActivationScale xs, act_scale(n->input(0)));
     const Value* wv = n->input(1);
     const int axis = o.per_channel ? WeightAxis(n) : -1;
-    QuantizedWeight qw = QuantizeWeight(wv->constant(), axis);
+    QuantizedWeight qw = QuantizeWeight(wv->constant(), axis, o.reduce_range ? 63 : 127);
     const int64_t ch = static_cast<int64_t>(qw.scales.size());
     const bool per_axis = axis >= 0;
     Value* wq = g.AddConstant(g.FreshName(wv->name() + "_quantized"), qw.q);

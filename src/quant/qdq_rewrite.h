@@ -27,6 +27,9 @@ namespace edgec::quant {
 
 struct QuantizeOptions {
   bool per_channel = true;
+  // Weights in 7 bits ([-63, 63]): int8 kernels that pair u8·s8 products in 16 bits
+  // (AVX2 without VNNI, e.g. ONNX Runtime's U8S8 path) cannot saturate then.
+  bool reduce_range = false;
   // Nodes (by name) left in float: their inputs and output are not quantized on their
   // account (another quantized neighbour may still quantize a shared value).
   std::set<std::string> keep_float;
@@ -51,12 +54,12 @@ struct RewriteSummary {
 // Rewrites `g` in place; every quantization point must have an entry in `scales`.
 StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const QuantizeOptions& o);
 
-// Weight quantization (exposed for tests): symmetric int8 in [-127, 127] of a constant,
+// Weight quantization (exposed for tests): symmetric int8 in [-qmax, qmax] of a constant,
 // per slice along `axis` (axis < 0: per tensor). Returns the int8 tensor and its scales.
 struct QuantizedWeight {
   Tensor q;
   std::vector<float> scales;
 };
-QuantizedWeight QuantizeWeight(const Tensor& w, int axis);
+QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax = 127);
 
 }  // namespace edgec::quant

@@ -21,6 +21,7 @@ struct QuantizeFlags {
   double clip_ratio = 1.0;
   bool per_tensor = false, per_channel = false;
   bool symmetric = false;
+  bool reduce_range = false;
   std::string dtype = "u8";
   int64_t limit = 0, eval_limit = 0;
   std::vector<std::string> keep_float;
@@ -56,6 +57,7 @@ int QuantizeMain(const QuantizeFlags& f) {
   co.storage = f.dtype == "u8" ? DType::kU8 : DType::kI8;
   quant::QuantizeOptions qo;
   qo.per_channel = !f.per_tensor;
+  qo.reduce_range = f.reduce_range;
   qo.keep_float.insert(f.keep_float.begin(), f.keep_float.end());
   quant::ImagePreprocess pre;
   pre.resize = f.resize;
@@ -161,6 +163,8 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
       ->check(CLI::Range(0.01, 1.0))->capture_default_str();
   auto* pc = sub->add_flag("--per-channel", f->per_channel, "weights per output channel (the default)");
   sub->add_flag("--per-tensor", f->per_tensor, "weights per tensor")->excludes(pc);
+  sub->add_flag("--reduce-range", f->reduce_range,
+               "weights in 7 bits: no 16-bit saturation in u8*s8 kernels on CPUs without VNNI");
   sub->add_flag("--symmetric", f->symmetric, "symmetric activations (zero point 0, or 128 for u8)");
   sub->add_option("--dtype", f->dtype, "activation type: u8 or i8")->capture_default_str();
   sub->add_option("--limit", f->limit, "use only the first N calibration samples");
