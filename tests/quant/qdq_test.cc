@@ -168,6 +168,11 @@ TEST(Qdq, WeightQuantizationByHand) {
   ASSERT_EQ(pt.scales.size(), 1u);
   EXPECT_EQ(std::vector<int8_t>(pt.q.data<int8_t>(), pt.q.data<int8_t>() + 4),
             (std::vector<int8_t>{42, -127, 8, 21}));
+  // Reduced range (7 bits): scale 3/63; 1 -> 21, 0.2 -> 4.2 -> 4, 0.5 -> 10.5 -> 10 (even).
+  QuantizedWeight rr = QuantizeWeight(w, -1, 63);
+  EXPECT_FLOAT_EQ(rr.scales[0], 3.0f / 63);
+  EXPECT_EQ(std::vector<int8_t>(rr.q.data<int8_t>(), rr.q.data<int8_t>() + 4),
+            (std::vector<int8_t>{21, -63, 4, 10}));
 }
 
 double Sqnr(const Graph& fp, const Graph& qdq, const std::vector<Sample>& eval) {
