@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   verbs["optimize"] = edgec::cli::AddOptimizeVerb(app);
   verbs["bench"] = edgec::cli::AddBenchVerb(app);
   verbs["export"] = edgec::cli::AddExportVerb(app);
+  verbs["quantize"] = edgec::cli::AddQuantizeVerb(app);
+  verbs["compare"] = edgec::cli::AddCompareVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #include "driver/load.h"
 #include "driver/session.h"
 #include "frontend/onnx/importer.h"
+#include "quant/fold_qdq.h"
 #include "runtime/reference_executor.h"
 #include "support/npy.h"
 #include "tools/edgec/inputs.h"
@@ -26,6 +27,7 @@ struct RunFlags {
   std::string passes;
   int threads = 0;
   bool reference = false;
+  bool int8 = false;
   bool verbose = false;
   bool quiet = false;
 };
@@ -72,6 +74,14 @@ int RunMain(const RunFlags& f) {
   if (!f.quiet) {
     for (auto& n : generated) {
       fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), f.seed);
+    }
+  }
+  if (f.int8) {
+    auto folded = quant::FoldQdqToInteger(*g);
+    if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
+    if (f.verbose) {
+      fmt::print(stderr, "int8: {} node(s) folded into integer ops\n", folded->folded);
+      for (const auto& s : folded->skipped) fmt::print(stderr, "  float: {}\n", s);
     }
   }
   std::vector<std::string> names;  // output names: passes keep them
@@ -155,6 +165,9 @@ VerbMain AddRunVerb(CLI::App& app) {
   sub->add_option("--threads", flags->threads, "CPU threads (0 = all cores)")->capture_default_str();
   sub->add_flag("--reference", flags->reference,
                 "run on the reference kernels (the correctness oracle) instead of the CPU plan");
+  sub->add_flag("--int8", flags->int8,
+                "QDQ models: fold Q/DQ around Conv/Gemm/MatMul into integer ops (QLinearConv, "
+                "QLinearMatMul) and run those in int8");
   sub->add_flag("--verbose,-v", flags->verbose, "say when plans are built and which nodes fell back");
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
   return [flags] { return RunMain(*flags); };

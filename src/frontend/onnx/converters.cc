@@ -46,6 +46,22 @@ Node* ConvertContext::Emit(OpKind op, std::vector<Value*> inputs, Attributes att
   n->attrs = std::move(attrs);
   n->opset = opset_;
   n->provenance = {node_.name()};
+  // A model edgec exported keeps the source names of fused/rewritten nodes in doc_string
+  // ("edgec provenance: a b c"), so per-layer comparisons still match after a round trip.
+  constexpr std::string_view kProvenance = "edgec provenance:";
+  if (node_.doc_string().rfind(kProvenance, 0) == 0) {
+    std::vector<std::string> prov;
+    std::string rest = node_.doc_string().substr(kProvenance.size());
+    size_t pos = 0;
+    while (pos < rest.size()) {
+      const size_t end = rest.find(' ', pos);
+      const std::string item = rest.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      if (!item.empty()) prov.push_back(item);
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+    if (!prov.empty()) n->provenance = std::move(prov);
+  }
   emitted_.push_back(n);
   return n;
 }

@@ -1,0 +1,182 @@
+#include "quant/fold_qdq.h"
+
+#include <cmath>
+
+#include "passes/pass_util.h"
+
+namespace edgec::quant {
+namespace {
+
+using passes::ConstantOf;
+using passes::HasSingleUse;
+
+Node* DqOf(const Value* v) { return passes::ProducerOf(v, OpKind::kDequantizeLinear); }
+
+bool PerTensor(const Value* v) { return v && v->type.rank_known && NumElements(v->type.dims) == 1; }
+
+struct Match {
+  Node* op = nullptr;
+  Node* x_dq = nullptr;
+  Node* w_dq = nullptr;
+  Node* b_dq = nullptr;
+  Node* act = nullptr;  // Relu or Clip between the op and the Q
+  Node* q = nullptr;
+};
+
+// Why `n` does not fold ("" when it does); fills `m`.
+std::string MatchAround(Node* n, Match& m) {
+  m.op = n;
+  m.x_dq = DqOf(n->input(0));
+  if (!m.x_dq || !PerTensor(m.x_dq->input(1))) return "input 0 is not a per-tensor DequantizeLinear";
+  m.w_dq = DqOf(n->input(1));
+  if (!m.w_dq || !ConstantOf(m.w_dq->input(0)) || m.w_dq->input(0)->type.dtype != DType::kI8)
+    return "input 1 is not a DequantizeLinear of int8 constant weights";
+  if (!ConstantOf(m.w_dq->input(1))) return "weight scale is not a constant";
+  if (n->num_inputs() > 2 && n->input(2)) {
+    m.b_dq = DqOf(n->input(2));
+    if (!m.b_dq || !ConstantOf(m.b_dq->input(0)) || m.b_dq->input(0)->type.dtype != DType::kI32)
+      return "bias is not a DequantizeLinear of an int32 constant";
+  }
+  Value* y = n->output(0);
+  if (!HasSingleUse(y)) return "output has other uses than one Q";
+  Node* next = y->uses()[0].node;
+  if (next->op() == OpKind::kRelu || next->op() == OpKind::kClip) {
+    m.act = next;
+    if (!HasSingleUse(next->output(0))) return "activation output has other uses than one Q";
+    next = next->output(0)->uses()[0].node;
+  }
+  if (next->op() != OpKind::kQuantizeLinear || !PerTensor(next->input(1)))
+    return "output is not quantized per tensor";
+  m.q = next;
+  return "";
+}
+
+// The bias DQ scale must be x_scale · w_scale (what an int32 bias added to the
+// accumulator means).
+bool BiasScaleMatches(const Match& m) {
+  if (!m.b_dq) return true;
+  const double sx = ConstantOf(m.x_dq->input(1))->ToDoubleVector()[0];
+  const std::vector<double> sw = ConstantOf(m.w_dq->input(1))->ToDoubleVector();
+  const Tensor* sbt = ConstantOf(m.b_dq->input(1));
+  if (!sbt) return false;
+  const std::vector<double> sb = sbt->ToDoubleVector();
+  for (size_t c = 0; c < std::max(sb.size(), sw.size()); ++c) {
+    const double want = sx * sw[sw.size() == 1 ? 0 : c], got = sb[sb.size() == 1 ? 0 : c];
+    if (std::abs(got - want) > 1e-6 * std::abs(want)) return false;
+  }
+  return true;
+}
+
+// True when the activation changes nothing once the output is quantized with (s, z).
+bool ActivationIsNoOp(const Node* act, const Node* q) {
+  const Tensor* st = ConstantOf(q->input(1));
+  if (!st) return false;
+  const double s = st->ToDoubleVector()[0];
+  const Value* zv = q->input(2);
+  const Tensor* zt = zv ? ConstantOf(zv) : nullptr;
+  const double z = zt ? zt->ToDoubleVector()[0] : 0;
+  const DType dt = q->output(0)->type.dtype;
+  const double qmin = dt == DType::kU8 ? 0 : -128, qmax = dt == DType::kU8 ? 255 : 127;
+  const double lo_q = (qmin - z) * s, hi_q = (qmax - z) * s;
+  if (act->op() == OpKind::kRelu) return z == qmin;
+  auto bound = [&](int i, double def) {
+    const Value* b = act->input(i);
+    return b && ConstantOf(b) ? ConstantOf(b)->ToDoubleVector()[0] : def;
+  };
+  return lo_q >= bound(1, -INFINITY) && hi_q <= bound(2, INFINITY) && z == qmin;
+}
+
+Value* Const(Graph& g, const std::string& base, Tensor t) { return g.AddConstant(g.FreshName(base), std::move(t)); }
+
+StatusOr<Value*> Fold(Graph& g, const Match& m) {
+  Node* n = m.op;
+  Value* xq = m.x_dq->input(0);
+  Value* sx = m.x_dq->input(1);
+  Value* zx = m.x_dq->input(2);
+  Value* wq = m.w_dq->input(0);
+  Value* sw = m.w_dq->input(1);
+  Value* zw = m.w_dq->input(2);
+  Value* sy = m.q->input(1);
+  Value* zy = m.q->input(2);
+  Value* bq = m.b_dq ? m.b_dq->input(0) : nullptr;
+  const std::string name = n->name() + "/int8";
+  Value* result = nullptr;
+  if (n->op() == OpKind::kConv) {
+    std::vector<Value*> in = {xq, sx, zx, wq, sw, zw, sy, zy};
+    if (bq) in.push_back(bq);
+    ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in,
+                                                       n->attrs, 1, n));
+    result = qc->output(0);
+  } else if (n->op() == OpKind::kGemm) {
+    // As a 1×1 QLinearConv: weights [N, K, 1, 1] (transposed when transB = 0).
+    const Tensor& w = wq->constant();
+    const bool trans_b = n->attrs.GetInt("transB", 0) != 0;
+    const int64_t nn = trans_b ? w.dim(0) : w.dim(1), k = trans_b ? w.dim(1) : w.dim(0);
+    Tensor w4(DType::kI8, {nn, k, 1, 1});
+    const int8_t* src = w.data<int8_t>();
+    int8_t* dst = w4.data<int8_t>();
+    for (int64_t o = 0; o < nn; ++o)
+      for (int64_t i = 0; i < k; ++i) dst[o * k + i] = trans_b ? src[o * k + i] : src[i * nn + o];
+    const int64_t rows = xq->type.dims[0];
+    Value* w4v = Const(g, wq->name() + "_1x1", w4);
+    Value* to4 = Const(g, name + "_shape4", Tensor::VectorI64({rows, k, 1, 1}));
+    Value* to2 = Const(g, name + "_shape2", Tensor::VectorI64({rows, nn}));
+    ASSIGN_OR_RETURN(Node* r1, passes::AddInferredNode(g, OpKind::kReshape, g.FreshName(name + "/to_nchw"),
+                                                       {xq, to4}, {}, 1, n));
+    std::vector<Value*> in = {r1->output(0), sx, zx, w4v, sw, zw, sy, zy};
+    if (bq) in.push_back(bq);
+    ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in, {}, 1, n));
+    ASSIGN_OR_RETURN(Node* r2, passes::AddInferredNode(g, OpKind::kReshape, g.FreshName(name + "/to_2d"),
+                                                       {qc->output(0), to2}, {}, 1, n));
+    result = r2->output(0);
+  } else {
+    ASSIGN_OR_RETURN(Node* qm, passes::AddInferredNode(g, OpKind::kQLinearMatMul, g.FreshName(name),
+                                                       {xq, sx, zx, wq, sw, zw, sy, zy}, {}, 1, n));
+    result = qm->output(0);
+  }
+  if (m.act && !ActivationIsNoOp(m.act, m.q)) {
+    // DQ -> activation -> Q with the output's own scale: exact on the grid.
+    ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(name + "/act_dq"),
+                                                       {result, sy, zy}, {}, 1, m.act));
+    std::vector<Value*> act_in = {dq->output(0)};
+    for (int i = 1; i < m.act->num_inputs(); ++i) act_in.push_back(m.act->input(i));
+    ASSIGN_OR_RETURN(Node* a, passes::AddInferredNode(g, m.act->op(), g.FreshName(name + "/act"), act_in,
+                                                      m.act->attrs, 1, m.act));
+    ASSIGN_OR_RETURN(Node* q, passes::AddInferredNode(g, OpKind::kQuantizeLinear, g.FreshName(name + "/act_q"),
+                                                      {a->output(0), sy, zy}, {}, 1, m.act));
+    result = q->output(0);
+  }
+  return result;
+}
+
+}  // namespace
+
+StatusOr<FoldSummary> FoldQdqToInteger(Graph& g) {
+  FoldSummary s;
+  for (Node* n : g.nodes()) {
+    if (n->op() != OpKind::kConv && n->op() != OpKind::kGemm && n->op() != OpKind::kMatMul) continue;
+    Match m;
+    std::string why = MatchAround(n, m);
+    if (why.empty() && n->op() == OpKind::kGemm &&
+        (n->attrs.GetInt("transA", 0) != 0 || n->attrs.GetFloat("alpha", 1.f) != 1.f ||
+         n->attrs.GetFloat("beta", 1.f) != 1.f || m.x_dq->input(0)->type.rank() != 2))
+      why = "Gemm with transA, alpha/beta != 1 or a non-2-D input";
+    if (why.empty() && n->op() == OpKind::kMatMul && m.b_dq) why = "MatMul with a bias";
+    if (why.empty() && !BiasScaleMatches(m)) why = "bias scale is not x_scale * w_scale";
+    if (!why.empty()) {
+      s.skipped.push_back(n->Label() + ": " + why);
+      continue;
+    }
+    ASSIGN_OR_RETURN(Value * result, Fold(g, m));
+    Value* old = m.q->output(0);
+    if (!passes::ReplaceValue(g, old, result))
+      return Internal("{}: cannot replace the quantized output '{}'", n->Label(), old->name());
+    ++s.folded;
+  }
+  passes::RemoveDeadNodes(g);
+  RETURN_IF_ERROR(g.TopoSort());
+  RETURN_IF_ERROR(Verify(g));
+  return s;
+}
+
+}  // namespace edgec::quant

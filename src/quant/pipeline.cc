@@ -1,0 +1,183 @@
+#include "quant/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "driver/load.h"
+#include "driver/session.h"
+#include "quant/fold_qdq.h"
+#include "runtime/reference_executor.h"
+#include "support/progress.h"
+
+namespace edgec::quant {
+
+Status PrepareForQuantization(Graph& g) {
+  passes::PassContext ctx;
+  RETURN_IF_ERROR(driver::Optimize(g, 2, "", ctx));
+  passes::PassContext lower;
+  return driver::Optimize(g, 0, "unfuse,eliminate-dead", lower);
+}
+
+StatusOr<ScaleTable> Calibrate(const Graph& prepared, const std::vector<Sample>& samples,
+                               const CalibrationOptions& calib, const QuantizeOptions& rewrite,
+                               bool progress) {
+  const std::vector<std::string> points = QuantizationPoints(prepared, rewrite);
+  ASSIGN_OR_RETURN(auto observed, ObserveActivations(prepared, points, samples, progress));
+  return ChooseScales(observed, calib, static_cast<int64_t>(samples.size()));
+}
+
+StatusOr<Graph> Int8Executable(const Graph& qdq) {
+  Graph g = qdq.Clone();
+  ASSIGN_OR_RETURN(FoldSummary s, FoldQdqToInteger(g));
+  (void)s;
+  return g;
+}
+
+namespace {
+
+// Runs a graph many times: the CPU plan when it builds, else the reference executor.
+class Runner {
+ public:
+  explicit Runner(const Graph& g) : g_(g) {
+    SessionOptions so;
+    so.opt_level = 0;
+    so.plan.threads = 1;
+    auto s = Session::FromGraph(g.Clone(), "compare", so);
+    if (s.ok()) session_ = std::move(s).value();
+  }
+  StatusOr<std::vector<Tensor>> Run(const Sample& in) {
+    if (session_) {
+      std::vector<Tensor> out;
+      Status st = session_->Run(in, &out);
+      if (st.ok()) {
+        for (Tensor& t : out) t = t.Clone();  // the plan reuses its buffers
+        return out;
+      }
+      session_.reset();
+    }
+    return ReferenceExecutor(g_).Run(in);
+  }
+
+ private:
+  const Graph& g_;
+  std::unique_ptr<Session> session_;
+};
+
+}  // namespace
+
+void Accumulate(const Tensor& want, const Tensor& got, OutputAgreement& a, double& sig, double& err,
+                int64_t& rows, int64_t& top1_hits) {
+  const std::vector<double> w = want.ToDoubleVector(), q = got.ToDoubleVector();
+  double dot = 0, ww = 0, qq = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    dot += w[i] * q[i], ww += w[i] * w[i], qq += q[i] * q[i];
+    const double e = w[i] - q[i];
+    sig += w[i] * w[i], err += e * e;
+    a.max_abs = std::max(a.max_abs, std::abs(e));
+  }
+  const double cos = ww > 0 && qq > 0 ? dot / std::sqrt(ww * qq) : (ww == qq ? 1.0 : 0.0);
+  a.min_cosine = std::min(a.min_cosine, cos);
+  a.mean_cosine += cos;
+  const int64_t cols = want.rank() ? want.dim(want.rank() - 1) : 1;
+  for (int64_t r = 0; cols > 0 && r < want.numel() / cols; ++r) {
+    int64_t bw = 0, bq = 0;
+    for (int64_t c = 1; c < cols; ++c) {
+      if (w[r * cols + c] > w[r * cols + bw]) bw = c;
+      if (q[r * cols + c] > q[r * cols + bq]) bq = c;
+    }
+    ++rows;
+    top1_hits += bw == bq;
+  }
+}
+
+StatusOr<Agreement> CompareOnSamples(const Graph& reference, const Graph& candidate,
+                                     const std::vector<Sample>& samples, bool progress) {
+  Runner ref(reference), cand(candidate);
+  const size_t nout = reference.outputs().size();
+  if (candidate.outputs().size() != nout)
+    return InvalidArgument("the graphs have {} and {} outputs", nout, candidate.outputs().size());
+  Agreement result;
+  result.outputs.resize(nout);
+  std::vector<double> sig(nout, 0), err(nout, 0);
+  std::vector<int64_t> rows(nout, 0), hits(nout, 0);
+  for (size_t i = 0; i < nout; ++i) {
+    result.outputs[i].output = reference.outputs()[i]->name();
+    result.outputs[i].mean_cosine = 0;
+  }
+  Progress bar("evaluating", static_cast<int64_t>(samples.size()), progress ? stderr : nullptr);
+  for (const Sample& s : samples) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> want, ref.Run(s));
+    ASSIGN_OR_RETURN(std::vector<Tensor> got, cand.Run(s));
+    for (size_t i = 0; i < nout; ++i) {
+      if (want[i].dims() != got[i].dims())
+        return InvalidArgument("output '{}': {} vs {}", result.outputs[i].output, want[i].TypeString(),
+                               got[i].TypeString());
+      Accumulate(want[i], got[i], result.outputs[i], sig[i], err[i], rows[i], hits[i]);
+    }
+    ++result.samples;
+    bar.Step();
+  }
+  bar.Done();
+  for (size_t i = 0; i < nout; ++i) {
+    OutputAgreement& a = result.outputs[i];
+    a.mean_cosine = result.samples ? a.mean_cosine / result.samples : 1;
+    a.top1 = rows[i] ? static_cast<double>(hits[i]) / rows[i] : 1;
+    a.sqnr_db = err[i] > 0 ? 10 * std::log10(sig[i] / err[i]) : INFINITY;
+  }
+  return result;
+}
+
+namespace {
+
+StatusOr<OutputAgreement> QuantizedAgreement(const Graph& prepared, const ScaleTable& scales,
+                                             const QuantizeOptions& o, const std::vector<Sample>& samples) {
+  Graph q = prepared.Clone();
+  ASSIGN_OR_RETURN(RewriteSummary s, RewriteToQdq(q, scales, o));
+  (void)s;
+  ASSIGN_OR_RETURN(Graph int8, Int8Executable(q));
+  ASSIGN_OR_RETURN(Agreement a, CompareOnSamples(prepared, int8, samples, false));
+  return a.outputs.at(0);
+}
+
+}  // namespace
+
+StatusOr<std::vector<LayerSensitivity>> Sensitivity(const Graph& prepared, const ScaleTable& scales,
+                                                    const QuantizeOptions& o,
+                                                    const std::vector<Sample>& samples, bool progress) {
+  const QuantizablePlan plan = PlanQuantization(prepared, o);
+  std::vector<LayerSensitivity> out;
+  Progress bar("sensitivity", static_cast<int64_t>(plan.nodes.size()), progress ? stderr : nullptr);
+  for (const Node* n : plan.nodes) {
+    QuantizeOptions alone = o;
+    for (const Node* other : plan.nodes)
+      if (other != n) alone.keep_float.insert(other->name());
+    ASSIGN_OR_RETURN(OutputAgreement a, QuantizedAgreement(prepared, scales, alone, samples));
+    out.push_back({n->name(), n->Label(), a.sqnr_db, a.mean_cosine});
+    bar.Step();
+  }
+  bar.Done();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const LayerSensitivity& a, const LayerSensitivity& b) { return a.sqnr_db < b.sqnr_db; });
+  return out;
+}
+
+StatusOr<BudgetResult> FitAccuracyBudget(const Graph& prepared, const ScaleTable& scales,
+                                         const QuantizeOptions& o, const std::vector<LayerSensitivity>& ranked,
+                                         const std::vector<Sample>& samples, double min_cosine) {
+  BudgetResult r;
+  QuantizeOptions current = o;
+  for (size_t k = 0;; ++k) {
+    ASSIGN_OR_RETURN(OutputAgreement a, QuantizedAgreement(prepared, scales, current, samples));
+    r.mean_cosine = a.mean_cosine;
+    if (a.mean_cosine >= min_cosine) {
+      r.met = true;
+      return r;
+    }
+    if (k >= ranked.size()) return r;
+    current.keep_float.insert(ranked[k].node);
+    r.kept_float.push_back(ranked[k]);
+  }
+}
+
+}  // namespace edgec::quant

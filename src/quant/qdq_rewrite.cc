@@ -1,0 +1,228 @@
+#include "quant/qdq_rewrite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "passes/pass_util.h"
+
+namespace edgec::quant {
+namespace {
+
+using passes::ConstantOf;
+
+bool IsFloatActivation(const Value* v) {
+  return v && !v->is_constant() && v->type.dtype == DType::kF32;
+}
+
+// Why `n` cannot be quantized ("" when it can).
+std::string WhyNot(const Node* n) {
+  const Value* w = n->input(1);
+  switch (n->op()) {
+    case OpKind::kConv:
+      if (!IsFloatActivation(n->input(0))) return "input 0 is not a float activation";
+      if (!ConstantOf(w) || w->type.dtype != DType::kF32) return "weights are not a float constant";
+      if (n->input(2) && !ConstantOf(n->input(2))) return "bias is not a constant";
+      return "";
+    case OpKind::kGemm:
+      if (n->attrs.GetFloat("alpha", 1.f) != 1.f) return "alpha != 1";
+      if (n->attrs.GetFloat("beta", 1.f) != 1.f) return "beta != 1";
+      if (n->attrs.GetInt("transA", 0) != 0) return "transA = 1";
+      if (!IsFloatActivation(n->input(0))) return "input 0 is not a float activation";
+      if (!ConstantOf(w) || w->type.rank() != 2) return "B is not a 2-D constant";
+      if (n->input(2) && (!ConstantOf(n->input(2)) || n->input(2)->type.rank() != 1))
+        return "C is not a 1-D constant";
+      return "";
+    case OpKind::kMatMul:
+      if (!IsFloatActivation(n->input(0))) return "input 0 is not a float activation";
+      if (!ConstantOf(w) || w->type.rank() != 2 || w->type.dtype != DType::kF32)
+        return "B is not a 2-D float constant";
+      return "";
+    default:
+      return "not a quantizable op";
+  }
+}
+
+bool IsQuantizableKind(OpKind op) {
+  return op == OpKind::kConv || op == OpKind::kGemm || op == OpKind::kMatMul;
+}
+
+// The value a quantized node's output is quantized at: after a Relu/Clip (constant bounds)
+// that is its only consumer.
+Value* OutputPoint(const Node* n) {
+  Value* y = n->output(0);
+  if (!passes::HasSingleUse(y)) return y;
+  const Node* act = y->uses()[0].node;
+  if (act->op() == OpKind::kRelu) return act->output(0);
+  if (act->op() == OpKind::kClip && y->uses()[0].input_index == 0) {
+    const bool bounds_const = (!act->input(1) || ConstantOf(act->input(1))) &&
+                              (!act->input(2) || ConstantOf(act->input(2)));
+    if (bounds_const) return act->output(0);
+  }
+  return y;
+}
+
+// Output-channel axis of the weights.
+int WeightAxis(const Node* n) {
+  if (n->op() == OpKind::kGemm) return n->attrs.GetInt("transB", 0) ? 0 : 1;
+  if (n->op() == OpKind::kMatMul) return 1;
+  return 0;
+}
+
+template <typename T>
+Tensor ScalarOf(DType dt, T v) {
+  return Tensor::FromVector<T>(dt, {}, {v});
+}
+
+Tensor ZeroPoint(DType dt, int32_t zp) {
+  if (dt == DType::kU8) return ScalarOf<uint8_t>(dt, static_cast<uint8_t>(zp));
+  return ScalarOf<int8_t>(dt, static_cast<int8_t>(zp));
+}
+
+}  // namespace
+
+QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax) {
+  QuantizedWeight out;
+  const std::vector<double> v = w.ToDoubleVector();
+  int64_t channels = 1, inner = w.numel();
+  if (axis >= 0) {
+    channels = w.dim(axis);
+    inner = 1;
+    for (int d = axis + 1; d < w.rank(); ++d) inner *= w.dim(d);
+  }
+  auto channel_of = [&](int64_t i) { return axis >= 0 ? (i / inner) % channels : 0; };
+  std::vector<double> amax(channels, 0.0);
+  for (int64_t i = 0; i < w.numel(); ++i) amax[channel_of(i)] = std::max(amax[channel_of(i)], std::abs(v[i]));
+  out.scales.resize(channels);
+  for (int64_t c = 0; c < channels; ++c)
+    out.scales[c] = amax[c] > 0 ? static_cast<float>(amax[c] / qmax) : 1.0f;
+  out.q = Tensor(DType::kI8, w.dims());
+  int8_t* q = out.q.data<int8_t>();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const float r = std::nearbyint(static_cast<float>(v[i]) / out.scales[channel_of(i)]);
+    q[i] = static_cast<int8_t>(std::clamp(r, -static_cast<float>(qmax), static_cast<float>(qmax)));
+  }
+  return out;
+}
+
+QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o) {
+  QuantizablePlan p;
+  for (const Node* n : g.nodes()) {
+    if (!IsQuantizableKind(n->op())) continue;
+    if (o.keep_float.count(n->name())) {
+      p.skipped.push_back(n->Label() + ": kept in float");
+      continue;
+    }
+    const std::string why = WhyNot(n);
+    if (why.empty()) p.nodes.push_back(n);
+    else p.skipped.push_back(n->Label() + ": " + why);
+  }
+  return p;
+}
+
+std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOptions& o) {
+  std::vector<std::string> points;
+  std::set<std::string> seen;
+  auto add = [&](const Value* v) {
+    if (seen.insert(v->name()).second) points.push_back(v->name());
+  };
+  for (const Node* n : PlanQuantization(g, o).nodes) {
+    add(n->input(0));
+    add(OutputPoint(n));
+  }
+  return points;
+}
+
+StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const QuantizeOptions& o) {
+  RewriteSummary summary;
+  const QuantizablePlan plan = PlanQuantization(g, o);
+  const std::vector<std::string> points = QuantizationPoints(g, o);  // before weights change
+  summary.skipped = plan.skipped;
+  const DType adt = scales.dtype;
+  auto act_scale = [&](const Value* v) -> StatusOr<ActivationScale> {
+    auto it = scales.activations.find(v->name());
+    if (it == scales.activations.end())
+      return NotFound("no activation scale for value '{}' (scales file out of date?)", v->name());
+    return it->second;
+  };
+
+  // 1. Weights and biases (they need the input scales, which do not change below).
+  for (const Node* cn : plan.nodes) {
+    Node* n = const_cast<Node*>(cn);
+    ASSIGN_OR_RETURN(ActivationScale xs, act_scale(n->input(0)));
+    const Value* wv = n->input(1);
+    const int axis = o.per_channel ? WeightAxis(n) : -1;
+    QuantizedWeight qw = QuantizeWeight(wv->constant(), axis, o.reduce_range ? 63 : 127);
+    const int64_t ch = static_cast<int64_t>(qw.scales.size());
+    const bool per_axis = axis >= 0;
+    Value* wq = g.AddConstant(g.FreshName(wv->name() + "_quantized"), qw.q);
+    Value* ws = g.AddConstant(g.FreshName(wv->name() + "_scale"),
+                              per_axis ? Tensor::FromVector<float>(DType::kF32, {ch}, qw.scales)
+                                       : ScalarOf<float>(DType::kF32, qw.scales[0]));
+    Value* wz = g.AddConstant(g.FreshName(wv->name() + "_zero_point"),
+                              per_axis ? Tensor(DType::kI8, {ch}) : ScalarOf<int8_t>(DType::kI8, 0));
+    Attributes wa;
+    if (per_axis) wa.Set("axis", static_cast<int64_t>(axis));
+    ASSIGN_OR_RETURN(Node* wdq, passes::AddInferredNode(g, OpKind::kDequantizeLinear,
+                                                        g.FreshName(n->name() + "/weight_dq"),
+                                                        {wq, ws, wz}, wa, 1, n));
+    g.SetInput(n, 1, wdq->output(0));
+    if (Value* bv = n->num_inputs() > 2 ? n->input(2) : nullptr) {
+      const std::vector<double> b = bv->constant().ToDoubleVector();
+      std::vector<float> bs(b.size());
+      std::vector<int32_t> bq(b.size());
+      for (size_t c = 0; c < b.size(); ++c) {
+        bs[c] = xs.scale * qw.scales[per_axis ? c : 0];
+        const double r = std::nearbyint(b[c] / bs[c]);
+        bq[c] = static_cast<int32_t>(std::clamp<double>(r, std::numeric_limits<int32_t>::min(),
+                                                        std::numeric_limits<int32_t>::max()));
+      }
+      const int64_t nb = static_cast<int64_t>(b.size());
+      Value* bqv = g.AddConstant(g.FreshName(bv->name() + "_quantized"),
+                                 Tensor::FromVector<int32_t>(DType::kI32, {nb}, bq));
+      Value* bsv = g.AddConstant(g.FreshName(bv->name() + "_scale"),
+                                 per_axis ? Tensor::FromVector<float>(DType::kF32, {nb}, bs)
+                                          : ScalarOf<float>(DType::kF32, bs[0]));
+      Value* bzv = g.AddConstant(g.FreshName(bv->name() + "_zero_point"),
+                                 per_axis ? Tensor(DType::kI32, {nb}) : ScalarOf<int32_t>(DType::kI32, 0));
+      Attributes ba;
+      if (per_axis) ba.Set("axis", static_cast<int64_t>(0));
+      ASSIGN_OR_RETURN(Node* bdq, passes::AddInferredNode(g, OpKind::kDequantizeLinear,
+                                                          g.FreshName(n->name() + "/bias_dq"),
+                                                          {bqv, bsv, bzv}, ba, 1, n));
+      g.SetInput(n, 2, bdq->output(0));
+    }
+    ++summary.quantized_nodes;
+  }
+
+  // 2. Activations: one Q/DQ pair per quantization point.
+  for (const std::string& name : points) {
+    Value* v = g.FindValue(name);
+    ASSIGN_OR_RETURN(ActivationScale s, act_scale(v));
+    const std::vector<Use> uses = v->uses();
+    const bool was_output = v->is_graph_output();
+    Value* sv = g.AddConstant(g.FreshName(name + "_scale"), ScalarOf<float>(DType::kF32, s.scale));
+    Value* zv = g.AddConstant(g.FreshName(name + "_zero_point"), ZeroPoint(adt, s.zero_point));
+    const Node* origin = v->producer();
+    ASSIGN_OR_RETURN(Node* q, passes::AddInferredNode(g, OpKind::kQuantizeLinear,
+                                                      g.FreshName(name + "/quantize"), {v, sv, zv},
+                                                      {}, 1, origin));
+    ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear,
+                                                       g.FreshName(name + "/dequantize"),
+                                                       {q->output(0), sv, zv}, {}, 1, origin));
+    for (const Use& u : uses) g.SetInput(u.node, u.input_index, dq->output(0));
+    if (was_output) {
+      // The output keeps its name: the float value is renamed and the DQ takes over.
+      RETURN_IF_ERROR(g.RenameValue(v, g.FreshName(name + "_float")));
+      RETURN_IF_ERROR(g.RenameValue(dq->output(0), name));
+      g.ReplaceAllUses(v, dq->output(0));
+      g.SetInput(q, 0, v);
+    }
+    ++summary.activation_pairs;
+  }
+  RETURN_IF_ERROR(g.TopoSort());
+  RETURN_IF_ERROR(Verify(g));
+  return summary;
+}
+
+}  // namespace edgec::quant

@@ -1,0 +1,65 @@
+// The quantization rewrite: a float graph (standard ops, BatchNorm folded) becomes a QDQ
+// graph, the form ONNX Runtime and other runtimes read as "run this in int8".
+//
+// Before:   x ─► Conv(W, b) ─► Relu ─► y
+// After:    x ─► Q ─► DQ ─► Conv(DQ(W_q), DQ(b_q)) ─► Relu ─► Q ─► DQ ─► y
+//
+// Quantized ops: Conv, Gemm (alpha = beta = 1, transA = 0, constant B and C) and MatMul
+// with a constant 2-D B. Their float activation inputs are quantized (u8 or i8, per tensor,
+// with the calibrated scale), and so is their output, after a Relu/Clip that is its only
+// consumer (so that a runtime fuses the activation into the int8 op). A value gets one
+// Q/DQ pair shared by all of its consumers; everything else (Add, pools, Concat, ...)
+// computes in float between a DQ and the next Q: a "float island" that keeps the numbers
+// of an int8 pipeline. Weights: int8, symmetric, range [-127, 127], per output channel or
+// per tensor. Bias: int32 with scale x_scale · w_scale[c] and zero point 0.
+// Graph outputs keep their names.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+#include "ir/graph.h"
+#include "quant/calibrate.h"
+
+namespace edgec::quant {
+
+struct QuantizeOptions {
+  bool per_channel = true;
+  // Weights in 7 bits ([-63, 63]): int8 kernels that pair u8·s8 products in 16 bits
+  // (AVX2 without VNNI, e.g. ONNX Runtime's U8S8 path) cannot saturate then.
+  bool reduce_range = false;
+  // Nodes (by name) left in float: their inputs and output are not quantized on their
+  // account (another quantized neighbour may still quantize a shared value).
+  std::set<std::string> keep_float;
+};
+
+// The activation values the rewrite needs scales for, in graph order.
+std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOptions& o);
+
+// The nodes the rewrite would quantize, with the reason for each one it would not.
+struct QuantizablePlan {
+  std::vector<const Node*> nodes;
+  std::vector<std::string> skipped;  // "Gemm 'fc': alpha 0.5 != 1"
+};
+QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o);
+
+struct RewriteSummary {
+  int quantized_nodes = 0;
+  int activation_pairs = 0;
+  std::vector<std::string> skipped;
+};
+
+// Rewrites `g` in place; every quantization point must have an entry in `scales`.
+StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const QuantizeOptions& o);
+
+// Weight quantization (exposed for tests): symmetric int8 in [-qmax, qmax] of a constant,
+// per slice along `axis` (axis < 0: per tensor). Returns the int8 tensor and its scales.
+struct QuantizedWeight {
+  Tensor q;
+  std::vector<float> scales;
+};
+QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax = 127);
+
+}  // namespace edgec::quant

@@ -1,0 +1,361 @@
+// The QDQ rewrite and edgec's int8 execution of it on a small CNN (Conv-Relu-Conv-Add-
+// GlobalAveragePool-Flatten-Gemm): which values get Q/DQ, the structure after the rewrite,
+// Q/DQ folding into QLinearConv, int8 vs the QDQ graph in float (within one step), weight
+// quantization by hand, planted outliers that per-channel weights and clipping calibrators
+// fix, and the scale table's JSON round trip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "frontend/onnx/exporter.h"
+#include "frontend/onnx/importer.h"
+#include "ir/infer.h"
+#include "quant/fold_qdq.h"
+#include "quant/pipeline.h"
+#include "runtime/reference_executor.h"
+
+namespace edgec::quant {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Tensor Normal(Dims dims, uint32_t seed, double sd = 1.0) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n(0.f, static_cast<float>(sd));
+  Tensor t(DType::kF32, std::move(dims));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = n(rng);
+  return t;
+}
+
+Value* Add(Graph& g, OpKind op, std::vector<Value*> in, Attributes a, const std::string& name) {
+  Node* n = g.AddNode(op, name, std::move(in), 1, {name + ":0"});
+  n->attrs = std::move(a);
+  return n->output(0);
+}
+
+// x[1,3,8,8] -> conv1 -> relu1 -> conv2 -> add(relu1) -> gap -> flatten -> fc[5] -> y
+// outlier_bias: conv1's channel 0 gets this bias (a large, nearly constant activation
+// channel) while conv2 and fc nearly ignore that channel, so it widens the per-tensor
+// activation ranges without carrying signal.
+Graph SmallCnn(float outlier_weight = 0, float outlier_bias = 0) {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Tensor w1 = Normal({4, 3, 3, 3}, 1, 0.3);
+  if (outlier_weight != 0) w1.data<float>()[0] = outlier_weight;  // channel 0 only
+  Tensor b1 = Normal({4}, 2, 0.1), w2 = Normal({4, 4, 3, 3}, 3, 0.3), w3 = Normal({5, 4}, 5, 0.5);
+  if (outlier_bias != 0) {
+    b1.data<float>()[0] = outlier_bias;
+    for (int64_t o = 0; o < 4; ++o)
+      for (int64_t k = 0; k < 9; ++k) w2.data<float>()[(o * 4 + 0) * 9 + k] *= 1e-3f;
+    for (int64_t o = 0; o < 5; ++o) w3.data<float>()[o * 4] *= 1e-3f;
+  }
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", w1), g.AddConstant("b1", b1)}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", w2), g.AddConstant("b2", Normal({4}, 4, 0.1))}, pad, "conv2");
+  Value* s = Add(g, OpKind::kAdd, {c2, r1}, {}, "add");
+  Value* p = Add(g, OpKind::kGlobalAveragePool, {s}, {}, "gap");
+  Value* f = Add(g, OpKind::kFlatten, {p}, {}, "flatten");
+  Attributes tb;
+  tb.Set("transB", int64_t{1});
+  Value* y = Add(g, OpKind::kGemm, {f, g.AddConstant("w3", w3), g.AddConstant("b3", Normal({5}, 6, 0.1))}, tb, "fc");
+  g.MarkOutput(y);
+  Status st = InferShapes(g);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return g;
+}
+
+std::vector<Sample> Samples(int n, uint32_t seed) {
+  std::vector<Sample> s;
+  for (int i = 0; i < n; ++i) s.push_back({{"x", Normal({1, 3, 8, 8}, seed + i)}});
+  return s;
+}
+
+int Count(const Graph& g, OpKind op) {
+  int c = 0;
+  for (const Node* n : g.nodes()) c += n->op() == op;
+  return c;
+}
+
+TEST(Qdq, QuantizationPoints) {
+  Graph g = SmallCnn();
+  const std::vector<std::string> p = QuantizationPoints(g, {});
+  // conv1's input and output after its Relu; conv2's output feeds Add, not an activation.
+  EXPECT_EQ(p, (std::vector<std::string>{"x", "relu1:0", "conv2:0", "flatten:0", "fc:0"}));
+  QuantizeOptions keep;
+  keep.keep_float = {"conv2"};
+  EXPECT_EQ(QuantizationPoints(g, keep), (std::vector<std::string>{"x", "relu1:0", "flatten:0", "fc:0"}));
+}
+
+TEST(Qdq, RewriteStructureAndExportRoundTrip) {
+  Graph g = SmallCnn();
+  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  EXPECT_EQ(table->activations.size(), 5u);
+  auto s = RewriteToQdq(g, *table, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->quantized_nodes, 3);
+  EXPECT_EQ(s->activation_pairs, 5);
+  EXPECT_EQ(Count(g, OpKind::kQuantizeLinear), 5);
+  EXPECT_EQ(Count(g, OpKind::kDequantizeLinear), 5 + 3 + 3);  // activations, weights, biases
+  ASSERT_EQ(g.outputs().size(), 1u);
+  EXPECT_EQ(g.outputs()[0]->name(), "fc:0");  // the output keeps its name
+  EXPECT_EQ(g.outputs()[0]->producer()->op(), OpKind::kDequantizeLinear);
+  const Node* conv1 = g.FindValue("conv1:0")->producer();
+  const Node* wdq = conv1->input(1)->producer();
+  ASSERT_EQ(wdq->op(), OpKind::kDequantizeLinear);
+  EXPECT_EQ(wdq->input(0)->type.dtype, DType::kI8);
+  EXPECT_EQ(wdq->input(1)->type.dims, (Dims{4}));  // per channel
+  EXPECT_EQ(conv1->input(2)->producer()->input(0)->type.dtype, DType::kI32);
+  // Export as ONNX and import again: same ops.
+  auto proto = onnx_fe::ExportOnnxModel(g);
+  ASSERT_TRUE(proto.ok()) << proto.status().message();
+  auto back = onnx_fe::ImportOnnxModel(*proto, ".", "roundtrip");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(Count(*back, OpKind::kQuantizeLinear), 5);
+  EXPECT_EQ(Count(*back, OpKind::kConv), 2);
+}
+
+// Runs the QDQ graph in float (DQ -> Conv -> Q, the literal meaning) and the folded int8
+// graph on the same inputs; the output is on the grid of fc:0's scale.
+TEST(Qdq, FoldedInt8AgreesWithTheQdqGraphWithinOneStep) {
+  Graph g = SmallCnn();
+  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(table.ok());
+  Graph fp = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(g, *table, {}).ok());
+  auto int8 = Int8Executable(g);
+  ASSERT_TRUE(int8.ok()) << int8.status().message();
+  EXPECT_EQ(Count(*int8, OpKind::kQLinearConv), 3);  // 2 convs + the Gemm as a 1x1 conv
+  EXPECT_EQ(Count(*int8, OpKind::kConv), 0);
+  EXPECT_EQ(Count(*int8, OpKind::kGemm), 0);
+  const double step = table->activations.at("fc:0").scale;
+  int64_t exact = 0, total = 0;
+  for (const Sample& s : Samples(20, 500)) {
+    auto a = ReferenceExecutor(g).Run(s);
+    auto b = ReferenceExecutor(*int8).Run(s);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const auto va = (*a)[0].ToDoubleVector(), vb = (*b)[0].ToDoubleVector();
+    for (size_t i = 0; i < va.size(); ++i) {
+      ASSERT_LE(std::abs(va[i] - vb[i]), step * 1.001) << "element " << i;
+      exact += va[i] == vb[i];
+      ++total;
+    }
+  }
+  EXPECT_GT(exact, total * 9 / 10);
+  // And the int8 result tracks FP32.
+  auto agree = CompareOnSamples(fp, *int8, Samples(20, 500), false);
+  ASSERT_TRUE(agree.ok());
+  EXPECT_GT(agree->outputs[0].mean_cosine, 0.99);
+}
+
+TEST(Qdq, WeightQuantizationByHand) {
+  Tensor w = Tensor::FromVector<float>(DType::kF32, {2, 2}, {1.0f, -3.0f, 0.2f, 0.5f});
+  // Per row: scales 3/127 and 0.5/127; 1/(3/127) = 42.3 -> 42; 0.2/(0.5/127) = 50.8 -> 51.
+  QuantizedWeight pc = QuantizeWeight(w, 0);
+  ASSERT_EQ(pc.scales.size(), 2u);
+  EXPECT_FLOAT_EQ(pc.scales[0], 3.0f / 127);
+  EXPECT_FLOAT_EQ(pc.scales[1], 0.5f / 127);
+  EXPECT_EQ(std::vector<int8_t>(pc.q.data<int8_t>(), pc.q.data<int8_t>() + 4),
+            (std::vector<int8_t>{42, -127, 51, 127}));
+  // Per tensor: one scale 3/127; 0.2 -> 8.47 -> 8, 0.5 -> 21.2 -> 21.
+  QuantizedWeight pt = QuantizeWeight(w, -1);
+  ASSERT_EQ(pt.scales.size(), 1u);
+  EXPECT_EQ(std::vector<int8_t>(pt.q.data<int8_t>(), pt.q.data<int8_t>() + 4),
+            (std::vector<int8_t>{42, -127, 8, 21}));
+  // Reduced range (7 bits): scale 3/63; 1 -> 21, 0.2 -> 4.2 -> 4, 0.5 -> 10.5 -> 10 (even).
+  QuantizedWeight rr = QuantizeWeight(w, -1, 63);
+  EXPECT_FLOAT_EQ(rr.scales[0], 3.0f / 63);
+  EXPECT_EQ(std::vector<int8_t>(rr.q.data<int8_t>(), rr.q.data<int8_t>() + 4),
+            (std::vector<int8_t>{21, -63, 4, 10}));
+}
+
+double Sqnr(const Graph& fp, const Graph& qdq, const std::vector<Sample>& eval) {
+  auto int8 = Int8Executable(qdq);
+  EXPECT_TRUE(int8.ok());
+  auto a = CompareOnSamples(fp, *int8, eval, false);
+  EXPECT_TRUE(a.ok());
+  return a->outputs[0].sqnr_db;
+}
+
+TEST(Qdq, PerChannelWeightsFixAnOutlierChannel) {
+  // One weight of conv1's channel 0 is 40x the others' spread: per tensor, the other
+  // channels' weights collapse onto a few levels; per channel they keep their precision.
+  Graph g = SmallCnn(/*outlier_weight=*/12.0f);
+  const Tensor& w1 = g.FindValue("w1")->constant();
+  auto weight_sqnr = [&](int axis) {  // over channels 1..3 only
+    QuantizedWeight q = QuantizeWeight(w1, axis);
+    double sig = 0, err = 0;
+    const int64_t per = w1.numel() / 4;
+    for (int64_t i = per; i < w1.numel(); ++i) {
+      const double w = w1.data<float>()[i];
+      const double back = q.q.data<int8_t>()[i] * q.scales[axis < 0 ? 0 : i / per];
+      sig += w * w, err += (w - back) * (w - back);
+    }
+    return 10 * std::log10(sig / err);
+  };
+  EXPECT_GT(weight_sqnr(0), weight_sqnr(-1) + 20);
+  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(table.ok());
+  QuantizeOptions per_tensor;
+  per_tensor.per_channel = false;
+  Graph a = g.Clone(), b = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(a, *table, per_tensor).ok());
+  ASSERT_TRUE(RewriteToQdq(b, *table, {}).ok());
+  const auto eval = Samples(10, 900);
+  const double sqnr_tensor = Sqnr(g, a, eval), sqnr_channel = Sqnr(g, b, eval);
+  // End to end the activations' own error remains; per channel still wins clearly.
+  EXPECT_GT(sqnr_channel, sqnr_tensor + 3) << "per tensor " << sqnr_tensor << " dB";
+}
+
+TEST(Qdq, SensitivityAndBudgetKeepTheOutlierLayerInFloat) {
+  // A planted outlier activation channel (see SmallCnn): the layers whose quantized
+  // tensors hold it add the most error; the budget keeps the worst one in float.
+  Graph g = SmallCnn(0, /*outlier_bias=*/40.0f);
+  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(table.ok());
+  QuantizeOptions per_tensor;
+  per_tensor.per_channel = false;
+  const auto eval = Samples(6, 900);
+  auto ranked = Sensitivity(g, *table, per_tensor, eval, false);
+  ASSERT_TRUE(ranked.ok()) << ranked.status().message();
+  ASSERT_EQ(ranked->size(), 3u);
+  EXPECT_LE((*ranked)[0].sqnr_db, (*ranked)[1].sqnr_db);
+  EXPECT_LE((*ranked)[1].sqnr_db, (*ranked)[2].sqnr_db);
+  const std::string worst = (*ranked)[0].node;
+  // A budget between "all int8" and "conv1 in float".
+  Graph all = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(all, *table, per_tensor).ok());
+  auto all_int8 = Int8Executable(all);
+  ASSERT_TRUE(all_int8.ok());
+  const double all_cos = CompareOnSamples(g, *all_int8, eval, false)->outputs[0].mean_cosine;
+  QuantizeOptions keep1 = per_tensor;
+  keep1.keep_float = {worst};
+  Graph one = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(one, *table, keep1).ok());
+  const double keep1_cos = CompareOnSamples(g, *Int8Executable(one), eval, false)->outputs[0].mean_cosine;
+  ASSERT_GT(keep1_cos, all_cos) << worst;
+  std::printf("outlier channel: all int8 cosine %.6f, %s in float %.6f\n", all_cos, worst.c_str(), keep1_cos);
+  const double budget = (all_cos + keep1_cos) / 2;
+  auto fit = FitAccuracyBudget(g, *table, per_tensor, *ranked, eval, budget);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_TRUE(fit->met);
+  ASSERT_EQ(fit->kept_float.size(), 1u);
+  EXPECT_EQ(fit->kept_float[0].node, worst);
+  EXPECT_GE(fit->mean_cosine, budget);
+  // An unreachable budget keeps everything in float and says it was not met.
+  auto none = FitAccuracyBudget(g, *table, per_tensor, *ranked, eval, 1.0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->kept_float.size(), 3u);
+}
+
+TEST(Qdq, ClippingCalibratorsFixAnOutlierActivation) {
+  // One calibration sample holds a huge input value (1 of 24576): minmax stretches the
+  // input's range 50x; percentile (99.99) and entropy clip it.
+  Graph g = SmallCnn();
+  std::vector<Sample> calib = Samples(128, 100);
+  calib[3]["x"].data<float>()[17] = 200.0f;
+  const auto eval = Samples(10, 900);
+  auto sqnr = [&](CalibrationMethod m) {
+    CalibrationOptions o;
+    o.method = m;
+    auto t = Calibrate(g, calib, o, {}, false);
+    EXPECT_TRUE(t.ok());
+
+    Graph q = g.Clone();
+    EXPECT_TRUE(RewriteToQdq(q, *t, {}).ok());
+    return Sqnr(g, q, eval);
+  };
+  double x_hi = 0;
+  auto sqnr_and_range = [&](CalibrationMethod m) {
+    const double s = sqnr(m);
+    CalibrationOptions o;
+    o.method = m;
+    x_hi = Calibrate(g, calib, o, {}, false)->activations.at("x").hi;
+    return s;
+  };
+  const double minmax = sqnr_and_range(CalibrationMethod::kMinMax);
+  EXPECT_EQ(x_hi, 200.0);
+  // The outlier also inflates every later tensor of its sample, which these calibrators
+  // see as ordinary values; the input's clip is what they fix.
+  const double percentile = sqnr_and_range(CalibrationMethod::kPercentile);
+  EXPECT_LT(x_hi, 10.0);
+  const double entropy = sqnr_and_range(CalibrationMethod::kEntropy);
+  EXPECT_LT(x_hi, 25.0);
+  EXPECT_GT(percentile, minmax + 3) << "minmax " << minmax << " dB";
+  EXPECT_GT(entropy, minmax + 3) << "minmax " << minmax << " dB";
+  // MSE charges the outlier its squared distance, which outweighs the rounding error of
+  // 24575 ordinary values: it clips only a little (a property of the criterion).
+  sqnr_and_range(CalibrationMethod::kMse);
+  EXPECT_LT(x_hi, 200.0);
+}
+
+TEST(Qdq, FoldKeepsActivationsThatAreNotNoOps) {
+  // With symmetric i8 activations, relu1's zero point is 0 (not -128): the Relu must stay.
+  Graph g = SmallCnn();
+  CalibrationOptions o;
+  o.symmetric = true;
+  o.storage = DType::kI8;
+  auto t = Calibrate(g, Samples(8, 100), o, {}, false);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  auto int8 = Int8Executable(g);
+  ASSERT_TRUE(int8.ok());
+  EXPECT_EQ(Count(*int8, OpKind::kRelu), 1);
+  auto a = ReferenceExecutor(g).Run(Samples(1, 7)[0]);
+  auto b = ReferenceExecutor(*int8).Run(Samples(1, 7)[0]);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double step = t->activations.at("fc:0").scale;
+  const auto va = (*a)[0].ToDoubleVector(), vb = (*b)[0].ToDoubleVector();
+  for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vb[i]), step * 1.001);
+}
+
+TEST(ScaleTable, JsonRoundTripAndEdits) {
+  const std::string path = (std::filesystem::temp_directory_path() / "edgec_scales_test.json").string();
+  ScaleTable t;
+  t.method = "entropy";
+  t.samples = 3;
+  t.activations["a/b:0"] = {0.25f, 7, -1.5, 60.0, -1.5, 56.0};
+  ASSERT_TRUE(WriteScaleTable(t, path).ok());
+  auto back = ReadScaleTable(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->method, "entropy");
+  EXPECT_FLOAT_EQ(back->activations.at("a/b:0").scale, 0.25f);
+  EXPECT_EQ(back->activations.at("a/b:0").zero_point, 7);
+  // A hand edit that gives only a range: scale and zero point follow from it.
+  {
+    std::ofstream f(path);
+    f << R"({"format": "edgec-quant-scales/1", "dtype": "u8",
+             "activations": {"v": {"lo": 0, "hi": 2.55}}})";
+  }
+  back = ReadScaleTable(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_FLOAT_EQ(back->activations.at("v").scale, 0.01f);
+  EXPECT_EQ(back->activations.at("v").zero_point, 0);
+  {
+    std::ofstream f(path);
+    f << R"({"format": "edgec-quant-scales/1", "dtype": "u8",
+             "activations": {"v": {"scale": 0.1, "zero_point": 300}}})";
+  }
+  back = ReadScaleTable(path);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("activation 'v': zero_point 300"), std::string::npos)
+      << back.status().message();
+  std::filesystem::remove(path);
+}
+
+TEST(Qdq, MissingScaleIsAnError) {
+  Graph g = SmallCnn();
+  ScaleTable empty;
+  auto s = RewriteToQdq(g, empty, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("no activation scale for value"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgec::quant

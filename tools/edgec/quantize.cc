@@ -1,0 +1,194 @@
+// edgec quantize MODEL --calib DIR [--method entropy] [--per-channel] -o MODEL.int8.onnx
+// Calibrates on a folder of inputs, rewrites the model to QDQ form (int8 weights, u8/i8
+// activations, int32 bias) and writes it as standard ONNX; --eval DIR then compares
+// edgec's int8 execution with FP32 on held-out inputs.
+#include <fmt/format.h>
+
+#include "frontend/onnx/exporter.h"
+#include "frontend/onnx/importer.h"
+#include "quant/pipeline.h"
+#include "runtime/shape_binding.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct QuantizeFlags {
+  std::string model, output, calib, eval, scales_in, scales_out;
+  std::string method = "entropy";
+  double percentile = 99.99;
+  double entropy_min_keep = 0.9999;
+  double clip_ratio = 1.0;
+  bool per_tensor = false, per_channel = false;
+  bool symmetric = false;
+  bool reduce_range = false;
+  std::string dtype = "u8";
+  int64_t limit = 0, eval_limit = 0;
+  std::vector<std::string> keep_float;
+  bool sensitivity = false;
+  double accuracy_budget = 0;
+  int64_t sensitivity_samples = 8;
+  // image preprocessing
+  int64_t resize = 0;
+  std::vector<float> mean, std;
+  bool bgr = false;
+  std::string layout = "auto";
+  float pixel_scale = 1.0f / 255;
+  bool quiet = false;
+};
+
+int QuantizeMain(const QuantizeFlags& f) {
+  auto g = onnx_fe::ImportOnnxFile(f.model);
+  if (!g.ok()) return ReportError(g.status().message());
+  Status bound = BindInputShapes(*g, {}, 1);
+  if (!bound.ok()) return ReportError(fmt::format("{}: {}", f.model, bound.message()));
+  Status prep = quant::PrepareForQuantization(*g);
+  if (!prep.ok()) return ReportError(fmt::format("{}: {}", f.model, prep.message()));
+
+  quant::CalibrationOptions co;
+  auto method = quant::ParseCalibrationMethod(f.method);
+  if (!method.ok()) return ReportError("--method: " + method.status().message());
+  co.method = *method;
+  co.percentile = f.percentile;
+  co.entropy_min_keep = f.entropy_min_keep;
+  co.clip_ratio = f.clip_ratio;
+  co.symmetric = f.symmetric;
+  if (f.dtype != "u8" && f.dtype != "i8") return ReportError(fmt::format("--dtype: '{}' is not u8 or i8", f.dtype));
+  co.storage = f.dtype == "u8" ? DType::kU8 : DType::kI8;
+  quant::QuantizeOptions qo;
+  qo.per_channel = !f.per_tensor;
+  qo.reduce_range = f.reduce_range;
+  qo.keep_float.insert(f.keep_float.begin(), f.keep_float.end());
+  quant::ImagePreprocess pre;
+  pre.resize = f.resize;
+  if (!f.mean.empty()) pre.mean = f.mean;
+  if (!f.std.empty()) pre.std = f.std;
+  pre.bgr = f.bgr;
+  pre.layout = f.layout;
+  pre.pixel_scale = f.pixel_scale;
+
+  quant::ScaleTable table;
+  if (!f.scales_in.empty()) {
+    auto t = quant::ReadScaleTable(f.scales_in);
+    if (!t.ok()) return ReportError(t.status().message());
+    table = *t;
+  } else {
+    if (f.calib.empty()) return ReportError("give --calib DIR (calibration inputs) or --scales-in FILE");
+    auto samples = quant::LoadCalibrationSet(*g, f.calib, pre, f.limit);
+    if (!samples.ok()) return ReportError(samples.status().message());
+    auto t = quant::Calibrate(*g, *samples, co, qo, !f.quiet);
+    if (!t.ok()) return ReportError(fmt::format("{}: {}", f.model, t.status().message()));
+    table = *t;
+  }
+  if (!f.scales_out.empty()) {
+    Status w = quant::WriteScaleTable(table, f.scales_out);
+    if (!w.ok()) return ReportError(w.message());
+  }
+  Graph float_graph = g->Clone();
+  if (f.sensitivity || f.accuracy_budget > 0) {
+    // Held-out inputs when --eval is given, else the calibration set.
+    const std::string& dir = f.eval.empty() ? f.calib : f.eval;
+    if (dir.empty()) return ReportError("--sensitivity and --accuracy-budget need --calib or --eval inputs");
+    auto samples = quant::LoadCalibrationSet(*g, dir, pre, f.sensitivity_samples);
+    if (!samples.ok()) return ReportError(samples.status().message());
+    auto ranked = quant::Sensitivity(*g, table, qo, *samples, !f.quiet);
+    if (!ranked.ok()) return ReportError(fmt::format("{}: {}", f.model, ranked.status().message()));
+    if (f.sensitivity) {
+      fmt::print("sensitivity ({} input(s) from {}): each layer quantized alone, most harmful first\n",
+                 samples->size(), dir);
+      fmt::print("  {:<56} {:>10} {:>12}\n", "layer", "SQNR dB", "cosine");
+      for (const auto& l : *ranked)
+        fmt::print("  {:<56} {:>10.1f} {:>12.6f}\n", l.label, l.sqnr_db, l.mean_cosine);
+    }
+    if (f.accuracy_budget > 0) {
+      auto fit = quant::FitAccuracyBudget(*g, table, qo, *ranked, *samples, f.accuracy_budget);
+      if (!fit.ok()) return ReportError(fmt::format("{}: {}", f.model, fit.status().message()));
+      fmt::print("accuracy budget: mean output cosine >= {} {} (reached {:.6f}); {} layer(s) kept in float{}\n",
+                 f.accuracy_budget, fit->met ? "met" : "NOT met", fit->mean_cosine, fit->kept_float.size(),
+                 fit->kept_float.empty() ? "" : ":");
+      for (const auto& l : fit->kept_float)
+        fmt::print("  float: {} (alone: SQNR {:.1f} dB, cosine {:.6f})\n", l.label, l.sqnr_db, l.mean_cosine);
+      for (const auto& l : fit->kept_float) qo.keep_float.insert(l.node);
+    }
+  }
+  auto summary = quant::RewriteToQdq(*g, table, qo);
+  if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
+  if (!f.output.empty()) {
+    Status w = onnx_fe::ExportOnnxFile(*g, f.output);
+    if (!w.ok()) return ReportError(fmt::format("{}: {}", f.output, w.message()));
+  }
+  if (!f.quiet) {
+    fmt::print("calibration: {} ({} samples), activations {}{}, weights int8 {}\n", table.method,
+               table.samples, DTypeName(table.dtype), table.symmetric ? " symmetric" : "",
+               qo.per_channel ? "per channel" : "per tensor");
+    fmt::print("quantized {} node(s), {} activation Q/DQ pair(s)\n", summary->quantized_nodes,
+               summary->activation_pairs);
+    for (const auto& s : summary->skipped) fmt::print("  float: {}\n", s);
+    if (!f.scales_out.empty()) fmt::print("wrote scales to {}\n", f.scales_out);
+    if (!f.output.empty()) fmt::print("wrote {}\n", f.output);
+  }
+  if (!f.eval.empty()) {
+    auto samples = quant::LoadCalibrationSet(float_graph, f.eval, pre, f.eval_limit);
+    if (!samples.ok()) return ReportError(samples.status().message());
+    auto int8 = quant::Int8Executable(*g);
+    if (!int8.ok()) return ReportError(fmt::format("{}: {}", f.model, int8.status().message()));
+    auto a = quant::CompareOnSamples(float_graph, *int8, *samples, !f.quiet);
+    if (!a.ok()) return ReportError(fmt::format("{}: {}", f.model, a.status().message()));
+    fmt::print("int8 (edgec) vs fp32 on {} input(s):\n", a->samples);
+    for (const auto& o : a->outputs) {
+      fmt::print("  output '{}': cosine min {:.6f} mean {:.6f}, top-1 agreement {:.1f}%, max abs err "
+                 "{:.4g}, SQNR {:.1f} dB\n", o.output, o.min_cosine, o.mean_cosine, 100 * o.top1,
+                 o.max_abs, o.sqnr_db);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddQuantizeVerb(CLI::App& app) {
+  auto f = std::make_shared<QuantizeFlags>();
+  CLI::App* sub = app.add_subcommand("quantize", "Calibrate and quantize a model to INT8 (QDQ ONNX)");
+  sub->add_option("model", f->model, "ONNX model file")->required();
+  sub->add_option("--output,-o", f->output, "write the QDQ model here");
+  sub->add_option("--calib", f->calib,
+                  "calibration folder: <sample>.npy per sample (one input), <sample>/<input>.npy "
+                  "(several inputs), or .png/.jpg images");
+  sub->add_option("--method", f->method, "calibrator: minmax, percentile, entropy, mse")->capture_default_str();
+  sub->add_option("--percentile", f->percentile, "percentile for --method percentile")->capture_default_str();
+  sub->add_option("--entropy-min-keep", f->entropy_min_keep,
+                  "entropy: only thresholds that keep at least this share of the values")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  sub->add_option("--clip-ratio", f->clip_ratio, "shrink every calibrated range by this factor (<= 1)")
+      ->check(CLI::Range(0.01, 1.0))->capture_default_str();
+  auto* pc = sub->add_flag("--per-channel", f->per_channel, "weights per output channel (the default)");
+  sub->add_flag("--per-tensor", f->per_tensor, "weights per tensor")->excludes(pc);
+  sub->add_flag("--reduce-range", f->reduce_range,
+               "weights in 7 bits: no 16-bit saturation in u8*s8 kernels on CPUs without VNNI");
+  sub->add_flag("--symmetric", f->symmetric, "symmetric activations (zero point 0, or 128 for u8)");
+  sub->add_option("--dtype", f->dtype, "activation type: u8 or i8")->capture_default_str();
+  sub->add_option("--limit", f->limit, "use only the first N calibration samples");
+  sub->add_option("--scales-out", f->scales_out, "write the chosen scales and zero points (JSON)");
+  sub->add_option("--scales-in", f->scales_in, "use these scales (JSON, as --scales-out writes) instead of calibrating");
+  sub->add_option("--keep-float", f->keep_float, "leave this node (by name) in float; repeatable");
+  sub->add_flag("--sensitivity", f->sensitivity,
+                "quantize one layer at a time and print the output error each adds");
+  sub->add_option("--accuracy-budget", f->accuracy_budget,
+                  "keep the most sensitive layers in float until the mean output cosine vs FP32 "
+                  "reaches this (e.g. 0.9995)")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--sensitivity-samples", f->sensitivity_samples,
+                  "inputs used by --sensitivity/--accuracy-budget (from --eval, else --calib)")
+      ->capture_default_str();
+  sub->add_option("--eval", f->eval, "compare edgec's int8 execution with FP32 on the inputs in this folder");
+  sub->add_option("--eval-limit", f->eval_limit, "use only the first N --eval samples");
+  sub->add_option("--resize", f->resize, "images: resize the shorter side to N pixels before the center crop");
+  sub->add_option("--mean", f->mean, "images: per-channel mean (R G B, after --pixel-scale)")->expected(3)->delimiter(',');
+  sub->add_option("--std", f->std, "images: per-channel std (R G B)")->expected(3)->delimiter(',');
+  sub->add_option("--pixel-scale", f->pixel_scale, "images: pixel values are multiplied by this first")->capture_default_str();
+  sub->add_flag("--bgr", f->bgr, "images: the model wants channels in BGR order");
+  sub->add_option("--layout", f->layout, "images: nchw, nhwc or auto")->capture_default_str();
+  sub->add_flag("--quiet,-q", f->quiet, "print nothing but errors (and --eval results)");
+  return [f] { return QuantizeMain(*f); };
+}
+
+}  // namespace edgec::cli
