@@ -49,6 +49,9 @@ fi
 # --ignore-scripts: its postinstall reaches a host this network cannot reach; the CPU
 # binaries for linux-x64 ship inside the package itself.
 ORT_DIR="$ROOT/tools/ort"
+# A symlink here (a worktree pointing at another checkout's install) that leads nowhere is
+# replaced by a real install.
+if [ -L "$ORT_DIR" ] && [ ! -d "$ORT_DIR/node_modules" ]; then rm -f "$ORT_DIR"; fi
 have=""
 if [ -f "$ORT_DIR/node_modules/onnxruntime-node/package.json" ]; then
   have="$(node -p "require('$ORT_DIR/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || true)"
