@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   verbs["optimize"] = edgec::cli::AddOptimizeVerb(app);
   verbs["bench"] = edgec::cli::AddBenchVerb(app);
   verbs["export"] = edgec::cli::AddExportVerb(app);
+  verbs["targets"] = edgec::cli::AddTargetsVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

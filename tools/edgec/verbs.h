@@ -16,6 +16,7 @@ VerbMain AddInspectVerb(CLI::App& app);
 VerbMain AddExportVerb(CLI::App& app);
 VerbMain AddOptimizeVerb(CLI::App& app);
 VerbMain AddBenchVerb(CLI::App& app);
+VerbMain AddTargetsVerb(CLI::App& app);
 
 // Prints "edgec: error: <message>" to stderr and returns the exit code for it.
 int ReportError(const std::string& message);
