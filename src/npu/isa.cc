@@ -59,7 +59,7 @@ void VisitFields(I& in, F&& f) {
       break;
     case Opcode::kMatMul:
       f(in.a_addr); f(in.b_addr); f(in.acc_addr); f(in.m); f(in.k); f(in.n);
-      f(in.a_stride); f(in.b_stride); f(in.acc_stride); f(in.accumulate);
+      f(in.a_stride); f(in.b_stride); f(in.acc_stride); f(in.accumulate); f(in.fp16);
       break;
     case Opcode::kVec:
     case Opcode::kCopy:

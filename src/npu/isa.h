@@ -33,11 +33,17 @@ enum class VecOp : uint8_t {
   // dst_i8[r][c] = clamp(zp + Requantize(acc[r][c] + bias[c], mult[c], shift[c]), lo, hi):
   // src is an accumulator tile, params (bias, mult, shift as int32[cols] each) in SRAM.
   kRequantize,
-  // dst = clamp(zp + Rq(a - za, m_a, s_a) + Rq(b - zb, m_b, s_b), lo, hi) with params in imm.
+  // Quantized add (TFLite's scheme), imm = za, zb, zo, ma, sa, mb, sb, mo, so, lo, hi:
+  //   s = Mul((a - za) << 20, ma, sa) + Mul((b - zb) << 20, mb, sb)
+  //   dst = clamp(zo + Mul(s, mo, so), lo, hi)     (Mul = MultiplyByQuantizedMultiplier)
   kAdd,
   kRelu,     // dst = max(src, imm[0] (the zero point))
-  kMaxPool,  // window max over an HWC tile (pool fields)
-  kAvgPool,  // window mean: clamp(zo + Rq(sum - n*zi, mult, shift)) (imm: zi, zo, mult, shift)
+  // Pools over an HWC tile of in_h x in_w pixels (pixel p at src + p * src_stride, `cols`
+  // channels), window win_h x win_w, strides stride_h/w, no padding (padding is done by the
+  // load); output pixels at dst + q * dst_stride.
+  kMaxPool,
+  // imm = zi, zo, mult, shift, lo, hi: dst = Requantize(sum(v - zi), mult, shift, zo, lo, hi).
+  kAvgPool,
 };
 const char* OpcodeName(Opcode op);
 const char* QueueName(QueueKind q);
@@ -69,17 +75,19 @@ struct Instr {
   DmaDim dims[2];
 
   // MATMUL: acc[m][n] (+)= a[m][k] * b[k][n]; int8 operands in SRAM, int32 acc.
-  // VEC/COPY: src/src2/dst addresses (acc or SRAM), elements via rows x cols with strides.
+  // VEC/COPY: src/src2/dst addresses (src is the core's accumulators for kRequantize,
+  // SRAM otherwise), rows x cols elements with row strides in bytes. COPY moves bytes.
   int64_t a_addr = 0, b_addr = 0, acc_addr = 0;
   int32_t m = 0, k = 0, n = 0;
   int32_t a_stride = 0, b_stride = 0, acc_stride = 0;  // row strides (bytes)
   bool accumulate = false;
+  bool fp16 = false;  // fp16 operands (timing at the target's fp16 rate; no functional model)
 
   VecOp vec = VecOp::kRelu;
   int64_t src = 0, src2 = 0, dst = 0, params = 0;
   int32_t src_stride = 0, src2_stride = 0, dst_stride = 0;
   int32_t rows = 0, cols = 0;
-  int32_t imm[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int32_t imm[12] = {};
   // Pool: input tile [in_h][in_w][cols] at src (row = one pixel of cols bytes), window and stride.
   int32_t in_h = 0, in_w = 0, win_h = 0, win_w = 0, stride_h = 0, stride_w = 0;
 
