@@ -165,6 +165,12 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
   std::vector<size_t> order(sims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sims[a].cycles < sims[b].cycles; });
+  const double limit = sims[order[0]].cycles * (1 + opt.traffic_slack);
+  auto traffic = [&](size_t i) { return stats[i].dram_read + stats[i].dram_written; };
+  size_t pick_best = order[0];
+  for (size_t i : order)
+    if (sims[i].cycles <= limit && traffic(i) < traffic(pick_best)) pick_best = i;
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return i == pick_best; });
   r.best = sims[order[0]];
   r.stats = stats[order[0]];
   if (order.size() > 1) r.runner_up = sims[order[1]];

@@ -23,6 +23,9 @@ struct TilerOptions {
   int simulate_top = 4;        // heuristic: candidates simulated
   bool allow_double = true;    // false forces single buffering
   bool allow_single = false;   // also consider single buffering
+  // Among tilings within this fraction of the fastest, take the one moving the fewest DRAM
+  // bytes (DRAM traffic costs energy and bandwidth other work could use).
+  double traffic_slack = 0.03;
 };
 
 struct TileChoice {

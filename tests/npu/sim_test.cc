@@ -197,7 +197,8 @@ TEST(NpuSimTest, HeuristicWithinFivePercentOfExhaustive) {
     EXPECT_LE(h->best.cycles, 1.05 * e->best.cycles)
         << "heuristic " << h->best.tiling.ToString() << " vs best " << e->best.tiling.ToString();
     ASSERT_TRUE(h->runner_up.has_value());
-    EXPECT_GE(h->runner_up->cycles, h->best.cycles);
+    // The best may trade up to 3% of cycles for less DRAM traffic (traffic_slack).
+    EXPECT_LE(h->best.cycles, 1.03 * h->runner_up->cycles + 1e-9);
   }
 }
 

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   verbs["bench"] = edgec::cli::AddBenchVerb(app);
   verbs["export"] = edgec::cli::AddExportVerb(app);
   verbs["targets"] = edgec::cli::AddTargetsVerb(app);
+  verbs["estimate"] = edgec::cli::AddEstimateVerb(app);
+  verbs["sweep"] = edgec::cli::AddSweepVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
