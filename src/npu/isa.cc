@@ -163,7 +163,7 @@ bool Instr::operator==(const Instr& o) const {
 }
 
 std::string FormatInstr(const Instr& in) {
-  std::string head = fmt::format("core {:<2} {:<6} {:<10}", in.core, QueueName(in.queue), OpcodeName(in.op));
+  std::string head = fmt::format("core {:<2} {:<6} {:<11}", in.core, QueueName(in.queue), OpcodeName(in.op));
   auto dims = [&] {
     std::string s;
     for (int d = 0; d < in.ndims; ++d) {

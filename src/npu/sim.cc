@@ -58,12 +58,15 @@ int64_t SramEnd(const Instr& in) {
 
 double MatMulCycles(const Target& t, int64_t m, int64_t k, int64_t n, bool fp16) {
   const int64_t r = t.ai_cores.mac_rows, c = t.ai_cores.mac_cols;
-  return static_cast<double>(CeilDiv(k, r) * CeilDiv(n, c) * (2 * r + c + m - 2)) /
-         (fp16 ? t.ai_cores.fp16_rate : t.ai_cores.int8_rate);
+  const double rate = fp16 ? t.ai_cores.fp16_rate : t.ai_cores.int8_rate;
+  if (t.ai_cores.dataflow == Dataflow::kOutputStationary)  // M on the rows, K streamed
+    return static_cast<double>(CeilDiv(m, r) * CeilDiv(n, c) * (r + c + k - 2)) / rate;
+  return static_cast<double>(CeilDiv(k, r) * CeilDiv(n, c) * (2 * r + c + m - 2)) / rate;
 }
 
 int64_t MappedMacs(const Target& t, int64_t m, int64_t k, int64_t n) {
   const int64_t r = t.ai_cores.mac_rows, c = t.ai_cores.mac_cols;
+  if (t.ai_cores.dataflow == Dataflow::kOutputStationary) return CeilDiv(m, r) * r * CeilDiv(n, c) * c * k;
   return CeilDiv(k, r) * r * CeilDiv(n, c) * c * m;
 }
 

@@ -4,7 +4,8 @@
 // Timing. Each core's four queues issue in order; an instruction starts when its queue is
 // free and (for WAIT) a token is there, (for VEC) its vector core is free, (for DMA) the core
 // has a free DMA engine. Costs:
-//   MATMUL  ceil(k/R) * ceil(n/C) * (2R + C + m - 2) / int8_rate      (fill and drain included)
+//   MATMUL  ceil(k/R) * ceil(n/C) * (2R + C + m - 2) / int8_rate      (fill and drain included;
+//           weight-stationary; output-stationary: ceil(m/R) * ceil(n/C) * (R + C + k - 2))
 //   DMA     setup + latency + burst_bytes_moved / (share of DRAM bandwidth)
 //   VEC     pipeline_latency + ceil(elements / lanes) * cycles_per_element(op)
 //   SIGNAL  visible to WAITs token_latency cycles later

@@ -1,5 +1,5 @@
 // edgec estimate (MODEL.onnx | --decoder CONFIG) [--target T] [--set F=V] [--tiling]
-//                [--single-buffer] [--compare-buffering] [--json FILE]
+//                [--single-buffer] [--compare-buffering] [--json FILE] [--asm FILE]
 // Shape-only NPU estimate: every GEMM-class layer (Conv, MatMul, Gemm and their int8 forms)
 // is tiled and simulated on the target; no weights are needed. --decoder generates a
 // decoder-only transformer (e.g. 7b) and prints FP16 vs INT8 weight streaming.
@@ -18,7 +18,7 @@ namespace edgec::cli {
 namespace {
 
 struct EstimateFlags {
-  std::string model, decoder, target = "default", json;
+  std::string model, decoder, target = "default", json, asm_file;
   std::vector<std::string> sets, shapes;
   bool tiling = false, single = false, compare_buffering = false;
 };
@@ -164,6 +164,17 @@ int EstimateMain(const EstimateFlags& f) {
   } else {
     auto e = run(*layers, "per layer");
     if (!e.ok()) return ReportError(e.status().message());
+    if (!f.asm_file.empty()) {
+      std::ofstream out(f.asm_file);
+      if (!out) return ReportError(fmt::format("{}: cannot write", f.asm_file));
+      for (const npu::LayerEstimate& le : e->layers) {
+        auto p = npu::LowerConv(le.layer.layer, t, le.tiling.best.tiling, nullptr);
+        if (!p.ok()) return ReportError(p.status().message());
+        out << "; layer " << le.layer.layer.name << ": " << le.tiling.best.tiling.ToString() << "\n"
+            << npu::FormatProgram(*p);
+      }
+      fmt::print("wrote the instruction listing to {}\n", f.asm_file);
+    }
     if (f.compare_buffering) {
       npu::TilerOptions single;
       single.allow_double = false;
@@ -202,6 +213,7 @@ VerbMain AddEstimateVerb(CLI::App& app) {
   sub->add_flag("--single-buffer", flags->single, "force single buffering");
   sub->add_flag("--compare-buffering", flags->compare_buffering, "also estimate with single buffering");
   sub->add_option("--json", flags->json, "write the totals as JSON");
+  sub->add_option("--asm", flags->asm_file, "write each layer's NPU instruction listing to this file");
   return [flags] { return EstimateMain(*flags); };
 }
 
