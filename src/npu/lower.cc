@@ -514,4 +514,105 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   return p;
 }
 
+StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
+                            LayerImage* image) {
+  const int OH = l.out_h(), OW = l.out_w(), C = l.channels;
+  if (OH < 1 || OW < 1 || l.kernel_h < 1 || l.kernel_w < 1 || l.stride_h < 1 || l.stride_w < 1)
+    return InvalidArgument("pool layer '{}': bad window or empty output", l.name);
+  if (tile_rows < 1 || tile_c < 1) return InvalidArgument("pool layer '{}': bad tile", l.name);
+  tile_rows = std::min(tile_rows, OH);
+  tile_c = std::min(tile_c, C);
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const int band_rows = (tile_rows - 1) * l.stride_h + l.kernel_h;
+  const int wp = (OW - 1) * l.stride_w + l.kernel_w;  // padded input columns used
+  const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * tile_c, al);
+  const int64_t out_slot = AlignUp(int64_t{tile_rows} * OW * tile_c, al);
+  const int64_t per_core = nbuf * (in_slot + out_slot);
+  const int64_t tiles_h = CeilDiv(OH, tile_rows), tiles_c = CeilDiv(C, tile_c);
+  const int64_t tiles = tiles_h * tiles_c * l.batch;
+  const int cores = static_cast<int>(std::min<int64_t>(t.ai_cores.count, tiles));
+  if (per_core * cores > t.shared_sram.bytes)
+    return InvalidArgument("pool layer '{}': tile {} rows x {} channels needs {} bytes of SRAM, the target has {}",
+                           l.name, tile_rows, tile_c, per_core * cores, t.shared_sram.bytes);
+  Program p;
+  const int64_t in_addr = 0, in_bytes = int64_t{l.batch} * l.in_h * l.in_w * C;
+  const int64_t out_addr = AlignUp(in_bytes, 64), out_bytes = int64_t{l.batch} * OH * OW * C;
+  p.dram_bytes = out_addr + out_bytes;
+  p.regions = {{l.name + ".input", in_addr, in_bytes}, {l.name + ".output", out_addr, out_bytes}};
+  if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter e;
+    e.core = c;
+    for (int s = 0; s < nbuf; ++s) {
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kStore, kOutFree);
+    }
+    int s = 0;
+    for (int64_t i = c; i < tiles; i += cores) {
+      const int b = static_cast<int>(i / (tiles_h * tiles_c));
+      const int oh0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
+      const int c0 = static_cast<int>(i % tiles_c) * tile_c;
+      const int th = std::min(tile_rows, OH - oh0), tc = std::min(tile_c, C - c0);
+      const int rows = (th - 1) * l.stride_h + l.kernel_h;
+      const int64_t sin = c * per_core + s * in_slot, sout = c * per_core + nbuf * in_slot + s * out_slot;
+      const int64_t iy0 = int64_t{oh0} * l.stride_h - l.pad_top, ix0 = -l.pad_left;
+      e.Wait(QueueKind::kLoad, kStreamFree);
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.dram_addr = in_addr + ((int64_t{b} * l.in_h + iy0) * l.in_w + ix0) * C + c0;
+      ld.sram_addr = sin;
+      ld.row_bytes = ld.sram_row_bytes = tc;
+      ld.pad = static_cast<int8_t>(l.max ? -128 : l.x_zero_point);
+      ld.ndims = 2;
+      auto [ylo, yhi] = ValidRange(iy0, 1, rows, l.in_h);
+      auto [xlo, xhi] = ValidRange(ix0, 1, wp, l.in_w);
+      ld.dims[0] = {rows, int64_t{l.in_w} * C, int64_t{wp} * tc, ylo, yhi};
+      ld.dims[1] = {wp, C, tc, xlo, xhi};
+      EmitDma(e, t, ld);
+      e.Signal(QueueKind::kLoad, kStreamFull);
+      e.Wait(QueueKind::kVector, kStreamFull);
+      e.Wait(QueueKind::kVector, kOutFree);
+      Instr v{.op = Opcode::kVec, .vec = l.max ? VecOp::kMaxPool : VecOp::kAvgPool};
+      v.src = sin;
+      v.src_stride = tc;
+      v.dst = sout;
+      v.dst_stride = tc;
+      v.cols = tc;
+      v.rows = th * OW;
+      v.in_h = rows;
+      v.in_w = wp;
+      v.win_h = l.kernel_h;
+      v.win_w = l.kernel_w;
+      v.stride_h = l.stride_h;
+      v.stride_w = l.stride_w;
+      v.imm[0] = l.x_zero_point;
+      v.imm[1] = l.y_zero_point;
+      v.imm[2] = l.mult.multiplier;
+      v.imm[3] = l.mult.shift;
+      v.imm[4] = l.act_min;
+      v.imm[5] = l.act_max;
+      e.Add(QueueKind::kVector, v);
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kVector, kOutFull);
+      e.Wait(QueueKind::kStore, kOutFull);
+      Instr st{.op = Opcode::kDmaStore};
+      st.dram_addr = out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0;
+      st.sram_addr = sout;
+      st.row_bytes = st.sram_row_bytes = tc;
+      st.ndims = 1;
+      st.dims[0] = {th * OW, C, tc, 0, th * OW};
+      EmitDma(e, t, st);
+      e.Signal(QueueKind::kStore, kOutFree);
+      s = (s + 1) % nbuf;
+    }
+    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
+  }
+  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} ({} {}x{})", l.name, l.max ? "maxpool" : "avgpool", l.kernel_h, l.kernel_w)};
+  return p;
+}
+
 }  // namespace edgec::npu

@@ -94,6 +94,24 @@ struct EltwiseLayer {
 StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
                                int64_t* a_addr, int64_t* b_addr, int64_t* y_addr);
 
+// Int8 pooling on the vector cores (one task), NHWC. Output rows are tiled; each tile's input
+// band (with its halo rows) is loaded once with the padding filled on load (-128 for max, the
+// input zero point for average, i.e. count_include_pad = 1).
+struct PoolLayer {
+  std::string name = "pool";
+  bool max = true;
+  int batch = 1, in_h = 1, in_w = 1, channels = 1;
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  // Average: y = Requantize(sum(x - zi), mult, zo, lo, hi) with mult ~ s_x / (s_y * window).
+  int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
+  quant::FixedPointMultiplier mult;
+  int out_h() const { return (in_h + pad_top + pad_bottom - kernel_h) / stride_h + 1; }
+  int out_w() const { return (in_w + pad_left + pad_right - kernel_w) / stride_w + 1; }
+};
+StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
+                            LayerImage* image);
+
 // The zero-point-corrected int32 bias the NPU adds: bias[oc] - x_zp * sum_k w[k][oc].
 std::vector<int32_t> FoldedBias(const ConvLayer& l);
 

@@ -312,3 +312,77 @@ TEST(NpuFunctionalTest, OutOfBoundsAccessIsAnError) {
 
 }  // namespace
 }  // namespace edgec::npu
+
+namespace edgec::npu {
+namespace {
+
+// Max and average pooling on the vector cores vs a plain int8 reference (padding: -128 for
+// max; the zero point for average, i.e. count_include_pad = 1, with the same integer
+// requantization).
+TEST(NpuFunctionalTest, PoolsMatchReference) {
+  std::mt19937 rng(17);
+  auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int i = 0; i < 30; ++i) {
+    PoolLayer l;
+    l.max = i % 2 == 0;
+    l.batch = U(1, 2);
+    l.in_h = U(2, 13);
+    l.in_w = U(2, 13);
+    l.channels = U(1, 70);
+    l.kernel_h = U(1, 3);
+    l.kernel_w = U(1, 3);
+    l.stride_h = U(1, 2);
+    l.stride_w = U(1, 2);
+    l.pad_top = U(0, l.kernel_h - 1);
+    l.pad_left = U(0, l.kernel_w - 1);
+    l.pad_bottom = U(0, l.kernel_h - 1);
+    l.pad_right = U(0, l.kernel_w - 1);
+    l.x_zero_point = U(-10, 10);
+    l.y_zero_point = U(-10, 10);
+    l.mult = *quant::QuantizeMultiplier(0.9 / (l.kernel_h * l.kernel_w));
+    if (l.out_h() < 1 || l.out_w() < 1) continue;
+    std::vector<int8_t> x(int64_t{l.batch} * l.in_h * l.in_w * l.channels);
+    for (auto& v : x) v = static_cast<int8_t>(U(-128, 127));
+    const int OH = l.out_h(), OW = l.out_w(), C = l.channels;
+    std::vector<int8_t> want(int64_t{l.batch} * OH * OW * C);
+    for (int b = 0; b < l.batch; ++b)
+      for (int oy = 0; oy < OH; ++oy)
+        for (int ox = 0; ox < OW; ++ox)
+          for (int c = 0; c < C; ++c) {
+            int32_t best = -128, sum = 0;
+            for (int ky = 0; ky < l.kernel_h; ++ky)
+              for (int kx = 0; kx < l.kernel_w; ++kx) {
+                const int iy = oy * l.stride_h + ky - l.pad_top, ix = ox * l.stride_w + kx - l.pad_left;
+                const bool in = iy >= 0 && iy < l.in_h && ix >= 0 && ix < l.in_w;
+                const int32_t v = in ? x[((int64_t{b} * l.in_h + iy) * l.in_w + ix) * C + c] : (l.max ? -128 : l.x_zero_point);
+                best = std::max(best, v);
+                sum += v - l.x_zero_point;
+              }
+            want[((int64_t{b} * OH + oy) * OW + ox) * C + c] = static_cast<int8_t>(
+                l.max ? best : quant::Requantize(sum, l.mult, l.y_zero_point, l.act_min, l.act_max));
+          }
+    for (const Target& t : AllTargets()) {
+      for (auto [rows, ch, db] : {std::tuple{1, 16, true}, std::tuple{3, 64, false}, std::tuple{100, 100, true}}) {
+        LayerImage img;
+        auto p = LowerPool(l, t, rows, ch, db, &img);
+        if (!p.ok()) {
+          EXPECT_NE(p.status().message().find("needs"), std::string::npos) << p.status().message();
+          continue;  // does not fit this target's SRAM
+        }
+        std::vector<uint8_t> dram(p->dram_bytes, 0x5A);
+        std::copy(x.begin(), x.end(), reinterpret_cast<int8_t*>(dram.data() + img.input_addr));
+        SimOptions opt;
+        opt.functional = true;
+        opt.dram = &dram;
+        auto r = Simulate(*p, t, opt);
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), reinterpret_cast<int8_t*>(dram.data() + img.output_addr)))
+            << (l.max ? "max" : "avg") << " pool " << l.in_h << "x" << l.in_w << "x" << C << " k" << l.kernel_h << "x"
+            << l.kernel_w << " s" << l.stride_h << "x" << l.stride_w << " on " << t.name << " tile " << rows << "x" << ch;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgec::npu
