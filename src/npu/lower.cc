@@ -122,6 +122,11 @@ Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
       resident = AlignUp(int64_t{y.max_m} * y.k_total * es, al);
       break;
   }
+  if (tl.band) {
+    const int64_t rows = int64_t{tl.tile_h - 1} * l.stride_h + int64_t{l.kernel_h - 1} * l.dilation_h + 1;
+    const int64_t wp = int64_t{l.out_w() - 1} * l.stride_w + int64_t{l.kernel_w - 1} * l.dilation_w + 1;
+    stream = AlignUp(rows * wp * tl.tile_c * es, al);
+  }
   y.stream_a_bytes = tl.resident == Resident::kNone ? AlignUp(a_step, al) : 0;
   y.stream_slot = stream;
   y.resident_slot = resident;
@@ -152,8 +157,8 @@ const char* ResidentName(Resident r) {
 }
 
 std::string Tiling::ToString() const {
-  return fmt::format("M {}x{} K {}x{}ch N {} {} {} x{} cores", tile_h, tile_w, kw_group, tile_c, tile_n,
-                     ResidentName(resident), double_buffer ? "double" : "single", cores);
+  return fmt::format("M {}x{} K {}x{}ch N {} {}{} {} x{} cores", tile_h, tile_w, kw_group, tile_c, tile_n,
+                     ResidentName(resident), band ? " band" : "", double_buffer ? "double" : "single", cores);
 }
 
 StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tl) {
@@ -165,6 +170,8 @@ StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tilin
     return InvalidArgument("tiling {}: folding kernel columns needs all {} channels per step", tl.ToString(), l.channels);
   if (tl.tile_w < l.out_w() && tl.tile_h > 1)
     return InvalidArgument("tiling {}: a tile of several rows must span the whole output width", tl.ToString());
+  if (tl.band && (tl.resident != Resident::kWeights || tl.kw_group != 1 || tl.tile_w != l.out_w()))
+    return InvalidArgument("tiling {}: band mode needs resident weights, kw_group 1 and full-width tiles", tl.ToString());
   const Layout y = MakeLayout(l, t, tl);
   Footprint f;
   f.sram_per_core = y.per_core;
@@ -354,7 +361,70 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
         pl.row_bytes = pl.sram_row_bytes = 12 * o.tn;
         EmitDma(e, t, pl);
         e.Wait(QueueKind::kExecute, kAccFree);
-        for (size_t si = 0; si < steps.size(); ++si) {
+        if (tl.band) {
+          const int rows = (o.th - 1) * l.stride_h + (l.kernel_h - 1) * l.dilation_h + 1;
+          const int wp = (OW - 1) * l.stride_w + (l.kernel_w - 1) * l.dilation_w + 1;
+          const int64_t iy0 = int64_t{o.oh0} * l.stride_h - l.pad_top;
+          auto [ylo, yhi] = ValidRange(iy0, 1, rows, IH);
+          for (int c0 = 0, si = 0; c0 < C; c0 += tl.tile_c, ++si) {
+            const int tc = std::min(tl.tile_c, C - c0);
+            const int64_t sdst = stream(ss), pix = int64_t{tc} * es, row = int64_t{wp} * pix;
+            e.Wait(QueueKind::kLoad, kStreamFree);
+            Instr in{.op = Opcode::kDmaLoad};
+            in.pad = static_cast<int8_t>(l.x_zero_point);
+            if (tc == C) {
+              // Whole image rows are contiguous: one row per input row, the left padding by a
+              // fill-only DMA (no DRAM read) and the right padding on load.
+              if (l.pad_left > 0) {
+                Instr fill = in;
+                fill.dram_addr = in_addr;
+                fill.sram_addr = sdst;
+                fill.row_bytes = fill.sram_row_bytes = static_cast<int32_t>(l.pad_left * pix);
+                fill.ndims = 1;
+                fill.dims[0] = {rows, 0, row, 0, 0};
+                EmitDma(e, t, fill);
+              }
+              const int used = std::max(0, std::min(IH > 0 ? static_cast<int>(IW) : 0, wp - l.pad_left));
+              in.dram_addr = in_addr + ((int64_t{o.b} * IH + iy0) * IW) * C * es;
+              in.sram_addr = sdst + l.pad_left * pix;
+              in.row_bytes = static_cast<int32_t>(std::max(1, used) * pix);
+              in.sram_row_bytes = static_cast<int32_t>(std::max(used, wp - l.pad_left) * pix);
+              in.ndims = 1;
+              in.dims[0] = {rows, IW * C * es, row, ylo, used > 0 ? yhi : ylo};
+            } else {
+              in.dram_addr = in_addr + (((int64_t{o.b} * IH + iy0) * IW - l.pad_left) * C + c0) * es;
+              in.sram_addr = sdst;
+              in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(pix);
+              in.ndims = 2;
+              auto [xlo, xhi] = ValidRange(-l.pad_left, 1, wp, IW);
+              in.dims[0] = {rows, IW * C * es, row, ylo, yhi};
+              in.dims[1] = {wp, C * es, pix, xlo, xhi};
+            }
+            EmitDma(e, t, in);
+            e.Signal(QueueKind::kLoad, kStreamFull);
+            e.Wait(QueueKind::kExecute, kStreamFull);
+            for (int yy = 0; yy < o.th; ++yy)
+              for (int kh = 0; kh < l.kernel_h; ++kh)
+                for (int kw = 0; kw < l.kernel_w; ++kw) {
+                  Instr mm{.op = Opcode::kMatMul};
+                  mm.a_addr = sdst + (int64_t{yy * l.stride_h + kh * l.dilation_h} * wp + kw * l.dilation_w) * pix;
+                  mm.a_stride = static_cast<int32_t>(l.stride_w * pix);
+                  mm.b_addr = rdst + ((int64_t{kh} * l.kernel_w + kw) * C + c0) * o.tn * es;
+                  mm.b_stride = static_cast<int32_t>(o.tn * es);
+                  mm.acc_addr = acc + int64_t{yy} * o.tw * o.tn * 4;
+                  mm.acc_stride = o.tn * 4;
+                  mm.m = o.tw;
+                  mm.k = tc;
+                  mm.n = o.tn;
+                  mm.accumulate = !(si == 0 && kh == 0 && kw == 0);
+                  mm.fp16 = l.fp16;
+                  e.Add(QueueKind::kExecute, mm);
+                }
+            e.Signal(QueueKind::kExecute, kStreamFree);
+            ss = (ss + 1) % nbuf;
+          }
+        }
+        for (size_t si = 0; si < (tl.band ? 0 : steps.size()); ++si) {
           const KStep& s = steps[si];
           const int64_t sdst = stream(ss);
           e.Wait(QueueKind::kLoad, kStreamFree);

@@ -11,6 +11,11 @@
 //
 // A MatMul [M, K] x [K, N] is the conv with IH = M, IW = 1, C = K, OC = N, a 1x1 kernel.
 //
+// Band mode (Tiling::band) instead loads each tile's input rows (with the halo) once per
+// channel chunk and issues one MATMUL per output row and kernel position on the shifted
+// window in SRAM: KH*KW times less input traffic and whole-row DMAs, at the price of more,
+// shorter MATMULs (m = output width). The tiler picks whichever simulates faster.
+//
 // Per core the program is a software pipeline over output tiles: the load queue fetches,
 // the execute queue multiplies, the vector queue requantizes, the store queue writes back,
 // linked by tokens; with double buffering each buffer kind has two slots and its "free"
@@ -66,6 +71,10 @@ struct Tiling {
   Resident resident = Resident::kWeights;
   bool double_buffer = true;
   int cores = 1;
+  // Band mode: each K step (a channel chunk) loads the tile's input band with its halo once;
+  // one MATMUL per (output row, kernel position) reads the shifted window from SRAM.
+  // Needs weights resident, kw_group 1 and full-width tiles.
+  bool band = false;
   std::string ToString() const;
 };
 

@@ -47,6 +47,12 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
           for (int nc : cores)
             for (bool db : buffering) {
               Tiling tl{th, tw, tc, g, std::min(tn, l.out_channels), r, db, nc};
+              if (r == Resident::kWeights && g == 1 && tw == OW && l.kernel_h * l.kernel_w > 1) {
+                Tiling b = tl;
+                b.band = true;
+                const int64_t btiles = CeilDiv(OH, th) * l.batch * CeilDiv(l.out_channels, b.tile_n);
+                if ((nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok()) out.push_back(b);
+              }
               // More cores than output tiles gains nothing.
               const int64_t tiles = CeilDiv(OH, th) * CeilDiv(OW, tw) * l.batch * CeilDiv(l.out_channels, tl.tile_n);
               if (nc > 1 && tiles < nc / 2) continue;
@@ -62,7 +68,12 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
   const int64_t tiles = mt * nt, tm = int64_t{tl.tile_h} * tl.tile_w, tn = tl.tile_n, K = l.k();
   const int64_t steps = CeilDiv(l.kernel_w, tl.kw_group) * l.kernel_h * CeilDiv(l.channels, tl.tile_c);
   const int64_t kstep = K / std::max<int64_t>(1, steps);
-  const double tile_compute = steps * MatMulCycles(t, tm, kstep, tn, l.fp16);
+  double tile_compute = steps * MatMulCycles(t, tm, kstep, tn, l.fp16);
+  if (tl.band) {
+    const int64_t csteps = CeilDiv(l.channels, tl.tile_c);
+    tile_compute = double(tl.tile_h) * l.kernel_h * l.kernel_w * csteps *
+                   MatMulCycles(t, tl.tile_w, std::min(tl.tile_c, l.channels), tn, l.fp16);
+  }
   const int64_t tiles_per_core = CeilDiv(tiles, tl.cores);
   const double compute = tiles_per_core * tile_compute;
   const int64_t groups = tl.resident == Resident::kInput ? mt : nt;
@@ -71,11 +82,20 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
   int64_t dmas_per_tile = 2 + steps * (tl.resident == Resident::kNone ? 2 : 1) * tl.kw_group;
   switch (tl.resident) {
     case Resident::kNone: bytes += tiles * (tm * K + K * tn) * es; break;
-    case Resident::kWeights: bytes += (tiles * tm * K + items * K * tn) * es; break;
+    case Resident::kWeights:
+      if (tl.band) {
+        const double rows = double(tl.tile_h - 1) * l.stride_h + double(l.kernel_h - 1) * l.dilation_h + 1;
+        const double wp = double(l.out_w() - 1) * l.stride_w + double(l.kernel_w - 1) * l.dilation_w + 1;
+        bytes += tiles * rows * wp * l.channels * es + items * K * tn * es;
+        dmas_per_tile = 2 + CeilDiv(l.channels, tl.tile_c) * 2;
+      } else {
+        bytes += (tiles * tm * K + items * K * tn) * es;
+      }
+      break;
     case Resident::kInput: bytes += (tiles * K * tn + items * tm * K) * es; break;
   }
   // Short rows waste bursts.
-  const double row = static_cast<double>(tl.tile_c * es);
+  const double row = static_cast<double>(tl.tile_c * es) * (tl.band && tl.tile_c >= l.channels ? l.in_w : 1);
   const double burst_eff = row / (std::ceil(row / t.dram.burst_bytes) * t.dram.burst_bytes);
   const double dram = bytes / std::max(0.05, std::min(1.0, burst_eff)) / t.dram_bytes_per_cycle();
   const double per_dma = t.dma.setup_cycles + t.dram.read_latency_cycles;
@@ -117,7 +137,8 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
   for (size_t i = 0; i < ranked.size(); ++i) {
     const Tiling& tl = cands[ranked[i].second];
     const bool top = static_cast<int>(i) < std::max(2, opt.simulate_top);
-    const bool first_of_family = families[{tl.cores, static_cast<int>(tl.resident), tl.double_buffer}]++ < 3;
+    const bool first_of_family =
+        families[{tl.cores, static_cast<int>(tl.resident) + (tl.band ? 8 : 0), tl.double_buffer}]++ < 3;
     if (opt.exhaustive || top || first_of_family) pick.push_back(i);
   }
   std::vector<std::pair<double, size_t>> chosen;
@@ -140,7 +161,7 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
     auto differs = [](const Tiling& a, const Tiling& b) {
       return int(a.tile_h != b.tile_h || a.tile_w != b.tile_w) + int(a.tile_c != b.tile_c || a.kw_group != b.kw_group) +
              int(a.tile_n != b.tile_n) + int(a.resident != b.resident) + int(a.double_buffer != b.double_buffer) +
-             int(a.cores != b.cores);
+             int(a.cores != b.cores) + int(a.band != b.band);
     };
     for (int round = 0; round < 4; ++round) {
       size_t best = 0;

@@ -216,6 +216,14 @@ TEST(NpuFunctionalTest, EveryResidencyAndBuffering) {
           Tiling tl{2, 9, 20, g, 16, r, db, cores};
           CheckCase(c, DefaultTarget(), tl, Describe(c.layer));
         }
+  // Band mode: whole channels (contiguous rows, fill-only left padding) and channel chunks.
+  for (int tc : {20, 8})
+    for (bool db : {false, true})
+      for (int th : {1, 4, 9}) {
+        Tiling tl{th, 9, tc, 1, 16, Resident::kWeights, db, 2};
+        tl.band = true;
+        CheckCase(c, DefaultTarget(), tl, Describe(c.layer) + " band");
+      }
   // Channel-split K steps and a DMA limited to one strided dim (rows issued separately).
   auto two_dims = ApplyOverride(DefaultTarget(), "dma.max_dims=2");
   ASSERT_TRUE(two_dims.ok());
