@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   verbs["export"] = edgec::cli::AddExportVerb(app);
   verbs["quantize"] = edgec::cli::AddQuantizeVerb(app);
   verbs["compare"] = edgec::cli::AddCompareVerb(app);
+  verbs["targets"] = edgec::cli::AddTargetsVerb(app);
+  verbs["estimate"] = edgec::cli::AddEstimateVerb(app);
+  verbs["sweep"] = edgec::cli::AddSweepVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

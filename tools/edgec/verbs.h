@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "npu/estimate.h"
+
 namespace edgec::cli {
 
 using VerbMain = std::function<int()>;
@@ -18,6 +20,17 @@ VerbMain AddOptimizeVerb(CLI::App& app);
 VerbMain AddBenchVerb(CLI::App& app);
 VerbMain AddQuantizeVerb(CLI::App& app);
 VerbMain AddCompareVerb(CLI::App& app);
+VerbMain AddTargetsVerb(CLI::App& app);
+VerbMain AddEstimateVerb(CLI::App& app);
+VerbMain AddSweepVerb(CLI::App& app);
+
+// Shared by estimate and sweep (estimate.cc): the NPU layers of an ONNX model (shapes
+// only; layers the NPU cannot take are listed in `fallbacks` with the reason) or of a
+// generated decoder, and a target with overrides.
+StatusOr<std::vector<npu::RepeatedLayer>> LayersFor(const std::string& model, const std::string& decoder,
+                                                    const std::vector<std::string>& shapes, bool fp16,
+                                                    std::vector<std::string>* fallbacks);
+StatusOr<npu::Target> TargetFor(const std::string& name, const std::vector<std::string>& sets);
 
 // Prints "edgec: error: <message>" to stderr and returns the exit code for it.
 int ReportError(const std::string& message);

@@ -1,0 +1,132 @@
+// The NPU instruction stream: what lowering produces and the simulator executes.
+//
+// Each AI core has four in-order queues: load (DMA_LD), execute (MATMUL), vector (VEC, COPY)
+// and store (DMA_ST). Queues synchronize only through tokens: SIGNAL adds one token to a
+// semaphore of the core, WAIT takes one (blocking until there is one). Double buffering is a
+// semaphore that starts with two tokens (two SIGNALs issued up front), single buffering one;
+// the simulator has no special case for either.
+//
+// A program is a list of tasks; a task is what the hardware task queue dispatches
+// (TASK_BEGIN ... TASK_END) and costs the target's dispatch overhead. Tasks run one after the
+// other; inside a task the cores run in parallel.
+//
+// Memories: DRAM (byte addresses into the program's DRAM image), shared SRAM (byte addresses),
+// and each core's accumulator memory (int32, byte addresses). Matrices in SRAM are row-major
+// with an explicit row stride in bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+
+namespace edgec::npu {
+
+enum class Opcode : uint8_t {
+  kDmaLoad, kDmaStore, kMatMul, kVec, kCopy, kSignal, kWait, kTaskBegin, kTaskEnd,
+};
+enum class QueueKind : uint8_t { kLoad, kExecute, kVector, kStore };
+constexpr int kNumQueues = 4;
+
+enum class VecOp : uint8_t {
+  // dst_i8[r][c] = clamp(zp + Requantize(acc[r][c] + bias[c], mult[c], shift[c]), lo, hi):
+  // src is an accumulator tile, params (bias, mult, shift as int32[cols] each) in SRAM.
+  kRequantize,
+  // Quantized add (TFLite's scheme), imm = za, zb, zo, ma, sa, mb, sb, mo, so, lo, hi:
+  //   s = Mul((a - za) << 20, ma, sa) + Mul((b - zb) << 20, mb, sb)
+  //   dst = clamp(zo + Mul(s, mo, so), lo, hi)     (Mul = MultiplyByQuantizedMultiplier)
+  kAdd,
+  kRelu,     // dst = max(src, imm[0] (the zero point))
+  // Pools over an HWC tile of in_h x in_w pixels (pixel p at src + p * src_stride, `cols`
+  // channels), window win_h x win_w, strides stride_h/w, no padding (padding is done by the
+  // load); output pixels at dst + q * dst_stride.
+  kMaxPool,
+  // imm = zi, zo, mult, shift, lo, hi: dst = Requantize(sum(v - zi), mult, shift, zo, lo, hi).
+  kAvgPool,
+};
+const char* OpcodeName(Opcode op);
+const char* QueueName(QueueKind q);
+const char* VecOpName(VecOp op);  // target's cycles_per_element keys
+
+// One strided dimension of a DMA transfer: `count` rows at `dram_stride` / `sram_stride`
+// bytes apart. Rows whose index is outside [valid_lo, valid_hi) are not read from DRAM; on a
+// load they are filled with the pad byte (padding on load).
+struct DmaDim {
+  int32_t count = 1;
+  int64_t dram_stride = 0;
+  int64_t sram_stride = 0;
+  int32_t valid_lo = 0;
+  int32_t valid_hi = 1;
+};
+
+struct Instr {
+  Opcode op = Opcode::kTaskEnd;
+  uint8_t core = 0;
+  QueueKind queue = QueueKind::kLoad;
+
+  // DMA_LD / DMA_ST: up to two strided dims (outer first) around a contiguous row.
+  int64_t dram_addr = 0;
+  int64_t sram_addr = 0;
+  int32_t row_bytes = 0;       // bytes moved per row
+  int32_t sram_row_bytes = 0;  // >= row_bytes on load: the rest is filled with pad (alignment)
+  int8_t pad = 0;
+  uint8_t ndims = 0;
+  DmaDim dims[2];
+
+  // MATMUL: acc[m][n] (+)= a[m][k] * b[k][n]; int8 operands in SRAM, int32 acc.
+  // VEC/COPY: src/src2/dst addresses (src is the core's accumulators for kRequantize,
+  // SRAM otherwise), rows x cols elements with row strides in bytes. COPY moves bytes.
+  int64_t a_addr = 0, b_addr = 0, acc_addr = 0;
+  int32_t m = 0, k = 0, n = 0;
+  int32_t a_stride = 0, b_stride = 0, acc_stride = 0;  // row strides (bytes)
+  bool accumulate = false;
+  bool fp16 = false;  // fp16 operands (timing at the target's fp16 rate; no functional model)
+
+  VecOp vec = VecOp::kRelu;
+  int64_t src = 0, src2 = 0, dst = 0, params = 0;
+  int32_t src_stride = 0, src2_stride = 0, dst_stride = 0;
+  int32_t rows = 0, cols = 0;
+  int32_t imm[12] = {};
+  // Pool: input tile [in_h][in_w][cols] at src (row = one pixel of cols bytes), window and stride.
+  int32_t in_h = 0, in_w = 0, win_h = 0, win_w = 0, stride_h = 0, stride_w = 0;
+
+  // SIGNAL / WAIT: semaphore of this core. TASK_BEGIN: task index.
+  int32_t sem = 0;
+
+  int64_t dma_bytes() const;  // bytes moved (not counting padding)
+  int64_t macs() const { return op == Opcode::kMatMul ? int64_t{m} * k * n : 0; }
+  bool operator==(const Instr& o) const;
+};
+
+// A named region of the DRAM image (an input, output, weights, parameters).
+struct DramRegion {
+  std::string name;
+  int64_t addr = 0;
+  int64_t bytes = 0;
+};
+
+struct Program {
+  std::vector<Instr> instrs;                // in program order, tasks bracketed
+  std::vector<std::string> task_names;      // one per TASK_BEGIN, e.g. "conv1 (QLinearConv)"
+  std::vector<DramRegion> regions;
+  int64_t dram_bytes = 0;                   // size of the DRAM image
+  std::vector<uint8_t> dram_init;           // constant contents (weights, params); may be shorter
+  int cores_used = 1;
+  // Initial tokens are explicit SIGNALs; `semaphores` is the count per core (for the simulator).
+  int semaphores = 0;
+};
+
+// Human-readable listing, one instruction a line:
+//   core 3 load   DMA_LD  dram 0x1000 -> sram 0x400 rows 16x64B (dram stride 576) pad 0
+std::string FormatInstr(const Instr& in);
+std::string FormatProgram(const Program& p);
+
+// Compact binary form (varints, per-opcode fields): Decode(Encode(p)) == p.
+std::vector<uint8_t> EncodeProgram(const Program& p);
+StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes);
+
+// Structural checks before simulation: queues match opcodes, cores in range, tasks bracketed.
+Status ValidateProgram(const Program& p, int num_cores);
+
+}  // namespace edgec::npu

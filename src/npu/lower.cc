@@ -1,0 +1,688 @@
+// Lowering of GEMM-class and elementwise layers to per-core software pipelines (see lower.h).
+#include "npu/lower.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace edgec::npu {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t AlignUp(int64_t v, int64_t a) { return CeilDiv(v, a) * a; }
+
+// Semaphores of each core.
+enum Sem : int32_t {
+  kStreamFree, kStreamFull,      // load <-> exec, per K step
+  kAccFree, kAccFull,            // exec <-> vector, per output tile
+  kOutFree, kOutFull,            // vector <-> store, per output tile
+  kResidentFree, kResidentFull,  // load <-> exec, per group of tiles sharing the resident operand
+  kParamsFree,                   // vector -> load: a parameter slot may be overwritten
+  kNumSems,
+};
+
+struct KStep {
+  int kh, kw0, g, c0, tc;
+  int64_t k_offset;  // first row of this step in the K dimension
+  int k() const { return g * tc; }
+};
+
+struct OutTile {
+  int b, oh0, ow0, th, tw, n0, tn;
+  int m() const { return th * tw; }
+};
+
+std::vector<KStep> KSteps(const ConvLayer& l, const Tiling& t) {
+  std::vector<KStep> steps;
+  int64_t off = 0;
+  for (int kh = 0; kh < l.kernel_h; ++kh) {
+    for (int kw = 0; kw < l.kernel_w; kw += t.kw_group) {
+      const int g = std::min(t.kw_group, l.kernel_w - kw);
+      for (int c0 = 0; c0 < l.channels; c0 += t.tile_c) {
+        const int tc = std::min(t.tile_c, l.channels - c0);
+        steps.push_back({kh, kw, g, c0, tc, off});
+        off += int64_t{g} * tc;
+      }
+    }
+  }
+  return steps;
+}
+
+// One core's four queues, and the slot rotation state that load and exec must agree on.
+struct CoreEmitter {
+  int core = 0;
+  std::vector<Instr> q[kNumQueues];
+  void Add(QueueKind queue, Instr in) {
+    in.core = static_cast<uint8_t>(core);
+    in.queue = queue;
+    q[static_cast<int>(queue)].push_back(in);
+  }
+  void Signal(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kSignal, .sem = sem}); }
+  void Wait(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kWait, .sem = sem}); }
+};
+
+// Emits a DMA over up to two strided dims, split into several descriptors when the target's
+// DMA has fewer dims.
+void EmitDma(CoreEmitter& e, const Target& t, Instr in) {
+  const int strided = t.dma.max_dims - 1;
+  if (in.ndims <= strided) {
+    e.Add(in.op == Opcode::kDmaLoad ? QueueKind::kLoad : QueueKind::kStore, in);
+    return;
+  }
+  // Peel the outer dim into separate descriptors.
+  const DmaDim outer = in.dims[0];
+  for (int i = 0; i < outer.count; ++i) {
+    const bool valid = i >= outer.valid_lo && i < outer.valid_hi;
+    if (!valid && in.op == Opcode::kDmaStore) continue;
+    Instr one = in;
+    one.ndims = 1;
+    one.dims[0] = in.dims[1];
+    one.dram_addr = in.dram_addr + i * outer.dram_stride;
+    one.sram_addr = in.sram_addr + i * outer.sram_stride;
+    if (!valid) one.dims[0].valid_lo = one.dims[0].valid_hi = 0;  // all padding
+    e.Add(in.op == Opcode::kDmaLoad ? QueueKind::kLoad : QueueKind::kStore, one);
+  }
+}
+
+// Valid index range [lo, hi) of i in [0, count) with 0 <= base + i * stride < limit.
+std::pair<int32_t, int32_t> ValidRange(int64_t base, int64_t stride, int count, int64_t limit) {
+  int32_t lo = 0, hi = count;
+  while (lo < count && base + lo * stride < 0) ++lo;
+  while (hi > lo && base + (hi - 1) * stride >= limit) --hi;
+  return {lo, std::max(lo, hi)};
+}
+
+struct Layout {
+  int64_t stream_slot = 0, resident_slot = 0, params_slot = 0, out_slot = 0;
+  int64_t stream_a_bytes = 0;  // within a stream slot, A first then B
+  int64_t per_core = 0;
+  int max_m = 0, max_k = 0, max_n = 0;
+  int64_t k_total = 0;
+};
+
+Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
+  Layout y;
+  const int64_t al = t.shared_sram.alignment, es = l.elem_bytes();
+  y.max_m = tl.tile_h * tl.tile_w;
+  y.max_k = tl.kw_group * tl.tile_c;
+  y.max_n = tl.tile_n;
+  y.k_total = l.k();
+  const int nbuf = tl.double_buffer ? 2 : 1;
+  const int64_t a_step = int64_t{y.max_m} * y.max_k * es, b_step = int64_t{y.max_k} * y.max_n * es;
+  int64_t stream = 0, resident = 0;
+  switch (tl.resident) {
+    case Resident::kNone: stream = AlignUp(a_step, al) + AlignUp(b_step, al); break;
+    case Resident::kWeights:
+      stream = AlignUp(a_step, al);
+      resident = AlignUp(y.k_total * y.max_n * es, al);
+      break;
+    case Resident::kInput:
+      stream = AlignUp(b_step, al);
+      resident = AlignUp(int64_t{y.max_m} * y.k_total * es, al);
+      break;
+  }
+  if (tl.band) {
+    const int64_t rows = int64_t{tl.tile_h - 1} * l.stride_h + int64_t{l.kernel_h - 1} * l.dilation_h + 1;
+    const int64_t wp = int64_t{l.out_w() - 1} * l.stride_w + int64_t{l.kernel_w - 1} * l.dilation_w + 1;
+    stream = AlignUp(rows * wp * tl.tile_c * es, al);
+  }
+  y.stream_a_bytes = tl.resident == Resident::kNone ? AlignUp(a_step, al) : 0;
+  y.stream_slot = stream;
+  y.resident_slot = resident;
+  y.params_slot = AlignUp(int64_t{12} * y.max_n, al);
+  y.out_slot = AlignUp(int64_t{y.max_m} * y.max_n * es, al);
+  y.per_core = nbuf * (stream + resident + y.params_slot + y.out_slot);
+  return y;
+}
+
+}  // namespace
+
+ConvLayer ConvLayer::MatMul(std::string name, int m, int k, int n) {
+  ConvLayer l;
+  l.name = std::move(name);
+  l.in_h = m;
+  l.channels = k;
+  l.out_channels = n;
+  return l;
+}
+
+const char* ResidentName(Resident r) {
+  switch (r) {
+    case Resident::kNone: return "streamed";
+    case Resident::kWeights: return "weights-resident";
+    case Resident::kInput: return "input-resident";
+  }
+  return "?";
+}
+
+std::string Tiling::ToString() const {
+  return fmt::format("M {}x{} K {}x{}ch N {} {}{} {} x{} cores", tile_h, tile_w, kw_group, tile_c, tile_n,
+                     ResidentName(resident), band ? " band" : "", double_buffer ? "double" : "single", cores);
+}
+
+StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tl) {
+  if (tl.tile_h < 1 || tl.tile_w < 1 || tl.tile_c < 1 || tl.kw_group < 1 || tl.tile_n < 1 || tl.cores < 1)
+    return InvalidArgument("tiling {}: every tile size must be >= 1", tl.ToString());
+  if (tl.cores > t.ai_cores.count)
+    return InvalidArgument("tiling {}: the target has {} cores", tl.ToString(), t.ai_cores.count);
+  if (tl.kw_group > 1 && tl.tile_c < l.channels)
+    return InvalidArgument("tiling {}: folding kernel columns needs all {} channels per step", tl.ToString(), l.channels);
+  if (tl.tile_w < l.out_w() && tl.tile_h > 1)
+    return InvalidArgument("tiling {}: a tile of several rows must span the whole output width", tl.ToString());
+  if (tl.band && (tl.resident != Resident::kWeights || tl.kw_group != 1 || tl.tile_w != l.out_w()))
+    return InvalidArgument("tiling {}: band mode needs resident weights, kw_group 1 and full-width tiles", tl.ToString());
+  const Layout y = MakeLayout(l, t, tl);
+  Footprint f;
+  f.sram_per_core = y.per_core;
+  f.sram_total = y.per_core * tl.cores;
+  f.acc_per_core = int64_t{tl.double_buffer ? 2 : 1} * y.max_m * y.max_n * 4;
+  if (f.acc_per_core > t.ai_cores.accumulator_bytes)
+    return InvalidArgument("tiling {}: accumulators need {} bytes per core, the target has {}", tl.ToString(),
+                           f.acc_per_core, t.ai_cores.accumulator_bytes);
+  if (f.sram_total > t.shared_sram.bytes)
+    return InvalidArgument("tiling {}: needs {} bytes of SRAM, the target has {}", tl.ToString(), f.sram_total,
+                           t.shared_sram.bytes);
+  if (int64_t{y.max_m} * y.max_k > INT32_MAX / 2) return InvalidArgument("tiling {}: tile too large", tl.ToString());
+  return f;
+}
+
+std::vector<int32_t> FoldedBias(const ConvLayer& l) {
+  std::vector<int32_t> b(l.out_channels, 0);
+  for (int oc = 0; oc < l.out_channels; ++oc) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < l.k(); ++k) sum += l.weights[k * l.out_channels + oc];
+    b[oc] = (l.bias.empty() ? 0 : l.bias[oc]) - static_cast<int32_t>(l.x_zero_point * sum);
+  }
+  return b;
+}
+
+StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& tl, LayerImage* image) {
+  const std::string where = fmt::format("layer '{}'", l.name);
+  if (l.out_h() < 1 || l.out_w() < 1) return InvalidArgument("{}: empty output", where);
+  if (t.dma.max_dims < 2) return InvalidArgument("{}: the DMA needs at least 2 dims", where);
+  auto fp = CheckTiling(l, t, tl);
+  if (!fp.ok()) return fp.status().WithContext(where);
+  const Layout y = MakeLayout(l, t, tl);
+  const int64_t es = l.elem_bytes();
+  const int OH = l.out_h(), OW = l.out_w(), N = l.out_channels, C = l.channels;
+  const int nbuf = tl.double_buffer ? 2 : 1;
+  const std::vector<KStep> steps = KSteps(l, tl);
+
+  // DRAM image: weights, params (per N tile), input, output.
+  Program p;
+  const int64_t align = 64;
+  const int64_t w_addr = 0, w_bytes = l.k() * N * es;
+  const int64_t n_tiles = CeilDiv(N, tl.tile_n);
+  const int64_t p_addr = AlignUp(w_addr + w_bytes, align), p_bytes = int64_t{12} * N;
+  const int64_t in_addr = AlignUp(p_addr + p_bytes, align);
+  const int64_t in_bytes = int64_t{l.batch} * l.in_h * l.in_w * C * es;
+  const int64_t out_addr = AlignUp(in_addr + in_bytes, align);
+  const int64_t out_bytes = int64_t{l.batch} * OH * OW * N * es;
+  p.dram_bytes = out_addr + out_bytes;
+  p.regions = {{l.name + ".weights", w_addr, w_bytes}, {l.name + ".params", p_addr, p_bytes},
+               {l.name + ".input", in_addr, in_bytes}, {l.name + ".output", out_addr, out_bytes}};
+  if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
+  if (l.has_data()) {
+    if (l.fp16) return InvalidArgument("{}: data given for an fp16 layer (timing only)", where);
+    if (static_cast<int64_t>(l.weights.size()) != l.k() * N)
+      return InvalidArgument("{}: {} weights, expected {}", where, l.weights.size(), l.k() * N);
+    if (l.requant.size() != 1 && l.requant.size() != static_cast<size_t>(N))
+      return InvalidArgument("{}: {} requantization multipliers, expected 1 or {}", where, l.requant.size(), N);
+    p.dram_init.assign(in_addr, 0);
+    std::memcpy(p.dram_init.data() + w_addr, l.weights.data(), w_bytes);
+    const std::vector<int32_t> bias = FoldedBias(l);
+    // Params of N tile j: bias[tn], mult[tn], shift[tn] for its tn channels.
+    for (int64_t j = 0; j < n_tiles; ++j) {
+      const int n0 = static_cast<int>(j * tl.tile_n), tn = std::min(tl.tile_n, N - n0);
+      uint8_t* dst = p.dram_init.data() + p_addr + int64_t{12} * n0;
+      for (int c = 0; c < tn; ++c) {
+        const auto& rq = l.requant.size() == 1 ? l.requant[0] : l.requant[n0 + c];
+        const int32_t shift = rq.shift;
+        std::memcpy(dst + 4 * c, &bias[n0 + c], 4);
+        std::memcpy(dst + 4 * (tn + c), &rq.multiplier, 4);
+        std::memcpy(dst + 4 * (2 * tn + c), &shift, 4);
+      }
+    }
+  }
+
+  // Output tiles, grouped by the resident operand they share.
+  std::vector<std::vector<OutTile>> groups;
+  std::vector<OutTile> m_tiles;
+  for (int b = 0; b < l.batch; ++b)
+    for (int oh = 0; oh < OH; oh += tl.tile_h)
+      for (int ow = 0; ow < OW; ow += tl.tile_w)
+        m_tiles.push_back({b, oh, ow, std::min(tl.tile_h, OH - oh), std::min(tl.tile_w, OW - ow), 0, 0});
+  auto with_n = [&](OutTile m, int64_t j) {
+    m.n0 = static_cast<int>(j * tl.tile_n);
+    m.tn = std::min(tl.tile_n, N - m.n0);
+    return m;
+  };
+  if (tl.resident == Resident::kInput) {
+    for (const OutTile& m : m_tiles) {
+      groups.emplace_back();
+      for (int64_t j = 0; j < n_tiles; ++j) groups.back().push_back(with_n(m, j));
+    }
+  } else {
+    for (int64_t j = 0; j < n_tiles; ++j) {
+      groups.emplace_back();
+      for (const OutTile& m : m_tiles) groups.back().push_back(with_n(m, j));
+    }
+  }
+  // Work items: groups split so that every core has work; items dealt round-robin.
+  const int cores = tl.cores;
+  const int64_t splits = std::max<int64_t>(1, CeilDiv(cores, static_cast<int64_t>(groups.size())));
+  std::vector<std::vector<std::vector<OutTile>>> per_core(cores);
+  int next_core = 0;
+  for (auto& g : groups) {
+    const int64_t chunk = CeilDiv(static_cast<int64_t>(g.size()), splits);
+    for (size_t s = 0; s < g.size(); s += chunk) {
+      per_core[next_core].emplace_back(g.begin() + s, g.begin() + std::min(g.size(), s + chunk));
+      next_core = (next_core + 1) % cores;
+    }
+  }
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+
+  const int64_t IW = l.in_w, IH = l.in_h;
+  // The input rows of step `s` for tile `o`, into SRAM at `dst` (row stride `row`, column `col`).
+  auto load_input = [&](CoreEmitter& e, const OutTile& o, const KStep& s, int64_t dst, int64_t row) {
+    for (int j = 0; j < s.g; ++j) {
+      const int64_t iy0 = int64_t{o.oh0} * l.stride_h + int64_t{s.kh} * l.dilation_h - l.pad_top;
+      const int64_t ix0 = int64_t{o.ow0} * l.stride_w + int64_t{s.kw0 + j} * l.dilation_w - l.pad_left;
+      Instr in{.op = Opcode::kDmaLoad};
+      in.dram_addr = in_addr + (((int64_t{o.b} * IH + iy0) * IW + ix0) * C + s.c0) * es;
+      in.sram_addr = dst + j * s.tc * es;
+      in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(s.tc * es);
+      in.pad = static_cast<int8_t>(l.x_zero_point);
+      in.ndims = 2;
+      auto [ylo, yhi] = ValidRange(iy0, l.stride_h, o.th, IH);
+      auto [xlo, xhi] = ValidRange(ix0, l.stride_w, o.tw, IW);
+      in.dims[0] = {o.th, int64_t{l.stride_h} * IW * C * es, int64_t{o.tw} * row, ylo, yhi};
+      in.dims[1] = {o.tw, int64_t{l.stride_w} * C * es, row, xlo, xhi};
+      if (o.th == 1) {  // one strided dim is enough
+        in.ndims = 1;
+        in.dims[0] = in.dims[1];
+        if (ylo == yhi) in.dims[0].valid_lo = in.dims[0].valid_hi = 0;
+      }
+      EmitDma(e, t, in);
+    }
+  };
+  // Weight rows [k0, k0 + k) x channels [n0, n0 + tn) into SRAM at `dst` (row stride tn).
+  auto load_weights = [&](CoreEmitter& e, int64_t k0, int64_t k, int n0, int tn, int64_t dst) {
+    Instr in{.op = Opcode::kDmaLoad};
+    in.dram_addr = w_addr + (k0 * N + n0) * es;
+    in.sram_addr = dst;
+    in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(tn * es);
+    in.ndims = 1;
+    in.dims[0] = {static_cast<int32_t>(k), int64_t{N} * es, int64_t{tn} * es, 0, static_cast<int32_t>(k)};
+    EmitDma(e, t, in);
+  };
+
+  const int64_t acc_slot = int64_t{y.max_m} * y.max_n * 4;
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter e;
+    e.core = c;
+    const int64_t base = c * y.per_core;
+    auto stream = [&](int s) { return base + s * y.stream_slot; };
+    auto resident = [&](int s) { return base + nbuf * y.stream_slot + s * y.resident_slot; };
+    auto params = [&](int s) { return base + nbuf * (y.stream_slot + y.resident_slot) + s * y.params_slot; };
+    auto out = [&](int s) {
+      return base + nbuf * (y.stream_slot + y.resident_slot + y.params_slot) + s * y.out_slot;
+    };
+    // Initial tokens: every slot starts free.
+    for (int s = 0; s < nbuf; ++s) {
+      e.Signal(QueueKind::kExecute, kStreamFree);
+      e.Signal(QueueKind::kExecute, kResidentFree);
+      e.Signal(QueueKind::kVector, kAccFree);
+      e.Signal(QueueKind::kVector, kParamsFree);
+      e.Signal(QueueKind::kStore, kOutFree);
+    }
+    int ss = 0, rs = 0, ts = 0;  // stream, resident and per-tile slot rotation
+    for (const std::vector<OutTile>& item : per_core[c]) {
+      const OutTile& first = item.front();
+      const int64_t rdst = resident(rs);
+      if (tl.resident != Resident::kNone) {
+        e.Wait(QueueKind::kLoad, kResidentFree);
+        if (tl.resident == Resident::kWeights) {
+          load_weights(e, 0, l.k(), first.n0, first.tn, rdst);
+        } else {
+          for (const KStep& s : steps) load_input(e, first, s, rdst + s.k_offset * es, y.k_total * es);
+        }
+        e.Signal(QueueKind::kLoad, kResidentFull);
+        e.Wait(QueueKind::kExecute, kResidentFull);
+      }
+      for (const OutTile& o : item) {
+        const int64_t acc = ts * acc_slot, par = params(ts), obuf = out(ts);
+        e.Wait(QueueKind::kLoad, kParamsFree);
+        Instr pl{.op = Opcode::kDmaLoad};
+        pl.dram_addr = p_addr + int64_t{12} * o.n0;
+        pl.sram_addr = par;
+        pl.row_bytes = pl.sram_row_bytes = 12 * o.tn;
+        EmitDma(e, t, pl);
+        e.Wait(QueueKind::kExecute, kAccFree);
+        if (tl.band) {
+          const int rows = (o.th - 1) * l.stride_h + (l.kernel_h - 1) * l.dilation_h + 1;
+          const int wp = (OW - 1) * l.stride_w + (l.kernel_w - 1) * l.dilation_w + 1;
+          const int64_t iy0 = int64_t{o.oh0} * l.stride_h - l.pad_top;
+          auto [ylo, yhi] = ValidRange(iy0, 1, rows, IH);
+          for (int c0 = 0, si = 0; c0 < C; c0 += tl.tile_c, ++si) {
+            const int tc = std::min(tl.tile_c, C - c0);
+            const int64_t sdst = stream(ss), pix = int64_t{tc} * es, row = int64_t{wp} * pix;
+            e.Wait(QueueKind::kLoad, kStreamFree);
+            Instr in{.op = Opcode::kDmaLoad};
+            in.pad = static_cast<int8_t>(l.x_zero_point);
+            if (tc == C) {
+              // Whole image rows are contiguous: one row per input row, the left padding by a
+              // fill-only DMA (no DRAM read) and the right padding on load.
+              if (l.pad_left > 0) {
+                Instr fill = in;
+                fill.dram_addr = in_addr;
+                fill.sram_addr = sdst;
+                fill.row_bytes = fill.sram_row_bytes = static_cast<int32_t>(l.pad_left * pix);
+                fill.ndims = 1;
+                fill.dims[0] = {rows, 0, row, 0, 0};
+                EmitDma(e, t, fill);
+              }
+              const int used = std::max(0, std::min(IH > 0 ? static_cast<int>(IW) : 0, wp - l.pad_left));
+              in.dram_addr = in_addr + ((int64_t{o.b} * IH + iy0) * IW) * C * es;
+              in.sram_addr = sdst + l.pad_left * pix;
+              in.row_bytes = static_cast<int32_t>(std::max(1, used) * pix);
+              in.sram_row_bytes = static_cast<int32_t>(std::max(used, wp - l.pad_left) * pix);
+              in.ndims = 1;
+              in.dims[0] = {rows, IW * C * es, row, ylo, used > 0 ? yhi : ylo};
+            } else {
+              in.dram_addr = in_addr + (((int64_t{o.b} * IH + iy0) * IW - l.pad_left) * C + c0) * es;
+              in.sram_addr = sdst;
+              in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(pix);
+              in.ndims = 2;
+              auto [xlo, xhi] = ValidRange(-l.pad_left, 1, wp, IW);
+              in.dims[0] = {rows, IW * C * es, row, ylo, yhi};
+              in.dims[1] = {wp, C * es, pix, xlo, xhi};
+            }
+            EmitDma(e, t, in);
+            e.Signal(QueueKind::kLoad, kStreamFull);
+            e.Wait(QueueKind::kExecute, kStreamFull);
+            for (int yy = 0; yy < o.th; ++yy)
+              for (int kh = 0; kh < l.kernel_h; ++kh)
+                for (int kw = 0; kw < l.kernel_w; ++kw) {
+                  Instr mm{.op = Opcode::kMatMul};
+                  mm.a_addr = sdst + (int64_t{yy * l.stride_h + kh * l.dilation_h} * wp + kw * l.dilation_w) * pix;
+                  mm.a_stride = static_cast<int32_t>(l.stride_w * pix);
+                  mm.b_addr = rdst + ((int64_t{kh} * l.kernel_w + kw) * C + c0) * o.tn * es;
+                  mm.b_stride = static_cast<int32_t>(o.tn * es);
+                  mm.acc_addr = acc + int64_t{yy} * o.tw * o.tn * 4;
+                  mm.acc_stride = o.tn * 4;
+                  mm.m = o.tw;
+                  mm.k = tc;
+                  mm.n = o.tn;
+                  mm.accumulate = !(si == 0 && kh == 0 && kw == 0);
+                  mm.fp16 = l.fp16;
+                  e.Add(QueueKind::kExecute, mm);
+                }
+            e.Signal(QueueKind::kExecute, kStreamFree);
+            ss = (ss + 1) % nbuf;
+          }
+        }
+        for (size_t si = 0; si < (tl.band ? 0 : steps.size()); ++si) {
+          const KStep& s = steps[si];
+          const int64_t sdst = stream(ss);
+          e.Wait(QueueKind::kLoad, kStreamFree);
+          Instr mm{.op = Opcode::kMatMul};
+          switch (tl.resident) {
+            case Resident::kNone:
+              load_input(e, o, s, sdst, s.k() * es);
+              load_weights(e, s.k_offset, s.k(), o.n0, o.tn, sdst + y.stream_a_bytes);
+              mm.a_addr = sdst;
+              mm.a_stride = static_cast<int32_t>(s.k() * es);
+              mm.b_addr = sdst + y.stream_a_bytes;
+              break;
+            case Resident::kWeights:
+              load_input(e, o, s, sdst, s.k() * es);
+              mm.a_addr = sdst;
+              mm.a_stride = static_cast<int32_t>(s.k() * es);
+              mm.b_addr = rdst + s.k_offset * o.tn * es;
+              break;
+            case Resident::kInput:
+              load_weights(e, s.k_offset, s.k(), o.n0, o.tn, sdst);
+              mm.a_addr = rdst + s.k_offset * es;
+              mm.a_stride = static_cast<int32_t>(y.k_total * es);
+              mm.b_addr = sdst;
+              break;
+          }
+          e.Signal(QueueKind::kLoad, kStreamFull);
+          e.Wait(QueueKind::kExecute, kStreamFull);
+          mm.b_stride = static_cast<int32_t>(o.tn * es);
+          mm.acc_addr = acc;
+          mm.acc_stride = o.tn * 4;
+          mm.m = o.m();
+          mm.k = s.k();
+          mm.n = o.tn;
+          mm.accumulate = si > 0;
+          mm.fp16 = l.fp16;
+          e.Add(QueueKind::kExecute, mm);
+          e.Signal(QueueKind::kExecute, kStreamFree);
+          ss = (ss + 1) % nbuf;
+        }
+        e.Signal(QueueKind::kExecute, kAccFull);
+        e.Wait(QueueKind::kVector, kAccFull);
+        e.Wait(QueueKind::kVector, kOutFree);
+        Instr rq{.op = Opcode::kVec, .vec = VecOp::kRequantize};
+        rq.src = acc;
+        rq.src_stride = o.tn * 4;
+        rq.dst = obuf;
+        rq.dst_stride = static_cast<int32_t>(o.tn * es);
+        rq.params = par;
+        rq.rows = o.m();
+        rq.cols = o.tn;
+        rq.imm[0] = l.y_zero_point;
+        rq.imm[1] = l.act_min;
+        rq.imm[2] = l.act_max;
+        e.Add(QueueKind::kVector, rq);
+        e.Signal(QueueKind::kVector, kAccFree);
+        e.Signal(QueueKind::kVector, kParamsFree);
+        e.Signal(QueueKind::kVector, kOutFull);
+        e.Wait(QueueKind::kStore, kOutFull);
+        Instr st{.op = Opcode::kDmaStore};
+        st.dram_addr = out_addr + (((int64_t{o.b} * OH + o.oh0) * OW + o.ow0) * N + o.n0) * es;
+        st.sram_addr = obuf;
+        st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(o.tn * es);
+        st.ndims = 2;
+        st.dims[0] = {o.th, int64_t{OW} * N * es, int64_t{o.tw} * o.tn * es, 0, o.th};
+        st.dims[1] = {o.tw, int64_t{N} * es, int64_t{o.tn} * es, 0, o.tw};
+        if (o.th == 1) {
+          st.ndims = 1;
+          st.dims[0] = st.dims[1];
+        }
+        EmitDma(e, t, st);
+        e.Signal(QueueKind::kStore, kOutFree);
+        ts = (ts + 1) % nbuf;
+      }
+      if (tl.resident != Resident::kNone) e.Signal(QueueKind::kExecute, kResidentFree);
+      rs = (rs + 1) % nbuf;
+    }
+    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
+  }
+  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} ({}x{}x{})", l.name, l.m(), l.k(), l.n())};
+  return p;
+}
+
+StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
+                               int64_t* a_addr, int64_t* b_addr, int64_t* y_addr) {
+  if (l.op != VecOp::kAdd && l.op != VecOp::kRelu)
+    return InvalidArgument("eltwise layer '{}': op {} is not elementwise", l.name, VecOpName(l.op));
+  if (chunk < 1 || l.elements < 1) return InvalidArgument("eltwise layer '{}': empty", l.name);
+  const bool binary = l.op == VecOp::kAdd;
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const int64_t slot = AlignUp(chunk, al) * (binary ? 3 : 2);
+  const int cores = std::min<int64_t>(t.ai_cores.count, CeilDiv(l.elements, chunk));
+  if (slot * nbuf * cores > t.shared_sram.bytes)
+    return InvalidArgument("eltwise layer '{}': chunk {} does not fit SRAM", l.name, chunk);
+  Program p;
+  *a_addr = 0;
+  *b_addr = AlignUp(l.elements, 64);
+  *y_addr = *b_addr + (binary ? AlignUp(l.elements, 64) : 0);
+  p.dram_bytes = *y_addr + l.elements;
+  p.regions = {{l.name + ".a", *a_addr, l.elements}, {l.name + ".y", *y_addr, l.elements}};
+  if (binary) p.regions.insert(p.regions.begin() + 1, {l.name + ".b", *b_addr, l.elements});
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+  const int64_t chunks = CeilDiv(l.elements, chunk);
+  // Chunks as rows of up to `row` bytes (a row is one DMA row and one VEC row).
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter e;
+    e.core = c;
+    for (int s = 0; s < nbuf; ++s) {
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kStore, kOutFree);
+    }
+    int s = 0;
+    for (int64_t i = c; i < chunks; i += cores) {
+      const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
+      const int64_t sa = (c * nbuf + s) * slot, sb = sa + AlignUp(chunk, al), sy = sb + (binary ? AlignUp(chunk, al) : 0);
+      auto load = [&](int64_t dram, int64_t sram) {
+        Instr in{.op = Opcode::kDmaLoad};
+        in.dram_addr = dram + off;
+        in.sram_addr = sram;
+        in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(n);
+        e.Add(QueueKind::kLoad, in);
+      };
+      e.Wait(QueueKind::kLoad, kStreamFree);
+      load(*a_addr, sa);
+      if (binary) load(*b_addr, sb);
+      e.Signal(QueueKind::kLoad, kStreamFull);
+      e.Wait(QueueKind::kVector, kStreamFull);
+      e.Wait(QueueKind::kVector, kOutFree);
+      Instr v{.op = Opcode::kVec, .vec = l.op};
+      v.src = sa;
+      v.src2 = sb;
+      v.dst = sy;
+      v.rows = 1;
+      v.cols = static_cast<int32_t>(n);
+      v.src_stride = v.src2_stride = v.dst_stride = static_cast<int32_t>(n);
+      std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
+      e.Add(QueueKind::kVector, v);
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kVector, kOutFull);
+      e.Wait(QueueKind::kStore, kOutFull);
+      Instr st{.op = Opcode::kDmaStore};
+      st.dram_addr = *y_addr + off;
+      st.sram_addr = sy;
+      st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(n);
+      e.Add(QueueKind::kStore, st);
+      e.Signal(QueueKind::kStore, kOutFree);
+      s = (s + 1) % nbuf;
+    }
+    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
+  }
+  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} ({} x {})", l.name, VecOpName(l.op), l.elements)};
+  return p;
+}
+
+StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
+                            LayerImage* image) {
+  const int OH = l.out_h(), OW = l.out_w(), C = l.channels;
+  if (OH < 1 || OW < 1 || l.kernel_h < 1 || l.kernel_w < 1 || l.stride_h < 1 || l.stride_w < 1)
+    return InvalidArgument("pool layer '{}': bad window or empty output", l.name);
+  if (tile_rows < 1 || tile_c < 1) return InvalidArgument("pool layer '{}': bad tile", l.name);
+  tile_rows = std::min(tile_rows, OH);
+  tile_c = std::min(tile_c, C);
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const int band_rows = (tile_rows - 1) * l.stride_h + l.kernel_h;
+  const int wp = (OW - 1) * l.stride_w + l.kernel_w;  // padded input columns used
+  const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * tile_c, al);
+  const int64_t out_slot = AlignUp(int64_t{tile_rows} * OW * tile_c, al);
+  const int64_t per_core = nbuf * (in_slot + out_slot);
+  const int64_t tiles_h = CeilDiv(OH, tile_rows), tiles_c = CeilDiv(C, tile_c);
+  const int64_t tiles = tiles_h * tiles_c * l.batch;
+  const int cores = static_cast<int>(std::min<int64_t>(t.ai_cores.count, tiles));
+  if (per_core * cores > t.shared_sram.bytes)
+    return InvalidArgument("pool layer '{}': tile {} rows x {} channels needs {} bytes of SRAM, the target has {}",
+                           l.name, tile_rows, tile_c, per_core * cores, t.shared_sram.bytes);
+  Program p;
+  const int64_t in_addr = 0, in_bytes = int64_t{l.batch} * l.in_h * l.in_w * C;
+  const int64_t out_addr = AlignUp(in_bytes, 64), out_bytes = int64_t{l.batch} * OH * OW * C;
+  p.dram_bytes = out_addr + out_bytes;
+  p.regions = {{l.name + ".input", in_addr, in_bytes}, {l.name + ".output", out_addr, out_bytes}};
+  if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter e;
+    e.core = c;
+    for (int s = 0; s < nbuf; ++s) {
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kStore, kOutFree);
+    }
+    int s = 0;
+    for (int64_t i = c; i < tiles; i += cores) {
+      const int b = static_cast<int>(i / (tiles_h * tiles_c));
+      const int oh0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
+      const int c0 = static_cast<int>(i % tiles_c) * tile_c;
+      const int th = std::min(tile_rows, OH - oh0), tc = std::min(tile_c, C - c0);
+      const int rows = (th - 1) * l.stride_h + l.kernel_h;
+      const int64_t sin = c * per_core + s * in_slot, sout = c * per_core + nbuf * in_slot + s * out_slot;
+      const int64_t iy0 = int64_t{oh0} * l.stride_h - l.pad_top, ix0 = -l.pad_left;
+      e.Wait(QueueKind::kLoad, kStreamFree);
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.dram_addr = in_addr + ((int64_t{b} * l.in_h + iy0) * l.in_w + ix0) * C + c0;
+      ld.sram_addr = sin;
+      ld.row_bytes = ld.sram_row_bytes = tc;
+      ld.pad = static_cast<int8_t>(l.max ? -128 : l.x_zero_point);
+      ld.ndims = 2;
+      auto [ylo, yhi] = ValidRange(iy0, 1, rows, l.in_h);
+      auto [xlo, xhi] = ValidRange(ix0, 1, wp, l.in_w);
+      ld.dims[0] = {rows, int64_t{l.in_w} * C, int64_t{wp} * tc, ylo, yhi};
+      ld.dims[1] = {wp, C, tc, xlo, xhi};
+      EmitDma(e, t, ld);
+      e.Signal(QueueKind::kLoad, kStreamFull);
+      e.Wait(QueueKind::kVector, kStreamFull);
+      e.Wait(QueueKind::kVector, kOutFree);
+      Instr v{.op = Opcode::kVec, .vec = l.max ? VecOp::kMaxPool : VecOp::kAvgPool};
+      v.src = sin;
+      v.src_stride = tc;
+      v.dst = sout;
+      v.dst_stride = tc;
+      v.cols = tc;
+      v.rows = th * OW;
+      v.in_h = rows;
+      v.in_w = wp;
+      v.win_h = l.kernel_h;
+      v.win_w = l.kernel_w;
+      v.stride_h = l.stride_h;
+      v.stride_w = l.stride_w;
+      v.imm[0] = l.x_zero_point;
+      v.imm[1] = l.y_zero_point;
+      v.imm[2] = l.mult.multiplier;
+      v.imm[3] = l.mult.shift;
+      v.imm[4] = l.act_min;
+      v.imm[5] = l.act_max;
+      e.Add(QueueKind::kVector, v);
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kVector, kOutFull);
+      e.Wait(QueueKind::kStore, kOutFull);
+      Instr st{.op = Opcode::kDmaStore};
+      st.dram_addr = out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0;
+      st.sram_addr = sout;
+      st.row_bytes = st.sram_row_bytes = tc;
+      st.ndims = 1;
+      st.dims[0] = {th * OW, C, tc, 0, th * OW};
+      EmitDma(e, t, st);
+      e.Signal(QueueKind::kStore, kOutFree);
+      s = (s + 1) % nbuf;
+    }
+    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
+  }
+  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} ({} {}x{})", l.name, l.max ? "maxpool" : "avgpool", l.kernel_h, l.kernel_w)};
+  return p;
+}
+
+}  // namespace edgec::npu

@@ -1,0 +1,127 @@
+// Lowering of one layer to an NPU program, for a given tiling.
+//
+// GEMM-class layers (QLinearConv, QLinearMatMul, Gemm) use the implicit-GEMM view, no im2col
+// buffer: output pixels are the M dimension, (kh, kw, c) the K dimension, output channels N.
+// Tensors in DRAM are NHWC; weights are HWIO (a K x N matrix). For each K step the input
+// tile is gathered by strided DMA straight from the NHWC tensor, one DMA per kernel position,
+// with out-of-image rows filled with the input zero point (padding on load). The MAC array
+// computes sum(x * w); the zero-point term -x_zp * sum(w) is folded into the bias, which is
+// exact because padded positions hold x_zp. A VEC requantize applies bias, the per-channel
+// fixed-point multiplier, the output zero point and the fused activation's clamp.
+//
+// A MatMul [M, K] x [K, N] is the conv with IH = M, IW = 1, C = K, OC = N, a 1x1 kernel.
+//
+// Band mode (Tiling::band) instead loads each tile's input rows (with the halo) once per
+// channel chunk and issues one MATMUL per output row and kernel position on the shifted
+// window in SRAM: KH*KW times less input traffic and whole-row DMAs, at the price of more,
+// shorter MATMULs (m = output width). The tiler picks whichever simulates faster.
+//
+// Per core the program is a software pipeline over output tiles: the load queue fetches,
+// the execute queue multiplies, the vector queue requantizes, the store queue writes back,
+// linked by tokens; with double buffering each buffer kind has two slots and its "free"
+// semaphore starts with two tokens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+#include "npu/isa.h"
+#include "npu/target.h"
+#include "quant/fixed_point.h"
+
+namespace edgec::npu {
+
+struct ConvLayer {
+  std::string name = "layer";
+  int batch = 1, in_h = 1, in_w = 1, channels = 1, out_channels = 1;
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  bool fp16 = false;  // fp16 operands (2 bytes each): timing only
+  // Quantization (int8): activations asymmetric per tensor, weights symmetric.
+  int32_t x_zero_point = 0, y_zero_point = 0;
+  int32_t act_min = -128, act_max = 127;  // fused ReLU: act_min = y_zero_point
+  // Data (empty for shape-only estimates): weights HWIO [kh][kw][c][oc], bias int32[oc],
+  // requantization per output channel (or one for all).
+  std::vector<int8_t> weights;
+  std::vector<int32_t> bias;
+  std::vector<quant::FixedPointMultiplier> requant;
+
+  int out_h() const { return (in_h + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
+  int out_w() const { return (in_w + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
+  int64_t m() const { return int64_t{batch} * out_h() * out_w(); }
+  int64_t k() const { return int64_t{kernel_h} * kernel_w * channels; }
+  int64_t n() const { return out_channels; }
+  int64_t macs() const { return m() * k() * n(); }
+  int elem_bytes() const { return fp16 ? 2 : 1; }
+  bool has_data() const { return !weights.empty(); }
+  static ConvLayer MatMul(std::string name, int m, int k, int n);
+};
+
+// Which operand stays in SRAM across the inner loop.
+enum class Resident { kNone, kWeights, kInput };
+const char* ResidentName(Resident r);
+
+struct Tiling {
+  int tile_h = 1, tile_w = 1;  // output pixels per tile (rows x cols), M = tile_h * tile_w
+  int tile_c = 1;              // input channels per K step
+  int kw_group = 1;            // kernel columns folded into one K step (needs tile_c == C)
+  int tile_n = 1;              // output channels per tile
+  Resident resident = Resident::kWeights;
+  bool double_buffer = true;
+  int cores = 1;
+  // Band mode: each K step (a channel chunk) loads the tile's input band with its halo once;
+  // one MATMUL per (output row, kernel position) reads the shifted window from SRAM.
+  // Needs weights resident, kw_group 1 and full-width tiles.
+  bool band = false;
+  std::string ToString() const;
+};
+
+// SRAM and accumulator bytes a tiling needs (all cores), or an error saying what does not fit.
+struct Footprint {
+  int64_t sram_per_core = 0, sram_total = 0, acc_per_core = 0;
+};
+StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tiling);
+
+// Where the lowering put the layer's tensors in the DRAM image.
+struct LayerImage {
+  int64_t input_addr = 0, input_bytes = 0;
+  int64_t output_addr = 0, output_bytes = 0;
+};
+
+// One task computing the layer. With data, dram_init holds weights and parameters.
+StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& tiling, LayerImage* image);
+
+// Elementwise int8 layers on the vector cores (one task): y = op(a[, b]) over `elements`.
+struct EltwiseLayer {
+  std::string name = "eltwise";
+  VecOp op = VecOp::kAdd;  // kAdd or kRelu
+  int64_t elements = 0;
+  int32_t imm[12] = {};    // the VEC immediates (see isa.h)
+};
+StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
+                               int64_t* a_addr, int64_t* b_addr, int64_t* y_addr);
+
+// Int8 pooling on the vector cores (one task), NHWC. Output rows are tiled; each tile's input
+// band (with its halo rows) is loaded once with the padding filled on load (-128 for max, the
+// input zero point for average, i.e. count_include_pad = 1).
+struct PoolLayer {
+  std::string name = "pool";
+  bool max = true;
+  int batch = 1, in_h = 1, in_w = 1, channels = 1;
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  // Average: y = Requantize(sum(x - zi), mult, zo, lo, hi) with mult ~ s_x / (s_y * window).
+  int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
+  quant::FixedPointMultiplier mult;
+  int out_h() const { return (in_h + pad_top + pad_bottom - kernel_h) / stride_h + 1; }
+  int out_w() const { return (in_w + pad_left + pad_right - kernel_w) / stride_w + 1; }
+};
+StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
+                            LayerImage* image);
+
+// The zero-point-corrected int32 bias the NPU adds: bias[oc] - x_zp * sum_k w[k][oc].
+std::vector<int32_t> FoldedBias(const ConvLayer& l);
+
+}  // namespace edgec::npu

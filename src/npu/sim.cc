@@ -1,0 +1,460 @@
+// Event-driven NPU timing (see sim.h), with the functional model hooked in at each
+// instruction's start (read operands) and end (write results).
+#include "npu/sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "npu/sim_functional.h"
+
+namespace edgec::npu {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kEps = 1e-6;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+double CyclesPerElement(const Target& t, VecOp op, bool copy) {
+  auto it = t.vector_cores.cycles_per_element.find(copy ? "copy" : VecOpName(op));
+  return it == t.vector_cores.cycles_per_element.end() ? 1.0 : it->second;
+}
+
+int64_t SramEnd(const Instr& in) {
+  switch (in.op) {
+    case Opcode::kDmaLoad:
+    case Opcode::kDmaStore: {
+      int64_t end = in.sram_addr + std::max(in.row_bytes, in.sram_row_bytes);
+      for (int d = 0; d < in.ndims; ++d) end += int64_t{in.dims[d].count - 1} * in.dims[d].sram_stride;
+      return end;
+    }
+    case Opcode::kMatMul:
+      return std::max(in.a_addr + int64_t{in.m - 1} * in.a_stride + in.k,
+                      in.b_addr + int64_t{in.k - 1} * in.b_stride + in.n);
+    case Opcode::kVec:
+    case Opcode::kCopy: {
+      int64_t end = in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + in.cols;
+      if (in.vec == VecOp::kMaxPool || in.vec == VecOp::kAvgPool) {
+        const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
+        const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
+        end = std::max(in.src + (int64_t{in.in_h} * in.in_w) * in.src_stride,
+                       in.dst + oh * ow * in.dst_stride);
+      }
+      if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
+        end = std::max(end, in.params + int64_t{12} * in.cols);
+      return end;
+    }
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+double MatMulCycles(const Target& t, int64_t m, int64_t k, int64_t n, bool fp16) {
+  const int64_t r = t.ai_cores.mac_rows, c = t.ai_cores.mac_cols;
+  const double rate = fp16 ? t.ai_cores.fp16_rate : t.ai_cores.int8_rate;
+  if (t.ai_cores.dataflow == Dataflow::kOutputStationary)  // M on the rows, K streamed
+    return static_cast<double>(CeilDiv(m, r) * CeilDiv(n, c) * (r + c + k - 2)) / rate;
+  return static_cast<double>(CeilDiv(k, r) * CeilDiv(n, c) * (2 * r + c + m - 2)) / rate;
+}
+
+int64_t MappedMacs(const Target& t, int64_t m, int64_t k, int64_t n) {
+  const int64_t r = t.ai_cores.mac_rows, c = t.ai_cores.mac_cols;
+  if (t.ai_cores.dataflow == Dataflow::kOutputStationary) return CeilDiv(m, r) * r * CeilDiv(n, c) * c * k;
+  return CeilDiv(k, r) * r * CeilDiv(n, c) * c * m;
+}
+
+double VecCycles(const Target& t, const Instr& in) {
+  int64_t elems = int64_t{in.rows} * in.cols;
+  if (in.op == Opcode::kVec && (in.vec == VecOp::kMaxPool || in.vec == VecOp::kAvgPool)) {
+    const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
+    const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
+    elems = oh * ow * in.cols * in.win_h * in.win_w;
+  }
+  return t.vector_cores.pipeline_latency +
+         static_cast<double>(CeilDiv(elems, t.vector_cores.lanes)) *
+             CyclesPerElement(t, in.vec, in.op == Opcode::kCopy);
+}
+
+int64_t BurstBytes(const Target& t, const Instr& dma) {
+  const int64_t rows = dma.row_bytes ? dma.dma_bytes() / dma.row_bytes : 0;
+  return rows * CeilDiv(dma.row_bytes, t.dram.burst_bytes) * t.dram.burst_bytes;
+}
+
+double DmaCycles(const Target& t, const Instr& dma) {
+  const int latency = dma.op == Opcode::kDmaLoad ? t.dram.read_latency_cycles : t.dram.write_latency_cycles;
+  return t.dma.setup_cycles + latency + BurstBytes(t, dma) / t.dram_bytes_per_cycle();
+}
+
+double Stats::mac_utilization(const Target& t) const {
+  return cycles > 0 ? static_cast<double>(macs) / (cycles * t.peak_int8_macs_per_cycle()) : 0;
+}
+double Stats::roofline_cycles(const Target& t) const {
+  return std::max(macs / t.peak_int8_macs_per_cycle(), (dram_read + dram_written) / t.dram_bytes_per_cycle());
+}
+bool Stats::compute_bound(const Target& t) const {
+  return macs / t.peak_int8_macs_per_cycle() >= (dram_read + dram_written) / t.dram_bytes_per_cycle();
+}
+void Stats::Add(const Stats& o) {
+  cycles += o.cycles;
+  macs += o.macs;
+  mapped_macs += o.mapped_macs;
+  dram_read += o.dram_read;
+  dram_written += o.dram_written;
+  dram_burst_bytes += o.dram_burst_bytes;
+  sram_peak = std::max(sram_peak, o.sram_peak);
+  instructions += o.instructions;
+  dmas += o.dmas;
+  matmuls += o.matmuls;
+  vecs += o.vecs;
+  copies += o.copies;
+  copy_bytes += o.copy_bytes;
+  compute_cycles += o.compute_cycles;
+  for (auto& [k, v] : o.stalls) stalls[k] += v;
+  for (int q = 0; q < kNumQueues; ++q) busy[q] += o.busy[q];
+}
+
+namespace {
+
+// Runs one task (instructions [begin, end) of the program) starting at time `t0`.
+class TaskSim {
+ public:
+  TaskSim(const Program& p, const Target& t, const SimOptions& opt, Memories* mem, SimResult* result)
+      : p_(p), t_(t), opt_(opt), mem_(mem), result_(result) {}
+
+  StatusOr<Stats> Run(size_t begin, size_t end, double t0) {
+    const int cores = t_.ai_cores.count;
+    queues_.assign(cores * kNumQueues, Queue{});
+    tokens_.assign(cores * std::max(p_.semaphores, 1), std::multiset<double>{});
+    vec_busy_.assign(t_.vector_cores.count, t0);
+    dma_active_.assign(cores, 0);
+    for (size_t i = begin; i < end; ++i) {
+      const Instr& in = p_.instrs[i];
+      if (in.op == Opcode::kTaskBegin || in.op == Opcode::kTaskEnd) continue;
+      queues_[in.core * kNumQueues + static_cast<int>(in.queue)].list.push_back(static_cast<int>(i));
+      Account(in);
+    }
+    now_ = t0;
+    const double bw = t_.dram_bytes_per_cycle();
+    while (true) {
+      RETURN_IF_ERROR(StartReady());
+      bool all_done = true;
+      double next = kInf;
+      int transferring = 0;
+      for (auto& d : dmas_) transferring += d.transferring;
+      for (size_t qi = 0; qi < queues_.size(); ++qi) {
+        Queue& q = queues_[qi];
+        if (q.running || q.next < q.list.size()) all_done = false;
+        if (q.running && !q.dma) next = std::min(next, q.end);
+        if (!q.running && q.next < q.list.size()) next = std::min(next, WakeTime(qi));
+      }
+      for (auto& d : dmas_) {
+        if (!d.transferring) next = std::min(next, d.phase1_end);
+        else next = std::min(next, now_ + d.remaining / (bw / transferring));
+      }
+      if (all_done) break;
+      if (next == kInf) return Deadlock();
+      const double dt = next - now_;
+      for (auto& d : dmas_)
+        if (d.transferring) d.remaining -= dt * bw / transferring;
+      now_ = next;
+      RETURN_IF_ERROR(CompleteFinished());
+    }
+    stats_.cycles = now_ - t0;
+    return stats_;
+  }
+
+ private:
+  struct Queue {
+    std::vector<int> list;
+    size_t next = 0;
+    bool running = false, dma = false;
+    double end = 0;
+    double blocked_since = -1;
+    double effect_start = 0;
+    std::string blocked_cause;
+    Effect effect;
+  };
+  struct ActiveDma {
+    int queue;
+    double phase1_end, remaining, ideal, transfer_start = 0;
+    bool transferring = false;
+  };
+
+  void Account(const Instr& in) {
+    stats_.instructions++;
+    stats_.sram_peak = std::max(stats_.sram_peak, SramEnd(in));
+    switch (in.op) {
+      case Opcode::kDmaLoad:
+      case Opcode::kDmaStore:
+        stats_.dmas++;
+        (in.op == Opcode::kDmaLoad ? stats_.dram_read : stats_.dram_written) += in.dma_bytes();
+        stats_.dram_burst_bytes += BurstBytes(t_, in);
+        break;
+      case Opcode::kMatMul:
+        stats_.matmuls++;
+        stats_.macs += in.macs();
+        stats_.mapped_macs += MappedMacs(t_, in.m, in.k, in.n);
+        break;
+      case Opcode::kVec: stats_.vecs++; break;
+      case Opcode::kCopy:
+        stats_.copies++;
+        stats_.copy_bytes += int64_t{in.rows} * in.cols;
+        break;
+      default: break;
+    }
+  }
+
+  std::multiset<double>& Tokens(const Instr& in) { return tokens_[in.core * std::max(p_.semaphores, 1) + in.sem]; }
+
+  // When a blocked queue could next make progress by itself (a token or a resource coming).
+  double WakeTime(size_t qi) {
+    const Instr& in = p_.instrs[queues_[qi].list[queues_[qi].next]];
+    if (in.op == Opcode::kWait) {
+      auto& tk = Tokens(in);
+      return tk.empty() ? kInf : std::max(*tk.begin(), now_);
+    }
+    if (in.op == Opcode::kVec || in.op == Opcode::kCopy) return vec_busy_[in.core % t_.vector_cores.count];
+    return kInf;  // DMA engines free up at DMA completions, which are events anyway
+  }
+
+  void Block(Queue& q, std::string cause) {
+    if (q.blocked_since < 0) {
+      q.blocked_since = now_;
+      q.blocked_cause = std::move(cause);
+    }
+  }
+  void Unblock(Queue& q) {
+    if (q.blocked_since >= 0) {
+      const double d = now_ - q.blocked_since;
+      if (d > kEps) stats_.stalls[q.blocked_cause] += d;
+      q.blocked_since = -1;
+    }
+  }
+
+  Status StartReady() {
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t qi = 0; qi < queues_.size(); ++qi) {
+        Queue& q = queues_[qi];
+        while (!q.running && q.next < q.list.size()) {
+          const int idx = q.list[q.next];
+          const Instr& in = p_.instrs[idx];
+          ASSIGN_OR_RETURN(bool started, TryStart(qi, idx, in));
+          if (!started) break;
+          progress = true;
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Starts (or, for zero-time instructions, completes) the queue's next instruction.
+  StatusOr<bool> TryStart(size_t qi, int idx, const Instr& in) {
+    Queue& q = queues_[qi];
+    const std::string qname = QueueName(in.queue);
+    switch (in.op) {
+      case Opcode::kWait: {
+        auto& tk = Tokens(in);
+        if (tk.empty() || *tk.begin() > now_ + kEps) {
+          Block(q, qname + " waits on a token");
+          return false;
+        }
+        tk.erase(tk.begin());
+        Unblock(q);
+        Trace(idx, now_, now_);
+        q.next++;
+        return true;
+      }
+      case Opcode::kSignal:
+        Tokens(in).insert(now_ + t_.token_latency_cycles);
+        Trace(idx, now_, now_);
+        q.next++;
+        return true;
+      case Opcode::kMatMul: {
+        RETURN_IF_ERROR(Begin(q, idx, in));
+        const double c = MatMulCycles(t_, in.m, in.k, in.n, in.fp16);
+        stats_.compute_cycles += c;
+        Launch(q, c, in);
+        return true;
+      }
+      case Opcode::kVec:
+      case Opcode::kCopy: {
+        double& busy = vec_busy_[in.core % t_.vector_cores.count];
+        if (busy > now_ + kEps) {
+          Block(q, "vector core busy");
+          return false;
+        }
+        RETURN_IF_ERROR(Begin(q, idx, in));
+        const double c = VecCycles(t_, in);
+        busy = now_ + c;
+        Launch(q, c, in);
+        return true;
+      }
+      case Opcode::kDmaLoad:
+      case Opcode::kDmaStore: {
+        if (dma_active_[in.core] >= t_.dma.engines) {
+          Block(q, "dma engine busy");
+          return false;
+        }
+        RETURN_IF_ERROR(Begin(q, idx, in));
+        dma_active_[in.core]++;
+        const int latency = in.op == Opcode::kDmaLoad ? t_.dram.read_latency_cycles : t_.dram.write_latency_cycles;
+        const double bytes = static_cast<double>(BurstBytes(t_, in));
+        dmas_.push_back({static_cast<int>(qi), now_ + t_.dma.setup_cycles + latency, bytes,
+                         bytes / t_.dram_bytes_per_cycle()});
+        q.running = true;
+        q.dma = true;
+        q.end = now_;  // start time until it completes
+        return true;
+      }
+      default:
+        q.next++;
+        return true;
+    }
+  }
+
+  Status Begin(Queue& q, int idx, const Instr& in) {
+    Unblock(q);
+    if (opt_.functional) {
+      auto e = BeginInstr(in, *mem_);
+      if (!e.ok()) return e.status().WithContext(fmt::format("NPU instruction {} ({})", idx, FormatInstr(in)));
+      q.effect = std::move(*e);
+    }
+    return Status::Ok();
+  }
+
+  void Launch(Queue& q, double cycles, const Instr& in) {
+    q.running = true;
+    q.dma = false;
+    q.end = now_ + cycles;
+    q.effect_start = now_;
+    stats_.busy[static_cast<int>(in.queue)] += cycles;
+  }
+
+  void Finish(Queue& q, double start) {
+    const int idx = q.list[q.next];
+    if (opt_.functional) CommitEffect(q.effect, *mem_);
+    q.effect = Effect{};
+    Trace(idx, start, now_);
+    q.running = false;
+    q.next++;
+  }
+
+  Status CompleteFinished() {
+    for (Queue& q : queues_)
+      if (q.running && !q.dma && q.end <= now_ + kEps) Finish(q, q.effect_start);
+    for (size_t i = 0; i < dmas_.size();) {
+      ActiveDma& d = dmas_[i];
+      if (!d.transferring && d.phase1_end <= now_ + kEps) {
+        d.transferring = true;
+        d.transfer_start = now_;
+      }
+      if (d.transferring && d.remaining <= kEps * std::max(1.0, d.ideal)) {
+        Queue& q = queues_[d.queue];
+        const Instr& in = p_.instrs[q.list[q.next]];
+        const double contention = (now_ - d.transfer_start) - d.ideal;
+        if (contention > kEps) stats_.stalls["dram contention"] += contention;
+        stats_.busy[static_cast<int>(in.queue)] += now_ - q.end;
+        dma_active_[in.core]--;
+        Finish(q, q.end);
+        dmas_.erase(dmas_.begin() + i);
+        continue;
+      }
+      ++i;
+    }
+    return Status::Ok();
+  }
+
+  void Trace(int idx, double s, double e) {
+    if (opt_.trace) result_->trace.push_back({idx, s, e});
+  }
+
+  Status Deadlock() {
+    for (Queue& q : queues_) {
+      if (q.next < q.list.size()) {
+        const int idx = q.list[q.next];
+        return InvalidArgument("NPU program deadlocks: instruction {} ({}) can never start", idx,
+                               FormatInstr(p_.instrs[idx]));
+      }
+    }
+    return Internal("NPU simulator: no event but work left");
+  }
+
+  const Program& p_;
+  const Target& t_;
+  const SimOptions& opt_;
+  Memories* mem_;
+  SimResult* result_;
+  std::vector<Queue> queues_;
+  std::vector<std::multiset<double>> tokens_;
+  std::vector<double> vec_busy_;
+  std::vector<int> dma_active_;
+  std::vector<ActiveDma> dmas_;
+  double now_ = 0;
+  Stats stats_;
+};
+
+}  // namespace
+
+StatusOr<SimResult> Simulate(const Program& p, const Target& t, const SimOptions& opt) {
+  RETURN_IF_ERROR(ValidateProgram(p, t.ai_cores.count));
+  SimResult r;
+  Memories mem;
+  if (opt.functional) {
+    if (!opt.dram || static_cast<int64_t>(opt.dram->size()) < p.dram_bytes)
+      return InvalidArgument("functional simulation needs a DRAM image of {} bytes", p.dram_bytes);
+    mem.dram = opt.dram;
+    std::copy(p.dram_init.begin(), p.dram_init.end(), opt.dram->begin());
+    mem.sram.assign(t.shared_sram.bytes, 0);
+    mem.acc.assign(t.ai_cores.count, std::vector<uint8_t>(t.ai_cores.accumulator_bytes, 0));
+  }
+  double now = 0;
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    if (p.instrs[i].op != Opcode::kTaskBegin) continue;
+    size_t j = i + 1;
+    while (p.instrs[j].op != Opcode::kTaskEnd) ++j;
+    TaskSim sim(p, t, opt, &mem, &r);
+    ASSIGN_OR_RETURN(Stats s, sim.Run(i + 1, j, now + t.dispatch_overhead_cycles));
+    s.cycles += t.dispatch_overhead_cycles;
+    s.stalls["dispatch"] += t.dispatch_overhead_cycles;
+    now += s.cycles;
+    r.tasks.push_back(s);
+    r.total.Add(s);
+    i = j;
+  }
+  return r;
+}
+
+std::string FormatStats(const Program& p, const Target& t, const SimResult& r) {
+  std::string s = fmt::format("{:<28} {:>11} {:>11} {:>6} {:>6} {:>10} {:>9} {:>11} {:>9} {:>7}\n", "task",
+                              "cycles", "MACs", "util", "map", "DRAM B", "SRAM pk", "roofline", "bound",
+                              "stall%");
+  auto row = [&](const std::string& name, const Stats& st) {
+    double stall = 0;
+    for (auto& [k, v] : st.stalls)
+      if (k != "dispatch") stall += v;
+    const double queue_time = st.cycles * std::max(p.cores_used, 1) * kNumQueues;
+    s += fmt::format("{:<28} {:>11.0f} {:>11} {:>5.1f}% {:>5.1f}% {:>10} {:>9} {:>11.0f} {:>9} {:>6.1f}%\n",
+                     name.substr(0, 28), st.cycles, st.macs, 100 * st.mac_utilization(t),
+                     100 * st.mapping_efficiency(), st.dram_read + st.dram_written, st.sram_peak,
+                     st.roofline_cycles(t), st.compute_bound(t) ? "compute" : "memory",
+                     queue_time > 0 ? 100 * stall / queue_time : 0);
+  };
+  for (size_t i = 0; i < r.tasks.size(); ++i)
+    row(i < p.task_names.size() ? p.task_names[i] : fmt::format("task {}", i), r.tasks[i]);
+  row("total", r.total);
+  s += fmt::format("latency {:.3f} ms at {:.2f} GHz; stalls:", r.total.cycles / t.clock_hz * 1e3, t.clock_hz / 1e9);
+  for (auto& [k, v] : r.total.stalls) s += fmt::format(" {} {:.0f}", k, v);
+  s += "\n";
+  return s;
+}
+
+}  // namespace edgec::npu

@@ -1,0 +1,208 @@
+// What each instruction computes, on simulated memories. Every access is bounds-checked:
+// a program that reaches outside a memory is an error naming the instruction's operand.
+#include "npu/sim_functional.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "quant/fixed_point.h"
+
+namespace edgec::npu {
+namespace {
+
+const char* SpaceName(Space s) {
+  switch (s) {
+    case Space::kDram: return "DRAM";
+    case Space::kSram: return "SRAM";
+    case Space::kAcc: return "accumulator";
+  }
+  return "?";
+}
+
+const std::vector<uint8_t>& Bytes(const Memories& m, Space s, int core) {
+  switch (s) {
+    case Space::kDram: return *m.dram;
+    case Space::kSram: return m.sram;
+    case Space::kAcc: return m.acc[core];
+  }
+  return m.sram;
+}
+
+Status Check(const Memories& m, Space s, int core, int64_t addr, int64_t n, const char* what) {
+  const int64_t size = static_cast<int64_t>(Bytes(m, s, core).size());
+  if (n < 0 || addr < 0 || addr + n > size)
+    return InvalidArgument("{} [0x{:x}, 0x{:x}) is outside {} of {} bytes", what, addr, addr + n,
+                           SpaceName(s), size);
+  return Status::Ok();
+}
+
+template <typename T>
+T Load(const Memories& m, Space s, int core, int64_t addr) {
+  T v;
+  std::memcpy(&v, Bytes(m, s, core).data() + addr, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void Put(std::vector<uint8_t>& buf, int64_t off, T v) {
+  std::memcpy(buf.data() + off, &v, sizeof(T));
+}
+
+int8_t Sat8(int32_t v, int32_t lo, int32_t hi) { return static_cast<int8_t>(std::clamp(v, lo, hi)); }
+
+quant::FixedPointMultiplier Mult(int32_t m, int32_t s) { return {m, static_cast<int>(s)}; }
+
+StatusOr<Effect> Dma(const Instr& in, const Memories& mem) {
+  const bool load = in.op == Opcode::kDmaLoad;
+  Effect e;
+  e.space = load ? Space::kSram : Space::kDram;
+  const DmaDim one{};
+  const DmaDim& d0 = in.ndims >= 1 ? in.dims[0] : one;
+  const DmaDim& d1 = in.ndims >= 2 ? in.dims[1] : one;
+  const int32_t width = load ? std::max(in.sram_row_bytes, in.row_bytes) : in.row_bytes;
+  for (int32_t i = 0; i < d0.count; ++i) {
+    for (int32_t j = 0; j < d1.count; ++j) {
+      const bool valid = i >= d0.valid_lo && i < d0.valid_hi && j >= d1.valid_lo && j < d1.valid_hi;
+      const int64_t dram = in.dram_addr + i * d0.dram_stride + j * d1.dram_stride;
+      const int64_t sram = in.sram_addr + i * d0.sram_stride + j * d1.sram_stride;
+      if (!valid && !load) continue;  // a store skips rows outside the valid box
+      WriteChunk c{load ? sram : dram, std::vector<uint8_t>(width, static_cast<uint8_t>(in.pad))};
+      if (valid) {
+        const Space from = load ? Space::kDram : Space::kSram;
+        const int64_t src = load ? dram : sram;
+        RETURN_IF_ERROR(Check(mem, from, 0, src, in.row_bytes, "DMA source row"));
+        const auto& b = Bytes(mem, from, 0);
+        std::copy(b.begin() + src, b.begin() + src + in.row_bytes, c.bytes.begin());
+      }
+      RETURN_IF_ERROR(Check(mem, e.space, 0, c.addr, width, "DMA destination row"));
+      e.chunks.push_back(std::move(c));
+    }
+  }
+  return e;
+}
+
+StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
+  Effect e{Space::kAcc, in.core, {}};
+  if (in.fp16) return Unimplemented("the functional model computes int8 MATMULs only (this one is fp16)");
+  for (int32_t r = 0; r < in.m; ++r)
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.a_addr + int64_t{r} * in.a_stride, in.k, "MATMUL a row"));
+  for (int32_t r = 0; r < in.k; ++r)
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.b_addr + int64_t{r} * in.b_stride, in.n, "MATMUL b row"));
+  const auto& s = mem.sram;
+  for (int32_t r = 0; r < in.m; ++r) {
+    const int64_t acc_row = in.acc_addr + int64_t{r} * in.acc_stride;
+    RETURN_IF_ERROR(Check(mem, Space::kAcc, in.core, acc_row, int64_t{4} * in.n, "MATMUL acc row"));
+    std::vector<int32_t> row(in.n, 0);
+    if (in.accumulate)
+      for (int32_t c = 0; c < in.n; ++c) row[c] = Load<int32_t>(mem, Space::kAcc, in.core, acc_row + 4 * c);
+    const int8_t* a = reinterpret_cast<const int8_t*>(s.data() + in.a_addr + int64_t{r} * in.a_stride);
+    for (int32_t kk = 0; kk < in.k; ++kk) {
+      const int32_t av = a[kk];
+      const int8_t* b = reinterpret_cast<const int8_t*>(s.data() + in.b_addr + int64_t{kk} * in.b_stride);
+      for (int32_t c = 0; c < in.n; ++c) row[c] += av * b[c];
+    }
+    WriteChunk ch{acc_row, std::vector<uint8_t>(4 * in.n)};
+    std::memcpy(ch.bytes.data(), row.data(), 4 * in.n);
+    e.chunks.push_back(std::move(ch));
+  }
+  return e;
+}
+
+StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
+  Effect e{Space::kSram, in.core, {}};
+  const int32_t* imm = in.imm;
+  if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd ||
+      in.vec == VecOp::kRequantize) {
+    const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;
+    const int64_t elem = from_acc ? 4 : 1;
+    if (in.op == Opcode::kVec && in.vec == VecOp::kRequantize)
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, int64_t{12} * in.cols, "requantize params"));
+    for (int32_t r = 0; r < in.rows; ++r) {
+      const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
+      RETURN_IF_ERROR(Check(mem, from_acc ? Space::kAcc : Space::kSram, in.core, src, elem * in.cols, "VEC source row"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, in.cols, "VEC destination row"));
+      WriteChunk ch{dst, std::vector<uint8_t>(in.cols)};
+      if (in.op == Opcode::kCopy) {
+        std::copy(mem.sram.begin() + src, mem.sram.begin() + src + in.cols, ch.bytes.begin());
+      } else if (in.vec == VecOp::kRelu) {
+        for (int32_t c = 0; c < in.cols; ++c)
+          ch.bytes[c] = static_cast<uint8_t>(std::max<int8_t>(Load<int8_t>(mem, Space::kSram, 0, src + c), static_cast<int8_t>(imm[0])));
+      } else if (in.vec == VecOp::kRequantize) {
+        for (int32_t c = 0; c < in.cols; ++c) {
+          const int32_t acc = Load<int32_t>(mem, Space::kAcc, in.core, src + 4 * c);
+          const int32_t bias = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * c);
+          const int32_t mult = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (in.cols + c));
+          const int32_t shift = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (2 * in.cols + c));
+          ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(
+              quant::Requantize(acc + bias, Mult(mult, shift), imm[0], imm[1], imm[2])));
+        }
+      } else {  // add
+        const int64_t src2 = in.src2 + int64_t{r} * in.src2_stride;
+        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, in.cols, "VEC second source row"));
+        for (int32_t c = 0; c < in.cols; ++c) {
+          const int32_t a = Load<int8_t>(mem, Space::kSram, 0, src + c) - imm[0];
+          const int32_t b = Load<int8_t>(mem, Space::kSram, 0, src2 + c) - imm[1];
+          const int32_t s = quant::MultiplyByQuantizedMultiplier(a * (1 << 20), Mult(imm[3], imm[4])) +
+                            quant::MultiplyByQuantizedMultiplier(b * (1 << 20), Mult(imm[5], imm[6]));
+          const int32_t y = imm[2] + quant::MultiplyByQuantizedMultiplier(s, Mult(imm[7], imm[8]));
+          ch.bytes[c] = static_cast<uint8_t>(Sat8(y, imm[9], imm[10]));
+        }
+      }
+      e.chunks.push_back(std::move(ch));
+    }
+    return e;
+  }
+  // Pools.
+  if (in.win_h <= 0 || in.win_w <= 0 || in.stride_h <= 0 || in.stride_w <= 0 || in.in_h < in.win_h ||
+      in.in_w < in.win_w)
+    return InvalidArgument("pool window {}x{} stride {}x{} does not fit the {}x{} tile", in.win_h,
+                           in.win_w, in.stride_h, in.stride_w, in.in_h, in.in_w);
+  const int32_t oh = (in.in_h - in.win_h) / in.stride_h + 1, ow = (in.in_w - in.win_w) / in.stride_w + 1;
+  RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src, (int64_t{in.in_h} * in.in_w - 1) * in.src_stride + in.cols, "pool source tile"));
+  for (int32_t y = 0; y < oh; ++y) {
+    for (int32_t x = 0; x < ow; ++x) {
+      const int64_t dst = in.dst + (int64_t{y} * ow + x) * in.dst_stride;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, in.cols, "pool destination pixel"));
+      WriteChunk ch{dst, std::vector<uint8_t>(in.cols)};
+      for (int32_t c = 0; c < in.cols; ++c) {
+        int32_t best = -128, sum = 0;
+        for (int32_t i = 0; i < in.win_h; ++i) {
+          for (int32_t j = 0; j < in.win_w; ++j) {
+            const int64_t p = int64_t{y * in.stride_h + i} * in.in_w + x * in.stride_w + j;
+            const int32_t v = Load<int8_t>(mem, Space::kSram, 0, in.src + p * in.src_stride + c);
+            best = std::max(best, v);
+            sum += v - imm[0];
+          }
+        }
+        const int32_t out = in.vec == VecOp::kMaxPool
+                                ? best
+                                : quant::Requantize(sum, Mult(imm[2], imm[3]), imm[1], imm[4], imm[5]);
+        ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(out));
+      }
+      e.chunks.push_back(std::move(ch));
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+StatusOr<Effect> BeginInstr(const Instr& in, const Memories& mem) {
+  switch (in.op) {
+    case Opcode::kDmaLoad:
+    case Opcode::kDmaStore: return Dma(in, mem);
+    case Opcode::kMatMul: return MatMul(in, mem);
+    case Opcode::kVec:
+    case Opcode::kCopy: return Vec(in, mem);
+    default: return Effect{};
+  }
+}
+
+void CommitEffect(const Effect& e, Memories& mem) {
+  std::vector<uint8_t>& buf = e.space == Space::kDram  ? *mem.dram
+                              : e.space == Space::kSram ? mem.sram
+                                                        : mem.acc[e.core];
+  for (const WriteChunk& c : e.chunks) std::copy(c.bytes.begin(), c.bytes.end(), buf.begin() + c.addr);
+}
+
+}  // namespace edgec::npu

@@ -1,0 +1,51 @@
+// The tiler: picks a tiling per layer (tile sizes, K step, which operand stays resident,
+// buffering, cores) that fits SRAM and the accumulators, minimizing simulated cycles.
+//
+// Heuristic mode: every legal candidate gets an analytic estimate (compute per core vs DRAM
+// traffic vs per-DMA overhead); the best few overall and per family (cores, residency,
+// buffering) are lowered and simulated, then a coordinate descent simulates the neighbours
+// (one attribute changed) of the best until none is faster; the fastest wins.
+// Exhaustive mode simulates every candidate (for small layers; tests use it to show the
+// heuristic is within 5% of the best). Both report the choice and the runner-up.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "npu/lower.h"
+#include "npu/sim.h"
+
+namespace edgec::npu {
+
+struct TilerOptions {
+  bool exhaustive = false;
+  int simulate_top = 4;        // heuristic: candidates simulated
+  bool allow_double = true;    // false forces single buffering
+  bool allow_single = false;   // also consider single buffering
+  // Among tilings within this fraction of the fastest, take the one moving the fewest DRAM
+  // bytes (DRAM traffic costs energy and bandwidth other work could use).
+  double traffic_slack = 0.03;
+};
+
+struct TileChoice {
+  Tiling tiling;
+  double cycles = 0;    // simulated
+  double estimate = 0;  // analytic
+};
+
+struct TilerResult {
+  TileChoice best;
+  std::optional<TileChoice> runner_up;
+  int candidates = 0, simulated = 0;
+  Stats stats;  // of the best
+};
+
+std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const TilerOptions& opt);
+double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tiling);
+StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const TilerOptions& opt = {});
+
+// Simulated cycles of one tiling (timing only).
+StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Tiling& tiling);
+
+}  // namespace edgec::npu

@@ -1,0 +1,396 @@
+// NPU functional model vs the reference kernels, bit for bit: seeded random int8 conv and
+// matmul layers, lowered with the tiler's choice and with other legal tilings (single and
+// double buffering, each operand resident, several core counts), on every target in
+// targets/. The reference is the reference ConvInteger kernel (int32) followed by the
+// integer requantization of src/quant/fixed_point.h.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "../kernels/conv_test_util.h"
+#include "npu/lower.h"
+#include "npu/sim.h"
+#include "npu/tiler.h"
+
+namespace edgec::npu {
+namespace {
+
+using testing_conv::Attrs;
+using testing_conv::Ints;
+
+std::vector<Target> AllTargets() {
+  std::vector<Target> out = {DefaultTarget()};
+  for (const char* name : {"edge-mcu", "edge-large"}) {
+    for (const char* prefix : {"", "../", "../../"}) {
+      std::ifstream in(std::string(prefix) + "targets/" + name + ".json");
+      if (!in) continue;
+      std::stringstream ss;
+      ss << in.rdbuf();
+      auto t = ParseTargetText(ss.str(), name);
+      EXPECT_TRUE(t.ok()) << t.status().ToString();
+      if (t.ok()) out.push_back(*t);
+      break;
+    }
+  }
+  EXPECT_EQ(out.size(), 3u) << "targets/*.json not found from the test's working directory";
+  return out;
+}
+
+struct Case {
+  ConvLayer layer;
+  std::vector<int8_t> x;  // NHWC
+};
+
+Case RandomConv(std::mt19937& rng, bool matmul) {
+  auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ConvLayer l;
+  if (matmul) {
+    l = ConvLayer::MatMul("mm", U(1, 150), U(1, 300), U(1, 90));
+  } else {
+    l.name = "conv";
+    l.batch = U(1, 2);
+    l.in_h = U(1, 14);
+    l.in_w = U(1, 14);
+    l.channels = U(1, 40);
+    l.out_channels = U(1, 70);
+    l.kernel_h = U(1, 3);
+    l.kernel_w = U(1, 3);
+    l.stride_h = U(1, 2);
+    l.stride_w = U(1, 2);
+    l.dilation_h = U(1, 2);
+    l.dilation_w = U(1, 1);
+    l.pad_top = U(0, 1);
+    l.pad_left = U(0, 1);
+    l.pad_bottom = U(0, 1);
+    l.pad_right = U(0, 1);
+    if (l.out_h() < 1 || l.out_w() < 1) {
+      l.kernel_h = l.kernel_w = 1;
+      l.dilation_h = 1;
+    }
+  }
+  l.x_zero_point = U(-20, 20);
+  l.y_zero_point = U(-10, 10);
+  if (U(0, 1)) l.act_min = l.y_zero_point;  // fused ReLU
+  l.weights.resize(l.k() * l.n());
+  for (auto& w : l.weights) w = static_cast<int8_t>(U(-127, 127));
+  l.bias.resize(l.n());
+  for (auto& b : l.bias) b = U(-3000, 3000);
+  const bool per_channel = U(0, 1);
+  for (int i = 0; i < (per_channel ? l.out_channels : 1); ++i) {
+    const double real = std::uniform_real_distribution<double>(1e-4, 2e-2)(rng);
+    auto m = quant::QuantizeMultiplier(real / std::sqrt(static_cast<double>(l.k())));
+    EXPECT_TRUE(m.ok());
+    l.requant.push_back(*m);
+  }
+  Case c{l, {}};
+  c.x.resize(int64_t{l.batch} * l.in_h * l.in_w * l.channels);
+  for (auto& v : c.x) v = static_cast<int8_t>(U(-128, 127));
+  return c;
+}
+
+// Reference: ConvInteger (NCHW/OIHW) + bias + fixed-point requantization, output NHWC.
+std::vector<int8_t> Reference(const Case& c) {
+  const ConvLayer& l = c.layer;
+  const int C = l.channels, N = l.out_channels, H = l.in_h, W = l.in_w;
+  std::vector<int8_t> x_nchw(c.x.size()), w_oihw(l.weights.size());
+  for (int b = 0; b < l.batch; ++b)
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x)
+        for (int ch = 0; ch < C; ++ch)
+          x_nchw[((int64_t{b} * C + ch) * H + y) * W + x] = c.x[((int64_t{b} * H + y) * W + x) * C + ch];
+  for (int kh = 0; kh < l.kernel_h; ++kh)
+    for (int kw = 0; kw < l.kernel_w; ++kw)
+      for (int ch = 0; ch < C; ++ch)
+        for (int oc = 0; oc < N; ++oc)
+          w_oihw[((int64_t{oc} * C + ch) * l.kernel_h + kh) * l.kernel_w + kw] =
+              l.weights[((int64_t{kh} * l.kernel_w + kw) * C + ch) * N + oc];
+  const Tensor x = testing_conv::I8({l.batch, C, H, W}, x_nchw);
+  const Tensor w = testing_conv::I8({N, C, l.kernel_h, l.kernel_w}, w_oihw);
+  const Tensor y = testing_conv::Run1(
+      OpKind::kConvInteger, {x, w, testing_conv::I8({}, {static_cast<int8_t>(l.x_zero_point)})},
+      Attrs({{"pads", Ints{l.pad_top, l.pad_left, l.pad_bottom, l.pad_right}},
+             {"strides", Ints{l.stride_h, l.stride_w}},
+             {"dilations", Ints{l.dilation_h, l.dilation_w}}}));
+  const int OH = l.out_h(), OW = l.out_w();
+  EXPECT_EQ(y.numel(), l.m() * N);
+  std::vector<int8_t> out(l.m() * N);
+  const int32_t* acc = y.data<int32_t>();
+  for (int b = 0; b < l.batch; ++b)
+    for (int oc = 0; oc < N; ++oc)
+      for (int i = 0; i < OH * OW; ++i) {
+        const auto& rq = l.requant.size() == 1 ? l.requant[0] : l.requant[oc];
+        const int32_t a = acc[(int64_t{b} * N + oc) * OH * OW + i] + l.bias[oc];
+        out[(int64_t{b} * OH * OW + i) * N + oc] =
+            static_cast<int8_t>(quant::Requantize(a, rq, l.y_zero_point, l.act_min, l.act_max));
+      }
+  return out;
+}
+
+// Runs the layer on the NPU functional model; returns the NHWC output.
+StatusOr<std::vector<int8_t>> RunNpu(const Case& c, const Target& t, const Tiling& tl) {
+  LayerImage img;
+  ASSIGN_OR_RETURN(Program p, LowerConv(c.layer, t, tl, &img));
+  std::vector<uint8_t> dram(p.dram_bytes, 0xAB);
+  std::copy(c.x.begin(), c.x.end(), reinterpret_cast<int8_t*>(dram.data() + img.input_addr));
+  SimOptions opt;
+  opt.functional = true;
+  opt.dram = &dram;
+  // The binary form is what runs: encode and decode first.
+  ASSIGN_OR_RETURN(Program decoded, DecodeProgram(EncodeProgram(p)));
+  ASSIGN_OR_RETURN(SimResult r, Simulate(decoded, t, opt));
+  EXPECT_GT(r.total.cycles, 0);
+  std::vector<int8_t> out(img.output_bytes);
+  std::copy(dram.begin() + img.output_addr, dram.begin() + img.output_addr + img.output_bytes,
+            reinterpret_cast<uint8_t*>(out.data()));
+  return out;
+}
+
+void CheckCase(const Case& c, const Target& t, const Tiling& tl, const std::string& what) {
+  auto got = RunNpu(c, t, tl);
+  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
+  const std::vector<int8_t> want = Reference(c);
+  ASSERT_EQ(got->size(), want.size());
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < want.size(); ++i)
+    if ((*got)[i] != want[i] && bad++ == 0) first = static_cast<int64_t>(i);
+  EXPECT_EQ(bad, 0) << what << " on " << t.name << " tiling " << tl.ToString() << ": " << bad << " of "
+                    << want.size() << " differ, first at " << first << " (npu " << int((*got)[first])
+                    << " ref " << int(want[first]) << ")";
+}
+
+std::string Describe(const ConvLayer& l) {
+  return fmt::format("{} n{} {}x{}x{} -> {} k{}x{} s{}x{} d{} pads {},{},{},{}", l.name, l.batch, l.in_h,
+                     l.in_w, l.channels, l.out_channels, l.kernel_h, l.kernel_w, l.stride_h, l.stride_w,
+                     l.dilation_h, l.pad_top, l.pad_left, l.pad_bottom, l.pad_right);
+}
+
+TEST(NpuFunctionalTest, RandomLayersMatchReferenceBitForBit) {
+  std::mt19937 rng(20261202);
+  const std::vector<Target> targets = AllTargets();
+  int checked = 0;
+  for (int i = 0; i < 24; ++i) {
+    const Case c = RandomConv(rng, i % 3 == 2);
+    for (const Target& t : targets) {
+      TilerOptions opt;
+      opt.allow_single = true;
+      auto choice = ChooseTiling(c.layer, t, opt);
+      ASSERT_TRUE(choice.ok()) << choice.status().ToString();
+      CheckCase(c, t, choice->best.tiling, Describe(c.layer) + " (tiler's choice)");
+      ++checked;
+      // A few other legal tilings, picked at random, including single buffering and each
+      // residency.
+      std::vector<Tiling> cands = TilingCandidates(c.layer, t, opt);
+      for (int j = 0; j < 3 && !cands.empty(); ++j) {
+        const Tiling& tl = cands[rng() % cands.size()];
+        CheckCase(c, t, tl, Describe(c.layer));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 24 * 3 * 4);
+}
+
+TEST(NpuFunctionalTest, EveryResidencyAndBuffering) {
+  std::mt19937 rng(7);
+  Case c = RandomConv(rng, false);
+  c.layer.batch = 1;
+  c.layer.in_h = c.layer.in_w = 9;
+  c.layer.channels = 20;
+  c.layer.out_channels = 40;
+  c.layer.kernel_h = c.layer.kernel_w = 3;
+  c.layer.stride_h = c.layer.stride_w = 1;
+  c.layer.dilation_h = c.layer.dilation_w = 1;
+  c.layer.pad_top = c.layer.pad_left = c.layer.pad_bottom = c.layer.pad_right = 1;
+  c.layer.weights.resize(c.layer.k() * c.layer.n());
+  c.layer.bias.resize(c.layer.n());
+  c.layer.requant.resize(1);
+  c.x.resize(9 * 9 * 20);
+  for (auto& v : c.x) v = static_cast<int8_t>(rng() % 256 - 128);
+  for (auto& w : c.layer.weights) w = static_cast<int8_t>(rng() % 255 - 127);
+  for (Resident r : {Resident::kWeights, Resident::kInput, Resident::kNone})
+    for (bool db : {false, true})
+      for (int g : {1, 3})
+        for (int cores : {1, 3}) {
+          Tiling tl{2, 9, 20, g, 16, r, db, cores};
+          CheckCase(c, DefaultTarget(), tl, Describe(c.layer));
+        }
+  // Band mode: whole channels (contiguous rows, fill-only left padding) and channel chunks.
+  for (int tc : {20, 8})
+    for (bool db : {false, true})
+      for (int th : {1, 4, 9}) {
+        Tiling tl{th, 9, tc, 1, 16, Resident::kWeights, db, 2};
+        tl.band = true;
+        CheckCase(c, DefaultTarget(), tl, Describe(c.layer) + " band");
+      }
+  // Channel-split K steps and a DMA limited to one strided dim (rows issued separately).
+  auto two_dims = ApplyOverride(DefaultTarget(), "dma.max_dims=2");
+  ASSERT_TRUE(two_dims.ok());
+  CheckCase(c, *two_dims, Tiling{3, 9, 8, 1, 32, Resident::kWeights, true, 2}, "max_dims=2");
+  CheckCase(c, DefaultTarget(), Tiling{1, 4, 8, 1, 8, Resident::kNone, true, 16}, "narrow tiles");
+}
+
+TEST(NpuFunctionalTest, MissingTokenComputesWrongNumbers) {
+  // Drop the WAIT that makes the execute queue wait for its data: the simulator runs the
+  // MATMUL before the load has landed, so the output must differ from the reference.
+  std::mt19937 rng(3);
+  Case c = RandomConv(rng, true);
+  c.layer = ConvLayer::MatMul("mm", 64, 64, 32);
+  c.layer.weights.assign(64 * 32, 3);
+  c.layer.bias.assign(32, 100);
+  c.layer.requant = {*quant::QuantizeMultiplier(0.01)};
+  c.x.assign(64 * 64, 5);
+  const Tiling tl{64, 1, 64, 1, 32, Resident::kWeights, true, 1};
+  LayerImage img;
+  auto p = LowerConv(c.layer, DefaultTarget(), tl, &img);
+  ASSERT_TRUE(p.ok());
+  for (size_t i = 0; i < p->instrs.size(); ++i) {
+    if (p->instrs[i].op == Opcode::kWait && p->instrs[i].queue == QueueKind::kExecute && p->instrs[i].sem == 1) {
+      p->instrs.erase(p->instrs.begin() + i);
+      break;
+    }
+  }
+  std::vector<uint8_t> dram(p->dram_bytes, 0);
+  std::copy(c.x.begin(), c.x.end(), reinterpret_cast<int8_t*>(dram.data() + img.input_addr));
+  SimOptions opt;
+  opt.functional = true;
+  opt.dram = &dram;
+  auto r = Simulate(*p, DefaultTarget(), opt);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::vector<int8_t> want = Reference(c);
+  EXPECT_FALSE(std::equal(want.begin(), want.end(), reinterpret_cast<int8_t*>(dram.data() + img.output_addr)));
+}
+
+TEST(NpuFunctionalTest, EltwiseAddAndRelu) {
+  std::mt19937 rng(11);
+  const int64_t n = 5000;
+  std::vector<int8_t> a(n), b(n);
+  for (auto& v : a) v = static_cast<int8_t>(rng() % 256 - 128);
+  for (auto& v : b) v = static_cast<int8_t>(rng() % 256 - 128);
+  auto ma = *quant::QuantizeMultiplier(0.4), mb = *quant::QuantizeMultiplier(0.3),
+       mo = *quant::QuantizeMultiplier(1.0 / (1 << 20) * 1.7);
+  EltwiseLayer add{"add", VecOp::kAdd, n, {3, -5, 2, ma.multiplier, ma.shift, mb.multiplier, mb.shift,
+                                           mo.multiplier, mo.shift, -128, 127}};
+  EltwiseLayer relu{"relu", VecOp::kRelu, n, {-7}};
+  for (const EltwiseLayer& l : {add, relu}) {
+    for (bool db : {false, true}) {
+      int64_t pa, pb, py;
+      auto p = LowerEltwise(l, DefaultTarget(), 300, db, &pa, &pb, &py);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      std::vector<uint8_t> dram(p->dram_bytes, 0);
+      std::copy(a.begin(), a.end(), reinterpret_cast<int8_t*>(dram.data() + pa));
+      if (l.op == VecOp::kAdd) std::copy(b.begin(), b.end(), reinterpret_cast<int8_t*>(dram.data() + pb));
+      SimOptions opt;
+      opt.functional = true;
+      opt.dram = &dram;
+      auto r = Simulate(*p, DefaultTarget(), opt);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t want;
+        if (l.op == VecOp::kRelu) {
+          want = std::max<int32_t>(a[i], -7);
+        } else {
+          const int32_t s = quant::MultiplyByQuantizedMultiplier((a[i] - 3) * (1 << 20), ma) +
+                            quant::MultiplyByQuantizedMultiplier((b[i] + 5) * (1 << 20), mb);
+          want = std::clamp(2 + quant::MultiplyByQuantizedMultiplier(s, mo), -128, 127);
+        }
+        ASSERT_EQ(static_cast<int8_t>(dram[py + i]), want) << l.name << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(NpuFunctionalTest, OutOfBoundsAccessIsAnError) {
+  ConvLayer l = ConvLayer::MatMul("mm", 4, 4, 4);
+  l.weights.assign(16, 1);
+  l.requant = {*quant::QuantizeMultiplier(0.5)};
+  auto p = LowerConv(l, DefaultTarget(), Tiling{4, 1, 4, 1, 4, Resident::kWeights, false, 1}, nullptr);
+  ASSERT_TRUE(p.ok());
+  for (Instr& in : p->instrs)
+    if (in.op == Opcode::kMatMul) in.a_addr = DefaultTarget().shared_sram.bytes - 2;
+  std::vector<uint8_t> dram(p->dram_bytes, 0);
+  SimOptions opt;
+  opt.functional = true;
+  opt.dram = &dram;
+  auto r = Simulate(*p, DefaultTarget(), opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("MATMUL a row"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace edgec::npu
+
+namespace edgec::npu {
+namespace {
+
+// Max and average pooling on the vector cores vs a plain int8 reference (padding: -128 for
+// max; the zero point for average, i.e. count_include_pad = 1, with the same integer
+// requantization).
+TEST(NpuFunctionalTest, PoolsMatchReference) {
+  std::mt19937 rng(17);
+  auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int i = 0; i < 30; ++i) {
+    PoolLayer l;
+    l.max = i % 2 == 0;
+    l.batch = U(1, 2);
+    l.in_h = U(2, 13);
+    l.in_w = U(2, 13);
+    l.channels = U(1, 70);
+    l.kernel_h = U(1, 3);
+    l.kernel_w = U(1, 3);
+    l.stride_h = U(1, 2);
+    l.stride_w = U(1, 2);
+    l.pad_top = U(0, l.kernel_h - 1);
+    l.pad_left = U(0, l.kernel_w - 1);
+    l.pad_bottom = U(0, l.kernel_h - 1);
+    l.pad_right = U(0, l.kernel_w - 1);
+    l.x_zero_point = U(-10, 10);
+    l.y_zero_point = U(-10, 10);
+    l.mult = *quant::QuantizeMultiplier(0.9 / (l.kernel_h * l.kernel_w));
+    if (l.out_h() < 1 || l.out_w() < 1) continue;
+    std::vector<int8_t> x(int64_t{l.batch} * l.in_h * l.in_w * l.channels);
+    for (auto& v : x) v = static_cast<int8_t>(U(-128, 127));
+    const int OH = l.out_h(), OW = l.out_w(), C = l.channels;
+    std::vector<int8_t> want(int64_t{l.batch} * OH * OW * C);
+    for (int b = 0; b < l.batch; ++b)
+      for (int oy = 0; oy < OH; ++oy)
+        for (int ox = 0; ox < OW; ++ox)
+          for (int c = 0; c < C; ++c) {
+            int32_t best = -128, sum = 0;
+            for (int ky = 0; ky < l.kernel_h; ++ky)
+              for (int kx = 0; kx < l.kernel_w; ++kx) {
+                const int iy = oy * l.stride_h + ky - l.pad_top, ix = ox * l.stride_w + kx - l.pad_left;
+                const bool in = iy >= 0 && iy < l.in_h && ix >= 0 && ix < l.in_w;
+                const int32_t v = in ? x[((int64_t{b} * l.in_h + iy) * l.in_w + ix) * C + c] : (l.max ? -128 : l.x_zero_point);
+                best = std::max(best, v);
+                sum += v - l.x_zero_point;
+              }
+            want[((int64_t{b} * OH + oy) * OW + ox) * C + c] = static_cast<int8_t>(
+                l.max ? best : quant::Requantize(sum, l.mult, l.y_zero_point, l.act_min, l.act_max));
+          }
+    for (const Target& t : AllTargets()) {
+      for (auto [rows, ch, db] : {std::tuple{1, 16, true}, std::tuple{3, 64, false}, std::tuple{100, 100, true}}) {
+        LayerImage img;
+        auto p = LowerPool(l, t, rows, ch, db, &img);
+        if (!p.ok()) {
+          EXPECT_NE(p.status().message().find("needs"), std::string::npos) << p.status().message();
+          continue;  // does not fit this target's SRAM
+        }
+        std::vector<uint8_t> dram(p->dram_bytes, 0x5A);
+        std::copy(x.begin(), x.end(), reinterpret_cast<int8_t*>(dram.data() + img.input_addr));
+        SimOptions opt;
+        opt.functional = true;
+        opt.dram = &dram;
+        auto r = Simulate(*p, t, opt);
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), reinterpret_cast<int8_t*>(dram.data() + img.output_addr)))
+            << (l.max ? "max" : "avg") << " pool " << l.in_h << "x" << l.in_w << "x" << C << " k" << l.kernel_h << "x"
+            << l.kernel_w << " s" << l.stride_h << "x" << l.stride_w << " on " << t.name << " tile " << rows << "x" << ch;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgec::npu

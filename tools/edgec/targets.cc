@@ -1,0 +1,61 @@
+// edgec targets [--set FIELD=VALUE ...] [--show NAME]
+// Lists the NPU targets (the built-in default and targets/*.json): name, cores, MACs, TOPS,
+// SRAM, DRAM bandwidth. --show prints one target's full description as JSON (after --set).
+#include <fmt/format.h>
+
+#include "npu/target.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct TargetsFlags {
+  std::string show;
+  std::vector<std::string> sets;
+};
+
+std::string Size(int64_t b) {
+  if (b >= (1 << 20) && b % (1 << 20) == 0) return fmt::format("{} MiB", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return fmt::format("{} KiB", b >> 10);
+  return fmt::format("{} B", b);
+}
+
+int TargetsMain(const TargetsFlags& f) {
+  if (!f.show.empty()) {
+    auto t = npu::LoadTarget(f.show);
+    if (!t.ok()) return ReportError(t.status().message());
+    auto o = npu::ApplyOverrides(*t, f.sets);
+    if (!o.ok()) return ReportError(o.status().message());
+    fmt::print("{}\n", npu::TargetToJson(*o).dump(2));
+    return 0;
+  }
+  auto all = npu::ListTargets();
+  if (!all.ok()) return ReportError(all.status().message());
+  std::vector<npu::Target> shown;
+  for (const npu::Target& raw : *all) {
+    auto o = npu::ApplyOverrides(raw, f.sets);
+    if (!o.ok()) return ReportError(o.status().message());
+    shown.push_back(*o);
+  }
+  fmt::print("{:<14} {:>5} {:>9} {:>11} {:>8} {:>7} {:>10} {:>9}\n", "name", "cores", "array",
+             "MACs/cycle", "clock", "TOPS", "SRAM", "DRAM GB/s");
+  for (const npu::Target& t : shown) {
+    fmt::print("{:<14} {:>5} {:>9} {:>11} {:>5.2f}GHz {:>7.1f} {:>10} {:>9.1f}\n", t.name,
+               t.ai_cores.count, fmt::format("{}x{}", t.ai_cores.mac_rows, t.ai_cores.mac_cols),
+               static_cast<int64_t>(t.peak_int8_macs_per_cycle()), t.clock_hz / 1e9, t.tops_int8(),
+               Size(t.shared_sram.bytes), t.dram.bandwidth_bytes_per_s / 1e9);
+  }
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddTargetsVerb(CLI::App& app) {
+  auto flags = std::make_shared<TargetsFlags>();
+  CLI::App* sub = app.add_subcommand("targets", "List the NPU targets (built-in and targets/*.json)");
+  sub->add_option("--show", flags->show, "print one target (file or name) in full as JSON");
+  sub->add_option("--set", flags->sets, "override a field: FIELD=VALUE (e.g. shared_sram.bytes=512K)");
+  return [flags] { return TargetsMain(*flags); };
+}
+
+}  // namespace edgec::cli
