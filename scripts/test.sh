@@ -27,6 +27,7 @@ part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_
 part "every pass and -O level on the zoo" "$BUILD/bin/pass_diff" "$BUILD/zoo"
 part "INT8 QDQ: ONNX Runtime vs edgec int8 on zoo CNNs" /usr/bin/python3 tests/quant/ort_agreement.py "$BUILD"
 part "memory plan vs lower bound on the zoo" "$BUILD/bin/memory_plan_zoo" "$BUILD/zoo" -O0 -O3
+part "NPU: compiled zoo CNNs, npu-sim == cpu bit for bit on every target" bash scripts/npu_zoo_check.sh "$BUILD"
 
 echo "=== summary ==="
 failed=0

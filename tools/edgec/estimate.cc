@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/onnx/importer.h"
-#include "ir/conv_geometry.h"
 #include "npu/estimate.h"
+#include "partition/layer_of.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
@@ -23,61 +23,7 @@ struct EstimateFlags {
   bool tiling = false, single = false, compare_buffering = false;
 };
 
-// A GEMM-class node as an NPU layer, or the reason it stays on the CPU.
-StatusOr<npu::ConvLayer> LayerOf(const Node& n) {
-  const std::string name = n.name();
-  auto dims_of = [&](int i) -> StatusOr<Dims> {
-    if (i >= n.num_inputs() || !n.inputs()[i] || !n.inputs()[i]->type.IsStatic())
-      return Unimplemented("dynamic shape");
-    return n.inputs()[i]->type.dims;
-  };
-  const OpKind op = n.op();
-  const bool conv = op == OpKind::kConv || op == OpKind::kQLinearConv || op == OpKind::kConvInteger ||
-                    op == OpKind::kFusedConv;
-  const bool matmul = op == OpKind::kMatMul || op == OpKind::kQLinearMatMul || op == OpKind::kMatMulInteger ||
-                      op == OpKind::kFusedMatMul || op == OpKind::kGemm;
-  if (!conv && !matmul) return Unimplemented("not a GEMM-class op");
-  const int w_index = op == OpKind::kQLinearConv || op == OpKind::kQLinearMatMul ? 3 : 1;
-  ASSIGN_OR_RETURN(Dims x, dims_of(0));
-  ASSIGN_OR_RETURN(Dims w, dims_of(w_index));
-  npu::ConvLayer l;
-  l.name = name;
-  if (conv) {
-    if (x.size() != 4) return Unimplemented("{}-d conv (only 2-d)", x.size() - 2);
-    const int64_t group = n.attrs.GetInt("group", 1);
-    if (group != 1) return Unimplemented("group conv (group={}) is not mapped to the MAC array", group);
-    const Dims kernel = {w[2], w[3]};
-    WindowAttrOptions o;
-    o.kernel_from_weights = &kernel;
-    ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, o));
-    ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
-    l.batch = static_cast<int>(x[0]);
-    l.channels = static_cast<int>(x[1]);
-    l.in_h = static_cast<int>(x[2]);
-    l.in_w = static_cast<int>(x[3]);
-    l.out_channels = static_cast<int>(w[0]);
-    l.kernel_h = static_cast<int>(w[2]);
-    l.kernel_w = static_cast<int>(w[3]);
-    l.stride_h = static_cast<int>(g.strides[0]);
-    l.stride_w = static_cast<int>(g.strides[1]);
-    l.dilation_h = static_cast<int>(g.dilations[0]);
-    l.dilation_w = static_cast<int>(g.dilations[1]);
-    l.pad_top = static_cast<int>(g.pad_begin[0]);
-    l.pad_left = static_cast<int>(g.pad_begin[1]);
-    l.pad_bottom = static_cast<int>(g.pad_end[0]);
-    l.pad_right = static_cast<int>(g.pad_end[1]);
-    return l;
-  }
-  if (w.size() != 2) return Unimplemented("batched right operand {}", fmt::join(w, "x"));
-  int64_t m = 1;
-  for (size_t i = 0; i + 1 < x.size(); ++i) m *= x[i];
-  const bool trans_a = op == OpKind::kGemm && n.attrs.GetInt("transA", 0);
-  const bool trans_b = op == OpKind::kGemm && n.attrs.GetInt("transB", 0);
-  const int64_t k = trans_a ? x[0] : x.back();
-  if (trans_a) m = x[1];
-  const int64_t nn = trans_b ? w[0] : w[1];
-  return npu::ConvLayer::MatMul(name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
-}
+StatusOr<npu::ConvLayer> LayerOf(const Node& n) { return partition::GemmLayerShape(n); }
 
 }  // namespace
 
@@ -96,7 +42,7 @@ StatusOr<std::vector<npu::RepeatedLayer>> ModelLayers(const std::string& model, 
     auto l = LayerOf(*n);
     if (l.ok()) {
       out.push_back({*l, 1});
-    } else if (l.status().message() != "not a GEMM-class op" && fallbacks) {
+    } else if (l.status().message() != partition::kNotGemm && fallbacks) {
       fallbacks->push_back(fmt::format("{} '{}': {}", OpName(n->op()), n->name(), l.status().message()));
     }
   }

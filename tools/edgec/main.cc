@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   verbs["targets"] = edgec::cli::AddTargetsVerb(app);
   verbs["estimate"] = edgec::cli::AddEstimateVerb(app);
   verbs["sweep"] = edgec::cli::AddSweepVerb(app);
+  verbs["compile"] = edgec::cli::AddCompileVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

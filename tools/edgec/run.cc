@@ -1,6 +1,7 @@
 // edgec run MODEL [--input name=file.npy ...] [--output-dir DIR]
 // Runs the model on the reference runtime; writes one <output>.npy per graph output.
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 
@@ -30,6 +31,7 @@ struct RunFlags {
   bool int8 = false;
   bool verbose = false;
   bool quiet = false;
+  std::string device;
 };
 
 // One summary line per output plus its largest values (e.g. the top classes).
@@ -65,7 +67,20 @@ void PrintOutput(const std::string& name, const Tensor& t, int top) {
   fmt::print("\n");
 }
 
+bool IsCompiled(const std::string& path) {
+  if (path.size() > 6 && path.compare(path.size() - 6, 6, ".edgec") == 0) return true;
+  std::FILE* fp = std::fopen(path.c_str(), "rb");
+  if (!fp) return false;
+  char head[8] = {};
+  const size_t n = std::fread(head, 1, 8, fp);
+  std::fclose(fp);
+  return n == 8 && std::string(head + 4, 4) == "EDGC";
+}
+
 int RunMain(const RunFlags& f) {
+  if (IsCompiled(f.model)) return RunCompiled(f.model, f.device.empty() ? "npu-sim" : f.device, f.inputs,
+                                              f.output_dir, f.seed, f.quiet);
+  if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
   auto g = onnx_fe::ImportOnnxFile(f.model);
   if (!g.ok()) return ReportError(g.status().message());
   std::vector<std::string> generated;
@@ -170,6 +185,9 @@ VerbMain AddRunVerb(CLI::App& app) {
                 "QLinearMatMul) and run those in int8");
   sub->add_flag("--verbose,-v", flags->verbose, "say when plans are built and which nodes fell back");
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
+  sub->add_option("--device", flags->device,
+                  "compiled models (.edgec): npu-sim (NPU segments in the simulator, default) or cpu (every layer "
+                  "on the CPU's int8 kernels)");
   return [flags] { return RunMain(*flags); };
 }
 

@@ -1,0 +1,93 @@
+#include "partition/compile.h"
+
+#include <set>
+
+#include "frontend/onnx/exporter.h"
+#include "npu/isa.h"
+#include "partition/layer_of.h"
+
+namespace edgec::partition {
+namespace {
+
+using artifact_io::Unit;
+
+artifact_io::NpuProgramData ToData(const npu::Program& p) {
+  artifact_io::NpuProgramData d;
+  d.instructions = npu::EncodeProgram(p);
+  d.task_names = p.task_names;
+  for (const auto& r : p.regions) d.regions.push_back({r.name, r.addr, r.bytes});
+  d.dram_bytes = p.dram_bytes;
+  d.dram_init = p.dram_init;
+  d.cores_used = p.cores_used;
+  d.semaphores = p.semaphores;
+  return d;
+}
+
+// Values crossing the boundary of the CPU segment `nodes`.
+void Boundary(const std::vector<const Node*>& nodes, artifact_io::Segment& s) {
+  std::set<const Node*> in(nodes.begin(), nodes.end());
+  std::set<std::string> seen_in;
+  for (const Node* n : nodes) {
+    s.nodes.push_back(n->name());
+    for (const Value* v : n->inputs()) {
+      if (!v || v->is_constant() || (v->producer() && in.count(v->producer()))) continue;
+      if (seen_in.insert(v->name()).second) s.inputs.push_back(v->name());
+    }
+    for (const Value* v : n->outputs()) {
+      bool outside = v->is_graph_output();
+      for (const auto& u : v->uses()) outside |= !in.count(u.node);
+      if (outside) s.outputs.push_back(v->name());
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
+                                     const PartitionOptions& o) {
+  CompileResult r;
+  ASSIGN_OR_RETURN(r.placements, Partition(g, t, o));
+  artifact_io::CompiledModel& m = r.model;
+  m.source_model = source_model;
+  m.target_json = npu::TargetToJson(t).dump();
+  onnx_fe::ExportOptions eo;
+  eo.keep_fused = true;
+  ASSIGN_OR_RETURN(onnx::ModelProto proto, onnx_fe::ExportOnnxModel(g, eo));
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) return Internal("{}: cannot serialize the compiled graph", source_model);
+  m.graph_onnx.assign(bytes.begin(), bytes.end());
+  std::vector<const Node*> cpu_run;
+  auto flush = [&] {
+    if (cpu_run.empty()) return;
+    artifact_io::Segment s;
+    s.unit = Unit::kCpu;
+    Boundary(cpu_run, s);
+    m.segments.push_back(std::move(s));
+    cpu_run.clear();
+  };
+  for (const NodePlacement& p : r.placements) {
+    m.placements.push_back({p.node->name(), p.unit, p.reason});
+    if (p.unit == Unit::kCpu) {
+      cpu_run.push_back(p.node);
+      continue;
+    }
+    flush();
+    ASSIGN_OR_RETURN(QuantizedLayer q, QuantizedLayerOf(*p.node));
+    npu::LayerImage img;
+    auto prog = npu::LowerConv(q.layer, t, p.tiling.best.tiling, &img);
+    if (!prog.ok()) return prog.status().WithContext(p.node->Label());
+    r.listing += fmt::format("; {} on {}: {}\n{}", p.node->Label(), t.name, p.tiling.best.tiling.ToString(),
+                             npu::FormatProgram(*prog));
+    artifact_io::Segment s;
+    s.unit = Unit::kNpu;
+    s.nodes = {p.node->name()};
+    s.inputs = {p.node->input(0)->name()};
+    s.outputs = {p.node->output(0)->name()};
+    s.npu = ToData(*prog);
+    m.segments.push_back(std::move(s));
+  }
+  flush();
+  return r;
+}
+
+}  // namespace edgec::partition

@@ -1,0 +1,30 @@
+// Compiling an integer graph for a target: partition (partition.h), lower every NPU node to
+// one NPU program (one task, the tiler's choice), and assemble the compiled model file's
+// contents (runtime/artifact.h).
+//
+// The artifact's graph is the whole integer graph (weights included): the CPU runs its CPU
+// nodes from it, and `edgec run --device cpu` runs every node from it. Each NPU node is one
+// NPU segment whose program reads its input from the region "<node>.input" and writes
+// "<node>.output" of its DRAM image, NHWC int8; weights and requantization parameters are
+// in the image's constant part (dram_init). Consecutive NPU nodes hand their tensors over in
+// DRAM in that layout (no copy); CPU nodes are grouped into maximal CPU segments.
+#pragma once
+
+#include <string>
+
+#include "ir/graph.h"
+#include "partition/partition.h"
+#include "runtime/artifact.h"
+
+namespace edgec::partition {
+
+struct CompileResult {
+  artifact_io::CompiledModel model;
+  std::vector<NodePlacement> placements;
+  std::string listing;  // the NPU programs as assembly (--emit=asm)
+};
+
+StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
+                                     const PartitionOptions& o = {});
+
+}  // namespace edgec::partition

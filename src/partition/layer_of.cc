@@ -1,0 +1,163 @@
+#include "partition/layer_of.h"
+
+#include <cmath>
+
+#include "ir/conv_geometry.h"
+
+namespace edgec::partition {
+namespace {
+
+StatusOr<Dims> StaticDims(const Node& n, int i) {
+  if (i >= n.num_inputs() || !n.inputs()[i] || !n.inputs()[i]->type.IsStatic())
+    return Unimplemented("dynamic shape");
+  return n.inputs()[i]->type.dims;
+}
+
+// Fills the conv geometry of `l` from a 4-d input and OIHW weights.
+Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer& l) {
+  if (x.size() != 4) return Unimplemented("{}-d conv (only 2-d)", static_cast<int>(x.size()) - 2);
+  const int64_t group = n.attrs.GetInt("group", 1);
+  if (group != 1) {
+    if (group == x[1] && group == w[0]) return Unimplemented("depthwise conv not lowered (group={})", group);
+    return Unimplemented("group conv (group={}) is not mapped to the MAC array", group);
+  }
+  const Dims kernel = {w[2], w[3]};
+  WindowAttrOptions o;
+  o.kernel_from_weights = &kernel;
+  ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, o));
+  ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
+  l.batch = static_cast<int>(x[0]);
+  l.channels = static_cast<int>(x[1]);
+  l.in_h = static_cast<int>(x[2]);
+  l.in_w = static_cast<int>(x[3]);
+  l.out_channels = static_cast<int>(w[0]);
+  l.kernel_h = static_cast<int>(w[2]);
+  l.kernel_w = static_cast<int>(w[3]);
+  l.stride_h = static_cast<int>(g.strides[0]);
+  l.stride_w = static_cast<int>(g.strides[1]);
+  l.dilation_h = static_cast<int>(g.dilations[0]);
+  l.dilation_w = static_cast<int>(g.dilations[1]);
+  l.pad_top = static_cast<int>(g.pad_begin[0]);
+  l.pad_left = static_cast<int>(g.pad_begin[1]);
+  l.pad_bottom = static_cast<int>(g.pad_end[0]);
+  l.pad_right = static_cast<int>(g.pad_end[1]);
+  return Status::Ok();
+}
+
+const Tensor* ConstInput(const Node& n, int i) {
+  const Value* v = n.input(i);
+  return v && v->is_constant() ? &v->constant() : nullptr;
+}
+
+StatusOr<std::vector<double>> Scales(const Node& n, int i, const char* what) {
+  const Tensor* t = ConstInput(n, i);
+  if (!t) return Unimplemented("{} is not a constant", what);
+  return t->ToDoubleVector();
+}
+
+StatusOr<int32_t> ScalarZeroPoint(const Node& n, int i, const char* what) {
+  const Value* v = n.input(i);
+  if (!v) return 0;
+  const Tensor* t = ConstInput(n, i);
+  if (!t) return Unimplemented("{} is not a constant", what);
+  const std::vector<double> z = t->ToDoubleVector();
+  if (z.size() != 1) return Unimplemented("{} is not per tensor", what);
+  return static_cast<int32_t>(z[0]);
+}
+
+}  // namespace
+
+StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
+  const OpKind op = n.op();
+  const bool conv = op == OpKind::kConv || op == OpKind::kQLinearConv || op == OpKind::kConvInteger ||
+                    op == OpKind::kFusedConv;
+  const bool matmul = op == OpKind::kMatMul || op == OpKind::kQLinearMatMul || op == OpKind::kMatMulInteger ||
+                      op == OpKind::kFusedMatMul || op == OpKind::kGemm;
+  if (!conv && !matmul) return Unimplemented(kNotGemm);
+  const int w_index = op == OpKind::kQLinearConv || op == OpKind::kQLinearMatMul ? 3 : 1;
+  ASSIGN_OR_RETURN(Dims x, StaticDims(n, 0));
+  ASSIGN_OR_RETURN(Dims w, StaticDims(n, w_index));
+  npu::ConvLayer l;
+  l.name = n.name();
+  if (conv) {
+    RETURN_IF_ERROR(ConvGeometry(n, x, w, l));
+    return l;
+  }
+  if (w.size() != 2) return Unimplemented("batched right operand {}", fmt::join(w, "x"));
+  int64_t m = 1;
+  for (size_t i = 0; i + 1 < x.size(); ++i) m *= x[i];
+  const bool trans_a = op == OpKind::kGemm && n.attrs.GetInt("transA", 0);
+  const bool trans_b = op == OpKind::kGemm && n.attrs.GetInt("transB", 0);
+  const int64_t k = trans_a ? x[0] : x.back();
+  if (trans_a) m = x[1];
+  const int64_t nn = trans_b ? w[0] : w[1];
+  return npu::ConvLayer::MatMul(l.name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
+}
+
+StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
+  const OpKind op = n.op();
+  if (op != OpKind::kQLinearConv && op != OpKind::kQLinearMatMul)
+    return Unimplemented("{} is not lowered to the NPU", OpName(op));
+  ASSIGN_OR_RETURN(npu::ConvLayer l, GemmLayerShape(n));
+  QuantizedLayer q;
+  const Value* x = n.input(0);
+  const Value* y = n.output(0);
+  for (const Value* v : {x, y})
+    if (v->type.dtype != DType::kU8 && v->type.dtype != DType::kI8)
+      return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
+  q.input_u8 = x->type.dtype == DType::kU8;
+  q.output_u8 = y->type.dtype == DType::kU8;
+  const Tensor* w = ConstInput(n, 3);
+  if (!w) return Unimplemented("weights are not a constant");
+  if (w->dtype() != DType::kI8) return Unimplemented("weights dtype {} not supported", DTypeName(w->dtype()));
+  if (const Tensor* wz = ConstInput(n, 5)) {
+    for (double z : wz->ToDoubleVector())
+      if (z != 0) return Unimplemented("asymmetric weights (zero point {}) not lowered", z);
+  } else if (n.input(5)) {
+    return Unimplemented("weight zero point is not a constant");
+  }
+  ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "input scale"));
+  ASSIGN_OR_RETURN(std::vector<double> sw, Scales(n, 4, "weight scale"));
+  ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "output scale"));
+  if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-row activation scales not lowered");
+  ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "input zero point"));
+  ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
+  l.x_zero_point = q.input_u8 ? zx - 128 : zx;
+  l.y_zero_point = q.output_u8 ? zy - 128 : zy;
+  l.act_min = -128;
+  l.act_max = 127;
+  const int64_t K = l.k(), N = l.n();
+  if (static_cast<int64_t>(sw.size()) != 1 && static_cast<int64_t>(sw.size()) != N)
+    return Unimplemented("{} weight scales for {} output channels", sw.size(), N);
+  // Weights as HWIO (K x N).
+  l.weights.resize(K * N);
+  const int8_t* wd = w->data<int8_t>();
+  if (op == OpKind::kQLinearConv) {
+    const int C = l.channels, KH = l.kernel_h, KW = l.kernel_w;
+    for (int oc = 0; oc < N; ++oc)
+      for (int c = 0; c < C; ++c)
+        for (int kh = 0; kh < KH; ++kh)
+          for (int kw = 0; kw < KW; ++kw)
+            l.weights[((int64_t{kh} * KW + kw) * C + c) * N + oc] = wd[((int64_t{oc} * C + c) * KH + kh) * KW + kw];
+    if (const Value* b = n.input(8)) {
+      if (!b->is_constant() || b->constant().dtype() != DType::kI32) return Unimplemented("bias is not an int32 constant");
+      const int32_t* bd = b->constant().data<int32_t>();
+      l.bias.assign(bd, bd + N);
+    }
+  } else {
+    std::copy(wd, wd + K * N, l.weights.begin());
+  }
+  if (l.bias.empty()) l.bias.assign(N, 0);
+  // The multiplier as the reference kernel forms it (float operands), then in fixed point.
+  for (size_t c = 0; c < sw.size(); ++c) {
+    const double real = static_cast<double>(static_cast<float>(sx[0])) * static_cast<float>(sw[c]) /
+                        static_cast<float>(sy[0]);
+    auto m = quant::QuantizeMultiplier(real);
+    if (!m.ok()) return Unimplemented("requantization multiplier {}: {}", real, m.status().message());
+    l.requant.push_back(*m);
+  }
+  q.layer = std::move(l);
+  return q;
+}
+
+}  // namespace edgec::partition

@@ -1,0 +1,98 @@
+#include "partition/partition.h"
+
+#include <set>
+
+#include "partition/layer_of.h"
+
+namespace edgec::partition {
+namespace {
+
+bool IsData(const Value* v) { return v && !v->is_constant(); }
+
+int64_t Bytes(const Value* v) {
+  return v->type.IsStatic() ? NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype)) : 0;
+}
+
+}  // namespace
+
+std::string NpuSupport(const Node& n, const npu::Target& t) {
+  const std::string op(OpName(n.op()));
+  if (!t.SupportsOp(op)) return "unsupported op " + op;
+  auto dtype_ok = [&](const Value* v) { return t.SupportsDType(DTypeName(v->type.dtype)); };
+  for (const Value* v : n.inputs())
+    if (IsData(v) && !dtype_ok(v)) return fmt::format("dtype {} not supported", DTypeName(v->type.dtype));
+  for (const Value* v : n.outputs())
+    if (v && !dtype_ok(v)) return fmt::format("dtype {} not supported", DTypeName(v->type.dtype));
+  for (const Value* v : n.inputs())
+    if (IsData(v) && !v->type.IsStatic()) return "dynamic shape";
+  for (const Value* v : n.outputs())
+    if (v && !v->type.IsStatic()) return "dynamic shape";
+  auto q = QuantizedLayerOf(n);
+  if (!q.ok()) return q.status().message();
+  return "";
+}
+
+StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target& t, const PartitionOptions& o) {
+  std::vector<NodePlacement> out;
+  std::set<const Node*> legal;
+  for (const Node* n : g.nodes()) {
+    NodePlacement p;
+    p.node = n;
+    if (auto l = GemmLayerShape(*n); l.ok()) p.macs = l->macs();
+    p.reason = NpuSupport(*n, t);
+    if (p.reason.empty()) {
+      ASSIGN_OR_RETURN(npu::ConvLayer shape, GemmLayerShape(*n));
+      auto tr = npu::ChooseTiling(shape, t, o.tiler);
+      if (!tr.ok()) {
+        p.reason = "no tiling fits: " + tr.status().message();
+      } else {
+        p.tiling = *tr;
+        p.legal = true;
+        legal.insert(n);
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  const double bw = t.dram.bandwidth_bytes_per_s;
+  for (NodePlacement& p : out) {
+    if (!p.legal) continue;
+    const Node* n = p.node;
+    for (const Value* v : n->inputs())
+      if (IsData(v) && (!v->producer() || !legal.count(v->producer()))) p.transfer_bytes += Bytes(v);
+    for (const Value* v : n->outputs()) {
+      bool cpu_use = v->is_graph_output();
+      for (const auto& u : v->uses()) cpu_use |= !legal.count(u.node);
+      if (cpu_use) p.transfer_bytes += Bytes(v);
+    }
+    p.npu_s = p.tiling.best.cycles / t.clock_hz;
+    p.transfer_s = p.transfer_bytes / bw + p.transfer_bytes / o.cpu.copy_bytes_per_s;
+    p.cpu_s = p.macs / o.cpu.int8_macs_per_s;
+    const double npu_total = p.npu_s + p.transfer_s;
+    if (!o.cost_rule || npu_total <= p.cpu_s) {
+      p.unit = artifact_io::Unit::kNpu;
+      p.reason = fmt::format("npu {:.4f} ms + transfers {:.4f} ms <= cpu {:.4f} ms; {}", p.npu_s * 1e3,
+                             p.transfer_s * 1e3, p.cpu_s * 1e3, p.tiling.best.tiling.ToString());
+    } else {
+      p.reason = fmt::format("cost: cpu {:.4f} ms < npu {:.4f} ms + transfers {:.4f} ms", p.cpu_s * 1e3,
+                             p.npu_s * 1e3, p.transfer_s * 1e3);
+    }
+  }
+  return out;
+}
+
+std::string FormatPlacements(const std::vector<NodePlacement>& ps) {
+  size_t w = 24;
+  for (const auto& p : ps) w = std::max(w, p.node->name().size());
+  w = std::min<size_t>(w, 60);
+  std::string s = fmt::format("{:<{}} {:<18} {:<4} {}\n", "node", w, "op", "unit", "reason");
+  int npu = 0;
+  for (const auto& p : ps) {
+    npu += p.unit == artifact_io::Unit::kNpu;
+    s += fmt::format("{:<{}} {:<18} {:<4} {}\n", p.node->name(), w, OpName(p.node->op()),
+                     artifact_io::UnitName(p.unit), p.reason);
+  }
+  s += fmt::format("{} node(s): {} on the NPU, {} on the CPU\n", ps.size(), npu, ps.size() - npu);
+  return s;
+}
+
+}  // namespace edgec::partition

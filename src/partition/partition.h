@@ -1,0 +1,66 @@
+// Partitioning an integer graph (after quant::FoldQdqToInteger) between the NPU and the CPU.
+//
+// Legalization, per node, in this order; the first rule that fails keeps the node on the CPU
+// with its reason:
+//   1. the target lists the op (`supported_ops`)            "unsupported op Softmax"
+//   2. every non-constant input and output has a dtype the target lists (`supported_dtypes`;
+//      u8 tensors enter the NPU shifted by -128 to i8, exact, when "u8" is listed)
+//                                                           "dtype f32 not supported"
+//   3. static shapes                                        "dynamic shape"
+//   4. the lowering takes the op and its attributes         "depthwise conv not lowered (group=32)"
+//   5. the tiler finds a tiling that fits SRAM and the accumulators
+// Cost rule for the nodes that pass (all times in seconds):
+//   npu = simulated cycles of the chosen tiling (the task's dispatch overhead included) / clock
+//       + transfers: every input produced on the CPU (or a graph input) and every output with a
+//         CPU consumer (or a graph output) crosses DRAM once: bytes / DRAM bandwidth, plus the
+//         NCHW <-> NHWC layout change as COPY work on the CPU: bytes / cpu.copy_bytes_per_s
+//   cpu = MACs / cpu.int8_macs_per_s
+//   the node runs on the NPU when npu <= cpu, else on the CPU ("cost: cpu 0.010 ms < npu ...").
+// Whether a neighbour is on the CPU is decided from rules 1-5 alone (one pass, no iteration).
+// Between two NPU nodes the tensor stays in DRAM in the NPU's layout (no copy).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+#include "ir/graph.h"
+#include "npu/tiler.h"
+#include "runtime/artifact.h"
+
+namespace edgec::partition {
+
+// The CPU the partitioner weighs the NPU against (defaults: a few-core edge application CPU
+// with int8 dot-product instructions).
+struct CpuCost {
+  double int8_macs_per_s = 20e9;
+  double copy_bytes_per_s = 4e9;
+};
+
+struct PartitionOptions {
+  CpuCost cpu;
+  npu::TilerOptions tiler;
+  bool cost_rule = true;  // false: every legal node goes to the NPU
+};
+
+struct NodePlacement {
+  const Node* node = nullptr;
+  artifact_io::Unit unit = artifact_io::Unit::kCpu;
+  std::string reason;        // why CPU, or the NPU's cost line
+  bool legal = false;        // passed rules 1-5
+  npu::TilerResult tiling;   // legal nodes
+  int64_t macs = 0;
+  double npu_s = 0, transfer_s = 0, cpu_s = 0;
+  int64_t transfer_bytes = 0;
+};
+
+// Every node of `g` (topological order) with its unit and reason.
+StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target& t, const PartitionOptions& o = {});
+
+// Legality alone (rules 1-4): "" when the NPU may take the node, else the reason.
+std::string NpuSupport(const Node& n, const npu::Target& t);
+
+// Table: node, op, unit, reason.
+std::string FormatPlacements(const std::vector<NodePlacement>& p);
+
+}  // namespace edgec::partition

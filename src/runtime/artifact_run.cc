@@ -1,0 +1,273 @@
+#include "runtime/artifact_run.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "frontend/onnx/importer.h"
+#include "kernels/ref/kernel.h"
+#include "npu/isa.h"
+#include "partition/layer_of.h"
+#include "quant/fixed_point.h"
+#include "runtime/reference_executor.h"
+
+namespace edgec {
+namespace {
+
+using artifact_io::Unit;
+
+int64_t Bytes(const Tensor& t) { return static_cast<int64_t>(t.nbytes()); }
+
+// NCHW (or any 2-d [rows, cols]) integer tensor -> NHWC int8 bytes for the NPU.
+std::vector<uint8_t> ToNpu(const Tensor& x) {
+  const uint8_t flip = x.dtype() == DType::kU8 ? 0x80 : 0;
+  const uint8_t* s = static_cast<const uint8_t*>(x.raw());
+  std::vector<uint8_t> out(x.numel());
+  if (x.rank() != 4) {
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = s[i] ^ flip;
+    return out;
+  }
+  const int64_t N = x.dim(0), C = x.dim(1), HW = x.dim(2) * x.dim(3);
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) out[(b * HW + p) * C + c] = s[(b * C + c) * HW + p] ^ flip;
+  return out;
+}
+
+// NHWC int8 bytes -> a tensor of `type` (NCHW when 4-d).
+StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Create(type.dtype, type.dims));
+  const uint8_t flip = type.dtype == DType::kU8 ? 0x80 : 0;
+  uint8_t* d = static_cast<uint8_t*>(y.raw());
+  if (y.rank() != 4) {
+    for (int64_t i = 0; i < y.numel(); ++i) d[i] = s[i] ^ flip;
+    return y;
+  }
+  const int64_t N = y.dim(0), C = y.dim(1), HW = y.dim(2) * y.dim(3);
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) d[(b * C + c) * HW + p] = s[(b * HW + p) * C + c] ^ flip;
+  return y;
+}
+
+// The CPU's int8 form of an NPU node: integer conv/matmul (int32) + bias + fixed-point
+// requantization, on the node's own tensors (NCHW, u8 or i8).
+StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
+  ASSIGN_OR_RETURN(partition::QuantizedLayer q, partition::QuantizedLayerOf(n));
+  const TensorType& yt = n.output(0)->type;
+  ASSIGN_OR_RETURN(Tensor acc, Tensor::Create(DType::kI32, yt.dims));
+  std::vector<Tensor> outs;
+  outs.push_back(std::move(acc));
+  const bool conv = n.op() == OpKind::kQLinearConv;
+  const OpKind op = conv ? OpKind::kConvInteger : OpKind::kMatMulInteger;
+  std::vector<const Tensor*> kin = {in[0], in[3], in[2], in.size() > 5 ? in[5] : nullptr};
+  ref::KernelContext k{op, n.attrs, n.Label(), kin, outs};
+  RETURN_IF_ERROR(ref::GetKernel(op)(k));
+  const npu::ConvLayer& l = q.layer;
+  ASSIGN_OR_RETURN(Tensor y, Tensor::Create(yt.dtype, yt.dims));
+  const int32_t* a = outs[0].data<int32_t>();
+  const int64_t N = l.out_channels;
+  const int64_t plane = conv ? int64_t{l.out_h()} * l.out_w() : 1;
+  const int32_t zy = q.output_u8 ? l.y_zero_point + 128 : l.y_zero_point;
+  const int32_t lo = q.output_u8 ? 0 : -128, hi = q.output_u8 ? 255 : 127;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const int64_t oc = conv ? (i / plane) % N : i % N;
+    const auto& rq = l.requant.size() == 1 ? l.requant[0] : l.requant[oc];
+    const int32_t v = quant::Requantize(a[i] + l.bias[oc], rq, zy, lo, hi);
+    if (q.output_u8) y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+    else y.data<int8_t>()[i] = static_cast<int8_t>(v);
+  }
+  return y;
+}
+
+const artifact_io::Region* FindRegion(const artifact_io::NpuProgramData& d, const std::string& suffix) {
+  for (const auto& r : d.regions)
+    if (r.name.size() >= suffix.size() && r.name.compare(r.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+StatusOr<LoadedArtifact> LoadArtifact(const artifact_io::MappedArtifact& file) {
+  LoadedArtifact a;
+  a.file = &file;
+  a.meta = file.Metadata();
+  const auto bytes = file.graph_onnx();
+  onnx::ModelProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return InvalidArgument("{}: the compiled graph is not valid ONNX", file.path());
+  ASSIGN_OR_RETURN(a.graph, onnx_fe::ImportOnnxModel(proto, "", file.path()));
+  auto t = npu::ParseTargetText(a.meta.target_json, file.path() + " (target)");
+  if (!t.ok()) return t.status();
+  a.target = *t;
+  return a;
+}
+
+StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice device,
+                                        const std::map<std::string, Tensor>& inputs, const partition::CpuCost& cpu) {
+  const std::string& path = a.file->path();
+  RETURN_IF_ERROR(CheckInputs(a.graph, inputs).WithContext(path));
+  std::unordered_map<std::string, size_t> npu_segment;  // node -> segment index
+  for (size_t i = 0; i < a.meta.segments.size(); ++i)
+    if (a.meta.segments[i].unit == Unit::kNpu)
+      for (const auto& n : a.meta.segments[i].nodes) npu_segment[n] = i;
+  std::unordered_map<std::string, Tensor> env;
+  std::unordered_map<std::string, std::vector<uint8_t>> in_dram;  // NHWC i8 values left in DRAM by the NPU
+  for (auto& [name, t] : inputs) env[name] = t;
+  ArtifactRunResult r;
+  const npu::Target& t = a.target;
+  const double bw = t.dram.bandwidth_bytes_per_s;
+  for (const Node* n : a.graph.nodes()) {
+    std::vector<const Tensor*> in;
+    for (const Value* v : n->inputs()) {
+      if (!v) {
+        in.push_back(nullptr);
+      } else if (v->is_constant()) {
+        in.push_back(&v->constant());
+      } else {
+        auto it = env.find(v->name());
+        if (it == env.end()) return Internal("{}: {}: input '{}' was not computed", path, n->Label(), v->name());
+        in.push_back(&it->second);
+      }
+    }
+    LayerRun lr;
+    lr.node = n->name();
+    lr.op = std::string(OpName(n->op()));
+    if (auto l = partition::GemmLayerShape(*n); l.ok()) lr.macs = l->macs();
+    auto seg = npu_segment.find(n->name());
+    std::vector<Tensor> outs;
+    if (seg != npu_segment.end()) lr.unit = Unit::kNpu;
+    if (seg != npu_segment.end() && device == ArtifactDevice::kNpuSim) {
+      const artifact_io::Segment& s = a.meta.segments[seg->second];
+      const artifact_io::NpuProgramData& d = s.npu;
+      const artifact_io::Region* ri = FindRegion(d, ".input");
+      const artifact_io::Region* ro = FindRegion(d, ".output");
+      if (!ri || !ro) return InvalidArgument("{}: NPU segment of '{}' has no input/output region", path, n->name());
+      ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(d.instructions));
+      p.dram_bytes = d.dram_bytes;
+      p.cores_used = d.cores_used;
+      p.semaphores = d.semaphores;
+      p.task_names = d.task_names;
+      const auto init = a.file->npu_dram_init(seg->second);
+      if (static_cast<int64_t>(init.size()) > d.dram_bytes || ri->addr + ri->bytes > d.dram_bytes ||
+          ro->addr + ro->bytes > d.dram_bytes)
+        return InvalidArgument("{}: NPU segment of '{}': regions outside its DRAM image", path, n->name());
+      std::vector<uint8_t> dram(d.dram_bytes, 0);
+      std::memcpy(dram.data(), init.data(), init.size());
+      const Value* x = n->input(0);
+      auto resident = in_dram.find(x->name());
+      std::vector<uint8_t> staged;
+      const std::vector<uint8_t>* xb;
+      if (resident != in_dram.end()) {
+        xb = &resident->second;
+      } else {  // copy in from the CPU: layout change and shift
+        staged = ToNpu(*in[0]);
+        xb = &staged;
+        ++lr.copies;
+        lr.copy_bytes += Bytes(*in[0]);
+      }
+      if (static_cast<int64_t>(xb->size()) != ri->bytes)
+        return InvalidArgument("{}: '{}': input has {} bytes, the NPU region {}", path, n->name(), xb->size(), ri->bytes);
+      std::memcpy(dram.data() + ri->addr, xb->data(), xb->size());
+      npu::SimOptions so;
+      so.functional = true;
+      so.dram = &dram;
+      auto sim = npu::Simulate(p, t, so);
+      if (!sim.ok()) return sim.status().WithContext(path + ": " + n->Label());
+      lr.simulated = true;
+      lr.stats = sim->total;
+      std::vector<uint8_t> yb(dram.begin() + ro->addr, dram.begin() + ro->addr + ro->bytes);
+      const Value* y = n->output(0);
+      ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
+      bool cpu_use = y->is_graph_output();
+      for (const auto& u : y->uses()) cpu_use |= !npu_segment.count(u.node->name());
+      if (cpu_use) {
+        ++lr.copies;
+        lr.copy_bytes += Bytes(yt);
+      }
+      in_dram[y->name()] = std::move(yb);
+      outs.push_back(std::move(yt));
+      lr.seconds = lr.stats.cycles / t.clock_hz + lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
+      r.npu_total.Add(lr.stats);
+      r.npu_s += lr.stats.cycles / t.clock_hz;
+      r.copy_s += lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
+      r.copies += lr.copies;
+      r.copy_bytes += lr.copy_bytes;
+    } else if (seg != npu_segment.end()) {
+      auto y = CpuInt8(*n, in);
+      if (!y.ok()) return y.status().WithContext(path);
+      outs.push_back(std::move(*y));
+      lr.unit = Unit::kCpu;
+      lr.seconds = lr.macs / cpu.int8_macs_per_s;
+      r.cpu_s += lr.seconds;
+    } else {
+      auto o = EvaluateNode(*n, in);
+      if (!o.ok()) return o.status().WithContext(path);
+      outs = std::move(*o);
+      if (lr.macs) {
+        lr.seconds = lr.macs / cpu.int8_macs_per_s;
+      } else {
+        int64_t bytes = 0;
+        for (const Tensor* x : in) bytes += x ? Bytes(*x) : 0;
+        for (const Tensor& y : outs) bytes += Bytes(y);
+        lr.seconds = bytes / cpu.copy_bytes_per_s;
+      }
+      r.cpu_s += lr.seconds;
+    }
+    for (int i = 0; i < n->num_outputs(); ++i)
+      if (n->output(i)) env[n->output(i)->name()] = std::move(outs[i]);
+    r.layers.push_back(std::move(lr));
+  }
+  for (const Value* v : a.graph.outputs()) {
+    auto it = env.find(v->name());
+    if (it == env.end()) return Internal("{}: output '{}' was not computed", path, v->name());
+    r.output_names.push_back(v->name());
+    r.outputs.push_back(it->second);
+  }
+  return r;
+}
+
+std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& r) {
+  const npu::Target& t = a.target;
+  std::string s = fmt::format("{:<34} {:<12} {:<4} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n",
+                              "layer", "op", "unit", "cycles", "MACs", "util", "map", "DRAM B", "SRAM pk", "stalls",
+                              "top stall", "copies", "roofline");
+  for (const LayerRun& l : r.layers) {
+    std::string name = l.node.size() > 34 ? ".." + l.node.substr(l.node.size() - 32) : l.node;
+    std::string copies = l.copies ? fmt::format("{}/{}B", l.copies, l.copy_bytes) : "-";
+    if (!l.simulated) {
+      s += fmt::format("{:<34} {:<12} {:<4} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n", name,
+                       l.op.substr(0, 12), artifact_io::UnitName(l.unit), "-", l.macs ? std::to_string(l.macs) : "-",
+                       "-", "-", "-", "-", "-", fmt::format("cpu est {:.4f} ms", l.seconds * 1e3), copies, "-");
+      continue;
+    }
+    const npu::Stats& st = l.stats;
+    double stall = 0, top = 0;
+    std::string top_name = "-";
+    for (auto& [k, v] : st.stalls) {
+      stall += v;
+      if (v > top) top = v, top_name = k;
+    }
+    s += fmt::format("{:<34} {:<12} {:<4} {:>9.0f} {:>11} {:>5.1f}% {:>5.1f}% {:>10} {:>9} {:>9.0f} {:<24} {:>9} {:>7.0f} {:<7}\n",
+                     name, l.op.substr(0, 12), "npu", st.cycles, st.macs, 100 * st.mac_utilization(t),
+                     100 * st.mapping_efficiency(), st.dram_read + st.dram_written, st.sram_peak, stall,
+                     top_name.substr(0, 24), copies, st.roofline_cycles(t), st.compute_bound(t) ? "compute" : "memory");
+  }
+  const npu::Stats& tot = r.npu_total;
+  s += fmt::format("NPU: {:.0f} cycles = {:.3f} ms at {:.2f} GHz, {} MACs, MAC utilization {:.1f}%, mapping {:.1f}%, "
+                   "DRAM {} B read + {} B written, SRAM peak {} B, roofline {:.3f} ms ({}-bound)\n",
+                   tot.cycles, r.npu_s * 1e3, t.clock_hz / 1e9, tot.macs, 100 * tot.mac_utilization(t),
+                   100 * tot.mapping_efficiency(), tot.dram_read, tot.dram_written, tot.sram_peak,
+                   tot.roofline_cycles(t) / t.clock_hz * 1e3, tot.compute_bound(t) ? "compute" : "memory");
+  if (!tot.stalls.empty()) {
+    s += "NPU stall cycles by cause:";
+    for (auto& [k, v] : tot.stalls) s += fmt::format("  {} {:.0f}", k, v);
+    s += "\n";
+  }
+  s += fmt::format("CPU: {:.3f} ms (cost model); copies between units: {} ({} B, {:.3f} ms)\n", r.cpu_s * 1e3,
+                   r.copies, r.copy_bytes, r.copy_s * 1e3);
+  s += fmt::format("simulated latency: {:.3f} ms\n", r.latency_s() * 1e3);
+  return s;
+}
+
+}  // namespace edgec

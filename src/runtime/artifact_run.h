@@ -1,0 +1,69 @@
+// Running a compiled model file (`edgec run model.edgec`).
+//
+// --device npu-sim: every NPU segment runs in the NPU simulator (functional and timing, on its
+// DRAM image: constants from the file, the input written to "<node>.input" as NHWC int8, the
+// output read from "<node>.output"); CPU nodes run on the reference kernels. A tensor moving
+// from a CPU node to an NPU node (or back) is one copy, counted with its bytes; the NCHW <->
+// NHWC change (and the u8 <-> i8 shift by 128) happens in that copy. Between NPU nodes the
+// tensor stays in DRAM in the NPU's layout.
+// --device cpu: every node on the CPU; the NPU's nodes (QLinearConv, QLinearMatMul) as the
+// integer convolution / matmul (int32) plus the same fixed-point requantization the NPU uses
+// (quant/fixed_point.h), so the two devices agree bit for bit.
+//
+// Simulated latency (npu-sim) = NPU cycles / clock + CPU nodes by the partitioner's CPU cost
+// model (MACs / int8 rate, other nodes: bytes in + out / copy bandwidth) + copies (bytes /
+// DRAM bandwidth + bytes / CPU copy bandwidth).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "npu/sim.h"
+#include "partition/partition.h"
+#include "runtime/artifact.h"
+
+namespace edgec {
+
+enum class ArtifactDevice { kNpuSim, kCpu };
+
+struct LayerRun {
+  std::string node, op;
+  artifact_io::Unit unit = artifact_io::Unit::kCpu;
+  bool simulated = false;  // stats valid
+  npu::Stats stats;
+  int64_t macs = 0;
+  int copies = 0;
+  int64_t copy_bytes = 0;
+  double seconds = 0;  // simulated (NPU) or estimated (CPU) time, copies included
+};
+
+struct ArtifactRunResult {
+  std::vector<std::string> output_names;
+  std::vector<Tensor> outputs;
+  std::vector<LayerRun> layers;  // every node in order
+  npu::Stats npu_total;
+  double npu_s = 0, cpu_s = 0, copy_s = 0;
+  int copies = 0;
+  int64_t copy_bytes = 0;
+  double latency_s() const { return npu_s + cpu_s + copy_s; }
+};
+
+// The artifact's graph and target, ready to run.
+struct LoadedArtifact {
+  Graph graph;
+  npu::Target target;
+  artifact_io::CompiledModel meta;
+  const artifact_io::MappedArtifact* file = nullptr;
+};
+StatusOr<LoadedArtifact> LoadArtifact(const artifact_io::MappedArtifact& file);
+
+StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice device,
+                                        const std::map<std::string, Tensor>& inputs,
+                                        const partition::CpuCost& cpu = {});
+
+// Per-layer table and totals.
+std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& r);
+
+}  // namespace edgec

@@ -1,0 +1,224 @@
+// Partition, compile and run: placement reasons on a small CNN that has what the NPU takes
+// (convs, a Gemm) and what it does not (a depthwise conv, Softmax, float islands), and the
+// compiled file run on the simulated NPU vs on the CPU's int8 kernels: the outputs must be
+// equal bit for bit, on every target in targets/, with single and double buffering.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "ir/infer.h"
+#include "partition/compile.h"
+#include "quant/pipeline.h"
+#include "runtime/artifact_run.h"
+#include "runtime/reference_executor.h"
+
+namespace edgec::partition {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Tensor Normal(Dims dims, uint32_t seed, double sd = 1.0) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n(0.f, static_cast<float>(sd));
+  Tensor t(DType::kF32, std::move(dims));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = n(rng);
+  return t;
+}
+
+Value* Add(Graph& g, OpKind op, std::vector<Value*> in, Attributes a, const std::string& name) {
+  Node* n = g.AddNode(op, name, std::move(in), 1, {name + ":0"});
+  n->attrs = std::move(a);
+  return n->output(0);
+}
+
+// x[1,8,12,12] -> conv1 3x3 -> relu -> dw 3x3 (group 16) -> relu -> conv3 1x1 stride 2
+// -> gap -> flatten -> fc -> softmax
+Graph SmallCnn() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 8, 12, 12}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Attributes dw = pad;
+  dw.Set("group", int64_t{16});
+  Attributes s2;
+  s2.Set("strides", Ints{2, 2});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({16, 8, 3, 3}, 1, 0.2)),
+                                     g.AddConstant("b1", Normal({16}, 2, 0.1))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", Normal({16, 1, 3, 3}, 3, 0.3)),
+                                     g.AddConstant("b2", Normal({16}, 4, 0.1))}, dw, "dw");
+  Value* r2 = Add(g, OpKind::kRelu, {c2}, {}, "relu2");
+  Value* c3 = Add(g, OpKind::kConv, {r2, g.AddConstant("w3", Normal({24, 16, 1, 1}, 5, 0.3)),
+                                     g.AddConstant("b3", Normal({24}, 6, 0.1))}, s2, "conv3");
+  Value* p = Add(g, OpKind::kGlobalAveragePool, {c3}, {}, "gap");
+  Value* f = Add(g, OpKind::kFlatten, {p}, {}, "flatten");
+  Attributes tb;
+  tb.Set("transB", int64_t{1});
+  Value* fc = Add(g, OpKind::kGemm, {f, g.AddConstant("wf", Normal({10, 24}, 7, 0.4)),
+                                     g.AddConstant("bf", Normal({10}, 8, 0.1))}, tb, "fc");
+  Value* y = Add(g, OpKind::kSoftmax, {fc}, {}, "softmax");
+  g.MarkOutput(y);
+  Status st = InferShapes(g);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return g;
+}
+
+// The quantized (QDQ) and folded integer graph.
+Graph IntegerCnn(DType storage) {
+  Graph g = SmallCnn();
+  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
+  std::vector<quant::Sample> samples;
+  for (int i = 0; i < 6; ++i) samples.push_back({{"x", Normal({1, 8, 12, 12}, 100 + i)}});
+  quant::CalibrationOptions co;
+  co.storage = storage;
+  auto table = quant::Calibrate(g, samples, co, {}, false);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
+  auto folded = quant::Int8Executable(g);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  return std::move(*folded);
+}
+
+const NodePlacement* Find(const std::vector<NodePlacement>& ps, const std::string& prefix, OpKind op) {
+  for (const auto& p : ps)
+    if (p.node->op() == op && p.node->name().rfind(prefix, 0) == 0) return &p;
+  return nullptr;
+}
+
+TEST(PartitionTest, ReasonsForEveryNode) {
+  Graph g = IntegerCnn(DType::kI8);
+  PartitionOptions slow;  // a slow CPU, so that the cost rule sends these tiny convs to the NPU
+  slow.cpu.int8_macs_per_s = 1e8;
+  auto ps = Partition(g, npu::DefaultTarget(), slow);
+  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+  ASSERT_EQ(ps->size(), static_cast<size_t>(g.num_nodes()));
+  for (const auto& p : *ps) EXPECT_FALSE(p.reason.empty()) << p.node->Label();
+  const NodePlacement* conv1 = Find(*ps, "conv1", OpKind::kQLinearConv);
+  ASSERT_TRUE(conv1);
+  EXPECT_EQ(conv1->unit, artifact_io::Unit::kNpu) << conv1->reason;
+  const NodePlacement* soft = Find(*ps, "softmax", OpKind::kSoftmax);
+  ASSERT_TRUE(soft);
+  EXPECT_EQ(soft->unit, artifact_io::Unit::kCpu);
+  EXPECT_EQ(soft->reason, "unsupported op Softmax");
+  const NodePlacement* dw = Find(*ps, "dw", OpKind::kQLinearConv);
+  ASSERT_TRUE(dw) << FormatPlacements(*ps);
+  EXPECT_EQ(dw->unit, artifact_io::Unit::kCpu);
+  EXPECT_NE(dw->reason.find("depthwise conv not lowered"), std::string::npos) << dw->reason;
+  bool f32 = false;
+  for (const auto& p : *ps) f32 |= p.reason == "dtype f32 not supported";
+  EXPECT_TRUE(f32) << FormatPlacements(*ps);
+}
+
+TEST(PartitionTest, U8NeedsTheDtypeAndCostRuleCanKeepTinyLayers) {
+  Graph g = IntegerCnn(DType::kU8);
+  auto ps = Partition(g, npu::DefaultTarget());  // default lists i8, not u8
+  ASSERT_TRUE(ps.ok());
+  const NodePlacement* conv1 = Find(*ps, "conv1", OpKind::kQLinearConv);
+  ASSERT_TRUE(conv1);
+  EXPECT_EQ(conv1->reason, "dtype u8 not supported");
+  // A CPU a million times faster wins every layer on cost.
+  Graph g8 = IntegerCnn(DType::kI8);
+  PartitionOptions fast;
+  fast.cpu.int8_macs_per_s = 1e18;
+  auto ps8 = Partition(g8, npu::DefaultTarget(), fast);
+  ASSERT_TRUE(ps8.ok());
+  const NodePlacement* c = Find(*ps8, "conv1", OpKind::kQLinearConv);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->unit, artifact_io::Unit::kCpu);
+  EXPECT_EQ(c->reason.rfind("cost: cpu", 0), 0u) << c->reason;
+  EXPECT_GT(c->transfer_bytes, 0);  // its input comes from a CPU node
+}
+
+TEST(PartitionTest, DynamicShapeStaysOnCpu) {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kI8, {-1, 4, 5, 5}));
+  auto scalar = [&](const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); };
+  auto zp = [&](const std::string& n) { return g.AddConstant(n, Tensor::FromVector<int8_t>(DType::kI8, {}, {0})); };
+  Tensor w = Tensor::FromVector<int8_t>(DType::kI8, {2, 4, 1, 1}, std::vector<int8_t>(8, 1));
+  Value* y = Add(g, OpKind::kQLinearConv,
+                 {x, scalar("sx", 0.1f), zp("zx"), g.AddConstant("w", w), scalar("sw", 0.1f), zp("zw"),
+                  scalar("sy", 0.2f), zp("zy")}, {}, "qc");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  EXPECT_EQ(NpuSupport(*g.nodes()[0], npu::DefaultTarget()), "dynamic shape");
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".edgec")).string();
+}
+
+// Compiles `g` for `t`, writes and maps the file, runs it on both devices.
+void CheckBitExact(const Graph& g, const npu::Target& t, bool double_buffer, DType storage) {
+  PartitionOptions o;
+  o.cost_rule = false;
+  o.tiler.allow_double = double_buffer;
+  auto r = CompileGraph(g, t, "small_cnn", o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  int npu = 0;
+  for (const auto& p : r->placements) npu += p.unit == artifact_io::Unit::kNpu;
+  EXPECT_GE(npu, 2) << t.name << "\n" << FormatPlacements(r->placements);
+  const std::string path = TempPath("compile_run_");
+  ASSERT_TRUE(artifact_io::WriteArtifact(path, r->model).ok());
+  auto file = artifact_io::MappedArtifact::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto loaded = LoadArtifact(**file);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  for (int seed = 0; seed < 3; ++seed) {
+    std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 500 + seed)}};
+    auto sim = RunArtifact(*loaded, ArtifactDevice::kNpuSim, in);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    auto cpu = RunArtifact(*loaded, ArtifactDevice::kCpu, in);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+    ASSERT_EQ(sim->outputs.size(), 1u);
+    const Tensor &a = sim->outputs[0], &b = cpu->outputs[0];
+    ASSERT_EQ(a.nbytes(), b.nbytes());
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0)
+        << t.name << (double_buffer ? " double" : " single") << " seed " << seed;
+    // The simulated layers obey the roofline and count the layer's MACs.
+    int simulated = 0;
+    for (const LayerRun& l : sim->layers) {
+      if (!l.simulated) continue;
+      ++simulated;
+      EXPECT_GE(l.stats.cycles + 1e-6, l.stats.roofline_cycles(t)) << l.node;
+      EXPECT_EQ(l.stats.macs, l.macs) << l.node;
+    }
+    EXPECT_EQ(simulated, npu);
+    EXPECT_GT(sim->copies, 0);
+    EXPECT_GT(sim->latency_s(), 0);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(CompileRunTest, NpuSimEqualsCpuOnEveryTarget) {
+  auto targets = npu::ListTargets();
+  ASSERT_TRUE(targets.ok()) << targets.status().ToString();
+  ASSERT_GE(targets->size(), 3u);
+  const Graph g = IntegerCnn(DType::kI8);
+  for (const npu::Target& t : *targets)
+    for (bool db : {true, false}) CheckBitExact(g, t, db, DType::kI8);
+}
+
+TEST(CompileRunTest, U8ActivationsOnATargetThatHasThem) {
+  auto t = npu::LoadTarget("edge-large");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_TRUE(t->SupportsDType("u8"));
+  CheckBitExact(IntegerCnn(DType::kU8), *t, true, DType::kU8);
+}
+
+TEST(CompileRunTest, ForeignFileIsRefusedByName) {
+  const std::string path = TempPath("foreign_");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "this is not a compiled model, just some bytes long enough to look at";
+  }
+  auto f = artifact_io::MappedArtifact::Open(path);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find(path), std::string::npos) << f.status().message();
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace edgec::partition

@@ -1,0 +1,124 @@
+// edgec compile MODEL.onnx --target T [--set F=V] [--calib DIR] -o MODEL.edgec [--emit=asm FILE]
+// Quantizes (with --calib; a QDQ model is taken as it is), folds Q/DQ into integer ops,
+// partitions the graph between NPU and CPU, lowers every NPU node and writes the compiled
+// model file. Prints the placement of every node with its reason.
+#include <fstream>
+
+#include "frontend/onnx/importer.h"
+#include "partition/compile.h"
+#include "quant/calibration_data.h"
+#include "quant/pipeline.h"
+#include "runtime/shape_binding.h"
+#include "tools/edgec/inputs.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+namespace {
+
+struct CompileFlags {
+  std::string model, target = "default", calib, output, method = "entropy", dtype = "i8";
+  std::vector<std::string> sets, shapes, emit;
+  int64_t limit = 0;
+  bool single = false, all_npu = false, quiet = false;
+  double cpu_gmacs = 20;
+};
+
+bool HasQdq(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul)
+      return true;
+  return false;
+}
+
+int CompileMain(const CompileFlags& f) {
+  auto target = TargetFor(f.target, f.sets);
+  if (!target.ok()) return ReportError(target.status().message());
+  std::string asm_file;
+  if (!f.emit.empty()) {
+    if (f.emit.size() != 2 || f.emit[0] != "asm") return ReportError("--emit: expected 'asm FILE'");
+    asm_file = f.emit[1];
+  }
+  auto g = onnx_fe::ImportOnnxFile(f.model);
+  if (!g.ok()) return ReportError(g.status().message());
+  auto text = ParseAssignments(f.shapes, "--shape");
+  if (!text.ok()) return ReportError(text.status().message());
+  std::map<std::string, Dims> bound;
+  for (auto& [name, t] : *text) {
+    auto d = ParseDims(t);
+    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
+    bound[name] = *d;
+  }
+  Status st = BindInputShapes(*g, bound, 1);
+  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  if (!f.calib.empty()) {
+    if (HasQdq(*g)) return ReportError(fmt::format("{}: already quantized; drop --calib", f.model));
+    st = quant::PrepareForQuantization(*g);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+    quant::CalibrationOptions co;
+    auto method = quant::ParseCalibrationMethod(f.method);
+    if (!method.ok()) return ReportError("--method: " + method.status().message());
+    co.method = *method;
+    if (f.dtype != "u8" && f.dtype != "i8") return ReportError(fmt::format("--dtype: '{}' is not u8 or i8", f.dtype));
+    co.storage = f.dtype == "u8" ? DType::kU8 : DType::kI8;
+    quant::QuantizeOptions qo;
+    auto samples = quant::LoadCalibrationSet(*g, f.calib, {}, f.limit);
+    if (!samples.ok()) return ReportError(samples.status().message());
+    auto table = quant::Calibrate(*g, *samples, co, qo, false);
+    if (!table.ok()) return ReportError(fmt::format("{}: {}", f.model, table.status().message()));
+    auto summary = quant::RewriteToQdq(*g, *table, qo);
+    if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
+    if (!f.quiet)
+      fmt::print("quantized {} node(s) ({} calibration samples, {} activations)\n", summary->quantized_nodes,
+                 samples->size(), f.dtype);
+  } else if (!HasQdq(*g)) {
+    return ReportError(fmt::format("{}: a float model: give --calib DIR to quantize it, or a QDQ model "
+                                   "(edgec quantize)", f.model));
+  }
+  auto folded = quant::Int8Executable(*g);
+  if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
+  partition::PartitionOptions po;
+  po.cpu.int8_macs_per_s = f.cpu_gmacs * 1e9;
+  po.tiler.allow_double = !f.single;
+  po.cost_rule = !f.all_npu;
+  auto r = partition::CompileGraph(*folded, *target, f.model, po);
+  if (!r.ok()) return ReportError(fmt::format("{}: {}", f.model, r.status().message()));
+  st = artifact_io::WriteArtifact(f.output, r->model);
+  if (!st.ok()) return ReportError(st.message());
+  if (!asm_file.empty()) {
+    std::ofstream out(asm_file);
+    if (!out) return ReportError(fmt::format("{}: cannot write", asm_file));
+    out << r->listing;
+  }
+  if (!f.quiet) {
+    fmt::print("target {}\n{}", target->name, partition::FormatPlacements(r->placements));
+    int npu_segments = 0;
+    for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
+    fmt::print("{} segment(s) ({} NPU); wrote {}\n", r->model.segments.size(), npu_segments, f.output);
+    if (!asm_file.empty()) fmt::print("wrote the NPU listing to {}\n", asm_file);
+  }
+  return 0;
+}
+
+}  // namespace
+
+VerbMain AddCompileVerb(CLI::App& app) {
+  auto flags = std::make_shared<CompileFlags>();
+  CLI::App* sub = app.add_subcommand("compile", "Compile a model for an NPU target into one .edgec file");
+  sub->add_option("model", flags->model, "ONNX model (float with --calib, or QDQ)")->required();
+  sub->add_option("--target", flags->target, "target file or name (edgec targets)")->capture_default_str();
+  sub->add_option("--set", flags->sets, "override a target field: FIELD=VALUE");
+  sub->add_option("--calib", flags->calib, "quantize first with the calibration inputs in DIR");
+  sub->add_option("--limit", flags->limit, "use the first N calibration inputs (0 = all)");
+  sub->add_option("--method", flags->method, "calibrator (with --calib)")->capture_default_str();
+  sub->add_option("--dtype", flags->dtype, "activation dtype when quantizing: i8 or u8")->capture_default_str();
+  sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's dims");
+  sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
+  sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
+  sub->add_flag("--single-buffer", flags->single, "tile every layer with single buffering");
+  sub->add_flag("--all-npu", flags->all_npu, "skip the cost rule: every legal node to the NPU");
+  sub->add_option("--cpu-gmacs", flags->cpu_gmacs, "the cost rule's CPU int8 rate (GMAC/s)")->capture_default_str();
+  sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
+  return [flags] { return CompileMain(*flags); };
+}
+
+}  // namespace edgec::cli

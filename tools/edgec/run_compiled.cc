@@ -1,0 +1,53 @@
+// edgec run MODEL.edgec --device npu-sim|cpu [--input NAME=FILE.npy] [--output-dir DIR]
+// Runs a compiled model file: NPU segments in the simulator (npu-sim) or every node on the
+// CPU (cpu); prints the per-layer table and the simulated latency.
+#include <filesystem>
+
+#include "runtime/artifact_run.h"
+#include "support/npy.h"
+#include "tools/edgec/inputs.h"
+#include "tools/edgec/verbs.h"
+
+namespace edgec::cli {
+
+int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& input_flags,
+                const std::string& output_dir, uint64_t seed, bool quiet) {
+  ArtifactDevice d;
+  if (device == "npu-sim") d = ArtifactDevice::kNpuSim;
+  else if (device == "cpu") d = ArtifactDevice::kCpu;
+  else return ReportError(fmt::format("--device: '{}' is not npu-sim or cpu", device));
+  auto mapped = artifact_io::MappedArtifact::Open(file);
+  if (!mapped.ok()) return ReportError(mapped.status().message());
+  auto loaded = LoadArtifact(**mapped);
+  if (!loaded.ok()) return ReportError(loaded.status().message());
+  std::vector<std::string> generated;
+  auto inputs = GatherInputs(loaded->graph, input_flags, {}, seed, &generated);
+  if (!inputs.ok()) return ReportError(fmt::format("{}: {}", file, inputs.status().message()));
+  if (!quiet)
+    for (auto& n : generated) fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), seed);
+  auto r = RunArtifact(*loaded, d, *inputs);
+  if (!r.ok()) return ReportError(r.status().message());
+  if (!quiet) {
+    fmt::print("{} on {} (target {})\n", file, device, loaded->target.name);
+    if (d == ArtifactDevice::kNpuSim) {
+      fmt::print("{}", FormatArtifactRun(*loaded, *r));
+    } else {
+      fmt::print("every node on the CPU (int8 integer kernels, fixed-point requantization); CPU cost model {:.3f} ms\n",
+                 r->cpu_s * 1e3);
+    }
+  }
+  if (!output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    if (ec) return ReportError(fmt::format("cannot create output folder '{}': {}", output_dir, ec.message()));
+    for (size_t i = 0; i < r->outputs.size(); ++i) {
+      const std::string path = (std::filesystem::path(output_dir) / (SanitizeFileName(r->output_names[i]) + ".npy")).string();
+      Status st = WriteNpy(path, r->outputs[i]);
+      if (!st.ok()) return ReportError(st.message());
+    }
+    if (!quiet) fmt::print("wrote {} output(s) to {}\n", r->outputs.size(), output_dir);
+  }
+  return 0;
+}
+
+}  // namespace edgec::cli
