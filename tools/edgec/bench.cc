@@ -51,7 +51,7 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
-// MACs of one inference: the source graph (before fusion, which NodeMacs does not know)
+// MACs of one inference: the source graph (before fusion: composites such as Attention count none)
 // with the bench's input shapes bound. 0 when they cannot be bound.
 int64_t SourceMacs(const Graph& source, const std::map<std::string, Dims>& shapes) {
   Graph g = source.Clone();
