@@ -108,6 +108,12 @@ void BM_Conv1x1_RowMajor(benchmark::State& state) {
   Problem p = ConvProblem(state.range(1), state.range(1), state.range(2), 1, Layout::kRowMajor, 1);
   RunProblem(state, p);
 }
+// Row-major 3x3 convs as in unet_small (range(1) -> range(2) channels at range(3) pixels
+// per side): direct or Winograd (EDGEC_CPU_WINOGRAD=0 turns it off).
+void BM_Conv3x3_RowMajor(benchmark::State& state) {
+  Problem p = ConvProblem(state.range(1), state.range(2), state.range(3), 1, Layout::kRowMajor);
+  RunProblem(state, p);
+}
 void BM_Depthwise3x3_144_56(benchmark::State& state) {
   Problem p = ConvProblem(144, 144, 56, 144, Layout::kNHWC);
   RunProblem(state, p);
@@ -167,6 +173,8 @@ BENCHMARK(BM_Conv3x3_64x64_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime(
 BENCHMARK(BM_Conv3x3_64x64_56_RowMajor)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Conv1x1_RowMajor)->Args({1, 116, 14})->Args({1, 232, 7})->Args({1, 24, 56})->Args({1, 64, 16})
     ->ArgNames({"threads", "c", "hw"})->UseRealTime();
+BENCHMARK(BM_Conv3x3_RowMajor)->Args({1, 96, 32, 64})->Args({1, 32, 32, 64})->Args({1, 192, 64, 32})
+    ->Args({1, 64, 64, 32})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
 BENCHMARK(BM_Depthwise3x3_144_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
