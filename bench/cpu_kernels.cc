@@ -114,6 +114,12 @@ void BM_Conv3x3_RowMajor(benchmark::State& state) {
   Problem p = ConvProblem(state.range(1), state.range(2), state.range(3), 1, Layout::kRowMajor);
   RunProblem(state, p);
 }
+// The same in NHWC (squeezenet1_1, resnet18 shapes): direct nhwc kernels need no reorders,
+// Winograd still reorders in and out.
+void BM_Conv3x3_Nhwc(benchmark::State& state) {
+  Problem p = ConvProblem(state.range(1), state.range(2), state.range(3), 1, Layout::kNHWC);
+  RunProblem(state, p);
+}
 void BM_Depthwise3x3_144_56(benchmark::State& state) {
   Problem p = ConvProblem(144, 144, 56, 144, Layout::kNHWC);
   RunProblem(state, p);
@@ -175,6 +181,8 @@ BENCHMARK(BM_Conv1x1_RowMajor)->Args({1, 116, 14})->Args({1, 232, 7})->Args({1, 
     ->ArgNames({"threads", "c", "hw"})->UseRealTime();
 BENCHMARK(BM_Conv3x3_RowMajor)->Args({1, 96, 32, 64})->Args({1, 32, 32, 64})->Args({1, 192, 64, 32})
     ->Args({1, 64, 64, 32})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
+BENCHMARK(BM_Conv3x3_Nhwc)->Args({1, 64, 256, 13})->Args({1, 32, 128, 27})->Args({1, 64, 64, 56})
+    ->Args({1, 128, 128, 28})->Args({1, 256, 256, 14})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
 BENCHMARK(BM_Depthwise3x3_144_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
