@@ -66,18 +66,19 @@ void RunProblem(benchmark::State& state, Problem& p) {
   state.SetLabel((*kernel)->Describe());
 }
 
-Problem ConvProblem(int64_t c_in, int64_t c_out, int64_t hw, int64_t group, Layout layout) {
+Problem ConvProblem(int64_t c_in, int64_t c_out, int64_t hw, int64_t group, Layout layout, int64_t k = 3) {
   Problem p;
   p.req.op = OpKind::kConv;
   p.req.label = "Conv 'bench'";
-  p.attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const int64_t pad = k / 2;
+  p.attrs.Set("pads", std::vector<int64_t>{pad, pad, pad, pad});
   p.attrs.Set("group", group);
-  const Dims x = {1, c_in, hw, hw}, w = {c_out, c_in / group, 3, 3}, y = {1, c_out, hw, hw};
+  const Dims x = {1, c_in, hw, hw}, w = {c_out, c_in / group, k, k}, y = {1, c_out, hw, hw};
   p.inputs = {RandomTensor(x, 1), RandomTensor(w, 2), RandomTensor({c_out}, 3)};
   p.req.inputs = {Desc(x, layout), Desc(w), Desc({c_out})};
   p.req.constants = {nullptr, &p.inputs[1], &p.inputs[2]};
   p.req.outputs = {Desc(y, layout)};
-  p.flops = 2.0 * c_out * (c_in / group) * 9 * hw * hw;
+  p.flops = 2.0 * c_out * (c_in / group) * k * k * hw * hw;
   return p;
 }
 
@@ -99,6 +100,24 @@ void BM_Conv3x3_64x64_56(benchmark::State& state) {
 }
 void BM_Conv3x3_64x64_56_RowMajor(benchmark::State& state) {
   Problem p = ConvProblem(64, 64, 56, 1, Layout::kRowMajor);
+  RunProblem(state, p);
+}
+// Row-major 1x1 convs as in shufflenet's stages 3 and 4 (range(1) channels, range(2)
+// pixels per side): blocked conv with reorders, or GEMM (EDGEC_CPU_CONV1X1_GEMM_MIN_PIXELS).
+void BM_Conv1x1_RowMajor(benchmark::State& state) {
+  Problem p = ConvProblem(state.range(1), state.range(1), state.range(2), 1, Layout::kRowMajor, 1);
+  RunProblem(state, p);
+}
+// Row-major 3x3 convs as in unet_small (range(1) -> range(2) channels at range(3) pixels
+// per side): direct or Winograd (EDGEC_CPU_WINOGRAD=0 turns it off).
+void BM_Conv3x3_RowMajor(benchmark::State& state) {
+  Problem p = ConvProblem(state.range(1), state.range(2), state.range(3), 1, Layout::kRowMajor);
+  RunProblem(state, p);
+}
+// The same in NHWC (squeezenet1_1, resnet18 shapes): direct nhwc kernels need no reorders,
+// Winograd still reorders in and out.
+void BM_Conv3x3_Nhwc(benchmark::State& state) {
+  Problem p = ConvProblem(state.range(1), state.range(2), state.range(3), 1, Layout::kNHWC);
   RunProblem(state, p);
 }
 void BM_Depthwise3x3_144_56(benchmark::State& state) {
@@ -158,6 +177,12 @@ void BM_GemmPeak(benchmark::State& state) {
 BENCHMARK(BM_GemmPeak)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->MinTime(1.0);
 BENCHMARK(BM_Conv3x3_64x64_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Conv3x3_64x64_56_RowMajor)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Conv1x1_RowMajor)->Args({1, 116, 14})->Args({1, 232, 7})->Args({1, 24, 56})->Args({1, 64, 16})
+    ->ArgNames({"threads", "c", "hw"})->UseRealTime();
+BENCHMARK(BM_Conv3x3_RowMajor)->Args({1, 96, 32, 64})->Args({1, 32, 32, 64})->Args({1, 192, 64, 32})
+    ->Args({1, 64, 64, 32})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
+BENCHMARK(BM_Conv3x3_Nhwc)->Args({1, 64, 256, 13})->Args({1, 32, 128, 27})->Args({1, 64, 64, 56})
+    ->Args({1, 128, 128, 28})->Args({1, 256, 256, 14})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
 BENCHMARK(BM_Depthwise3x3_144_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();

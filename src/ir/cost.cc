@@ -62,7 +62,8 @@ int64_t EinsumMacs(const Node& n) {
 
 int64_t NodeMacs(const Node& n) {
   switch (n.op()) {
-    case OpKind::kConv: case OpKind::kConvInteger: return ConvMacs(n.input(1), n.output(0));
+    case OpKind::kConv: case OpKind::kConvInteger: case OpKind::kFusedConv:
+      return ConvMacs(n.input(1), n.output(0));
     case OpKind::kQLinearConv: return ConvMacs(n.input(3), n.output(0));
     case OpKind::kConvTranspose: return ConvTransposeMacs(n.input(0), n.input(1));
     case OpKind::kGemm: {
@@ -73,6 +74,13 @@ int64_t NodeMacs(const Node& n) {
     }
     case OpKind::kMatMul: case OpKind::kMatMulInteger: case OpKind::kQLinearMatMul:
       return MatMulMacs(n.input(0), n.output(0));
+    case OpKind::kFusedMatMul: {
+      const Value* a = n.input(0);
+      if (!Known(a) || !Known(n.output(0)) || a->type.dims.empty()) return -1;
+      const size_t r = a->type.dims.size();
+      const bool trans_a = n.attrs.GetInt("transA", 0) != 0 && r >= 2;
+      return NumElements(n.output(0)->type.dims) * (trans_a ? a->type.dims[r - 2] : a->type.dims[r - 1]);
+    }
     case OpKind::kEinsum: return EinsumMacs(n);
     default: return 0;
   }

@@ -8,8 +8,9 @@
 
 namespace edgec {
 
-// MACs of one inference of the node (Conv, ConvTranspose, Gemm, MatMul, Einsum and their
-// quantized forms); 0 for ops that do no multiply-accumulate work.
+// MACs of one inference of the node (Conv, ConvTranspose, Gemm, MatMul, Einsum, their
+// quantized forms, and the fused FusedConv and FusedMatMul); 0 for ops that do no
+// multiply-accumulate work (composites such as Attention count 0 too).
 int64_t NodeMacs(const Node& n);
 
 // Bytes a data-movement node copies per inference: the output bytes of Transpose (layout

@@ -47,7 +47,17 @@
 //    i.e. `max_copy_per_mac=0.066`. The default is stricter, `max_copy_per_mac=0`: convert
 //    only regions that need no copying conversion at all, because the optimizer's measure is
 //    copy bytes per inference and a region kept row-major costs nothing there; the backend
-//    may still pick NHWC inside one primitive. Values whose shape is not static stay
+//    may still pick NHWC inside one primitive.
+//    Concats that would lose their in-place placement are charged against their own budget,
+//    `max_concat_copy_per_mac` (default: the same as max_copy_per_mac). They differ from
+//    conversions on the CPU: a region kept row-major has oneDNN reorder every convolution's
+//    input and output to its blocked format and back, so a lost in-place Concat (one copy
+//    of its output) replaces two reorders per convolution, while a boundary conversion only
+//    moves the reorders of the convolution next to it into a Transpose (measured with
+//    oneDNN 2.6 on AVX-512, 1 thread: squeezenet1_1, whose region costs only its 8 Concats,
+//    0.017 bytes/MAC, 4.5 -> 3.6 ms in NHWC; unet_small's regions, costing conversions at
+//    0.01-0.03 bytes/MAC, 6.6 -> 7.7 ms in NHWC). -O3 sets max_concat_copy_per_mac=0.066
+//    and keeps max_copy_per_mac=0 (docs/optimizer_layout.md). Values whose shape is not static stay
 //    row-major. `pad_channels=16` rounds NHWC channels up to a multiple of 16 elements
 //    (aligned kernels; the producer writes the zero padding); default 1, no padding.
 //    Blocked NC16HW16 is not assigned (not done): strides cannot describe blocked memory
@@ -460,22 +470,26 @@ struct Region {
   std::vector<Value*> values;
   bool preferred = false;
   int64_t macs = 0;
-  int64_t conversion_bytes = 0;
+  int64_t conversion_bytes = 0;  // boundary conversions
+  int64_t concat_bytes = 0;      // Concats no longer in place
   std::vector<std::string> reasons;  // where the conversions would be
 };
 
 class LayoutAssigner {
  public:
-  LayoutAssigner(Graph& g, PassContext& ctx, int64_t pad_channels, double max_copy_per_mac)
-      : g_(g), ctx_(ctx), pad_(pad_channels), max_copy_per_mac_(max_copy_per_mac) {}
+  LayoutAssigner(Graph& g, PassContext& ctx, int64_t pad_channels, double max_copy_per_mac,
+                 double max_concat_copy_per_mac)
+      : g_(g), ctx_(ctx), pad_(pad_channels), max_copy_per_mac_(max_copy_per_mac),
+        max_concat_copy_per_mac_(max_concat_copy_per_mac) {}
 
   Status Run() {
     FindRegions();
     for (Region& r : regions_) {
       Cost(r);
-      bool cheap = r.conversion_bytes == 0 ||
-                   static_cast<double>(r.conversion_bytes) <=
-                       max_copy_per_mac_ * static_cast<double>(r.macs);
+      const double macs = static_cast<double>(r.macs);
+      bool cheap = (r.conversion_bytes == 0 ||
+                    static_cast<double>(r.conversion_bytes) <= max_copy_per_mac_ * macs) &&
+                   (r.concat_bytes == 0 || static_cast<double>(r.concat_bytes) <= max_concat_copy_per_mac_ * macs);
       std::string head = fmt::format("layout: region of {} values at '{}' ({} MACs)",
                                      r.values.size(), r.values[0]->name(), r.macs);
       if (!r.preferred) {
@@ -484,11 +498,11 @@ class LayoutAssigner {
       }
       if (!cheap) {
         ctx_.ExplainLine(fmt::format("{}: row-major: conversions would copy {} bytes ({})", head,
-                                     r.conversion_bytes, fmt::join(r.reasons, "; ")));
+                                     r.conversion_bytes + r.concat_bytes, fmt::join(r.reasons, "; ")));
         ctx_.stats().rewrites["region kept row-major (conversions would copy)"]++;
         continue;
       }
-      ctx_.ExplainLine(fmt::format("{}: NHWC, conversions copy {} bytes", head, r.conversion_bytes));
+      ctx_.ExplainLine(fmt::format("{}: NHWC, conversions copy {} bytes", head, r.conversion_bytes + r.concat_bytes));
       RETURN_IF_ERROR(Convert(r));
       ctx_.stats().rewrites["NHWC region"]++;
     }
@@ -614,7 +628,7 @@ class LayoutAssigner {
     for (const auto& [n, c] : caps_) {
       if (n->op() == OpKind::kConcat && region_of_.at(n->output(0)) == &r - regions_.data() &&
           LosesInPlaceInNhwc(n)) {
-        r.conversion_bytes += Bytes(n->output(0));
+        r.concat_bytes += Bytes(n->output(0));
         r.reasons.push_back(fmt::format("{} would no longer be in place", n->Label()));
       }
     }
@@ -688,6 +702,7 @@ class LayoutAssigner {
   PassContext& ctx_;
   int64_t pad_;
   double max_copy_per_mac_;
+  double max_concat_copy_per_mac_;
   std::map<Node*, Capability> caps_;
   std::vector<Region> regions_;
   std::unordered_map<const Value*, int> region_of_;
@@ -712,6 +727,11 @@ Status RunLayout(Graph& g, PassContext& ctx, const PassOptions& options) {
   if (*end != '\0' || !(max_copy_per_mac >= 0)) {
     return InvalidArgument("layout: max_copy_per_mac={} must be a number >= 0", ratio_text);
   }
+  std::string concat_text = options.Get("max_concat_copy_per_mac", ratio_text);
+  double max_concat_copy_per_mac = std::strtod(concat_text.c_str(), &end);
+  if (*end != '\0' || !(max_concat_copy_per_mac >= 0)) {
+    return InvalidArgument("layout: max_concat_copy_per_mac={} must be a number >= 0", concat_text);
+  }
 
   std::vector<Pattern> patterns = {
       {"cancelled Transpose pair", {OpKind::kTranspose}, CancelTransposePair},
@@ -722,7 +742,7 @@ Status RunLayout(Graph& g, PassContext& ctx, const PassOptions& options) {
   int64_t before = GraphCopyBytes(g);
   RETURN_IF_ERROR(ApplyPatterns(g, patterns, ctx));
   if (to == "nhwc") {
-    LayoutAssigner assigner(g, ctx, pad, max_copy_per_mac);
+    LayoutAssigner assigner(g, ctx, pad, max_copy_per_mac, max_concat_copy_per_mac);
     RETURN_IF_ERROR(assigner.Run());
   }
   int remaining = 0;

@@ -242,6 +242,41 @@ TEST(LayoutNhwc, ChannelConcatThatWouldBeInPlaceKeepsRowMajor) {
   EXPECT_TRUE(said);
 }
 
+TEST(LayoutNhwc, ConcatBudgetIsSeparateFromConversions) {
+  // The same graph as above: the Concat's lost in-place placement is charged against
+  // max_concat_copy_per_mac only (counted on the fused FusedConv MACs too).
+  auto build = [] {
+    LayoutBuilder b;
+    Value* x = b.Input("x", {1, 3, 6, 6});
+    Value* a = b.Op(OpKind::kRelu, {b.Conv(x, 3, 4, 1, 1)});
+    Value* c = b.Op(OpKind::kRelu, {b.Conv(x, 3, 4, 3, 2)});
+    Attributes cat;
+    cat.Set("axis", int64_t{1});
+    Value* pooled = b.Op(OpKind::kGlobalAveragePool, {b.Conv(b.Op(OpKind::kConcat, {a, c}, cat), 8, 2, 1, 3)});
+    return b.Done({b.Op(OpKind::kFlatten, {pooled})});  // reads NHWC [1, 2, 1, 1] as it is
+  };
+  // MACs: 4·36·3 + 4·36·27 + 2·36·8 = 4896; the Concat copies 8·36·4 = 1152 bytes (0.235 per MAC).
+  for (const auto& [options, nhwc] : std::vector<std::pair<std::string, bool>>{
+           {"layout{max_concat_copy_per_mac=0.3}", true},
+           {"layout{max_concat_copy_per_mac=0.2}", false},
+           {"layout{max_copy_per_mac=0.3}", true},  // the concat budget defaults to it
+           {"layout{max_copy_per_mac=0.3;max_concat_copy_per_mac=0}", false},
+           {"fuse-activation,layout{max_concat_copy_per_mac=0.3}", true}}) {
+    Graph g = build();
+    Graph before = g.Clone();
+    auto ctx = RunPasses(g, options);
+    ASSERT_TRUE(ctx.ok()) << options << ": " << ctx.status().message();
+    EXPECT_EQ(OnlyNode(g, OpKind::kConcat)->output(0)->physical.layout, nhwc ? Layout::kNHWC : Layout::kRowMajor)
+        << options;
+    EXPECT_EQ(CountRelayouts(g), 0) << options;
+    ExpectSameOutputs(before, g);
+  }
+  Graph g = build();
+  auto bad = RunPasses(g, "layout{max_concat_copy_per_mac=-1}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("max_concat_copy_per_mac=-1"), std::string::npos) << bad.status().message();
+}
+
 TEST(LayoutNhwc, NchwKeepsRowMajorAndBadOptionsFail) {
   Graph g = SmallCnn();
   ASSERT_TRUE(RunPasses(g, "layout{to=nchw}").ok());

@@ -51,7 +51,7 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
-// MACs of one inference: the source graph (before fusion, which NodeMacs does not know)
+// MACs of one inference: the source graph (before fusion: composites such as Attention count none)
 // with the bench's input shapes bound. 0 when they cannot be bound.
 int64_t SourceMacs(const Graph& source, const std::map<std::string, Dims>& shapes) {
   Graph g = source.Clone();
@@ -107,7 +107,7 @@ int BenchMain(const BenchFlags& f) {
   const double gflops = macs > 0 ? 2.0 * static_cast<double>(macs) / (median * 1e-3) * 1e-9 : 0.0;
   if (f.json) {
     nlohmann::json j = {
-        {"model", f.model}, {"threads", p.threads()}, {"runs", f.runs}, {"warmup", f.warmup},
+        {"model", f.model}, {"threads", p.threads()}, {"omp_wait_policy", OmpWaitPolicyNote()}, {"runs", f.runs}, {"warmup", f.warmup},
         {"latency_ms", {{"min", *std::min_element(ms.begin(), ms.end())}, {"median", median},
                         {"p90", Percentile(ms, 0.9)}, {"p99", Percentile(ms, 0.99)}}},
         {"throughput_per_s", f.runs / total_s}, {"arena_bytes", p.memory().arena_bytes},
@@ -120,7 +120,8 @@ int BenchMain(const BenchFlags& f) {
   }
   fmt::print("model: {}\n", f.model);
   fmt::print("plan: {}\n", p.Summary());
-  fmt::print("latency over {} runs ({} warm-up), {} thread(s):\n", f.runs, f.warmup, p.threads());
+  fmt::print("latency over {} runs ({} warm-up), {} thread(s), OpenMP wait policy {}:\n", f.runs, f.warmup,
+             p.threads(), OmpWaitPolicyNote());
   fmt::print("  min {:.3f} ms  median {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms\n",
              *std::min_element(ms.begin(), ms.end()), median, Percentile(ms, 0.9), Percentile(ms, 0.99));
   fmt::print("throughput: {:.1f} inferences/s\n", f.runs / total_s);

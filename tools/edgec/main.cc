@@ -15,6 +15,7 @@ int ReportError(const std::string& message) {
 }  // namespace edgec::cli
 
 int main(int argc, char** argv) {
+  edgec::cli::ChooseOmpWaitPolicy(argv);
   CLI::App app{
       "edgec: a compiler and runtime that deploys ONNX models to edge devices with an NPU.\n"
       "Run `edgec VERB --help` for a verb's flags."};

@@ -35,6 +35,14 @@ StatusOr<std::vector<npu::RepeatedLayer>> LayersFor(const std::string& model, co
                                                     std::vector<std::string>* fallbacks);
 StatusOr<npu::Target> TargetFor(const std::string& name, const std::vector<std::string>& sets);
 
+// Before anything runs: when every core already has another runnable task, re-executes the
+// program with OMP_WAIT_POLICY=passive (libgomp reads it only at load). EDGEC_WAIT_POLICY=
+// auto (default), active or passive; OMP_WAIT_POLICY or GOMP_SPINCOUNT set by the user win.
+// Returns when the process goes on as it is.
+void ChooseOmpWaitPolicy(char** argv);
+// "active (default)", "passive (3 other runnable task(s) on 2 core(s) at start)", ...
+std::string OmpWaitPolicyNote();
+
 // Prints "edgec: error: <message>" to stderr and returns the exit code for it.
 int ReportError(const std::string& message);
 

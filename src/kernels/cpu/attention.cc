@@ -1,6 +1,10 @@
 // Attention(Q, K, V, Mask?) = softmax(Q·Kᵀ·scale + Mask)·V: two batched oneDNN matmuls
 // (batch dims broadcast; K read transposed through strides) around the own softmax rows,
-// which apply the scale and the additive mask on the way. The scores live in scratch.
+// which apply the scale and the additive mask on the way. The scores live in scratch. When
+// the output is strided (`views` made Attention write its transposed order) and oneDNN
+// has only its reference matmul for that destination (brgemm wants a plain dense one; the
+// reference one is ~100x slower), the second product writes densely into scratch and one
+// oneDNN reorder scatters it into the strided output.
 #include "kernels/cpu/onednn_util.h"
 #include "kernels/cpu/vec.h"
 
@@ -33,6 +37,7 @@ class AttentionKernel final : public Kernel {
                 });
     return CatchDnnl(label_, [&] {
       weighted_.Execute(ctx.stream, in, out, scratch);
+      if (scatter_.valid()) scatter_.Execute(ctx.stream, in, out, scratch);
       return Status::Ok();
     });
   }
@@ -41,6 +46,7 @@ class AttentionKernel final : public Kernel {
 
   std::string label_;
   BoundPrimitive scores_, weighted_;
+  BoundPrimitive scatter_;  // dense product -> strided output (valid when needed)
   int64_t rows_ = 0, sq_ = 1, sk_ = 1;
   float scale_ = 1.f;
   bool has_mask_ = false;
@@ -150,6 +156,15 @@ KernelOr CreateAttentionKernel(const KernelRequest& req) {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::matmul::primitive_desc pd1(dnnl::matmul::desc(q_md, kt_md, s_md), attr, ctx.engine);
     dnnl::matmul::primitive_desc pd2(dnnl::matmul::desc(s_md, v_md, y_md), attr, ctx.engine);
+    const dnnl_md y_dense_md = PlainDesc(y.dims, DType::kF32);
+    bool scatter = false;
+    if (IsReferenceImpl(pd2) && y_md != y_dense_md) {
+      dnnl::matmul::primitive_desc dense(dnnl::matmul::desc(s_md, v_md, y_dense_md), attr, ctx.engine);
+      if (!IsReferenceImpl(dense)) {
+        pd2 = dense;
+        scatter = true;
+      }
+    }
 
     auto kernel = std::make_unique<AttentionKernel>();
     kernel->label_ = req.label;
@@ -168,16 +183,28 @@ KernelOr CreateAttentionKernel(const KernelRequest& req) {
     kernel->scores_.Bind(DNNL_ARG_SRC, q_md, Src::kInput, 0);
     kernel->scores_.Bind(DNNL_ARG_WEIGHTS, kt_md, Src::kInput, 1);
     kernel->scores_.Bind(DNNL_ARG_DST, s_md, Src::kScratch, 0);
-    kernel->scores_.BindScratchpad(pd1.scratchpad_desc(), scores_bytes);
     kernel->weighted_ = BoundPrimitive(dnnl::primitive(pd2), ctx.engine);
     kernel->weighted_.Bind(DNNL_ARG_SRC, s_md, Src::kScratch, 0);
     kernel->weighted_.Bind(DNNL_ARG_WEIGHTS, v_md, Src::kInput, 2);
-    kernel->weighted_.Bind(DNNL_ARG_DST, y_md, Src::kOutput, 0);
-    kernel->weighted_.BindScratchpad(pd2.scratchpad_desc(), scores_bytes);
-    kernel->scratch_bytes_ = static_cast<size_t>(scores_bytes) +
+    // Scratch: [scores | dense output when scattering | the primitives' scratchpad].
+    const int64_t dense_bytes = scatter ? AlignUp(static_cast<int64_t>(y_dense_md.get_size())) : 0;
+    const int64_t pad_offset = scores_bytes + dense_bytes;
+    kernel->scores_.BindScratchpad(pd1.scratchpad_desc(), pad_offset);
+    if (scatter) {
+      kernel->weighted_.Bind(DNNL_ARG_DST, y_dense_md, Src::kScratch, scores_bytes);
+      kernel->scatter_ = BoundPrimitive(
+          dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine, y_dense_md, ctx.engine, y_md)), ctx.engine);
+      kernel->scatter_.Bind(DNNL_ARG_FROM, y_dense_md, Src::kScratch, scores_bytes);
+      kernel->scatter_.Bind(DNNL_ARG_TO, y_md, Src::kOutput, 0);
+    } else {
+      kernel->weighted_.Bind(DNNL_ARG_DST, y_md, Src::kOutput, 0);
+    }
+    kernel->weighted_.BindScratchpad(pd2.scratchpad_desc(), pad_offset);
+    kernel->scratch_bytes_ = static_cast<size_t>(pad_offset) +
                              std::max(pd1.scratchpad_desc().get_size(), pd2.scratchpad_desc().get_size());
-    kernel->describe_ = fmt::format("onednn matmul [{}] + own softmax {} + onednn matmul [{}] f32",
-                                    pd1.impl_info_str(), vec::Kernels().isa, pd2.impl_info_str());
+    kernel->describe_ = fmt::format("onednn matmul [{}] + own softmax {} + onednn matmul [{}]{} f32",
+                                    pd1.impl_info_str(), vec::Kernels().isa, pd2.impl_info_str(),
+                                    scatter ? " + reorder into the strided output" : "");
     return std::unique_ptr<Kernel>(std::move(kernel));
   });
 }

@@ -151,8 +151,11 @@ StatusOr<ConvSetup> MakeSetup(const KernelRequest& req, bool transpose) {
 // stride 1, no dilation, one group, and enough channels and pixels that its 2-4x fewer
 // multiplies outweigh the transforms and the reorders to and from the blocked format
 // (measured on AVX-512 with oneDNN 2.6: 64 channels at 56x56 1.5x faster, 256 at 14x14
-// 1.8x; 16 channels or 7x7 pixels slower). Its error stays near 1e-6 relative in f32.
-// EDGEC_CPU_WINOGRAD=0 turns it off.
+// 1.8x; bench_cpu_kernels --benchmark_filter=Conv3x3_RowMajor, 1 thread: 96 -> 32 at 64x64
+// 1.22 -> 0.71 ms, 32 -> 32 at 64x64 0.43 -> 0.30 ms, unet_small 5.8 -> 5.0 ms; 16 channels
+// within noise on squeezenet1_1 and unet_small; 7x7 pixels slower). Its error stays near 1e-6
+// relative in f32. EDGEC_CPU_WINOGRAD=0 turns it off; EDGEC_CPU_WINOGRAD_MIN_CHANNELS=N
+// moves the channel threshold (32) for such measurements.
 bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
   static const bool disabled = [] {
     const char* v = std::getenv("EDGEC_CPU_WINOGRAD");
@@ -166,7 +169,11 @@ bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
   for (size_t i = 0; i < 2; ++i) {
     if (s.strides[i] != 1 || s.dilates[i] != 0) return false;
   }
-  return x.dims[1] >= 64 && y.dims[1] >= 64 && y.dims[2] * y.dims[3] >= 144;
+  static const int64_t min_channels = [] {
+    const char* v = std::getenv("EDGEC_CPU_WINOGRAD_MIN_CHANNELS");
+    return v && v[0] ? std::max<int64_t>(1, std::atoll(v)) : int64_t{32};
+  }();
+  return x.dims[1] >= min_channels && y.dims[1] >= min_channels && y.dims[2] * y.dims[3] >= 144;
 }
 
 // One way to split the epilogue between the primitive and the own loops.

@@ -37,6 +37,8 @@ struct FastCase {
   // Inputs stored as strided buffers: logical axes in this memory order (outermost first),
   // each row of the innermost axis followed by 3 unused elements.
   std::map<int, std::vector<int>> strided_inputs;
+  // Outputs written into strided buffers the same way (the gaps start as NaN).
+  std::map<int, std::vector<int>> strided_outputs;
 };
 
 // `t` stored with its logical axes in memory order `order` and a row pitch 3 elements
@@ -59,6 +61,21 @@ inline Tensor StoreStrided(const Tensor& t, const std::vector<int>& order, std::
     for (int d = rank - 1; d >= 0 && ++index[d] == t.dim(d); --d) index[d] = 0;
   }
   return buf;
+}
+
+// The logical tensor of `dims` read from a buffer with element `strides` per logical axis.
+inline Tensor LoadStrided(const Tensor& buf, const Dims& dims, const std::vector<int64_t>& strides) {
+  Tensor t(buf.dtype(), dims);
+  const int rank = static_cast<int>(dims.size());
+  const size_t e = DTypeSize(buf.dtype());
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    int64_t off = 0;
+    for (int d = 0; d < rank; ++d) off += index[d] * strides[d];
+    std::memcpy(static_cast<std::byte*>(t.raw()) + i * e, static_cast<const std::byte*>(buf.raw()) + off * e, e);
+    for (int d = rank - 1; d >= 0 && ++index[d] == dims[d]; --d) index[d] = 0;
+  }
+  return t;
 }
 
 inline Tensor Random(Dims dims, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
@@ -174,6 +191,9 @@ inline StatusOr<FastResult> RunFast(const FastCase& c, int in_place = -1) {
     if (d.dtype == DType::kF32) {  // unwritten elements show up as NaN
       for (int64_t e = 0; e < t.numel(); ++e) t.data<float>()[e] = std::nanf("");
     }
+    if (auto it = c.strided_outputs.find(static_cast<int>(i)); it != c.strided_outputs.end()) {
+      t = StoreStrided(t, it->second, &req.outputs[i].strides);
+    }
     out_buffers.push_back(t);
     out_ptrs.push_back(t.raw());
   }
@@ -191,6 +211,10 @@ inline StatusOr<FastResult> RunFast(const FastCase& c, int in_place = -1) {
     }
     Tensor t = out_buffers[i];
     if (i == 0 && in_place >= 0) t = in_buffers[in_place].Clone();
+    if (!req.outputs[i].strides.empty()) {
+      r.outputs.push_back(LoadStrided(t, req.outputs[i].dims, req.outputs[i].strides));
+      continue;
+    }
     r.outputs.push_back(req.outputs[i].layout == Layout::kNHWC ? FromNhwc(t) : t);
   }
   return r;

@@ -52,6 +52,20 @@ TEST(CpuStrided, MatMulAndAttentionReadStridedOperands) {
   ExpectMatchesRef(at, 1e-4, 1e-5, "attention strided");
 }
 
+// Attention writing its output transposed (views: a head-merge Transpose after it becomes
+// the output's strides): oneDNN's fast matmul wants a dense destination, so the kernel
+// writes densely and reorders into the strides instead of running the reference matmul.
+TEST(CpuStrided, AttentionWritesStridedOutput) {
+  std::mt19937 rng(106);
+  for (const auto& [q_dims, kv_dims] : std::vector<std::pair<Dims, Dims>>{
+           {{1, 2, 7, 4}, {1, 2, 7, 4}}, {{1, 4, 64, 16}, {1, 4, 64, 16}}, {{2, 3, 5, 8}, {2, 3, 9, 8}}}) {
+    FastCase at{OpKind::kAttention, {Random(q_dims, rng), Random(kv_dims, rng), Random(kv_dims, rng)}, {}};
+    at.strided_outputs = {{0, {0, 2, 1, 3}}};
+    const std::string d = ExpectMatchesRef(at, 1e-4, 1e-5, "attention, strided output " + DimsStr(q_dims));
+    EXPECT_EQ(d.find("[ref"), std::string::npos) << d;
+  }
+}
+
 // A B shared by all batches folds A's batch into its rows when A's memory allows: a
 // [5, 1, 9] view of a transposed [1, 5, 9] does, a [2, 3, 9] view with rows outermost does not.
 TEST(CpuStrided, MatMulFoldsBatchIntoRowsWhereMemoryAllows) {
