@@ -12,7 +12,7 @@ APT_PACKAGES=(
   libdnnl-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libflatbuffers-dev flatbuffers-compiler
-  libpng-dev libjpeg-dev
+  libpng-dev libjpeg-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision
   nodejs npm

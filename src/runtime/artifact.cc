@@ -5,8 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+
+#include <zlib.h>
 
 #include "runtime/artifact_generated.h"
 
@@ -17,6 +21,30 @@ namespace fb = edgec::artifact;
 const char* UnitName(Unit u) { return u == Unit::kNpu ? "npu" : "cpu"; }
 
 namespace {
+
+// The file is the FlatBuffer followed by a trailer: "EDGCSUM1" and the CRC-32 of the buffer
+// (zlib), little-endian in 8 bytes. A flipped bit anywhere (weights included) is refused
+// instead of computing a silently wrong answer.
+constexpr char kTrailerMagic[8] = {'E', 'D', 'G', 'C', 'S', 'U', 'M', '1'};
+constexpr size_t kTrailerBytes = 16;
+
+uint32_t Crc32(const uint8_t* data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (size > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(size, 1u << 30));
+    crc = crc32(crc, data, chunk);
+    data += chunk;
+    size -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+void PutTrailer(uint8_t* out, const uint8_t* buffer, size_t size) {
+  std::memcpy(out, kTrailerMagic, 8);
+  const uint32_t crc = Crc32(buffer, size);
+  const uint64_t v = crc;
+  for (int i = 0; i < 8; ++i) out[8 + i] = static_cast<uint8_t>(v >> (8 * i));
+}
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> Strings(
     flatbuffers::FlatBufferBuilder& b, const std::vector<std::string>& v) {
@@ -76,6 +104,9 @@ Status WriteArtifact(const std::string& path, const CompiledModel& m) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return InvalidArgument("cannot write '{}'", path);
     out.write(reinterpret_cast<const char*>(b.GetBufferPointer()), static_cast<std::streamsize>(b.GetSize()));
+    uint8_t trailer[kTrailerBytes];
+    PutTrailer(trailer, b.GetBufferPointer(), b.GetSize());
+    out.write(reinterpret_cast<const char*>(trailer), kTrailerBytes);
     if (!out) {
       std::remove(tmp.c_str());
       return InvalidArgument("cannot write '{}' (disk full?)", path);
@@ -104,7 +135,19 @@ StatusOr<std::unique_ptr<MappedArtifact>> MappedArtifact::Open(const std::string
     return InvalidArgument("'{}' is not an edgec compiled model (file identifier is not \"EDGC\"; compile one "
                            "with `edgec compile model.onnx -o model.edgec`)", path);
   }
-  flatbuffers::Verifier v(a->data_, a->size_, /*max_depth=*/64, /*max_tables=*/10'000'000);
+  // The trailer: the buffer's CRC-32 (a file written by this version always has one).
+  const size_t body = a->size_ >= kTrailerBytes ? a->size_ - kTrailerBytes : 0;
+  if (body < 8 || std::memcmp(a->data_ + body, kTrailerMagic, 8) != 0) {
+    return InvalidArgument("'{}' is damaged or truncated: its checksum trailer is missing ({} bytes); recompile it",
+                           path, a->size_);
+  }
+  uint8_t want[kTrailerBytes];
+  PutTrailer(want, a->data_, body);
+  if (std::memcmp(want + 8, a->data_ + body + 8, 8) != 0) {
+    return InvalidArgument("'{}' is damaged: its checksum does not match its contents ({} bytes); recompile it",
+                           path, a->size_);
+  }
+  flatbuffers::Verifier v(a->data_, body, /*max_depth=*/64, /*max_tables=*/10'000'000);
   if (!fb::VerifyArtifactBuffer(v)) {
     return InvalidArgument("'{}' is damaged: its tables or vectors point outside the file ({} bytes); "
                            "recompile it", path, a->size_);

@@ -3,8 +3,9 @@
 // in and out of it, so no other file depends on the generated code.
 //
 // CompiledModel is the in-memory form (owning vectors). WriteArtifact serializes it; a
-// MappedArtifact maps a file read-only (mmap), verifies it (every offset and length checked
-// by flatbuffers::Verifier, the file identifier, the format version) and gives views into
+// MappedArtifact maps a file read-only (mmap), verifies it (the CRC-32 trailer over the whole
+// buffer, every offset and length checked by flatbuffers::Verifier, the file identifier, the
+// format version) and gives views into
 // it without copying: the weights of the graph and of the NPU DRAM images are read where
 // they lie in the file.
 #pragma once

@@ -140,6 +140,20 @@ m = model_of([helper.make_node("Gather", ["x", "i"], ["y"], name="gather1")],
              inits=[numpy_helper.from_array(np.array([0, 7], np.int64), "i")])
 case("gather index out of range", ["run", save(m, "gather_bad.onnx")], ["gather1", "7"])
 
+# --- compiled models, targets, quantization ---
+with open(path("foreign.edgec"), "w") as f:
+    f.write("hello world, not a model")
+case("foreign file as compiled model", ["run", path("foreign.edgec")], ["foreign.edgec", "not an edgec compiled model"])
+with open(path("damaged.edgec"), "wb") as f:  # the right identifier, offsets pointing outside
+    f.write(b"\x10\x00\x00\x00EDGC\x00\x00\x00\x00\xff\xff\xff\x7f" + bytes(range(1, 9)))
+case("damaged compiled model", ["run", path("damaged.edgec")], ["damaged.edgec", "damaged"])
+case("unknown target field", ["estimate", good, "--set", "dram.colour=1"], ["dram.colour", "unknown"])
+case("impossible target value", ["estimate", good, "--set", "shared_sram.bytes=0"], ["shared_sram.bytes", "got 0"])
+case("unknown target", ["estimate", good, "--target", "nosuch"], ["'nosuch'"])
+case("missing calibration folder", ["quantize", good, "--calib", path("no_calib"), "-o", path("q.onnx")],
+     ["no_calib"])
+case("compile a float model without calibration", ["compile", good, "-o", path("g.edgec")], ["good.onnx", "--calib"])
+
 # --- a failed run loses nothing the user had ---
 out_dir = path("outdir")
 os.makedirs(out_dir, exist_ok=True)

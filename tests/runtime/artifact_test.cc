@@ -96,6 +96,13 @@ TEST(Artifact, DamagedOrForeignFilesAreRefusedWithTheReason) {
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("damaged"), std::string::npos) << a.status().message();
 
+  std::string flipped = bytes;  // one bit of the graph's weights
+  flipped[bytes.size() / 3] ^= 0x10;
+  write(flipped);
+  a = MappedArtifact::Open(path);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("checksum does not match"), std::string::npos) << a.status().message();
+
   write(std::string("\x08\x00\x00\x00ONNX", 8) + std::string(100, 'x'));  // foreign identifier
   a = MappedArtifact::Open(path);
   ASSERT_FALSE(a.ok());
