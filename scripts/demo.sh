@@ -43,8 +43,9 @@ echo
 echo "\$ edgec run $BUILD/demo/model.edgec --device cpu --input $NAME=$IN --output-dir $BUILD/demo/cpu"
 "$BUILD/bin/edgec" run "$BUILD/demo/model.edgec" --device cpu --input "$NAME=$IN" --output-dir "$BUILD/demo/cpu"
 echo
-echo "\$ edgec run $BUILD/demo/model.edgec --device npu-sim --input $NAME=$IN --output-dir $BUILD/demo/npu"
+echo "\$ edgec run $BUILD/demo/model.edgec --device npu-sim --input $NAME=$IN --output-dir $BUILD/demo/npu --report $BUILD/demo/report.html"
 "$BUILD/bin/edgec" run "$BUILD/demo/model.edgec" --device npu-sim --input "$NAME=$IN" --output-dir "$BUILD/demo/npu" \
+  --report "$BUILD/demo/report.html" \
   | tee "$BUILD/demo/npu.txt"
 for f in "$BUILD/demo/cpu/"*.npy; do
   cmp "$f" "$BUILD/demo/npu/$(basename "$f")"

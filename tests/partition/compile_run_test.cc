@@ -12,6 +12,7 @@
 #include "ir/infer.h"
 #include "partition/compile.h"
 #include "quant/pipeline.h"
+#include "report/html_report.h"
 #include "runtime/artifact_run.h"
 #include "runtime/reference_executor.h"
 
@@ -189,6 +190,43 @@ void CheckBitExact(const Graph& g, const npu::Target& t, bool double_buffer, DTy
     EXPECT_GT(sim->copies, 0);
     EXPECT_GT(sim->latency_s(), 0);
   }
+  std::filesystem::remove(path);
+}
+
+TEST(CompileRunTest, HtmlReportListsEveryLayerWithItsUnitAndReason) {
+  PartitionOptions o;
+  o.cost_rule = false;
+  const npu::Target& t = npu::DefaultTarget();
+  auto r = CompileGraph(IntegerCnn(DType::kI8), t, "small_cnn", o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string path = TempPath("report_");
+  ASSERT_TRUE(artifact_io::WriteArtifact(path, r->model).ok());
+  auto file = artifact_io::MappedArtifact::Open(path);
+  ASSERT_TRUE(file.ok());
+  auto loaded = LoadArtifact(**file);
+  ASSERT_TRUE(loaded.ok());
+  auto run = RunArtifact(*loaded, ArtifactDevice::kNpuSim, {{"x", Normal({1, 8, 12, 12}, 7)}});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string html = report::ArtifactRunHtml("small.edgec", *loaded, *run);
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos) << "the report is static";
+  EXPECT_EQ(html.find("http"), html.find("http://www.w3.org/2000/svg")) << "no external resources";
+  // One table row and one bar per layer; every CPU placement's reason is shown.
+  size_t rows = 0;
+  for (size_t at = html.find("<tr class="); at != std::string::npos; at = html.find("<tr class=", at + 1)) ++rows;
+  EXPECT_EQ(rows, run->layers.size());
+  size_t bars = 0;
+  for (size_t at = html.find("<rect"); at != std::string::npos; at = html.find("<rect", at + 1)) ++bars;
+  EXPECT_EQ(bars, run->layers.size());
+  for (const auto& p : loaded->meta.placements) {
+    if (p.unit == artifact_io::Unit::kCpu && !p.reason.empty()) {
+      std::string escaped;
+      for (char c : p.reason) escaped += c == '<' ? std::string("&lt;") : c == '>' ? std::string("&gt;") : c == '&' ? std::string("&amp;") : c == '"' ? std::string("&quot;") : std::string(1, c);
+      EXPECT_NE(html.find(escaped), std::string::npos) << p.node << ": " << p.reason;
+    }
+  }
+  EXPECT_NE(html.find(fmt::format("{:.3f} ms", run->latency_s() * 1e3)), std::string::npos);
   std::filesystem::remove(path);
 }
 

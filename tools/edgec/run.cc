@@ -32,6 +32,7 @@ struct RunFlags {
   bool verbose = false;
   bool quiet = false;
   std::string device;
+  std::string report;
 };
 
 // One summary line per output plus its largest values (e.g. the top classes).
@@ -79,7 +80,8 @@ bool IsCompiled(const std::string& path) {
 
 int RunMain(const RunFlags& f) {
   if (IsCompiled(f.model)) return RunCompiled(f.model, f.device.empty() ? "npu-sim" : f.device, f.inputs,
-                                              f.output_dir, f.seed, f.quiet);
+                                              f.output_dir, f.seed, f.quiet, f.report);
+  if (!f.report.empty()) return ReportError(fmt::format("{}: --report needs a compiled model (.edgec, edgec compile)", f.model));
   if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
   auto g = onnx_fe::ImportOnnxFile(f.model);
   if (!g.ok()) return ReportError(g.status().message());
@@ -188,6 +190,9 @@ VerbMain AddRunVerb(CLI::App& app) {
   sub->add_option("--device", flags->device,
                   "compiled models (.edgec): npu-sim (NPU segments in the simulator, default) or cpu (every layer "
                   "on the CPU's int8 kernels)");
+  sub->add_option("--report", flags->report,
+                  "compiled models on npu-sim: write a self-contained HTML report (time per layer by unit, "
+                  "placement reasons, stalls, roofline) to this file");
   return [flags] { return RunMain(*flags); };
 }
 

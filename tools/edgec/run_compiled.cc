@@ -1,7 +1,10 @@
-// edgec run MODEL.edgec --device npu-sim|cpu [--input NAME=FILE.npy] [--output-dir DIR]
+// edgec run MODEL.edgec --device npu-sim|cpu [--input NAME=FILE.npy] [--output-dir DIR] [--report F.html]
 // Runs a compiled model file: NPU segments in the simulator (npu-sim) or every node on the
 // CPU (cpu); prints the per-layer table and the simulated latency.
 #include <filesystem>
+#include <fstream>
+
+#include "report/html_report.h"
 
 #include "runtime/artifact_run.h"
 #include "support/npy.h"
@@ -11,7 +14,7 @@
 namespace edgec::cli {
 
 int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& input_flags,
-                const std::string& output_dir, uint64_t seed, bool quiet) {
+                const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report) {
   ArtifactDevice d;
   if (device == "npu-sim") d = ArtifactDevice::kNpuSim;
   else if (device == "cpu") d = ArtifactDevice::kCpu;
@@ -25,8 +28,15 @@ int RunCompiled(const std::string& file, const std::string& device, const std::v
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", file, inputs.status().message()));
   if (!quiet)
     for (auto& n : generated) fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), seed);
+  if (!report.empty() && d != ArtifactDevice::kNpuSim) return ReportError("--report needs --device npu-sim");
   auto r = RunArtifact(*loaded, d, *inputs);
   if (!r.ok()) return ReportError(r.status().message());
+  if (!report.empty()) {
+    std::ofstream out(report, std::ios::trunc);
+    out << report::ArtifactRunHtml(file, *loaded, *r);
+    if (!out) return ReportError(fmt::format("cannot write '{}'", report));
+    if (!quiet) fmt::print("wrote the report to {}\n", report);
+  }
   if (!quiet) {
     fmt::print("{} on {} (target {})\n", file, device, loaded->target.name);
     if (d == ArtifactDevice::kNpuSim) {
