@@ -395,6 +395,19 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       }
       return c;
     }
+    case OpKind::kQLinearConv: {  // int8 convolution: x is input 0, W input 3
+      const Value* w = n.input(3);
+      if (!w || !w->is_constant() || w->type.rank() != 4) return std::nullopt;
+      c.preferred = true;
+      (x->type.dims[1] <= 4 ? c.any_inputs : c.layout_inputs).push_back(0);
+      return c;
+    }
+    case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:  // per tensor: elementwise
+      for (int i = 1; i < n.num_inputs(); ++i) {
+        if (n.input(i) && (!n.input(i)->is_constant() || NumElements(n.input(i)->type.dims) != 1)) return std::nullopt;
+      }
+      c.layout_inputs.push_back(0);
+      return c;
     case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
     case OpKind::kGlobalMaxPool: case OpKind::kBatchNormalization:
     case OpKind::kInstanceNormalization: case OpKind::kResize:

@@ -86,10 +86,58 @@ bool ActivationIsNoOp(const Node* act, const Node* q) {
   return lo_q >= bound(1, -INFINITY) && hi_q <= bound(2, INFINITY) && z == qmin;
 }
 
+// The output clamp [qmin, qmax] that applies `act` on the quantized output, when its bounds
+// are constants: Q(lo) and Q(hi) with QuantizeLinear's arithmetic (f32 division, round half
+// to even, saturation).
+bool ActivationClamp(const Node* act, const Node* q, int64_t* qmin, int64_t* qmax) {
+  const Tensor* st = ConstantOf(q->input(1));
+  if (!st) return false;
+  const float s = static_cast<float>(st->ToDoubleVector()[0]);
+  const Value* zv = q->input(2);
+  const Tensor* zt = zv ? ConstantOf(zv) : nullptr;
+  if (zv && !zt) return false;
+  const int64_t z = zt ? zt->ToInt64Vector()[0] : 0;
+  const DType dt = q->output(0)->type.dtype;
+  const int64_t lo_t = dt == DType::kU8 ? 0 : -128, hi_t = dt == DType::kU8 ? 255 : 127;
+  auto quantize = [&](float v) {
+    const float r = std::nearbyint(v / s) + static_cast<float>(z);
+    return static_cast<int64_t>(std::min(std::max(r, static_cast<float>(lo_t)), static_cast<float>(hi_t)));
+  };
+  *qmin = lo_t;
+  *qmax = hi_t;
+  if (act->op() == OpKind::kRelu) {
+    *qmin = std::max(lo_t, z);
+    return true;
+  }
+  for (int i = 1; i < act->num_inputs(); ++i) {
+    const Value* b = act->input(i);
+    if (!b) continue;
+    const Tensor* bt = ConstantOf(b);
+    if (!bt || bt->numel() != 1) return false;
+    const int64_t qb = quantize(static_cast<float>(bt->ToDoubleVector()[0]));
+    if (i == 1) *qmin = std::max(*qmin, qb);
+    else *qmax = std::min(*qmax, qb);
+  }
+  return true;
+}
+
 Value* Const(Graph& g, const std::string& base, Tensor t) { return g.AddConstant(g.FreshName(base), std::move(t)); }
 
-StatusOr<Value*> Fold(Graph& g, const Match& m) {
+StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
   Node* n = m.op;
+  // The integer op's own attributes: requantization mode and the activation as a clamp.
+  Attributes qattrs;
+  qattrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
+  int64_t qmin = 0, qmax = 0;
+  const bool clamp = m.act && !ActivationIsNoOp(m.act, m.q) && ActivationClamp(m.act, m.q, &qmin, &qmax);
+  if (clamp) {
+    qattrs.Set("edgec_qmin", qmin);
+    qattrs.Set("edgec_qmax", qmax);
+  }
+  auto with = [&](Attributes a) {
+    for (const auto& [k, v] : qattrs.map()) a.Set(k, v);
+    return a;
+  };
   Value* xq = m.x_dq->input(0);
   Value* sx = m.x_dq->input(1);
   Value* zx = m.x_dq->input(2);
@@ -105,7 +153,7 @@ StatusOr<Value*> Fold(Graph& g, const Match& m) {
     std::vector<Value*> in = {xq, sx, zx, wq, sw, zw, sy, zy};
     if (bq) in.push_back(bq);
     ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in,
-                                                       n->attrs, 1, n));
+                                                       with(n->attrs), 1, n));
     result = qc->output(0);
   } else if (n->op() == OpKind::kGemm) {
     // As a 1×1 QLinearConv: weights [N, K, 1, 1] (transposed when transB = 0).
@@ -125,16 +173,16 @@ StatusOr<Value*> Fold(Graph& g, const Match& m) {
                                                        {xq, to4}, {}, 1, n));
     std::vector<Value*> in = {r1->output(0), sx, zx, w4v, sw, zw, sy, zy};
     if (bq) in.push_back(bq);
-    ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in, {}, 1, n));
+    ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in, with({}), 1, n));
     ASSIGN_OR_RETURN(Node* r2, passes::AddInferredNode(g, OpKind::kReshape, g.FreshName(name + "/to_2d"),
                                                        {qc->output(0), to2}, {}, 1, n));
     result = r2->output(0);
   } else {
     ASSIGN_OR_RETURN(Node* qm, passes::AddInferredNode(g, OpKind::kQLinearMatMul, g.FreshName(name),
-                                                       {xq, sx, zx, wq, sw, zw, sy, zy}, {}, 1, n));
+                                                       {xq, sx, zx, wq, sw, zw, sy, zy}, with({}), 1, n));
     result = qm->output(0);
   }
-  if (m.act && !ActivationIsNoOp(m.act, m.q)) {
+  if (m.act && !ActivationIsNoOp(m.act, m.q) && !clamp) {
     // DQ -> activation -> Q with the output's own scale: exact on the grid.
     ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(name + "/act_dq"),
                                                        {result, sy, zy}, {}, 1, m.act));
@@ -151,7 +199,7 @@ StatusOr<Value*> Fold(Graph& g, const Match& m) {
 
 }  // namespace
 
-StatusOr<FoldSummary> FoldQdqToInteger(Graph& g) {
+StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
     if (n->op() != OpKind::kConv && n->op() != OpKind::kGemm && n->op() != OpKind::kMatMul) continue;
@@ -167,7 +215,7 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g) {
       s.skipped.push_back(n->Label() + ": " + why);
       continue;
     }
-    ASSIGN_OR_RETURN(Value * result, Fold(g, m));
+    ASSIGN_OR_RETURN(Value * result, Fold(g, m, options));
     Value* old = m.q->output(0);
     if (!passes::ReplaceValue(g, old, result))
       return Internal("{}: cannot replace the quantized output '{}'", n->Label(), old->name());

@@ -6,9 +6,12 @@
 //   DQ(x_q) ─► Gemm(DQ(W_q), DQ(b_q)) ─► Q                   ⇒  Reshape ─► QLinearConv 1×1 ─► Reshape
 //   DQ(a_q) ─► MatMul(DQ(B_q)) ─► Q                          ⇒  QLinearMatMul(a_q, B_q)
 //
-// A Relu/Clip in between is dropped when the output's quantized range already lies inside
-// its bounds (zero point at the bottom of the range for Relu); otherwise it runs on the
-// dequantized result and is quantized again with the same scale, which is exact.
+// A Relu/Clip in between becomes a clamp of the quantized output, [edgec_qmin, edgec_qmax]
+// on the integer op (Q is monotonic and Q(DQ(q)) = q, so clamp(q, Q(lo), Q(hi)) equals
+// Q(Clip(DQ(q), lo, hi)) exactly); none when the output's quantized range already lies
+// inside its bounds. A Clip with run-time bounds runs on the dequantized result instead.
+// The integer ops carry `edgec_requant` = "float" (ONNX's formula) or "fixed_point" (the
+// NPU's integer-only requantization) as the options ask.
 // Everything else stays as it is: DQ ─► float op ─► Q islands.
 #pragma once
 
@@ -22,6 +25,12 @@ struct FoldSummary {
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why
 };
 
-StatusOr<FoldSummary> FoldQdqToInteger(Graph& g);
+struct FoldOptions {
+  // Requantize with quant/fixed_point.h (multiplier + shift) instead of ONNX's f32 formula:
+  // what the NPU computes, so a CPU run can equal it bit for bit.
+  bool fixed_point = false;
+};
+
+StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});
 
 }  // namespace edgec::quant
