@@ -296,7 +296,8 @@ TEST(Qdq, ClippingCalibratorsFixAnOutlierActivation) {
 }
 
 TEST(Qdq, FoldKeepsActivationsThatAreNotNoOps) {
-  // With symmetric i8 activations, relu1's zero point is 0 (not -128): the Relu must stay.
+  // With symmetric i8 activations, relu1's zero point is 0 (not -128): the Relu must stay,
+  // as a clamp of the integer op's output at its zero point.
   Graph g = SmallCnn();
   CalibrationOptions o;
   o.symmetric = true;
@@ -306,7 +307,16 @@ TEST(Qdq, FoldKeepsActivationsThatAreNotNoOps) {
   ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
   auto int8 = Int8Executable(g);
   ASSERT_TRUE(int8.ok());
-  EXPECT_EQ(Count(*int8, OpKind::kRelu), 1);
+  EXPECT_EQ(Count(*int8, OpKind::kRelu), 0);
+  int clamped = 0;
+  for (const Node* n : int8->nodes()) {
+    if (n->op() == OpKind::kQLinearConv && n->attrs.Has("edgec_qmin")) {
+      ++clamped;
+      EXPECT_EQ(n->attrs.GetInt("edgec_qmin"), 0);  // Relu: the zero point
+      EXPECT_EQ(n->attrs.GetInt("edgec_qmax"), 127);
+    }
+  }
+  EXPECT_EQ(clamped, 1);
   auto a = ReferenceExecutor(g).Run(Samples(1, 7)[0]);
   auto b = ReferenceExecutor(*int8).Run(Samples(1, 7)[0]);
   ASSERT_TRUE(a.ok() && b.ok());
