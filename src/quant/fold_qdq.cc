@@ -1,6 +1,7 @@
 #include "quant/fold_qdq.h"
 
 #include <cmath>
+#include <optional>
 
 #include "passes/pass_util.h"
 
@@ -197,6 +198,86 @@ StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
   return result;
 }
 
+// --- int8 data movement: op(DQ(q)) = DQ(op(q)) for ops that only move or compare values ---
+
+bool MovesValues(OpKind op) {
+  switch (op) {
+    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
+    case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
+    case OpKind::kSlice: case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The (scale, zero point, dtype) of a per-tensor DQ or Q node with constant parameters.
+struct QParams {
+  double scale = 0;
+  int64_t zero_point = 0;
+  DType dtype = DType::kUndefined;
+  bool operator==(const QParams&) const = default;
+};
+std::optional<QParams> ParamsOf(const Node* n, DType dtype) {
+  const Tensor* st = ConstantOf(n->input(1));
+  if (!st || st->numel() != 1) return std::nullopt;
+  QParams p{st->ToDoubleVector()[0], 0, dtype};
+  if (n->num_inputs() > 2 && n->input(2)) {
+    const Tensor* zt = ConstantOf(n->input(2));
+    if (!zt || zt->numel() != 1) return std::nullopt;
+    p.zero_point = zt->ToInt64Vector()[0];
+  }
+  return p;
+}
+
+// Moves the DQs feeding `n` (a value-moving op) after it: n on the int8 values, then one DQ.
+// MaxPool commutes with DQ because DQ is monotonic; the others only move elements. All data
+// inputs must come from DQs with equal parameters (Concat), the others be constants.
+StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
+  if (!MovesValues(n->op()) || n->num_outputs() != 1 || n->output(0)->is_graph_output()) return false;
+  if (n->op() == OpKind::kMaxPool && n->num_outputs() > 1) return false;
+  Node* first = nullptr;
+  std::optional<QParams> params;
+  std::vector<Value*> inputs;
+  for (int i = 0; i < n->num_inputs(); ++i) {
+    Value* v = n->input(i);
+    const bool data = i == 0 || n->op() == OpKind::kConcat;
+    if (!data) {
+      if (v && !ConstantOf(v)) return false;
+      inputs.push_back(v);
+      continue;
+    }
+    Node* dq = DqOf(v);
+    if (!dq) return false;
+    auto p = ParamsOf(dq, dq->input(0)->type.dtype);
+    if (!p || (p->dtype != DType::kU8 && p->dtype != DType::kI8) || (params && !(*p == *params))) return false;
+    params = p;
+    if (!first) first = dq;
+    inputs.push_back(dq->input(0));
+  }
+  if (!first) return false;
+  ASSIGN_OR_RETURN(Node* moved_op, passes::AddInferredNode(g, n->op(), g.FreshName(n->name() + "/int8"), inputs,
+                                                           n->attrs, 1, n));
+  std::vector<Value*> dq_in = {moved_op->output(0), first->input(1)};
+  if (first->num_inputs() > 2 && first->input(2)) dq_in.push_back(first->input(2));
+  ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(n->name() + "/dq"),
+                                                     dq_in, first->attrs, 1, n));
+  if (!passes::ReplaceValue(g, n->output(0), dq->output(0)))
+    return Internal("{}: cannot replace its output '{}'", n->Label(), n->output(0)->name());
+  ++*moved;
+  return true;
+}
+
+// Q(DQ(q)) with the same parameters is q.
+bool CancelRequantize(Graph& g, Node* q) {
+  if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
+  Node* dq = DqOf(q->input(0));
+  if (!dq) return false;
+  auto a = ParamsOf(dq, dq->input(0)->type.dtype), b = ParamsOf(q, q->output(0)->type.dtype);
+  if (!a || !b || !(*a == *b)) return false;
+  return passes::ReplaceValue(g, q->output(0), dq->input(0));
+}
+
 }  // namespace
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
@@ -220,6 +301,21 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
     if (!passes::ReplaceValue(g, old, result))
       return Internal("{}: cannot replace the quantized output '{}'", n->Label(), old->name());
     ++s.folded;
+  }
+  passes::RemoveDeadNodes(g);
+  RETURN_IF_ERROR(g.TopoSort());
+  // Data movement and max pooling on the int8 values, to a fixpoint (chains such as
+  // Reshape → Transpose → Reshape move one op per round).
+  for (int round = 0; round < 64 && options.int8_movement; ++round) {
+    bool changed = false;
+    for (Node* n : g.nodes()) {
+      ASSIGN_OR_RETURN(bool pushed, PushDequantizeDown(g, n, &s.int8_movement));
+      changed |= pushed;
+    }
+    for (Node* n : g.nodes()) changed |= CancelRequantize(g, n);
+    if (!changed) break;
+    passes::RemoveDeadNodes(g);
+    RETURN_IF_ERROR(g.TopoSort());
   }
   passes::RemoveDeadNodes(g);
   RETURN_IF_ERROR(g.TopoSort());

@@ -12,7 +12,11 @@
 // inside its bounds. A Clip with run-time bounds runs on the dequantized result instead.
 // The integer ops carry `edgec_requant` = "float" (ONNX's formula) or "fixed_point" (the
 // NPU's integer-only requantization) as the options ask.
-// Everything else stays as it is: DQ ─► float op ─► Q islands.
+// Ops that only move or compare values (MaxPool, GlobalMaxPool, Concat of inputs with equal
+// parameters, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Identity) run on the
+// int8 values: op(DQ(q)) = DQ(op(q)) exactly (DQ is monotonic), and Q(DQ(q)) with the same
+// parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
+// Everything else stays as it is: DQ ─► float op ─► Q islands (Add, AveragePool, ...).
 #pragma once
 
 #include "edgec/status.h"
@@ -22,6 +26,7 @@ namespace edgec::quant {
 
 struct FoldSummary {
   int folded = 0;                    // Conv/Gemm/MatMul nodes now integer
+  int int8_movement = 0;             // MaxPool/Concat/Reshape/... moved onto the int8 values
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why
 };
 
@@ -29,6 +34,8 @@ struct FoldOptions {
   // Requantize with quant/fixed_point.h (multiplier + shift) instead of ONNX's f32 formula:
   // what the NPU computes, so a CPU run can equal it bit for bit.
   bool fixed_point = false;
+  // Move data movement and max pooling onto the int8 values (see above).
+  bool int8_movement = true;
 };
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});

@@ -325,6 +325,48 @@ TEST(Qdq, FoldKeepsActivationsThatAreNotNoOps) {
   for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vb[i]), step * 1.001);
 }
 
+TEST(Qdq, FoldRunsMaxPoolAndReshapesOnInt8Values) {
+  // conv1 -> relu -> MaxPool -> Reshape (identity shape) -> conv2: the pool and the reshape
+  // move onto conv1's u8 output (no DQ/Q around them), with the same outputs bit for bit.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({4, 3, 3, 3}, 1, 0.3))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Attributes mp;
+  mp.Set("kernel_shape", Ints{3, 3});
+  mp.Set("strides", Ints{2, 2});
+  mp.Set("pads", Ints{1, 1, 1, 1});
+  Value* p = Add(g, OpKind::kMaxPool, {r1}, mp, "pool");
+  Value* rs = Add(g, OpKind::kReshape, {p, g.AddConstant("shape", Tensor::VectorI64({1, 4, 4, 4}))}, {}, "reshape");
+  Value* y = Add(g, OpKind::kConv, {rs, g.AddConstant("w2", Normal({2, 4, 3, 3}, 2, 0.3))}, pad, "conv2");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(4, 30), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph moved = g.Clone(), kept = g.Clone();
+  auto s1 = FoldQdqToInteger(moved);
+  FoldOptions no_move;
+  no_move.int8_movement = false;
+  auto s2 = FoldQdqToInteger(kept, no_move);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  EXPECT_EQ(s1->int8_movement, 2);
+  for (const Node* n : moved.nodes()) {
+    if (n->op() == OpKind::kMaxPool || n->op() == OpKind::kReshape) {
+      EXPECT_EQ(n->input(0)->type.dtype, DType::kU8) << n->Label();
+    }
+  }
+  EXPECT_LT(Count(moved, OpKind::kDequantizeLinear), Count(kept, OpKind::kDequantizeLinear));
+  for (const auto& sample : Samples(3, 50)) {
+    auto a = ReferenceExecutor(moved).Run(sample);
+    auto b = ReferenceExecutor(kept).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector());
+  }
+}
+
 TEST(ScaleTable, JsonRoundTripAndEdits) {
   const std::string path = (std::filesystem::temp_directory_path() / "edgec_scales_test.json").string();
   ScaleTable t;

@@ -71,8 +71,12 @@ StatusOr<PoolSetup> MakePoolSetup(const KernelRequest& req) {
 }  // namespace
 
 KernelOr CreatePoolKernel(const KernelRequest& req) {
-  RETURN_IF_ERROR(ExpectF32(req, {0}));
-  if (req.outputs.empty() || req.outputs[0].dtype != DType::kF32) return Refuse(req, "output is not f32");
+  // Max pooling also on u8/i8 (int8 execution; exact), everything else in f32.
+  const bool int8_max = (req.op == OpKind::kMaxPool || req.op == OpKind::kGlobalMaxPool) && !req.outputs.empty() &&
+                        (req.inputs[0].dtype == DType::kU8 || req.inputs[0].dtype == DType::kI8) &&
+                        req.outputs[0].dtype == req.inputs[0].dtype;
+  if (!int8_max) RETURN_IF_ERROR(ExpectF32(req, {0}));
+  if (req.outputs.empty() || (!int8_max && req.outputs[0].dtype != DType::kF32)) return Refuse(req, "output is not f32");
   ASSIGN_OR_RETURN(PoolSetup s, MakePoolSetup(req));
   const TensorDesc& x = req.inputs[0];
   const TensorDesc& y = req.outputs[0];
@@ -87,7 +91,7 @@ KernelOr CreatePoolKernel(const KernelRequest& req) {
                                      s.kernel, s.dilation, s.pad_l, s.pad_r);
     dnnl::pooling_v2_forward::primitive_desc pd(d, attr, ctx.engine);
     return SinglePrimitiveKernel::Make(pd, src, dst, req.label,
-                                       fmt::format("{} {} f32", OpName(req.op), LayoutWord(y.layout)), threads, ctx);
+                                       fmt::format("{} {} {}", OpName(req.op), LayoutWord(y.layout), DTypeName(y.dtype)), threads, ctx);
   });
 }
 

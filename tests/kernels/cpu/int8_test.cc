@@ -188,6 +188,25 @@ TEST(CpuInt8, QuantizeDequantizeEqualReference) {
   }
 }
 
+TEST(CpuInt8, MaxPoolOnInt8EqualsReference) {
+  std::mt19937 rng(812);
+  for (int trial = 0; trial < 30; ++trial) {
+    const DType dt = trial % 2 ? DType::kI8 : DType::kU8;
+    const int64_t k = RandInt(rng, 1, 3), st = RandInt(rng, 1, 2), pad = RandInt(rng, 0, k - 1);
+    Dims dims = {1, RandInt(rng, 1, 20), RandInt(rng, k, 12), RandInt(rng, k, 12)};
+    Attributes a;
+    a.Set("kernel_shape", Dims{k, k});
+    a.Set("strides", Dims{st, st});
+    a.Set("pads", Dims{pad, pad, pad, pad});
+    FastCase c{trial % 5 == 4 ? OpKind::kGlobalMaxPool : OpKind::kMaxPool, {RandomActivation(dt, dims, rng, false)},
+               trial % 5 == 4 ? Attributes{} : a};
+    c.nhwc = trial % 3 != 0;
+    c.threads = 1 + trial % 2;
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("maxpool {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
+    EXPECT_NE(d.find(std::string(DTypeName(dt))), std::string::npos) << d;
+  }
+}
+
 TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
   std::mt19937 rng(811);
   Tensor x = RandomActivation(DType::kU8, {1, 4, 5, 5}, rng, false);
