@@ -474,6 +474,9 @@ struct Region {
   bool preferred = false;
   int64_t macs = 0;
   int64_t conversion_bytes = 0;
+  // What staying row-major copies anyway: int8 convolutions and pools reorder their
+  // row-major activations to NHWC inside the kernel (oneDNN's int8 kernels are NHWC only).
+  int64_t row_major_bytes = 0;
   std::vector<std::string> reasons;  // where the conversions would be
 };
 
@@ -488,7 +491,8 @@ class LayoutAssigner {
       Cost(r);
       bool cheap = r.conversion_bytes == 0 ||
                    static_cast<double>(r.conversion_bytes) <=
-                       max_copy_per_mac_ * static_cast<double>(r.macs);
+                       max_copy_per_mac_ * static_cast<double>(r.macs) ||
+                   r.conversion_bytes <= r.row_major_bytes;
       std::string head = fmt::format("layout: region of {} values at '{}' ({} MACs)",
                                      r.values.size(), r.values[0]->name(), r.macs);
       if (!r.preferred) {
@@ -552,6 +556,12 @@ class LayoutAssigner {
       r.preferred |= c.preferred;
       int64_t m = NodeMacs(*n);
       if (m > 0) r.macs += m;
+      const bool int8_pool = (n->op() == OpKind::kMaxPool || n->op() == OpKind::kGlobalMaxPool) &&
+                             (n->input(0)->type.dtype == DType::kU8 || n->input(0)->type.dtype == DType::kI8);
+      if ((n->op() == OpKind::kQLinearConv && !c.layout_inputs.empty()) || int8_pool) {
+        auto bytes = [](const Value* v) { return NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype)); };
+        r.row_major_bytes += bytes(n->input(0)) + bytes(n->output(0));
+      }
     }
   }
 

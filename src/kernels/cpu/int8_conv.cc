@@ -42,12 +42,15 @@ class Int8ConvKernel final : public Kernel {
         rq_.Run(acc, channels_, b, e, y, channels_, 1);
       });
     } else {
-      const int64_t plane = rows_ / batch_;
-      for (int64_t n = 0; n < batch_; ++n) {
-        ParallelFor(threads_, plane, std::max<int64_t>(1, 4096 / channels_), [&](int64_t b, int64_t e) {
-          rq_.Run(acc + n * plane * channels_, channels_, b, e, y + n * plane * channels_, 1, plane);
-        });
-      }
+      // Row-major output: requantize into NHWC in scratch (vectorized), then reorder.
+      auto* q = static_cast<std::byte*>(scratch) + q_offset_;
+      ParallelFor(threads_, rows_, std::max<int64_t>(1, 4096 / channels_), [&](int64_t b, int64_t e) {
+        rq_.Run(acc, channels_, b, e, q, channels_, 1);
+      });
+      RETURN_IF_ERROR(CatchDnnl(label_, [&] {
+        reorder_dst_.Execute(GetDnnlContext(threads_).stream, in, out, scratch);
+        return Status::Ok();
+      }));
     }
     return Status::Ok();
   }
@@ -55,12 +58,12 @@ class Int8ConvKernel final : public Kernel {
   std::string Describe() const override { return describe_; }
 
   std::string label_;
-  BoundPrimitive prim_, reorder_src_;
+  BoundPrimitive prim_, reorder_src_, reorder_dst_;
   dnnl::memory weights_, src_zp_;
   Int8Requant rq_;
   int64_t rows_ = 0, channels_ = 0, batch_ = 1;
   bool nhwc_out_ = true;
-  size_t acc_offset_ = 0, scratch_bytes_ = 0;
+  size_t acc_offset_ = 0, q_offset_ = 0, scratch_bytes_ = 0;
   int threads_ = 1;
   std::string describe_;
 };
@@ -209,7 +212,18 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     auto align = [](size_t v) { return (v + 63) / 64 * 64; };
     const bool reorder = src_user != src_nhwc;
     const size_t acc_offset = align(reorder ? src_nhwc.get_size() : 0);
-    const size_t pad_offset = align(acc_offset + acc_md.get_size());
+    // [... | the u8/i8 result in NHWC before its reorder (row-major outputs) | scratchpad]
+    const dnnl_md q_nhwc(yd, DnnlType(y.dtype), tag::nhwc);
+    const size_t q_offset = align(acc_offset + acc_md.get_size());
+    const size_t pad_offset = align(q_offset + (k->nhwc_out_ ? 0 : q_nhwc.get_size()));
+    if (!k->nhwc_out_) {
+      const dnnl_md y_user = PlainDesc(y);
+      k->reorder_dst_ = BoundPrimitive(
+          dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine, q_nhwc, ctx.engine, y_user)), ctx.engine);
+      k->reorder_dst_.Bind(DNNL_ARG_FROM, q_nhwc, Src::kScratch, static_cast<int64_t>(q_offset));
+      k->reorder_dst_.Bind(DNNL_ARG_TO, y_user, Src::kOutput, 0);
+    }
+    k->q_offset_ = q_offset;
     if (reorder) {
       k->reorder_src_ = BoundPrimitive(
           dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine, src_user, ctx.engine, src_nhwc)), ctx.engine);
@@ -232,7 +246,10 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     k->acc_offset_ = acc_offset;
     k->scratch_bytes_ = pad_offset + scratchpad.get_size();
     k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{} + own {}", LayoutWord(y.layout), DTypeName(x.dtype),
-                               pd.impl_info_str(), reorder ? " via reorder in" : "", k->rq_.Word());
+                               pd.impl_info_str(),
+                               reorder ? (k->nhwc_out_ ? " via reorder in" : " via reorders in out")
+                                       : (k->nhwc_out_ ? "" : " via reorder out"),
+                               k->rq_.Word());
     return std::unique_ptr<Kernel>(std::move(k));
   });
 }
