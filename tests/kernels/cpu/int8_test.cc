@@ -202,6 +202,8 @@ TEST(CpuInt8, MaxPoolOnInt8EqualsReference) {
                trial % 5 == 4 ? Attributes{} : a};
     c.nhwc = trial % 3 != 0;
     c.threads = 1 + trial % 2;
+    // A documented fallback: oneDNN's AVX2 build has no optimized int8 global pooling.
+    if (c.op == OpKind::kGlobalMaxPool && RefusalOf(c).find("only its reference int8 pooling") != std::string::npos) continue;
     const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("maxpool {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
     EXPECT_NE(d.find(std::string(DTypeName(dt))), std::string::npos) << d;
   }
