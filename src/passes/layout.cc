@@ -402,6 +402,10 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       (x->type.dims[1] <= 4 ? c.any_inputs : c.layout_inputs).push_back(0);
       return c;
     }
+    case OpKind::kQuantizedLookup:  // elementwise, the table is a constant
+      if (!n.input(1) || !n.input(1)->is_constant()) return std::nullopt;
+      c.layout_inputs.push_back(0);
+      return c;
     case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:  // per tensor: elementwise
       for (int i = 1; i < n.num_inputs(); ++i) {
         if (n.input(i) && (!n.input(i)->is_constant() || NumElements(n.input(i)->type.dims) != 1)) return std::nullopt;

@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
+#include "ir/infer.h"
 #include "passes/pass_util.h"
+#include "runtime/reference_executor.h"
 
 namespace edgec::quant {
 namespace {
@@ -278,6 +281,90 @@ bool CancelRequantize(Graph& g, Node* q) {
   return passes::ReplaceValue(g, q->output(0), dq->input(0));
 }
 
+// --- single-input float islands as a 256-entry table ---
+
+bool TabulatableUnary(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
+    case OpKind::kExp: case OpKind::kGelu: case OpKind::kNeg: case OpKind::kAbs: case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ScalarConstantsFrom(const Node* n, int first) {
+  for (int i = first; i < n->num_inputs(); ++i) {
+    const Value* v = n->input(i);
+    if (v && (!ConstantOf(v) || NumElements(v->type.dims) != 1)) return false;
+  }
+  return true;
+}
+
+// Q(f(DQ(q))) for f = U or x·U(x) (SiLU, x·HardSigmoid(x)) with U an elementwise unary op:
+// a function of q's 256 values, computed once on the reference kernels (so the table
+// equals what the island computes there) and looked up at run time.
+StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
+  if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
+  if (!ParamsOf(q, q->output(0)->type.dtype)) return false;
+  Node* last = q->input(0)->producer();
+  if (!last || !HasSingleUse(last->output(0))) return false;
+  Node* unary = nullptr;
+  Node* dq = nullptr;
+  Node* mul = nullptr;
+  if (last->op() == OpKind::kMul && last->num_inputs() == 2) {
+    for (int i = 0; i < 2 && !unary; ++i) {
+      Node* u = last->input(i)->producer();
+      Node* d = DqOf(last->input(1 - i));
+      if (u && d && TabulatableUnary(u->op()) && u->input(0) == d->output(0) && HasSingleUse(u->output(0))) {
+        unary = u;
+        dq = d;
+      }
+    }
+    mul = last;
+  } else if (TabulatableUnary(last->op())) {
+    unary = last;
+    dq = DqOf(last->input(0));
+  }
+  if (!unary || !dq || !ScalarConstantsFrom(unary, 1)) return false;
+  const DType in_t = dq->input(0)->type.dtype;
+  if ((in_t != DType::kU8 && in_t != DType::kI8) || !ParamsOf(dq, in_t)) return false;
+
+  // The island on a [256] tensor of every input value.
+  Graph sub;
+  Value* x = sub.AddInput("q", MakeType(in_t, {256}));
+  std::unordered_map<const Value*, Value*> map = {{dq->input(0), x}};
+  auto value_in_sub = [&](Value* v) -> Value* {
+    if (!v) return nullptr;
+    if (auto it = map.find(v); it != map.end()) return it->second;
+    const Tensor* c = ConstantOf(v);
+    Value* nv = sub.AddConstant(v->name(), c->Clone());
+    map[v] = nv;
+    return nv;
+  };
+  for (Node* n : std::vector<Node*>{dq, unary, mul, q}) {
+    if (!n) continue;
+    std::vector<Value*> in;
+    for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
+    Node* copy = sub.AddNode(n->op(), n->name(), in, 1, {n->output(0)->name()});
+    copy->attrs = n->attrs;
+    map[n->output(0)] = copy->output(0);
+  }
+  sub.MarkOutput(map[q->output(0)]);
+  RETURN_IF_ERROR(InferShapes(sub));
+  Tensor all(in_t, {256});
+  for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(all.raw())[i] = static_cast<uint8_t>(in_t == DType::kI8 ? i ^ 0x80 : i);
+  ASSIGN_OR_RETURN(std::vector<Tensor> table, ReferenceExecutor(sub).Run({{"q", all}}));
+  Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), table[0]);
+  ASSIGN_OR_RETURN(Node* lookup, passes::AddInferredNode(g, OpKind::kQuantizedLookup, g.FreshName(unary->name() + "/lookup"),
+                                                         {dq->input(0), tv}, {}, 1, mul ? mul : unary));
+  if (!passes::ReplaceValue(g, q->output(0), lookup->output(0)))
+    return Internal("{}: cannot replace its output '{}'", q->Label(), q->output(0)->name());
+  ++*tabulated;
+  return true;
+}
+
 }  // namespace
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
@@ -316,6 +403,9 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
     if (!changed) break;
     passes::RemoveDeadNodes(g);
     RETURN_IF_ERROR(g.TopoSort());
+  }
+  if (options.tabulate) {
+    for (Node* n : g.nodes()) RETURN_IF_ERROR(TabulateIsland(g, n, &s.tabulated).status());
   }
   passes::RemoveDeadNodes(g);
   RETURN_IF_ERROR(g.TopoSort());

@@ -16,6 +16,7 @@
 // parameters, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Identity) run on the
 // int8 values: op(DQ(q)) = DQ(op(q)) exactly (DQ is monotonic), and Q(DQ(q)) with the same
 // parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
+// A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup.
 // Everything else stays as it is: DQ ─► float op ─► Q islands (Add, AveragePool, ...).
 #pragma once
 
@@ -27,6 +28,7 @@ namespace edgec::quant {
 struct FoldSummary {
   int folded = 0;                    // Conv/Gemm/MatMul nodes now integer
   int int8_movement = 0;             // MaxPool/Concat/Reshape/... moved onto the int8 values
+  int tabulated = 0;                 // float islands replaced by a QuantizedLookup
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why
 };
 
@@ -36,6 +38,10 @@ struct FoldOptions {
   bool fixed_point = false;
   // Move data movement and max pooling onto the int8 values (see above).
   bool int8_movement = true;
+  // Replace DQ → U → Q and DQ → x·U(x) → Q (U elementwise unary: Sigmoid, HardSwish, ...;
+  // x·Sigmoid(x) is SiLU) by a QuantizedLookup of 256 entries computed on the reference
+  // kernels: exact with respect to the island by construction.
+  bool tabulate = true;
 };
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});

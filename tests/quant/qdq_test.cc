@@ -367,6 +367,41 @@ TEST(Qdq, FoldRunsMaxPoolAndReshapesOnInt8Values) {
   }
 }
 
+TEST(Qdq, FoldTabulatesSingleInputIslands) {
+  // conv1 -> SiLU (x * Sigmoid(x)) -> conv2 -> HardSwish -> conv3: both islands become
+  // 256-entry lookups with the same outputs, bit for bit, as the float islands.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({4, 3, 3, 3}, 1, 0.3))}, pad, "conv1");
+  Value* sg = Add(g, OpKind::kSigmoid, {c1}, {}, "sigmoid");
+  Value* silu = Add(g, OpKind::kMul, {c1, sg}, {}, "silu");
+  Value* c2 = Add(g, OpKind::kConv, {silu, g.AddConstant("w2", Normal({4, 4, 3, 3}, 2, 0.3))}, pad, "conv2");
+  Value* hs = Add(g, OpKind::kHardSwish, {c2}, {}, "hardswish");
+  Value* y = Add(g, OpKind::kConv, {hs, g.AddConstant("w3", Normal({2, 4, 3, 3}, 3, 0.3))}, pad, "conv3");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(4, 60), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph lut = g.Clone(), island = g.Clone();
+  auto s1 = FoldQdqToInteger(lut);
+  FoldOptions no_lut;
+  no_lut.tabulate = false;
+  auto s2 = FoldQdqToInteger(island, no_lut);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  EXPECT_EQ(s1->tabulated, 2);
+  EXPECT_EQ(Count(lut, OpKind::kQuantizedLookup), 2);
+  EXPECT_EQ(Count(lut, OpKind::kSigmoid) + Count(lut, OpKind::kHardSwish), 0);
+  for (const auto& sample : Samples(3, 70)) {
+    auto a = ReferenceExecutor(lut).Run(sample);
+    auto b = ReferenceExecutor(island).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector());
+  }
+}
+
 TEST(ScaleTable, JsonRoundTripAndEdits) {
   const std::string path = (std::filesystem::temp_directory_path() / "edgec_scales_test.json").string();
   ScaleTable t;

@@ -83,8 +83,8 @@ int RunMain(const RunFlags& f) {
     auto folded = quant::FoldQdqToInteger(*g, fo);
     if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
     if (f.verbose) {
-      fmt::print(stderr, "int8: {} node(s) folded into integer ops, {} data-movement op(s) on int8 values\n", folded->folded,
-                 folded->int8_movement);
+      fmt::print(stderr, "int8: {} node(s) folded into integer ops, {} data-movement op(s) on int8 values, "
+                 "{} float island(s) tabulated\n", folded->folded, folded->int8_movement, folded->tabulated);
       for (const auto& s : folded->skipped) fmt::print(stderr, "  float: {}\n", s);
     }
   }

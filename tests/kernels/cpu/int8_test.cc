@@ -209,6 +209,20 @@ TEST(CpuInt8, MaxPoolOnInt8EqualsReference) {
   }
 }
 
+TEST(CpuInt8, LookupEqualsReference) {
+  std::mt19937 rng(813);
+  for (int trial = 0; trial < 20; ++trial) {
+    const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 ? DType::kU8 : DType::kI8;
+    Dims dims = {1, RandInt(rng, 1, 40), RandInt(rng, 1, 17), RandInt(rng, 1, 17)};
+    Tensor table = yt == DType::kU8 ? RandomInts<uint8_t>(yt, {256}, rng, 0, 255) : RandomInts<int8_t>(yt, {256}, rng, -128, 127);
+    FastCase c{OpKind::kQuantizedLookup, {RandomActivation(xt, dims, rng, false), table}, {}};
+    c.constants = {1};
+    c.nhwc = trial % 3 == 0;
+    c.threads = 1 + trial % 2;
+    ExpectMatchesRef(c, 0, 0, fmt::format("lookup {} trial {}", DimsStr(dims), trial));
+  }
+}
+
 TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
   std::mt19937 rng(811);
   Tensor x = RandomActivation(DType::kU8, {1, 4, 5, 5}, rng, false);
