@@ -405,6 +405,23 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       }
       return c;
     }
+    case OpKind::kQLinearConv: {  // int8 convolution: x is input 0, W input 3
+      const Value* w = n.input(3);
+      if (!w || !w->is_constant() || w->type.rank() != 4) return std::nullopt;
+      c.preferred = true;
+      (x->type.dims[1] <= 4 ? c.any_inputs : c.layout_inputs).push_back(0);
+      return c;
+    }
+    case OpKind::kQuantizedLookup:  // elementwise, the table is a constant
+      if (!n.input(1) || !n.input(1)->is_constant()) return std::nullopt;
+      c.layout_inputs.push_back(0);
+      return c;
+    case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:  // per tensor: elementwise
+      for (int i = 1; i < n.num_inputs(); ++i) {
+        if (n.input(i) && (!n.input(i)->is_constant() || NumElements(n.input(i)->type.dims) != 1)) return std::nullopt;
+      }
+      c.layout_inputs.push_back(0);
+      return c;
     case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
     case OpKind::kGlobalMaxPool: case OpKind::kBatchNormalization:
     case OpKind::kInstanceNormalization: case OpKind::kResize:
@@ -472,6 +489,9 @@ struct Region {
   int64_t macs = 0;
   int64_t conversion_bytes = 0;  // boundary conversions
   int64_t concat_bytes = 0;      // Concats no longer in place
+  // What staying row-major copies anyway: int8 convolutions and pools reorder their
+  // row-major activations to NHWC inside the kernel (oneDNN's int8 kernels are NHWC only).
+  int64_t row_major_bytes = 0;
   std::vector<std::string> reasons;  // where the conversions would be
 };
 
@@ -488,7 +508,8 @@ class LayoutAssigner {
       Cost(r);
       const double macs = static_cast<double>(r.macs);
       bool cheap = (r.conversion_bytes == 0 ||
-                    static_cast<double>(r.conversion_bytes) <= max_copy_per_mac_ * macs) &&
+                    static_cast<double>(r.conversion_bytes) <= max_copy_per_mac_ * macs ||
+                    r.conversion_bytes <= r.row_major_bytes) &&
                    (r.concat_bytes == 0 || static_cast<double>(r.concat_bytes) <= max_concat_copy_per_mac_ * macs);
       std::string head = fmt::format("layout: region of {} values at '{}' ({} MACs)",
                                      r.values.size(), r.values[0]->name(), r.macs);
@@ -553,6 +574,12 @@ class LayoutAssigner {
       r.preferred |= c.preferred;
       int64_t m = NodeMacs(*n);
       if (m > 0) r.macs += m;
+      const bool int8_pool = (n->op() == OpKind::kMaxPool || n->op() == OpKind::kGlobalMaxPool) &&
+                             (n->input(0)->type.dtype == DType::kU8 || n->input(0)->type.dtype == DType::kI8);
+      if ((n->op() == OpKind::kQLinearConv && !c.layout_inputs.empty()) || int8_pool) {
+        auto bytes = [](const Value* v) { return NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype)); };
+        r.row_major_bytes += bytes(n->input(0)) + bytes(n->output(0));
+      }
     }
   }
 

@@ -1,8 +1,12 @@
 #include "quant/fold_qdq.h"
 
 #include <cmath>
+#include <optional>
+#include <unordered_map>
 
+#include "ir/infer.h"
 #include "passes/pass_util.h"
+#include "runtime/reference_executor.h"
 
 namespace edgec::quant {
 namespace {
@@ -86,10 +90,58 @@ bool ActivationIsNoOp(const Node* act, const Node* q) {
   return lo_q >= bound(1, -INFINITY) && hi_q <= bound(2, INFINITY) && z == qmin;
 }
 
+// The output clamp [qmin, qmax] that applies `act` on the quantized output, when its bounds
+// are constants: Q(lo) and Q(hi) with QuantizeLinear's arithmetic (f32 division, round half
+// to even, saturation).
+bool ActivationClamp(const Node* act, const Node* q, int64_t* qmin, int64_t* qmax) {
+  const Tensor* st = ConstantOf(q->input(1));
+  if (!st) return false;
+  const float s = static_cast<float>(st->ToDoubleVector()[0]);
+  const Value* zv = q->input(2);
+  const Tensor* zt = zv ? ConstantOf(zv) : nullptr;
+  if (zv && !zt) return false;
+  const int64_t z = zt ? zt->ToInt64Vector()[0] : 0;
+  const DType dt = q->output(0)->type.dtype;
+  const int64_t lo_t = dt == DType::kU8 ? 0 : -128, hi_t = dt == DType::kU8 ? 255 : 127;
+  auto quantize = [&](float v) {
+    const float r = std::nearbyint(v / s) + static_cast<float>(z);
+    return static_cast<int64_t>(std::min(std::max(r, static_cast<float>(lo_t)), static_cast<float>(hi_t)));
+  };
+  *qmin = lo_t;
+  *qmax = hi_t;
+  if (act->op() == OpKind::kRelu) {
+    *qmin = std::max(lo_t, z);
+    return true;
+  }
+  for (int i = 1; i < act->num_inputs(); ++i) {
+    const Value* b = act->input(i);
+    if (!b) continue;
+    const Tensor* bt = ConstantOf(b);
+    if (!bt || bt->numel() != 1) return false;
+    const int64_t qb = quantize(static_cast<float>(bt->ToDoubleVector()[0]));
+    if (i == 1) *qmin = std::max(*qmin, qb);
+    else *qmax = std::min(*qmax, qb);
+  }
+  return true;
+}
+
 Value* Const(Graph& g, const std::string& base, Tensor t) { return g.AddConstant(g.FreshName(base), std::move(t)); }
 
-StatusOr<Value*> Fold(Graph& g, const Match& m) {
+StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
   Node* n = m.op;
+  // The integer op's own attributes: requantization mode and the activation as a clamp.
+  Attributes qattrs;
+  qattrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
+  int64_t qmin = 0, qmax = 0;
+  const bool clamp = m.act && !ActivationIsNoOp(m.act, m.q) && ActivationClamp(m.act, m.q, &qmin, &qmax);
+  if (clamp) {
+    qattrs.Set("edgec_qmin", qmin);
+    qattrs.Set("edgec_qmax", qmax);
+  }
+  auto with = [&](Attributes a) {
+    for (const auto& [k, v] : qattrs.map()) a.Set(k, v);
+    return a;
+  };
   Value* xq = m.x_dq->input(0);
   Value* sx = m.x_dq->input(1);
   Value* zx = m.x_dq->input(2);
@@ -105,7 +157,7 @@ StatusOr<Value*> Fold(Graph& g, const Match& m) {
     std::vector<Value*> in = {xq, sx, zx, wq, sw, zw, sy, zy};
     if (bq) in.push_back(bq);
     ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in,
-                                                       n->attrs, 1, n));
+                                                       with(n->attrs), 1, n));
     result = qc->output(0);
   } else if (n->op() == OpKind::kGemm) {
     // As a 1×1 QLinearConv: weights [N, K, 1, 1] (transposed when transB = 0).
@@ -125,16 +177,16 @@ StatusOr<Value*> Fold(Graph& g, const Match& m) {
                                                        {xq, to4}, {}, 1, n));
     std::vector<Value*> in = {r1->output(0), sx, zx, w4v, sw, zw, sy, zy};
     if (bq) in.push_back(bq);
-    ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in, {}, 1, n));
+    ASSIGN_OR_RETURN(Node* qc, passes::AddInferredNode(g, OpKind::kQLinearConv, g.FreshName(name), in, with({}), 1, n));
     ASSIGN_OR_RETURN(Node* r2, passes::AddInferredNode(g, OpKind::kReshape, g.FreshName(name + "/to_2d"),
                                                        {qc->output(0), to2}, {}, 1, n));
     result = r2->output(0);
   } else {
     ASSIGN_OR_RETURN(Node* qm, passes::AddInferredNode(g, OpKind::kQLinearMatMul, g.FreshName(name),
-                                                       {xq, sx, zx, wq, sw, zw, sy, zy}, {}, 1, n));
+                                                       {xq, sx, zx, wq, sw, zw, sy, zy}, with({}), 1, n));
     result = qm->output(0);
   }
-  if (m.act && !ActivationIsNoOp(m.act, m.q)) {
+  if (m.act && !ActivationIsNoOp(m.act, m.q) && !clamp) {
     // DQ -> activation -> Q with the output's own scale: exact on the grid.
     ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(name + "/act_dq"),
                                                        {result, sy, zy}, {}, 1, m.act));
@@ -149,9 +201,173 @@ StatusOr<Value*> Fold(Graph& g, const Match& m) {
   return result;
 }
 
+// --- int8 data movement: op(DQ(q)) = DQ(op(q)) for ops that only move or compare values ---
+
+bool MovesValues(OpKind op) {
+  switch (op) {
+    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
+    case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
+    case OpKind::kSlice: case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The (scale, zero point, dtype) of a per-tensor DQ or Q node with constant parameters.
+struct QParams {
+  double scale = 0;
+  int64_t zero_point = 0;
+  DType dtype = DType::kUndefined;
+  bool operator==(const QParams&) const = default;
+};
+std::optional<QParams> ParamsOf(const Node* n, DType dtype) {
+  const Tensor* st = ConstantOf(n->input(1));
+  if (!st || st->numel() != 1) return std::nullopt;
+  QParams p{st->ToDoubleVector()[0], 0, dtype};
+  if (n->num_inputs() > 2 && n->input(2)) {
+    const Tensor* zt = ConstantOf(n->input(2));
+    if (!zt || zt->numel() != 1) return std::nullopt;
+    p.zero_point = zt->ToInt64Vector()[0];
+  }
+  return p;
+}
+
+// Moves the DQs feeding `n` (a value-moving op) after it: n on the int8 values, then one DQ.
+// MaxPool commutes with DQ because DQ is monotonic; the others only move elements. All data
+// inputs must come from DQs with equal parameters (Concat), the others be constants.
+StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
+  if (!MovesValues(n->op()) || n->num_outputs() != 1 || n->output(0)->is_graph_output()) return false;
+  if (n->op() == OpKind::kMaxPool && n->num_outputs() > 1) return false;
+  Node* first = nullptr;
+  std::optional<QParams> params;
+  std::vector<Value*> inputs;
+  for (int i = 0; i < n->num_inputs(); ++i) {
+    Value* v = n->input(i);
+    const bool data = i == 0 || n->op() == OpKind::kConcat;
+    if (!data) {
+      if (v && !ConstantOf(v)) return false;
+      inputs.push_back(v);
+      continue;
+    }
+    Node* dq = DqOf(v);
+    if (!dq) return false;
+    auto p = ParamsOf(dq, dq->input(0)->type.dtype);
+    if (!p || (p->dtype != DType::kU8 && p->dtype != DType::kI8) || (params && !(*p == *params))) return false;
+    params = p;
+    if (!first) first = dq;
+    inputs.push_back(dq->input(0));
+  }
+  if (!first) return false;
+  ASSIGN_OR_RETURN(Node* moved_op, passes::AddInferredNode(g, n->op(), g.FreshName(n->name() + "/int8"), inputs,
+                                                           n->attrs, 1, n));
+  std::vector<Value*> dq_in = {moved_op->output(0), first->input(1)};
+  if (first->num_inputs() > 2 && first->input(2)) dq_in.push_back(first->input(2));
+  ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(n->name() + "/dq"),
+                                                     dq_in, first->attrs, 1, n));
+  if (!passes::ReplaceValue(g, n->output(0), dq->output(0)))
+    return Internal("{}: cannot replace its output '{}'", n->Label(), n->output(0)->name());
+  ++*moved;
+  return true;
+}
+
+// Q(DQ(q)) with the same parameters is q.
+bool CancelRequantize(Graph& g, Node* q) {
+  if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
+  Node* dq = DqOf(q->input(0));
+  if (!dq) return false;
+  auto a = ParamsOf(dq, dq->input(0)->type.dtype), b = ParamsOf(q, q->output(0)->type.dtype);
+  if (!a || !b || !(*a == *b)) return false;
+  return passes::ReplaceValue(g, q->output(0), dq->input(0));
+}
+
+// --- single-input float islands as a 256-entry table ---
+
+bool TabulatableUnary(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
+    case OpKind::kExp: case OpKind::kGelu: case OpKind::kNeg: case OpKind::kAbs: case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ScalarConstantsFrom(const Node* n, int first) {
+  for (int i = first; i < n->num_inputs(); ++i) {
+    const Value* v = n->input(i);
+    if (v && (!ConstantOf(v) || NumElements(v->type.dims) != 1)) return false;
+  }
+  return true;
+}
+
+// Q(f(DQ(q))) for f = U or x·U(x) (SiLU, x·HardSigmoid(x)) with U an elementwise unary op:
+// a function of q's 256 values, computed once on the reference kernels (so the table
+// equals what the island computes there) and looked up at run time.
+StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
+  if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
+  if (!ParamsOf(q, q->output(0)->type.dtype)) return false;
+  Node* last = q->input(0)->producer();
+  if (!last || !HasSingleUse(last->output(0))) return false;
+  Node* unary = nullptr;
+  Node* dq = nullptr;
+  Node* mul = nullptr;
+  if (last->op() == OpKind::kMul && last->num_inputs() == 2) {
+    for (int i = 0; i < 2 && !unary; ++i) {
+      Node* u = last->input(i)->producer();
+      Node* d = DqOf(last->input(1 - i));
+      if (u && d && TabulatableUnary(u->op()) && u->input(0) == d->output(0) && HasSingleUse(u->output(0))) {
+        unary = u;
+        dq = d;
+      }
+    }
+    mul = last;
+  } else if (TabulatableUnary(last->op())) {
+    unary = last;
+    dq = DqOf(last->input(0));
+  }
+  if (!unary || !dq || !ScalarConstantsFrom(unary, 1)) return false;
+  const DType in_t = dq->input(0)->type.dtype;
+  if ((in_t != DType::kU8 && in_t != DType::kI8) || !ParamsOf(dq, in_t)) return false;
+
+  // The island on a [256] tensor of every input value.
+  Graph sub;
+  Value* x = sub.AddInput("q", MakeType(in_t, {256}));
+  std::unordered_map<const Value*, Value*> map = {{dq->input(0), x}};
+  auto value_in_sub = [&](Value* v) -> Value* {
+    if (!v) return nullptr;
+    if (auto it = map.find(v); it != map.end()) return it->second;
+    const Tensor* c = ConstantOf(v);
+    Value* nv = sub.AddConstant(v->name(), c->Clone());
+    map[v] = nv;
+    return nv;
+  };
+  for (Node* n : std::vector<Node*>{dq, unary, mul, q}) {
+    if (!n) continue;
+    std::vector<Value*> in;
+    for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
+    Node* copy = sub.AddNode(n->op(), n->name(), in, 1, {n->output(0)->name()});
+    copy->attrs = n->attrs;
+    map[n->output(0)] = copy->output(0);
+  }
+  sub.MarkOutput(map[q->output(0)]);
+  RETURN_IF_ERROR(InferShapes(sub));
+  Tensor all(in_t, {256});
+  for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(all.raw())[i] = static_cast<uint8_t>(in_t == DType::kI8 ? i ^ 0x80 : i);
+  ASSIGN_OR_RETURN(std::vector<Tensor> table, ReferenceExecutor(sub).Run({{"q", all}}));
+  Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), table[0]);
+  ASSIGN_OR_RETURN(Node* lookup, passes::AddInferredNode(g, OpKind::kQuantizedLookup, g.FreshName(unary->name() + "/lookup"),
+                                                         {dq->input(0), tv}, {}, 1, mul ? mul : unary));
+  if (!passes::ReplaceValue(g, q->output(0), lookup->output(0)))
+    return Internal("{}: cannot replace its output '{}'", q->Label(), q->output(0)->name());
+  ++*tabulated;
+  return true;
+}
+
 }  // namespace
 
-StatusOr<FoldSummary> FoldQdqToInteger(Graph& g) {
+StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
     if (n->op() != OpKind::kConv && n->op() != OpKind::kGemm && n->op() != OpKind::kMatMul) continue;
@@ -167,11 +383,29 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g) {
       s.skipped.push_back(n->Label() + ": " + why);
       continue;
     }
-    ASSIGN_OR_RETURN(Value * result, Fold(g, m));
+    ASSIGN_OR_RETURN(Value * result, Fold(g, m, options));
     Value* old = m.q->output(0);
     if (!passes::ReplaceValue(g, old, result))
       return Internal("{}: cannot replace the quantized output '{}'", n->Label(), old->name());
     ++s.folded;
+  }
+  passes::RemoveDeadNodes(g);
+  RETURN_IF_ERROR(g.TopoSort());
+  // Data movement and max pooling on the int8 values, to a fixpoint (chains such as
+  // Reshape → Transpose → Reshape move one op per round).
+  for (int round = 0; round < 64 && options.int8_movement; ++round) {
+    bool changed = false;
+    for (Node* n : g.nodes()) {
+      ASSIGN_OR_RETURN(bool pushed, PushDequantizeDown(g, n, &s.int8_movement));
+      changed |= pushed;
+    }
+    for (Node* n : g.nodes()) changed |= CancelRequantize(g, n);
+    if (!changed) break;
+    passes::RemoveDeadNodes(g);
+    RETURN_IF_ERROR(g.TopoSort());
+  }
+  if (options.tabulate) {
+    for (Node* n : g.nodes()) RETURN_IF_ERROR(TabulateIsland(g, n, &s.tabulated).status());
   }
   passes::RemoveDeadNodes(g);
   RETURN_IF_ERROR(g.TopoSort());

@@ -6,10 +6,18 @@
 //   DQ(x_q) ─► Gemm(DQ(W_q), DQ(b_q)) ─► Q                   ⇒  Reshape ─► QLinearConv 1×1 ─► Reshape
 //   DQ(a_q) ─► MatMul(DQ(B_q)) ─► Q                          ⇒  QLinearMatMul(a_q, B_q)
 //
-// A Relu/Clip in between is dropped when the output's quantized range already lies inside
-// its bounds (zero point at the bottom of the range for Relu); otherwise it runs on the
-// dequantized result and is quantized again with the same scale, which is exact.
-// Everything else stays as it is: DQ ─► float op ─► Q islands.
+// A Relu/Clip in between becomes a clamp of the quantized output, [edgec_qmin, edgec_qmax]
+// on the integer op (Q is monotonic and Q(DQ(q)) = q, so clamp(q, Q(lo), Q(hi)) equals
+// Q(Clip(DQ(q), lo, hi)) exactly); none when the output's quantized range already lies
+// inside its bounds. A Clip with run-time bounds runs on the dequantized result instead.
+// The integer ops carry `edgec_requant` = "float" (ONNX's formula) or "fixed_point" (the
+// NPU's integer-only requantization) as the options ask.
+// Ops that only move or compare values (MaxPool, GlobalMaxPool, Concat of inputs with equal
+// parameters, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Identity) run on the
+// int8 values: op(DQ(q)) = DQ(op(q)) exactly (DQ is monotonic), and Q(DQ(q)) with the same
+// parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
+// A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup.
+// Everything else stays as it is: DQ ─► float op ─► Q islands (Add, AveragePool, ...).
 #pragma once
 
 #include "edgec/status.h"
@@ -19,9 +27,23 @@ namespace edgec::quant {
 
 struct FoldSummary {
   int folded = 0;                    // Conv/Gemm/MatMul nodes now integer
+  int int8_movement = 0;             // MaxPool/Concat/Reshape/... moved onto the int8 values
+  int tabulated = 0;                 // float islands replaced by a QuantizedLookup
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why
 };
 
-StatusOr<FoldSummary> FoldQdqToInteger(Graph& g);
+struct FoldOptions {
+  // Requantize with quant/fixed_point.h (multiplier + shift) instead of ONNX's f32 formula:
+  // what the NPU computes, so a CPU run can equal it bit for bit.
+  bool fixed_point = false;
+  // Move data movement and max pooling onto the int8 values (see above).
+  bool int8_movement = true;
+  // Replace DQ → U → Q and DQ → x·U(x) → Q (U elementwise unary: Sigmoid, HardSwish, ...;
+  // x·Sigmoid(x) is SiLU) by a QuantizedLookup of 256 entries computed on the reference
+  // kernels: exact with respect to the island by construction.
+  bool tabulate = true;
+};
+
+StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});
 
 }  // namespace edgec::quant

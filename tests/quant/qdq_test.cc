@@ -296,7 +296,8 @@ TEST(Qdq, ClippingCalibratorsFixAnOutlierActivation) {
 }
 
 TEST(Qdq, FoldKeepsActivationsThatAreNotNoOps) {
-  // With symmetric i8 activations, relu1's zero point is 0 (not -128): the Relu must stay.
+  // With symmetric i8 activations, relu1's zero point is 0 (not -128): the Relu must stay,
+  // as a clamp of the integer op's output at its zero point.
   Graph g = SmallCnn();
   CalibrationOptions o;
   o.symmetric = true;
@@ -306,13 +307,99 @@ TEST(Qdq, FoldKeepsActivationsThatAreNotNoOps) {
   ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
   auto int8 = Int8Executable(g);
   ASSERT_TRUE(int8.ok());
-  EXPECT_EQ(Count(*int8, OpKind::kRelu), 1);
+  EXPECT_EQ(Count(*int8, OpKind::kRelu), 0);
+  int clamped = 0;
+  for (const Node* n : int8->nodes()) {
+    if (n->op() == OpKind::kQLinearConv && n->attrs.Has("edgec_qmin")) {
+      ++clamped;
+      EXPECT_EQ(n->attrs.GetInt("edgec_qmin"), 0);  // Relu: the zero point
+      EXPECT_EQ(n->attrs.GetInt("edgec_qmax"), 127);
+    }
+  }
+  EXPECT_EQ(clamped, 1);
   auto a = ReferenceExecutor(g).Run(Samples(1, 7)[0]);
   auto b = ReferenceExecutor(*int8).Run(Samples(1, 7)[0]);
   ASSERT_TRUE(a.ok() && b.ok());
   const double step = t->activations.at("fc:0").scale;
   const auto va = (*a)[0].ToDoubleVector(), vb = (*b)[0].ToDoubleVector();
   for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vb[i]), step * 1.001);
+}
+
+TEST(Qdq, FoldRunsMaxPoolAndReshapesOnInt8Values) {
+  // conv1 -> relu -> MaxPool -> Reshape (identity shape) -> conv2: the pool and the reshape
+  // move onto conv1's u8 output (no DQ/Q around them), with the same outputs bit for bit.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({4, 3, 3, 3}, 1, 0.3))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Attributes mp;
+  mp.Set("kernel_shape", Ints{3, 3});
+  mp.Set("strides", Ints{2, 2});
+  mp.Set("pads", Ints{1, 1, 1, 1});
+  Value* p = Add(g, OpKind::kMaxPool, {r1}, mp, "pool");
+  Value* rs = Add(g, OpKind::kReshape, {p, g.AddConstant("shape", Tensor::VectorI64({1, 4, 4, 4}))}, {}, "reshape");
+  Value* y = Add(g, OpKind::kConv, {rs, g.AddConstant("w2", Normal({2, 4, 3, 3}, 2, 0.3))}, pad, "conv2");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(4, 30), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph moved = g.Clone(), kept = g.Clone();
+  auto s1 = FoldQdqToInteger(moved);
+  FoldOptions no_move;
+  no_move.int8_movement = false;
+  auto s2 = FoldQdqToInteger(kept, no_move);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  EXPECT_EQ(s1->int8_movement, 2);
+  for (const Node* n : moved.nodes()) {
+    if (n->op() == OpKind::kMaxPool || n->op() == OpKind::kReshape) {
+      EXPECT_EQ(n->input(0)->type.dtype, DType::kU8) << n->Label();
+    }
+  }
+  EXPECT_LT(Count(moved, OpKind::kDequantizeLinear), Count(kept, OpKind::kDequantizeLinear));
+  for (const auto& sample : Samples(3, 50)) {
+    auto a = ReferenceExecutor(moved).Run(sample);
+    auto b = ReferenceExecutor(kept).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector());
+  }
+}
+
+TEST(Qdq, FoldTabulatesSingleInputIslands) {
+  // conv1 -> SiLU (x * Sigmoid(x)) -> conv2 -> HardSwish -> conv3: both islands become
+  // 256-entry lookups with the same outputs, bit for bit, as the float islands.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({4, 3, 3, 3}, 1, 0.3))}, pad, "conv1");
+  Value* sg = Add(g, OpKind::kSigmoid, {c1}, {}, "sigmoid");
+  Value* silu = Add(g, OpKind::kMul, {c1, sg}, {}, "silu");
+  Value* c2 = Add(g, OpKind::kConv, {silu, g.AddConstant("w2", Normal({4, 4, 3, 3}, 2, 0.3))}, pad, "conv2");
+  Value* hs = Add(g, OpKind::kHardSwish, {c2}, {}, "hardswish");
+  Value* y = Add(g, OpKind::kConv, {hs, g.AddConstant("w3", Normal({2, 4, 3, 3}, 3, 0.3))}, pad, "conv3");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(4, 60), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph lut = g.Clone(), island = g.Clone();
+  auto s1 = FoldQdqToInteger(lut);
+  FoldOptions no_lut;
+  no_lut.tabulate = false;
+  auto s2 = FoldQdqToInteger(island, no_lut);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  EXPECT_EQ(s1->tabulated, 2);
+  EXPECT_EQ(Count(lut, OpKind::kQuantizedLookup), 2);
+  EXPECT_EQ(Count(lut, OpKind::kSigmoid) + Count(lut, OpKind::kHardSwish), 0);
+  for (const auto& sample : Samples(3, 70)) {
+    auto a = ReferenceExecutor(lut).Run(sample);
+    auto b = ReferenceExecutor(island).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector());
+  }
 }
 
 TEST(ScaleTable, JsonRoundTripAndEdits) {

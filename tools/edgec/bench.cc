@@ -1,5 +1,5 @@
 // edgec bench MODEL [--input name=file.npy ...] [--threads N] [--runs R] [--warmup W] [--json]
-//                   [--profile] [--top K]
+//                   [--profile] [--top K] [--int8 [--fixed-point]]
 // Latency (min/median/p90/p99), throughput, arena bytes, peak RSS, compile time, MACs and
 // achieved GFLOP/s of the CPU plan; with --profile the time of every step (the top K by
 // time printed, with op, kernel and share).
@@ -13,6 +13,7 @@
 #include "driver/session.h"
 #include "frontend/onnx/importer.h"
 #include "ir/cost.h"
+#include "quant/fold_qdq.h"
 #include "runtime/shape_binding.h"
 #include "runtime/step_profile.h"
 #include "tools/edgec/inputs.h"
@@ -35,6 +36,8 @@ struct BenchFlags {
   bool reference = false;
   bool profile = false;
   int top = 15;
+  bool int8 = false;
+  bool fixed_point = false;
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -68,6 +71,12 @@ int BenchMain(const BenchFlags& f) {
   if (!g.ok()) return ReportError(g.status().message());
   auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
+  if (f.int8) {
+    quant::FoldOptions fo;
+    fo.fixed_point = f.fixed_point;
+    auto folded = quant::FoldQdqToInteger(*g, fo);
+    if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
+  }
   SessionOptions so;
   so.opt_level = f.level;
   so.pipeline = f.passes;
@@ -155,6 +164,12 @@ VerbMain AddBenchVerb(CLI::App& app) {
   sub->add_flag("--reference", flags->reference, "use the reference kernels only");
   sub->add_flag("--profile", flags->profile, "time every step; print the top steps by time (op, kernel, ms, %)");
   sub->add_option("--top", flags->top, "steps shown by --profile (0 = all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_flag("--int8", flags->int8,
+                "fold the QDQ patterns of a quantized model into integer ops (QLinearConv, "
+                "QLinearMatMul) and run those on the fast int8 kernels");
+  sub->add_flag("--fixed-point", flags->fixed_point,
+                "with --int8: requantize with the NPU's integer multiplier + shift instead of "
+                "ONNX's float formula");
   return [flags] { return BenchMain(*flags); };
 }
 

@@ -29,6 +29,7 @@ struct RunFlags {
   int threads = 0;
   bool reference = false;
   bool int8 = false;
+  bool fixed_point = false;
   bool verbose = false;
   bool quiet = false;
   std::string device;
@@ -94,10 +95,13 @@ int RunMain(const RunFlags& f) {
     }
   }
   if (f.int8) {
-    auto folded = quant::FoldQdqToInteger(*g);
+    quant::FoldOptions fo;
+    fo.fixed_point = f.fixed_point;
+    auto folded = quant::FoldQdqToInteger(*g, fo);
     if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
     if (f.verbose) {
-      fmt::print(stderr, "int8: {} node(s) folded into integer ops\n", folded->folded);
+      fmt::print(stderr, "int8: {} node(s) folded into integer ops, {} data-movement op(s) on int8 values, "
+                 "{} float island(s) tabulated\n", folded->folded, folded->int8_movement, folded->tabulated);
       for (const auto& s : folded->skipped) fmt::print(stderr, "  float: {}\n", s);
     }
   }
@@ -185,6 +189,9 @@ VerbMain AddRunVerb(CLI::App& app) {
   sub->add_flag("--int8", flags->int8,
                 "QDQ models: fold Q/DQ around Conv/Gemm/MatMul into integer ops (QLinearConv, "
                 "QLinearMatMul) and run those in int8");
+  sub->add_flag("--fixed-point", flags->fixed_point,
+                "with --int8: requantize with the NPU's integer multiplier + shift instead of "
+                "ONNX's float formula (so the CPU equals the NPU bit for bit)");
   sub->add_flag("--verbose,-v", flags->verbose, "say when plans are built and which nodes fell back");
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
   sub->add_option("--device", flags->device,

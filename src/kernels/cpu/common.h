@@ -25,6 +25,10 @@ KernelOr CreateConv1x1GemmKernel(const KernelRequest& req);  // conv1x1_gemm.cc 
 KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
 KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
+KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc
+KernelOr CreateInt8MatMulKernel(const KernelRequest& req); // int8_matmul.cc
+KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_eltwise.cc
+KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_eltwise.cc
 
 // "Conv 'c1': <why>" as Unimplemented: the reason the Plan reports for its fallback.
 template <typename... Args>

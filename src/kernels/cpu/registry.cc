@@ -65,6 +65,14 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
     case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2: case OpKind::kReduceSumSquare:
       return CreateReduceKernel(req);
+    case OpKind::kQLinearConv:
+      return CreateInt8ConvKernel(req);
+    case OpKind::kQLinearMatMul:
+      return CreateInt8MatMulKernel(req);
+    case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
+      return CreateQuantizeKernel(req);
+    case OpKind::kQuantizedLookup:
+      return CreateLookupKernel(req);
     default:
       return Refuse(req, "no fast CPU kernel for {}", OpName(req.op));
   }
@@ -75,7 +83,7 @@ std::vector<Layout> PreferredLayouts(OpKind op) {
     // oneDNN's direct (non-im2col) convolutions and the pools want channels last.
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
     case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
-    case OpKind::kGlobalMaxPool:
+    case OpKind::kGlobalMaxPool: case OpKind::kQLinearConv:
       return {Layout::kNHWC, Layout::kRowMajor};
     // Layout-agnostic (elementwise) or layout-aware (axis remapped) kernels.
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
@@ -88,7 +96,8 @@ std::vector<Layout> PreferredLayouts(OpKind op) {
     case OpKind::kResize: case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice:
     case OpKind::kTranspose: case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax:
     case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2:
-    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceSumSquare: case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
+    case OpKind::kQuantizedLookup:
       return {Layout::kRowMajor, Layout::kNHWC};
     default:
       return {Layout::kRowMajor};

@@ -7,6 +7,7 @@
 #include "kernels/ref/conv_util.h"
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
+#include "quant/fixed_point.h"
 
 namespace edgec::ref {
 
@@ -57,6 +58,60 @@ Status StoreQuantized(const KernelContext& ctx, Tensor& y, ValueFn value, ZeroPo
     case DType::kI8: store(int8_t{}); return Status::Ok();
     default: return ctx.Error("output dtype {} is not a quantized type", DTypeName(y.dtype()));
   }
+}
+
+// How QLinearConv/QLinearMatMul turn an int32 accumulator into the output type (see
+// ops.def): `edgec_requant` "float" (the default, ONNX's formula: f32 multiply by
+// x_scale·w_scale/y_scale, round half to even) or "fixed_point" (quant/fixed_point.h, what the
+// NPU computes); then the zero point, saturation, and the optional fused activation clamp
+// [edgec_qmin, edgec_qmax] in the output's integer domain.
+struct Requantizer {
+  bool fixed_point = false;
+  std::vector<float> multiplier;                    // per channel (float mode)
+  std::vector<quant::FixedPointMultiplier> fixed;  // per channel (fixed-point mode)
+  int32_t qmin = 0, qmax = 0;
+
+  float Value(int32_t acc, int64_t c) const { return static_cast<float>(acc) * multiplier[c]; }
+  int32_t Apply(int32_t acc, int64_t c, int32_t zero_point) const {
+    if (fixed_point) return quant::Requantize(acc, fixed[c], zero_point, qmin, qmax);
+    float r = std::nearbyint(Value(acc, c)) + static_cast<float>(zero_point);
+    r = std::min(std::max(r, static_cast<float>(qmin)), static_cast<float>(qmax));
+    return static_cast<int32_t>(r);
+  }
+};
+
+StatusOr<Requantizer> MakeRequantizer(const KernelContext& ctx, const std::vector<float>& multiplier,
+                                      const std::vector<double>& real_multiplier, DType out) {
+  Requantizer r;
+  const std::string mode = ctx.attrs.GetString("edgec_requant", "float");
+  if (mode != "float" && mode != "fixed_point")
+    return ctx.Error("edgec_requant is '{}', expected 'float' or 'fixed_point'", mode);
+  r.fixed_point = mode == "fixed_point";
+  r.multiplier = multiplier;
+  if (r.fixed_point) {
+    for (double m : real_multiplier) {
+      auto fm = quant::QuantizeMultiplier(m);
+      if (!fm.ok()) return ctx.Error("requantization multiplier {}: {}", m, fm.status().message());
+      r.fixed.push_back(*fm);
+    }
+  }
+  const bool u8 = out == DType::kU8;
+  if (!u8 && out != DType::kI8) return ctx.Error("output dtype {} is not a quantized type", DTypeName(out));
+  r.qmin = static_cast<int32_t>(std::max<int64_t>(ctx.attrs.GetInt("edgec_qmin", u8 ? 0 : -128), u8 ? 0 : -128));
+  r.qmax = static_cast<int32_t>(std::min<int64_t>(ctx.attrs.GetInt("edgec_qmax", u8 ? 255 : 127), u8 ? 255 : 127));
+  if (r.qmin > r.qmax) return ctx.Error("edgec_qmin {} > edgec_qmax {}", r.qmin, r.qmax);
+  return r;
+}
+
+// Writes rq.Apply(acc(i), channel(i), zero_point(i)) into the u8 or i8 tensor y.
+template <typename AccFn, typename ChannelFn, typename ZeroPointFn>
+void StoreRequantized(Tensor& y, const Requantizer& rq, AccFn acc, ChannelFn channel, ZeroPointFn zero_point) {
+  auto store = [&](auto* yp) {
+    using Q = std::remove_pointer_t<decltype(yp)>;
+    for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<Q>(rq.Apply(acc(i), channel(i), zero_point(i)));
+  };
+  if (y.dtype() == DType::kU8) store(y.data<uint8_t>());
+  else store(y.data<int8_t>());
 }
 
 // The elements of a u8/i8 tensor minus a zero point: zero_point_of(i) picks element i's.
@@ -191,13 +246,16 @@ Status QLinearConv(KernelContext& ctx) {
   const int64_t planes = y.dim(0) * out_channels;
   const int64_t plane = planes ? y.numel() / planes : 1;
   std::vector<float> multiplier(out_channels);
-  for (int64_t oc = 0; oc < out_channels; ++oc) multiplier[oc] = x_scale * w_scale.at(oc) / y_scale;
-  return StoreQuantized(
-      ctx, y,
-      [&](int64_t i) {
-        return static_cast<float>(acc[i]) * multiplier[(i / plane) % out_channels];
-      },
+  std::vector<double> real(out_channels);
+  for (int64_t oc = 0; oc < out_channels; ++oc) {
+    multiplier[oc] = x_scale * w_scale.at(oc) / y_scale;
+    real[oc] = static_cast<double>(x_scale) * w_scale.at(oc) / y_scale;
+  }
+  ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, multiplier, real, y.dtype()));
+  StoreRequantized(
+      y, rq, [&](int64_t i) { return acc[i]; }, [&](int64_t i) { return (i / plane) % out_channels; },
       [&](int64_t) { return y_zp; });
+  return Status::Ok();
 }
 
 Status ConvInteger(KernelContext& ctx) {
@@ -222,19 +280,44 @@ Status QLinearMatMul(KernelContext& ctx) {
   const PerChannel<int32_t> y_zp = ReadZeroPoints(ctx.input(7));
   const std::vector<int32_t> acc = IntegerMatMul(a, ctx.input(2), b, ctx.input(5));
   const int64_t rows = MatRows(a), cols = MatCols(b);
-  return StoreQuantized(
-      ctx, ctx.outputs[0],
-      [&](int64_t i) {
-        const int64_t r = (i / cols) % rows, c = i % cols;
-        return static_cast<float>(acc[i]) * (a_scale.at(r) * b_scale.at(c) / y_scale.at(r));
-      },
+  // One multiplier per (row, column) pair of the scales' shapes: a's and y's per row, b's
+  // per column (per tensor: one).
+  const int64_t sr = std::max(a_scale.values.size(), y_scale.values.size()) > 1 ? rows : 1;
+  const int64_t sc = b_scale.per_tensor() ? 1 : cols;
+  std::vector<float> multiplier(sr * sc);
+  std::vector<double> real(sr * sc);
+  for (int64_t r = 0; r < sr; ++r) {
+    for (int64_t c = 0; c < sc; ++c) {
+      multiplier[r * sc + c] = a_scale.at(r) * b_scale.at(c) / y_scale.at(r);
+      real[r * sc + c] = static_cast<double>(a_scale.at(r)) * b_scale.at(c) / y_scale.at(r);
+    }
+  }
+  ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, multiplier, real, ctx.outputs[0].dtype()));
+  StoreRequantized(
+      ctx.outputs[0], rq, [&](int64_t i) { return acc[i]; },
+      [&](int64_t i) { return (sr > 1 ? (i / cols) % rows : 0) * sc + (sc > 1 ? i % cols : 0); },
       [&](int64_t i) { return y_zp.at((i / cols) % rows); });
+  return Status::Ok();
 }
 
 Status MatMulInteger(KernelContext& ctx) {
   const std::vector<int32_t> acc =
       IntegerMatMul(*ctx.inputs[0], ctx.input(2), *ctx.inputs[1], ctx.input(3));
   std::copy(acc.begin(), acc.end(), ctx.outputs[0].data<int32_t>());
+  return Status::Ok();
+}
+
+// --- table lookup ---
+
+Status QuantizedLookup(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const Tensor& table = *ctx.inputs[1];
+  if (table.numel() != 256) return ctx.Error("input 1 (table) has {} values, expected 256", table.numel());
+  const auto* t = static_cast<const uint8_t*>(table.raw());
+  auto* y = static_cast<uint8_t*>(ctx.outputs[0].raw());
+  const auto* xp = static_cast<const uint8_t*>(x.raw());
+  const uint8_t flip = x.dtype() == DType::kI8 ? 0x80 : 0;  // i8 -128..127 -> index 0..255
+  for (int64_t i = 0; i < x.numel(); ++i) y[i] = t[xp[i] ^ flip];
   return Status::Ok();
 }
 

@@ -1,0 +1,194 @@
+// Fast QuantizeLinear and DequantizeLinear with per-tensor parameters, in any layout (the
+// output has the input's): the reference's arithmetic, vectorized with AVX2 where the CPU
+// has it. Quantize: saturate(round_half_to_even(x / scale) + zp) in f32 (NaN → zp);
+// dequantize: f32(q − zp) · scale.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/common.h"
+#include "kernels/cpu/context.h"
+
+namespace edgec::cpu {
+
+namespace {
+
+constexpr int64_t kGrain = 16384;
+
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+template <typename Q>
+void QuantizeScalar(const float* x, Q* y, int64_t b, int64_t e, float scale, float zp) {
+  const float lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+  for (int64_t i = b; i < e; ++i) {
+    float v = x[i] / scale;
+    if (std::isnan(v)) v = 0;
+    const float r = std::nearbyint(v) + zp;
+    y[i] = static_cast<Q>(std::min(std::max(r, lo), hi));
+  }
+}
+
+__attribute__((target("avx2"))) int64_t QuantizeAvx2(const float* x, void* y, int64_t b, int64_t e, float scale,
+                                                     float zp, bool u8) {
+  const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zp);
+  const __m256 lo = _mm256_set1_ps(u8 ? 0.f : -128.f), hi = _mm256_set1_ps(u8 ? 255.f : 127.f);
+  auto* out = static_cast<uint8_t*>(y);
+  int64_t i = b;
+  for (; i + 8 <= e; i += 8) {
+    __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+    v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
+    const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+  }
+  return i;
+}
+
+template <typename Q>
+void DequantizeScalar(const Q* x, float* y, int64_t b, int64_t e, float scale, int32_t zp) {
+  for (int64_t i = b; i < e; ++i) y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - zp) * scale;
+}
+
+__attribute__((target("avx2"))) int64_t DequantizeAvx2(const void* x, float* y, int64_t b, int64_t e, float scale,
+                                                       int32_t zp, bool u8) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256i z = _mm256_set1_epi32(zp);
+  const auto* in = static_cast<const uint8_t*>(x);
+  int64_t i = b;
+  for (; i + 8 <= e; i += 8) {
+    const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + i));
+    const __m256i v = u8 ? _mm256_cvtepu8_epi32(raw) : _mm256_cvtepi8_epi32(raw);
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, z)), s));
+  }
+  return i;
+}
+
+class QuantizeKernel final : public Kernel {
+ public:
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
+    const auto* x = static_cast<const float*>(in[0]);
+    ParallelFor(threads_, numel_, kGrain, [&](int64_t b, int64_t e) {
+      if (HasAvx2()) b = QuantizeAvx2(x, out[0], b, e, scale_, static_cast<float>(zp_), u8_);
+      if (u8_) QuantizeScalar(x, static_cast<uint8_t*>(out[0]), b, e, scale_, static_cast<float>(zp_));
+      else QuantizeScalar(x, static_cast<int8_t*>(out[0]), b, e, scale_, static_cast<float>(zp_));
+    });
+    return Status::Ok();
+  }
+  std::string Describe() const override { return u8_ ? "own quantize f32->u8" : "own quantize f32->i8"; }
+  float scale_ = 1;
+  int32_t zp_ = 0;
+  bool u8_ = true;
+  int64_t numel_ = 0;
+  int threads_ = 1;
+};
+
+class DequantizeKernel final : public Kernel {
+ public:
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
+    auto* y = static_cast<float*>(out[0]);
+    ParallelFor(threads_, numel_, kGrain, [&](int64_t b, int64_t e) {
+      if (HasAvx2()) b = DequantizeAvx2(in[0], y, b, e, scale_, zp_, u8_);
+      if (u8_) DequantizeScalar(static_cast<const uint8_t*>(in[0]), y, b, e, scale_, zp_);
+      else DequantizeScalar(static_cast<const int8_t*>(in[0]), y, b, e, scale_, zp_);
+    });
+    return Status::Ok();
+  }
+  std::string Describe() const override { return u8_ ? "own dequantize u8->f32" : "own dequantize i8->f32"; }
+  float scale_ = 1;
+  int32_t zp_ = 0;
+  bool u8_ = true;
+  int64_t numel_ = 0;
+  int threads_ = 1;
+};
+
+// 64 lookups at a time: two 128-entry byte permutes (AVX-512 VBMI), the index's top bit
+// choosing between them. `table` is indexed by the raw byte.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t LookupVbmi(const uint8_t* table, const uint8_t* x,
+                                                                           uint8_t* y, int64_t b, int64_t e) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  int64_t i = b;
+  for (; i + 64 <= e; i += 64) {
+    const __m512i idx = _mm512_loadu_si512(x + i);
+    const __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1);  // entries 0..127 (bit 6 picks t0/t1)
+    const __m512i hi = _mm512_permutex2var_epi8(t2, idx, t3);  // entries 128..255
+    const __mmask64 top = _mm512_movepi8_mask(idx);             // bit 7
+    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(top, lo, hi));
+  }
+  return i;
+}
+
+bool HasVbmi() {
+  static const bool has = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+  return has;
+}
+
+class LookupKernel final : public Kernel {
+ public:
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
+    const auto* x = static_cast<const uint8_t*>(in[0]);
+    auto* y = static_cast<uint8_t*>(out[0]);
+    ParallelFor(threads_, numel_, kGrain, [&](int64_t b, int64_t e) {
+      if (HasVbmi()) b = LookupVbmi(by_byte_, x, y, b, e);
+      for (int64_t i = b; i < e; ++i) y[i] = by_byte_[x[i]];
+    });
+    return Status::Ok();
+  }
+  std::string Describe() const override { return HasVbmi() ? "own 256-entry lookup avx512vbmi" : "own 256-entry lookup"; }
+  uint8_t by_byte_[256] = {};  // the table indexed by the input's raw byte
+  int64_t numel_ = 0;
+  int threads_ = 1;
+};
+
+}  // namespace
+
+KernelOr CreateLookupKernel(const KernelRequest& req) {
+  if (req.inputs.size() != 2 || req.outputs.size() != 1) return Refuse(req, "expected 2 inputs");
+  const Tensor* t = ConstantOrNull(req, 1);
+  if (!t || t->numel() != 256) return Refuse(req, "the table is not a constant of 256 values");
+  if (req.inputs[0].layout != req.outputs[0].layout && req.inputs[0].dims.size() == 4)
+    return Refuse(req, "input and output layouts differ");
+  auto k = std::make_unique<LookupKernel>();
+  const uint8_t flip = req.inputs[0].dtype == DType::kI8 ? 0x80 : 0;  // i8 byte b is entry b ^ 0x80
+  for (int b = 0; b < 256; ++b) k->by_byte_[b] = static_cast<const uint8_t*>(t->raw())[b ^ flip];
+  k->numel_ = NumElements(req.inputs[0].dims);
+  k->threads_ = std::max(1, req.threads);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+KernelOr CreateQuantizeKernel(const KernelRequest& req) {
+  const bool quantize = req.op == OpKind::kQuantizeLinear;
+  if (req.inputs.size() < 2 || req.outputs.size() != 1) return Refuse(req, "expected 2 or 3 inputs");
+  const TensorDesc& x = req.inputs[0];
+  const TensorDesc& y = req.outputs[0];
+  const DType q = quantize ? y.dtype : x.dtype;
+  if ((quantize ? x.dtype : y.dtype) != DType::kF32 || (q != DType::kU8 && q != DType::kI8))
+    return Refuse(req, "{} -> {}: only f32 <-> u8/i8", DTypeName(x.dtype), DTypeName(y.dtype));
+  if (x.layout != y.layout && x.dims.size() == 4) return Refuse(req, "input and output layouts differ");
+  const Tensor* s = ConstantOrNull(req, 1);
+  if (!s || s->numel() != 1) return Refuse(req, "the scale is not a constant scalar (per-axis runs on the reference)");
+  int32_t zp = 0;
+  if (InputOrNull(req, 2)) {
+    const Tensor* z = ConstantOrNull(req, 2);
+    if (!z || z->numel() != 1) return Refuse(req, "the zero point is not a constant scalar");
+    zp = static_cast<int32_t>(z->ToInt64Vector()[0]);
+  }
+  auto fill = [&](auto k) -> KernelOr {
+    k->scale_ = static_cast<float>(s->ToDoubleVector()[0]);
+    k->zp_ = zp;
+    k->u8_ = q == DType::kU8;
+    k->numel_ = NumElements(x.dims);
+    k->threads_ = std::max(1, req.threads);
+    return std::unique_ptr<Kernel>(std::move(k));
+  };
+  if (quantize) return fill(std::make_unique<QuantizeKernel>());
+  return fill(std::make_unique<DequantizeKernel>());
+}
+
+}  // namespace edgec::cpu

@@ -1,0 +1,261 @@
+// The fast int8 kernels (QLinearConv, QLinearMatMul, QuantizeLinear, DequantizeLinear)
+// against the reference kernels, bit for bit, over seeded random geometries (padding,
+// strides, dilations, groups, depthwise), u8 and i8 activations, per-tensor and per-channel
+// weight scales, zero points, bias, fused clamps, both requantization modes, NHWC and
+// row-major, 1 and 2 threads. On a CPU without VNNI the kernels refuse 8-bit weights (their
+// oneDNN sums would saturate); the 7-bit-weight cases still run there.
+#include "cpu_test_util.h"
+
+namespace edgec::testing_cpu {
+namespace {
+
+template <typename T>
+Tensor RandomInts(DType dt, Dims dims, std::mt19937& rng, int64_t lo, int64_t hi) {
+  Tensor t(dt, std::move(dims));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = static_cast<T>(RandInt(rng, lo, hi));
+  return t;
+}
+Tensor ScalarF(float v) {
+  Tensor t(DType::kF32, {});
+  t.data<float>()[0] = v;
+  return t;
+}
+Tensor ScalarQ(DType dt, int64_t v) {
+  Tensor t(dt, {});
+  if (dt == DType::kU8) t.data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  else t.data<int8_t>()[0] = static_cast<int8_t>(v);
+  return t;
+}
+float RandScale(std::mt19937& rng, float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); }
+
+Tensor RandomActivation(DType dt, Dims dims, std::mt19937& rng, bool extreme) {
+  const int64_t lo = dt == DType::kU8 ? 0 : -128, hi = dt == DType::kU8 ? 255 : 127;
+  if (dt == DType::kU8) return RandomInts<uint8_t>(dt, dims, rng, extreme ? hi - 2 : lo, hi);
+  return RandomInts<int8_t>(dt, dims, rng, extreme ? hi - 2 : lo, hi);
+}
+
+// Whether a refusal is the documented non-VNNI one.
+bool NoVnniRefusal(const std::string& why) { return why.find("without VNNI") != std::string::npos; }
+
+struct Int8ConvCase {
+  FastCase c;
+  std::string what;
+};
+
+Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial) {
+  const int kind = static_cast<int>(RandInt(rng, 0, 3));  // 0, 3: plain, 1: grouped, 2: depthwise
+  int64_t group = 1, cin = RandInt(rng, 1, 24), cout = RandInt(rng, 1, 40);
+  if (kind == 1) {
+    group = RandInt(rng, 2, 4);
+    cin = group * RandInt(rng, 1, 4);
+    cout = group * RandInt(rng, 1, 4);
+  } else if (kind == 2) {
+    group = RandInt(rng, 2, 40);
+    cin = cout = group;
+  }
+  Dims kernel, strides, dilations, pads_begin, pads_end, in;
+  for (int i = 0; i < 2; ++i) {
+    kernel.push_back(std::vector<int64_t>{1, 3, 3, 5, 2}[RandInt(rng, 0, 4)]);
+    strides.push_back(RandInt(rng, 1, 2));
+    dilations.push_back(RandInt(rng, 0, 4) == 0 ? 2 : 1);
+    const int64_t reach = (kernel[i] - 1) * dilations[i] + 1;
+    pads_begin.push_back(RandInt(rng, 0, reach - 1));
+    pads_end.push_back(RandInt(rng, 0, reach - 1));
+    in.push_back(RandInt(rng, std::max<int64_t>(1, reach - pads_begin[i] - pads_end[i]), 13));
+  }
+  const DType xt = trial % 3 == 2 ? DType::kI8 : DType::kU8;
+  const DType yt = trial % 4 == 3 ? DType::kI8 : DType::kU8;
+  const bool extreme = trial % 5 == 4;          // near-maximal operands: saturating paths would show
+  const bool reduced = trial % 7 == 6;          // 7-bit weights (--reduce-range)
+  const bool per_channel = trial % 2 == 0;
+  Dims xd = {RandInt(rng, 1, 2), cin, in[0], in[1]};
+  Dims wd = {cout, cin / group, kernel[0], kernel[1]};
+  const int64_t k = cin / group * kernel[0] * kernel[1];
+  const float x_scale = RandScale(rng, 0.005f, 0.05f);
+  std::vector<float> ws(per_channel ? cout : 1);
+  for (float& s : ws) s = RandScale(rng, 0.001f, 0.02f);
+  Tensor w_scale(DType::kF32, per_channel ? Dims{cout} : Dims{});
+  for (size_t i = 0; i < ws.size(); ++i) w_scale.data<float>()[i] = ws[i];
+  const int64_t wmax = reduced ? 64 : 127;
+  Tensor w = extreme ? RandomInts<int8_t>(DType::kI8, wd, rng, wmax - 1, wmax) : RandomInts<int8_t>(DType::kI8, wd, rng, -wmax, wmax);
+  const int64_t x_zp = extreme ? 0 : (xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127));
+  const int64_t y_zp = yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+  const float y_scale = x_scale * ws[0] * std::sqrt(static_cast<float>(k)) * RandScale(rng, 20.f, 200.f);
+  Attributes a;
+  a.Set("group", group);
+  a.Set("strides", strides);
+  a.Set("dilations", dilations);
+  Dims pads = pads_begin;
+  pads.insert(pads.end(), pads_end.begin(), pads_end.end());
+  if (RandInt(rng, 0, 4) == 0) a.Set("auto_pad", std::string("SAME_UPPER"));
+  else a.Set("pads", pads);
+  if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
+  if (trial % 4 == 1) {
+    a.Set("edgec_qmin", std::min<int64_t>(y_zp + 3, 127));
+    a.Set("edgec_qmax", std::min<int64_t>(y_zp + 90, 127));
+  }
+  testing_mv::Inputs inputs = {RandomActivation(xt, xd, rng, extreme), ScalarF(x_scale), ScalarQ(xt, x_zp), w, w_scale,
+                               ScalarQ(DType::kI8, 0), ScalarF(y_scale), ScalarQ(yt, y_zp)};
+  if (trial % 3 != 0) inputs.push_back(RandomInts<int32_t>(DType::kI32, {cout}, rng, -20000, 20000));
+  FastCase c{OpKind::kQLinearConv, inputs, a};
+  c.constants = {1, 2, 3, 4, 5, 6, 7, 8};
+  c.nhwc = trial % 2 == 1 || trial % 5 == 0;
+  if (c.nhwc && trial % 6 == 5) c.row_major_inputs = {0};
+  c.threads = 1 + trial % 2;
+  return {c, fmt::format("trial {} x {} {} zp {} w {} {} {} {}", trial, DimsStr(xd), DTypeName(xt), x_zp, DimsStr(wd),
+                         per_channel ? "per-channel" : "per-tensor", AttrsStr(a), c.nhwc ? "nhwc" : "row-major")};
+}
+
+TEST(CpuInt8, QLinearConvEqualsReference) {
+  std::mt19937 rng(808);
+  int ran = 0, refused = 0;
+  std::set<std::string> impls;
+  for (int trial = 0; trial < 300; ++trial) {
+    Int8ConvCase t = RandomInt8Conv(rng, trial);
+    if (!testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs).ok()) continue;  // window larger than the input
+    std::string why = RefusalOf(t.c);
+    if (NoVnniRefusal(why) && t.c.inputs[0]->dtype() == DType::kU8) {
+      // Without VNNI: the same case with 7-bit weights, which oneDNN sums exactly there.
+      Tensor& w = *t.c.inputs[3];
+      for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(w.data<int8_t>()[i] / 2);
+      why = RefusalOf(t.c);
+    }
+    if (NoVnniRefusal(why) || why.find("only its reference") != std::string::npos) {
+      ++refused;  // documented fallbacks: the Plan runs the reference kernel
+      continue;
+    }
+    const std::string d = ExpectMatchesRef(t.c, 0, 0, t.what);
+    impls.insert(d.substr(0, d.find(']') + 1));
+    ++ran;
+  }
+  EXPECT_GT(ran, 100);
+  std::string list;
+  for (const auto& s : impls) list += "\n  " + s;
+  RecordProperty("implementations", list);
+  if (refused) std::printf("QLinearConv: %d case(s) refused (no VNNI or only oneDNN's reference), %d ran\n", refused, ran);
+}
+
+TEST(CpuInt8, QLinearMatMulEqualsReference) {
+  std::mt19937 rng(809);
+  int ran = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t m = RandInt(rng, 1, 40), k = RandInt(rng, 1, 300), n = RandInt(rng, 1, 70);
+    const DType at = trial % 2 ? DType::kI8 : DType::kU8;
+    const DType yt = trial % 3 == 2 ? DType::kI8 : DType::kU8;
+    const bool per_col = trial % 2 == 0;
+    Dims ad = trial % 4 == 3 ? Dims{2, m, k} : Dims{m, k};
+    Tensor bs(DType::kF32, per_col ? Dims{n} : Dims{});
+    for (int64_t i = 0; i < bs.numel(); ++i) bs.data<float>()[i] = RandScale(rng, 0.001f, 0.02f);
+    const float a_scale = RandScale(rng, 0.005f, 0.05f);
+    const float y_scale = a_scale * bs.data<float>()[0] * std::sqrt(static_cast<float>(k)) * RandScale(rng, 20.f, 200.f);
+    Attributes a;
+    if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
+    const int64_t zlo = at == DType::kU8 ? 0 : -128, zhi = at == DType::kU8 ? 255 : 127;
+    testing_mv::Inputs in = {RandomActivation(at, ad, rng, trial % 5 == 4), ScalarF(a_scale), ScalarQ(at, RandInt(rng, zlo, zhi)),
+                             RandomInts<int8_t>(DType::kI8, {k, n}, rng, -127, 127), bs, ScalarQ(DType::kI8, 0), ScalarF(y_scale),
+                             ScalarQ(yt, yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127))};
+    FastCase c{OpKind::kQLinearMatMul, in, a};
+    c.constants = {1, 2, 3, 4, 5, 6, 7};
+    c.threads = 1 + trial % 2;
+    if (NoVnniRefusal(RefusalOf(c))) continue;
+    ExpectMatchesRef(c, 0, 0, fmt::format("matmul a {} k {} n {} trial {}", DimsStr(ad), k, n, trial));
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no VNNI: every case needs 8-bit weights";
+  EXPECT_GT(ran, 20);
+}
+
+TEST(CpuInt8, QuantizeDequantizeEqualReference) {
+  std::mt19937 rng(810);
+  for (int trial = 0; trial < 40; ++trial) {
+    const DType qt = trial % 2 ? DType::kI8 : DType::kU8;
+    Dims dims = {1, RandInt(rng, 1, 20), RandInt(rng, 1, 9), RandInt(rng, 1, 9)};
+    Tensor x = Random(dims, rng, -4.f, 4.f);
+    x.data<float>()[0] = std::nanf("");  // NaN quantizes to the zero point
+    if (x.numel() > 2) x.data<float>()[1] = 1e9f;  // saturates
+    const float s = RandScale(rng, 0.003f, 0.05f);
+    const int64_t z = qt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    FastCase q{OpKind::kQuantizeLinear, {x, ScalarF(s), ScalarQ(qt, z)}, {}};
+    q.constants = {1, 2};
+    q.nhwc = trial % 3 == 0;
+    q.threads = 1 + trial % 2;
+    ExpectMatchesRef(q, 0, 0, fmt::format("quantize {} trial {}", DimsStr(dims), trial));
+    FastCase d{OpKind::kDequantizeLinear, {RandomActivation(qt, dims, rng, false), ScalarF(s), ScalarQ(qt, z)}, {}};
+    d.constants = {1, 2};
+    d.nhwc = q.nhwc;
+    d.threads = q.threads;
+    ExpectMatchesRef(d, 0, 0, fmt::format("dequantize {} trial {}", DimsStr(dims), trial));
+  }
+}
+
+TEST(CpuInt8, MaxPoolOnInt8EqualsReference) {
+  std::mt19937 rng(812);
+  for (int trial = 0; trial < 30; ++trial) {
+    const DType dt = trial % 2 ? DType::kI8 : DType::kU8;
+    const int64_t k = RandInt(rng, 1, 3), st = RandInt(rng, 1, 2), pad = RandInt(rng, 0, k - 1);
+    Dims dims = {1, RandInt(rng, 1, 20), RandInt(rng, k, 12), RandInt(rng, k, 12)};
+    Attributes a;
+    a.Set("kernel_shape", Dims{k, k});
+    a.Set("strides", Dims{st, st});
+    a.Set("pads", Dims{pad, pad, pad, pad});
+    FastCase c{trial % 5 == 4 ? OpKind::kGlobalMaxPool : OpKind::kMaxPool, {RandomActivation(dt, dims, rng, false)},
+               trial % 5 == 4 ? Attributes{} : a};
+    c.nhwc = trial % 3 != 0;
+    c.threads = 1 + trial % 2;
+    // A documented fallback: oneDNN's AVX2 build has no optimized int8 global pooling.
+    if (c.op == OpKind::kGlobalMaxPool && RefusalOf(c).find("only its reference int8 pooling") != std::string::npos) continue;
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("maxpool {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
+    EXPECT_NE(d.find(std::string(DTypeName(dt))), std::string::npos) << d;
+  }
+}
+
+TEST(CpuInt8, LookupEqualsReference) {
+  std::mt19937 rng(813);
+  for (int trial = 0; trial < 20; ++trial) {
+    const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 ? DType::kU8 : DType::kI8;
+    Dims dims = {1, RandInt(rng, 1, 40), RandInt(rng, 1, 17), RandInt(rng, 1, 17)};
+    Tensor table = yt == DType::kU8 ? RandomInts<uint8_t>(yt, {256}, rng, 0, 255) : RandomInts<int8_t>(yt, {256}, rng, -128, 127);
+    FastCase c{OpKind::kQuantizedLookup, {RandomActivation(xt, dims, rng, false), table}, {}};
+    c.constants = {1};
+    c.nhwc = trial % 3 == 0;
+    c.threads = 1 + trial % 2;
+    ExpectMatchesRef(c, 0, 0, fmt::format("lookup {} trial {}", DimsStr(dims), trial));
+  }
+}
+
+TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
+  std::mt19937 rng(811);
+  Tensor x = RandomActivation(DType::kU8, {1, 4, 5, 5}, rng, false);
+  Tensor w = RandomInts<int8_t>(DType::kI8, {8, 4, 3, 3}, rng, -64, 64);  // 7-bit: runs without VNNI too
+  Tensor wz(DType::kI8, {});
+  wz.data<int8_t>()[0] = 3;
+  FastCase c{OpKind::kQLinearConv,
+             {x, ScalarF(0.02f), ScalarQ(DType::kU8, 7), w, ScalarF(0.01f), wz, ScalarF(0.1f), ScalarQ(DType::kU8, 0)},
+             {}};
+  c.constants = {1, 2, 3, 4, 5, 6, 7};
+  EXPECT_NE(RefusalOf(c).find("zero point 3 is not 0"), std::string::npos) << RefusalOf(c);
+  // The fixed-point requantization is what the reference computes for the same attribute,
+  // and differs from the float formula somewhere over many outputs (it is not ignored).
+  c.inputs[5] = ScalarQ(DType::kI8, 0);
+  Attributes fp;
+  fp.Set("edgec_requant", std::string("fixed_point"));
+  FastCase f = c;
+  f.attrs = fp;
+  f.inputs[0] = RandomActivation(DType::kU8, {1, 4, 40, 40}, rng, false);
+  f.inputs[6] = ScalarF(0.0123f);
+  FastCase fl = f;
+  fl.attrs = {};
+  auto a = testing_mv::RunOp(f.op, f.inputs, f.attrs);
+  auto b = testing_mv::RunOp(fl.op, fl.inputs, fl.attrs);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_FALSE(Close((*a)[0], (*b)[0], 0, 0));
+  EXPECT_TRUE(Close((*a)[0], (*b)[0], 0, 1));  // within one step
+  Attributes bad;
+  bad.Set("edgec_requant", std::string("magic"));
+  f.attrs = bad;
+  EXPECT_NE(RefusalOf(f).find("edgec_requant is 'magic'"), std::string::npos) << RefusalOf(f);
+}
+
+}  // namespace
+}  // namespace edgec::testing_cpu
