@@ -157,11 +157,15 @@ TEST(CpuInt8, QLinearMatMulEqualsReference) {
     FastCase c{OpKind::kQLinearMatMul, in, a};
     c.constants = {1, 2, 3, 4, 5, 6, 7};
     c.threads = 1 + trial % 2;
-    if (NoVnniRefusal(RefusalOf(c))) continue;
+    if (NoVnniRefusal(RefusalOf(c))) {
+      // Without VNNI only 7-bit weights (and u8 activations) are exact: test those instead.
+      Tensor& w = *c.inputs[3];
+      for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(w.data<int8_t>()[i] / 2);
+      if (NoVnniRefusal(RefusalOf(c))) continue;  // i8 activations: the Plan runs the reference kernel
+    }
     ExpectMatchesRef(c, 0, 0, fmt::format("matmul a {} k {} n {} trial {}", DimsStr(ad), k, n, trial));
     ++ran;
   }
-  if (ran == 0) GTEST_SKIP() << "no VNNI: every case needs 8-bit weights";
   EXPECT_GT(ran, 20);
 }
 
