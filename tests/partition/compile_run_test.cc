@@ -16,24 +16,15 @@
 #include "runtime/artifact_run.h"
 #include "runtime/reference_executor.h"
 
+#include "../quant/quant_test_util.h"
+
 namespace edgec::partition {
 namespace {
 
 using Ints = std::vector<int64_t>;
 
-Tensor Normal(Dims dims, uint32_t seed, double sd = 1.0) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> n(0.f, static_cast<float>(sd));
-  Tensor t(DType::kF32, std::move(dims));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = n(rng);
-  return t;
-}
-
-Value* Add(Graph& g, OpKind op, std::vector<Value*> in, Attributes a, const std::string& name) {
-  Node* n = g.AddNode(op, name, std::move(in), 1, {name + ":0"});
-  n->attrs = std::move(a);
-  return n->output(0);
-}
+using testing_quant::Add;
+using testing_quant::Normal;
 
 // x[1,8,12,12] -> conv1 3x3 -> relu -> dw 3x3 (group 16) -> relu -> conv3 1x1 stride 2
 // -> gap -> flatten -> fc -> softmax
