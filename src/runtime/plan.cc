@@ -12,23 +12,6 @@
 namespace edgec {
 namespace {
 
-// The dense strides of `d` in its layout (row-major, or NHWC for 4-d).
-std::vector<int64_t> DenseStrides(const cpu::TensorDesc& d) {
-  std::vector<int64_t> s = ContiguousStrides(d.dims);
-  if (d.layout == Layout::kNHWC && d.dims.size() == 4) {
-    const int64_t c = d.dims[1], h = d.dims[2], w = d.dims[3];
-    s = {h * w * c, 1, w * c, c};
-  }
-  return s;
-}
-
-bool SameStrides(const Dims& dims, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != 1 && a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 // How a value sits in memory, for a kernel request: its layout, and its strides per logical
 // axis when they are not the dense ones of that layout (a strided view, padded channels).
 cpu::TensorDesc DescOf(const Value* v) {
@@ -41,7 +24,8 @@ cpu::TensorDesc DescOf(const Value* v) {
   d.dims = v->type.dims;
   d.layout = v->type.rank() == 4 ? v->physical.layout : Layout::kRowMajor;
   if (!v->physical.strides.empty() || !v->physical.padded_dims.empty()) {
-    if (auto s = LogicalStrides(*v); s && !SameStrides(d.dims, *s, DenseStrides(d))) d.strides = *s;
+    if (auto s = LogicalStrides(*v)) d.strides = *s;
+    if (cpu::IsDense(d)) d.strides.clear();
   }
   return d;
 }

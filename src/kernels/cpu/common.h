@@ -65,9 +65,6 @@ std::vector<int64_t> LogicalStrides(const TensorDesc& d);
 // The logical axes in memory order, outermost first: 0..r-1, (0, 2, 3, 1) for NHWC, or
 // by decreasing stride for explicit strides.
 std::vector<int> MemoryOrder(const TensorDesc& d);
-// True when the buffer is dense in its layout (no explicit strides, or strides that equal
-// the dense ones).
-bool IsDense(const TensorDesc& d);
 // Fails when a present input not in `strided_ok` or (unless `strided_outputs_ok`) any
 // output is not dense.
 Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_ok = {},

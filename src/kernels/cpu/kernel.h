@@ -32,6 +32,10 @@ struct TensorDesc {
   std::vector<int64_t> strides;
 };
 
+// True when the buffer is dense in its layout: no explicit strides, or strides equal to the
+// dense ones (size-1 axes ignored).
+bool IsDense(const TensorDesc& d);
+
 struct KernelRequest {
   OpKind op;
   const Attributes* attrs = nullptr;
