@@ -241,4 +241,30 @@ Status QuantizedLookup(InferContext& ctx) {
   return Status::Ok();
 }
 
+// --- QLinearAdd(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp) ---
+
+Status QLinearAdd(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(7, 8));
+  for (int i : {0, 1, 3, 4, 6}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
+  const char* names[] = {"A scale", "A zero point", "", "B scale", "B zero point", "", "C scale", "C zero point"};
+  for (int i : {1, 2, 4, 5, 6, 7}) RETURN_IF_ERROR(ExpectSingleValue(ctx, i, names[i]));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype));
+  const DType out = ctx.has_input(7) ? ctx.input_type(7).dtype : ctx.input_type(0).dtype;
+  if (out != DType::kU8 && out != DType::kI8)
+    return ctx.Error("input 7 (C zero point) has dtype {}, expected u8 or i8", DTypeName(out));
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(3);
+  if (!a.rank_known || !b.rank_known) {
+    ctx.output(0) = UnknownRank(out);
+    return Status::Ok();
+  }
+  auto dims = BroadcastDims(a.dims, b.dims);
+  if (!dims.ok()) return ctx.Error("inputs 0 and 3: {}", dims.status().message());
+  ctx.output(0) = MakeType(out, *dims);
+  return Status::Ok();
+}
+
 }  // namespace edgec::infer

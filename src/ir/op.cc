@@ -19,7 +19,7 @@ std::string_view OpFamily(OpKind op) { return kFamilies[static_cast<int>(op)]; }
 
 bool IsInternalOp(OpKind op) {
   std::string_view f = OpFamily(op);
-  return f == "epilogue" || f == "composite";
+  return f == "epilogue" || f == "composite" || f == "quant_internal";
 }
 
 std::optional<OpKind> OpFromName(std::string_view name) {

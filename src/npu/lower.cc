@@ -509,6 +509,13 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
   return p;
 }
 
+EltwiseLayer EltwiseLayer::Add(std::string name, int64_t elements, const quant::QuantizedAddParams& p) {
+  EltwiseLayer l{std::move(name), VecOp::kAdd, elements,
+                 {p.a_zero_point, p.b_zero_point, p.y_zero_point, p.a.multiplier, p.a.shift, p.b.multiplier,
+                  p.b.shift, p.y.multiplier, p.y.shift, p.qmin, p.qmax}};
+  return l;
+}
+
 StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
                                int64_t* a_addr, int64_t* b_addr, int64_t* y_addr) {
   if (l.op != VecOp::kAdd && l.op != VecOp::kRelu)
@@ -526,8 +533,8 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   *b_addr = AlignUp(l.elements, 64);
   *y_addr = *b_addr + (binary ? AlignUp(l.elements, 64) : 0);
   p.dram_bytes = *y_addr + l.elements;
-  p.regions = {{l.name + ".a", *a_addr, l.elements}, {l.name + ".y", *y_addr, l.elements}};
-  if (binary) p.regions.insert(p.regions.begin() + 1, {l.name + ".b", *b_addr, l.elements});
+  p.regions = {{l.name + ".input", *a_addr, l.elements}, {l.name + ".output", *y_addr, l.elements}};
+  if (binary) p.regions.insert(p.regions.begin() + 1, {l.name + ".input1", *b_addr, l.elements});
   p.cores_used = cores;
   p.semaphores = kNumSems;
   const int64_t chunks = CeilDiv(l.elements, chunk);

@@ -99,6 +99,8 @@ struct EltwiseLayer {
   VecOp op = VecOp::kAdd;  // kAdd or kRelu
   int64_t elements = 0;
   int32_t imm[12] = {};    // the VEC immediates (see isa.h)
+  // A quantized add (operands and result in the NPU's int8 terms).
+  static EltwiseLayer Add(std::string name, int64_t elements, const quant::QuantizedAddParams& p);
 };
 StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
                                int64_t* a_addr, int64_t* b_addr, int64_t* y_addr);

@@ -138,14 +138,13 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
         }
       } else {  // add
         const int64_t src2 = in.src2 + int64_t{r} * in.src2_stride;
+        const quant::QuantizedAddParams add{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), Mult(imm[5], imm[6]),
+                                            Mult(imm[7], imm[8]), imm[9], imm[10]};
         RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, in.cols, "VEC second source row"));
         for (int32_t c = 0; c < in.cols; ++c) {
-          const int32_t a = Load<int8_t>(mem, Space::kSram, 0, src + c) - imm[0];
-          const int32_t b = Load<int8_t>(mem, Space::kSram, 0, src2 + c) - imm[1];
-          const int32_t s = quant::MultiplyByQuantizedMultiplier(a * (1 << 20), Mult(imm[3], imm[4])) +
-                            quant::MultiplyByQuantizedMultiplier(b * (1 << 20), Mult(imm[5], imm[6]));
-          const int32_t y = imm[2] + quant::MultiplyByQuantizedMultiplier(s, Mult(imm[7], imm[8]));
-          ch.bytes[c] = static_cast<uint8_t>(Sat8(y, imm[9], imm[10]));
+          const int32_t y = quant::QuantizedAdd(Load<int8_t>(mem, Space::kSram, 0, src + c),
+                                                Load<int8_t>(mem, Space::kSram, 0, src2 + c), add);
+          ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
         }
       }
       e.chunks.push_back(std::move(ch));

@@ -416,6 +416,13 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       if (!n.input(1) || !n.input(1)->is_constant()) return std::nullopt;
       c.layout_inputs.push_back(0);
       return c;
+    case OpKind::kQLinearAdd:  // same-shape int8 add: A and B in one layout, the rest constants
+      if (!IsRank4Activation(n.input(3)) || n.input(3)->type.dims != x->type.dims) return std::nullopt;
+      for (int i : {1, 2, 4, 5, 6, 7}) {
+        if (i < n.num_inputs() && n.input(i) && !n.input(i)->is_constant()) return std::nullopt;
+      }
+      c.layout_inputs = {0, 3};
+      return c;
     case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:  // per tensor: elementwise
       for (int i = 1; i < n.num_inputs(); ++i) {
         if (n.input(i) && (!n.input(i)->is_constant() || NumElements(n.input(i)->type.dims) != 1)) return std::nullopt;

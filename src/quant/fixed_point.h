@@ -51,6 +51,23 @@ int32_t MultiplyByQuantizedMultiplier(int32_t acc, const FixedPointMultiplier& m
 int32_t Requantize(int32_t acc, const FixedPointMultiplier& m, int32_t zero_point, int32_t qmin,
                    int32_t qmax);
 
+// Integer-only addition of two quantized tensors, y = Q_y(DQ_a(a) + DQ_b(b)) (TFLite's
+// scheme): both operands, minus their zero points, are lifted by 2^kAddLeftShift and scaled
+// to a common domain (a by s_a / (2·max(s_a, s_b)), b likewise, each multiplier ≤ 1/2), summed
+// in int32 and requantized by 2·max(s_a, s_b) / (2^kAddLeftShift · s_y). With 8-bit operands
+// (|x − z| ≤ 255) nothing overflows. The NPU's VEC add and the CPU's fixed-point QLinearAdd
+// both call QuantizedAdd, so they agree bit for bit.
+inline constexpr int kAddLeftShift = 20;
+struct QuantizedAddParams {
+  int32_t a_zero_point = 0, b_zero_point = 0, y_zero_point = 0;
+  FixedPointMultiplier a, b, y;
+  int32_t qmin = -128, qmax = 127;  // the output clamp (the type's range or a fused ReLU)
+};
+StatusOr<QuantizedAddParams> MakeQuantizedAdd(double a_scale, int32_t a_zero_point, double b_scale,
+                                              int32_t b_zero_point, double y_scale, int32_t y_zero_point,
+                                              int32_t qmin, int32_t qmax);
+int32_t QuantizedAdd(int32_t a, int32_t b, const QuantizedAddParams& p);
+
 // Width of the band around a rounding tie inside which Requantize may differ from the
 // float formula (see the file comment).
 double TieBand(const FixedPointMultiplier& m);

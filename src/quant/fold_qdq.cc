@@ -271,6 +271,52 @@ StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
   return true;
 }
 
+// --- integer add: Q(act(DQ(a) + DQ(b))) = QLinearAdd(a, b) ---
+
+// Folds DQ(a) + DQ(b) → [Relu|Clip] → Q (per-tensor constant parameters) into one QLinearAdd,
+// the activation as its output clamp. Returns why not ("" when folded).
+StatusOr<std::string> FoldAdd(Graph& g, Node* n, const FoldOptions& options) {
+  if (n->num_inputs() != 2) return std::string("not a two-input Add");
+  Node* dq[2] = {DqOf(n->input(0)), DqOf(n->input(1))};
+  for (int i = 0; i < 2; ++i) {
+    if (!dq[i]) return fmt::format("input {} is not a DequantizeLinear", i);
+    const DType t = dq[i]->input(0)->type.dtype;
+    if ((t != DType::kU8 && t != DType::kI8) || !ParamsOf(dq[i], t))
+      return fmt::format("input {} is not dequantized per tensor from u8/i8 with constant parameters", i);
+  }
+  Value* y = n->output(0);
+  if (!HasSingleUse(y)) return std::string("output has other uses than one Q");
+  Node* act = nullptr;
+  Node* q = y->uses()[0].node;
+  if (q->op() == OpKind::kRelu || q->op() == OpKind::kClip) {
+    act = q;
+    if (!HasSingleUse(act->output(0))) return std::string("activation output has other uses than one Q");
+    q = act->output(0)->uses()[0].node;
+  }
+  if (q->op() != OpKind::kQuantizeLinear || !ParamsOf(q, q->output(0)->type.dtype))
+    return std::string("output is not quantized per tensor with constant parameters");
+  Attributes attrs;
+  attrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
+  if (act && !ActivationIsNoOp(act, q)) {
+    int64_t qmin = 0, qmax = 0;
+    if (!ActivationClamp(act, q, &qmin, &qmax)) return std::string("activation bounds are not constants");
+    attrs.Set("edgec_qmin", qmin);
+    attrs.Set("edgec_qmax", qmax);
+  }
+  auto zero_point = [&](Node* d, DType t) {
+    if (d->num_inputs() > 2 && d->input(2)) return d->input(2);
+    return Const(g, d->name() + "/zero_point", Tensor(t, {}));  // zero-filled
+  };
+  std::vector<Value*> in = {dq[0]->input(0), dq[0]->input(1), zero_point(dq[0], dq[0]->input(0)->type.dtype),
+                            dq[1]->input(0), dq[1]->input(1), zero_point(dq[1], dq[1]->input(0)->type.dtype),
+                            q->input(1), zero_point(q, q->output(0)->type.dtype)};
+  ASSIGN_OR_RETURN(Node* add, passes::AddInferredNode(g, OpKind::kQLinearAdd, g.FreshName(n->name() + "/int8"), in,
+                                                      attrs, 1, act ? act : n));
+  if (!passes::ReplaceValue(g, q->output(0), add->output(0)))
+    return Internal("{}: cannot replace the quantized output '{}'", n->Label(), q->output(0)->name());
+  return std::string();
+}
+
 // Q(DQ(q)) with the same parameters is q.
 bool CancelRequantize(Graph& g, Node* q) {
   if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
@@ -370,6 +416,12 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
+    if (n->op() == OpKind::kAdd && options.integer_add) {
+      ASSIGN_OR_RETURN(std::string why, FoldAdd(g, n, options));
+      if (why.empty()) ++s.folded;
+      else s.skipped.push_back(n->Label() + ": " + why);
+      continue;
+    }
     if (n->op() != OpKind::kConv && n->op() != OpKind::kGemm && n->op() != OpKind::kMatMul) continue;
     Match m;
     std::string why = MatchAround(n, m);

@@ -268,10 +268,8 @@ TEST(NpuFunctionalTest, EltwiseAddAndRelu) {
   std::vector<int8_t> a(n), b(n);
   for (auto& v : a) v = static_cast<int8_t>(rng() % 256 - 128);
   for (auto& v : b) v = static_cast<int8_t>(rng() % 256 - 128);
-  auto ma = *quant::QuantizeMultiplier(0.4), mb = *quant::QuantizeMultiplier(0.3),
-       mo = *quant::QuantizeMultiplier(1.0 / (1 << 20) * 1.7);
-  EltwiseLayer add{"add", VecOp::kAdd, n, {3, -5, 2, ma.multiplier, ma.shift, mb.multiplier, mb.shift,
-                                           mo.multiplier, mo.shift, -128, 127}};
+  const auto params = *quant::MakeQuantizedAdd(0.02, 3, 0.015, -5, 0.03, 2, -128, 127);
+  const EltwiseLayer add = EltwiseLayer::Add("add", n, params);
   EltwiseLayer relu{"relu", VecOp::kRelu, n, {-7}};
   for (const EltwiseLayer& l : {add, relu}) {
     for (bool db : {false, true}) {
@@ -291,9 +289,11 @@ TEST(NpuFunctionalTest, EltwiseAddAndRelu) {
         if (l.op == VecOp::kRelu) {
           want = std::max<int32_t>(a[i], -7);
         } else {
-          const int32_t s = quant::MultiplyByQuantizedMultiplier((a[i] - 3) * (1 << 20), ma) +
-                            quant::MultiplyByQuantizedMultiplier((b[i] + 5) * (1 << 20), mb);
-          want = std::clamp(2 + quant::MultiplyByQuantizedMultiplier(s, mo), -128, 127);
+          // The arithmetic written out (TFLite's scheme, see quant/fixed_point.h).
+          const int32_t s = quant::MultiplyByQuantizedMultiplier((a[i] - 3) * (1 << 20), params.a) +
+                            quant::MultiplyByQuantizedMultiplier((b[i] + 5) * (1 << 20), params.b);
+          want = std::clamp(2 + quant::MultiplyByQuantizedMultiplier(s, params.y), -128, 127);
+          ASSERT_EQ(want, quant::QuantizedAdd(a[i], b[i], params));
         }
         ASSERT_EQ(static_cast<int8_t>(dram[py + i]), want) << l.name << " element " << i;
       }

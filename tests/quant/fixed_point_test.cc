@@ -119,5 +119,37 @@ TEST(FixedPoint, TiesRoundAwayFromZeroWhereTheFloatFormulaRoundsToEven) {
   EXPECT_EQ(FloatFormula(7, 0.5f, 0, -128, 127), 4);
 }
 
+TEST(FixedPoint, QuantizedAddAgreesWithTheFloatFormula) {
+  // y = saturate(round((s_a (a - z_a) + s_b (b - z_b)) / s_y) + z_y) in exact arithmetic,
+  // against the integer-only QuantizedAdd: within one step on every pair of 8-bit values,
+  // over seeded scales (ratios up to 20x between the operands) and zero points.
+  std::mt19937_64 rng(20261203);
+  std::uniform_real_distribution<double> log_s(std::log(1e-3), std::log(2e-2));
+  std::uniform_int_distribution<int32_t> zp(-128, 127);
+  int64_t total = 0, exact = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const double sa = std::exp(log_s(rng)), sb = std::exp(log_s(rng)), sy = std::exp(log_s(rng)) * 2;
+    const int32_t za = zp(rng), zb = zp(rng), zy = zp(rng);
+    const int32_t qmin = trial % 3 == 0 ? zy : -128;  // a fused ReLU clamps at the zero point
+    auto p = MakeQuantizedAdd(sa, za, sb, zb, sy, zy, qmin, 127);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    for (int32_t a = -128; a <= 127; a += 3) {
+      for (int32_t b = -128; b <= 127; b += 5) {
+        const double real = (sa * (a - za) + sb * (b - zb)) / sy;
+        const int32_t want = static_cast<int32_t>(std::clamp(std::nearbyint(real) + zy, double(qmin), 127.0));
+        const int32_t got = QuantizedAdd(a, b, *p);
+        ASSERT_LE(std::abs(got - want), 1) << "a " << a << " b " << b << " trial " << trial;
+        ASSERT_GE(got, qmin);
+        exact += got == want;
+        ++total;
+      }
+    }
+  }
+  EXPECT_GT(exact, total * 97 / 100);
+  // Impossible parameters are errors, not garbage.
+  EXPECT_FALSE(MakeQuantizedAdd(0, 0, 0.1, 0, 0.1, 0, -128, 127).ok());
+  EXPECT_FALSE(MakeQuantizedAdd(0.1, 0, 0.1, 0, 0.1, 0, 5, 4).ok());
+}
+
 }  // namespace
 }  // namespace edgec::quant

@@ -358,6 +358,60 @@ TEST(Qdq, FoldRunsMaxPoolAndReshapesOnInt8Values) {
   }
 }
 
+TEST(Qdq, FoldTurnsTheResidualAddIntoQLinearAdd) {
+  // conv1 -> relu1 -> conv2 -> add(relu1) -> relu -> conv3 (a ResNet block): the add is
+  // DQ, DQ -> Add -> Relu -> Q after the rewrite and becomes one QLinearAdd (the Relu as its
+  // clamp) whose float mode gives the island's outputs bit for bit; the fixed-point mode
+  // (the NPU's arithmetic) is within one step of it.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({4, 3, 3, 3}, 1, 0.3))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", Normal({4, 4, 3, 3}, 2, 0.3))}, pad, "conv2");
+  Value* sum = Add(g, OpKind::kAdd, {c2, r1}, {}, "add");
+  Value* r2 = Add(g, OpKind::kRelu, {sum}, {}, "relu2");
+  g.MarkOutput(Add(g, OpKind::kConv, {r2, g.AddConstant("w3", Normal({2, 4, 3, 3}, 3, 0.3))}, pad, "conv3"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph folded = g.Clone(), island = g.Clone();
+  FoldOptions no_add;
+  no_add.integer_add = false;
+  ASSERT_TRUE(FoldQdqToInteger(folded).ok());
+  ASSERT_TRUE(FoldQdqToInteger(island, no_add).ok());
+  Graph fixed = folded.Clone();  // only the add in fixed point: same operands as `folded`
+  for (Node* n : fixed.nodes())
+    if (n->op() == OpKind::kQLinearAdd) n->attrs.Set("edgec_requant", std::string("fixed_point"));
+  EXPECT_EQ(Count(folded, OpKind::kQLinearAdd), 1);
+  EXPECT_EQ(Count(folded, OpKind::kAdd), 0);
+  EXPECT_EQ(Count(folded, OpKind::kRelu), 0);
+  EXPECT_EQ(Count(island, OpKind::kAdd), 1);
+  EXPECT_LT(Count(folded, OpKind::kDequantizeLinear), Count(island, OpKind::kDequantizeLinear));
+  for (const auto& sample : Samples(6, 80)) {
+    auto a = ReferenceExecutor(folded).Run(sample);
+    auto b = ReferenceExecutor(island).Run(sample);
+    auto c = ReferenceExecutor(fixed).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector());
+    auto add_output = [&](const Graph& graph) {
+      std::vector<double> v;
+      ReferenceExecutor r(graph);
+      r.set_node_hook([&](const Node& n, const std::vector<Tensor>& out) {
+        if (n.op() == OpKind::kQLinearAdd) v = out[0].ToDoubleVector();
+      });
+      EXPECT_TRUE(r.Run(sample).ok());
+      return v;
+    };
+    const auto va = add_output(folded), vc = add_output(fixed);
+    ASSERT_EQ(va.size(), vc.size());
+    ASSERT_FALSE(va.empty());
+    for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vc[i]), 1) << i;
+  }
+}
+
 TEST(Qdq, FoldTabulatesSingleInputIslands) {
   // conv1 -> SiLU (x * Sigmoid(x)) -> conv2 -> HardSwish -> conv3: both islands become
   // 256-entry lookups with the same outputs, bit for bit, as the float islands.

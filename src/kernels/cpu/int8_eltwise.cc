@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
+#include "quant/fixed_point.h"
 
 namespace edgec::cpu {
 
@@ -146,7 +147,113 @@ class LookupKernel final : public Kernel {
   int threads_ = 1;
 };
 
+__attribute__((target("avx2"))) inline __m256i Widen8(const uint8_t* x, bool u8) {
+  const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
+  return u8 ? _mm256_cvtepu8_epi32(raw) : _mm256_cvtepi8_epi32(raw);
+}
+
+// QLinearAdd, float mode: the island's f32 arithmetic (two dequantizes, the sum, a
+// quantize), 8 at a time with separate multiplies and adds (no FMA: the island rounds the
+// products first).
+__attribute__((target("avx2"))) int64_t AddFloatAvx2(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t i,
+                                                     int64_t e, const float* p, bool a_u8, bool b_u8, bool y_u8) {
+  const __m256 sa = _mm256_set1_ps(p[0]), sb = _mm256_set1_ps(p[1]), sy = _mm256_set1_ps(p[2]);
+  const __m256i za = _mm256_set1_epi32(static_cast<int32_t>(p[3])), zb = _mm256_set1_epi32(static_cast<int32_t>(p[4]));
+  const __m256 zy = _mm256_set1_ps(p[5]), lo = _mm256_set1_ps(p[6]), hi = _mm256_set1_ps(p[7]);
+  for (; i + 8 <= e; i += 8) {
+    const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(a + i, a_u8), za)), sa);
+    const __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b + i, b_u8), zb)), sb);
+    __m256 v = _mm256_div_ps(_mm256_add_ps(fa, fb), sy);
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+    v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+    const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), y_u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+  }
+  return i;
+}
+
+class AddKernel final : public Kernel {
+ public:
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
+    const auto* a = static_cast<const uint8_t*>(in[0]);
+    const auto* b = static_cast<const uint8_t*>(in[3]);
+    auto* y = static_cast<uint8_t*>(out[0]);
+    ParallelFor(threads_, numel_, kGrain, [&](int64_t lo, int64_t hi) {
+      if (!fixed_point_ && HasAvx2()) lo = AddFloatAvx2(a, b, y, lo, hi, p_, a_u8_, b_u8_, y_u8_);
+      for (int64_t i = lo; i < hi; ++i) {
+        const int32_t qa = a_u8_ ? a[i] : static_cast<int8_t>(a[i]), qb = b_u8_ ? b[i] : static_cast<int8_t>(b[i]);
+        int32_t v;
+        if (fixed_point_) {
+          v = quant::QuantizedAdd(qa, qb, fixed_);
+        } else {
+          float f = (static_cast<float>(qa - static_cast<int32_t>(p_[3])) * p_[0] +
+                     static_cast<float>(qb - static_cast<int32_t>(p_[4])) * p_[1]) / p_[2];
+          if (std::isnan(f)) f = 0;
+          v = static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + p_[5], p_[6]), p_[7]));
+        }
+        y[i] = static_cast<uint8_t>(v);
+      }
+    });
+    return Status::Ok();
+  }
+  std::string Describe() const override {
+    return fixed_point_ ? "own quantized add (fixed point)" : HasAvx2() ? "own quantized add avx2" : "own quantized add";
+  }
+  float p_[8] = {};  // sa, sb, sy, za, zb, zy, qmin, qmax
+  quant::QuantizedAddParams fixed_;
+  bool fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true;
+  int64_t numel_ = 0;
+  int threads_ = 1;
+};
+
 }  // namespace
+
+KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
+  if (req.inputs.size() < 7 || req.outputs.size() != 1) return Refuse(req, "expected 7 or 8 inputs");
+  const TensorDesc &a = req.inputs[0], &b = req.inputs[3], &y = req.outputs[0];
+  if (a.dims != y.dims || b.dims != y.dims) return Refuse(req, "broadcasting add (runs on the reference)");
+  if (a.layout != y.layout || b.layout != y.layout || !IsDense(a) || !IsDense(b) || !IsDense(y))
+    return Refuse(req, "inputs and output are not dense in one layout");
+  double scale[3];
+  int32_t zp[3] = {0, 0, 0};
+  const int scale_at[3] = {1, 4, 6};
+  for (int j = 0; j < 3; ++j) {
+    const Tensor* s = ConstantOrNull(req, scale_at[j]);
+    if (!s || s->numel() != 1) return Refuse(req, "input {} (scale) is not a constant scalar", scale_at[j]);
+    scale[j] = s->ToDoubleVector()[0];
+    if (InputOrNull(req, scale_at[j] + 1)) {
+      const Tensor* z = ConstantOrNull(req, scale_at[j] + 1);
+      if (!z || z->numel() != 1) return Refuse(req, "input {} (zero point) is not a constant scalar", scale_at[j] + 1);
+      zp[j] = static_cast<int32_t>(z->ToInt64Vector()[0]);
+    }
+  }
+  auto k = std::make_unique<AddKernel>();
+  k->a_u8_ = a.dtype == DType::kU8;
+  k->b_u8_ = b.dtype == DType::kU8;
+  k->y_u8_ = y.dtype == DType::kU8;
+  const std::string mode = req.attrs ? req.attrs->GetString("edgec_requant", "float") : "float";
+  if (mode != "float" && mode != "fixed_point") return Refuse(req, "edgec_requant '{}'", mode);
+  k->fixed_point_ = mode == "fixed_point";
+  const int64_t tmin = k->y_u8_ ? 0 : -128, tmax = k->y_u8_ ? 255 : 127;
+  const int64_t qmin = std::max(tmin, req.attrs ? req.attrs->GetInt("edgec_qmin", tmin) : tmin);
+  const int64_t qmax = std::min(tmax, req.attrs ? req.attrs->GetInt("edgec_qmax", tmax) : tmax);
+  if (qmin > qmax) return Refuse(req, "edgec_qmin {} > edgec_qmax {}", qmin, qmax);
+  const float p[8] = {static_cast<float>(scale[0]), static_cast<float>(scale[1]), static_cast<float>(scale[2]),
+                      static_cast<float>(zp[0]), static_cast<float>(zp[1]), static_cast<float>(zp[2]),
+                      static_cast<float>(qmin), static_cast<float>(qmax)};
+  std::copy(p, p + 8, k->p_);
+  if (k->fixed_point_) {
+    // The reference reads the scales as f32; so does the fixed-point form.
+    auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], static_cast<int32_t>(qmin),
+                                      static_cast<int32_t>(qmax));
+    if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
+    k->fixed_ = *fp;
+  }
+  k->numel_ = NumElements(y.dims);
+  k->threads_ = std::max(1, req.threads);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
 
 KernelOr CreateLookupKernel(const KernelRequest& req) {
   if (req.inputs.size() != 2 || req.outputs.size() != 1) return Refuse(req, "expected 2 inputs");

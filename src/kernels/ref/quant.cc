@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/ref/conv_util.h"
+#include "kernels/ref/elementwise_util.h"
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
 #include "quant/fixed_point.h"
@@ -318,6 +319,44 @@ Status QuantizedLookup(KernelContext& ctx) {
   const auto* xp = static_cast<const uint8_t*>(x.raw());
   const uint8_t flip = x.dtype() == DType::kI8 ? 0x80 : 0;  // i8 -128..127 -> index 0..255
   for (int64_t i = 0; i < x.numel(); ++i) y[i] = t[xp[i] ^ flip];
+  return Status::Ok();
+}
+
+// --- quantized add ---
+
+Status QLinearAdd(KernelContext& ctx) {
+  const Tensor& a = *ctx.inputs[0];
+  const Tensor& b = *ctx.inputs[3];
+  const float sa = ReadScales(*ctx.inputs[1]).at(0), sb = ReadScales(*ctx.inputs[4]).at(0),
+              sy = ReadScales(*ctx.inputs[6]).at(0);
+  const int32_t za = ReadZeroPoints(ctx.input(2)).at(0), zb = ReadZeroPoints(ctx.input(5)).at(0),
+                zy = ReadZeroPoints(ctx.input(7)).at(0);
+  Tensor& y = ctx.outputs[0];
+  // The clamp and the requantization mode as the other QLinear kernels read them.
+  ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {1.f}, {1.0}, y.dtype()));
+  quant::QuantizedAddParams fixed;
+  if (rq.fixed_point) {
+    auto p = quant::MakeQuantizedAdd(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax);
+    if (!p.ok()) return ctx.Error("{}", p.status().message());
+    fixed = *p;
+  }
+  const Dims* ins[] = {&a.dims(), &b.dims()};
+  std::vector<int32_t> out(y.numel());
+  ForEachBroadcast(y.dims(), ins, [&](int64_t o, const int64_t* in) {
+    const int32_t qa = static_cast<int32_t>(LoadAsInt64(a.dtype(), a.raw(), in[0]));
+    const int32_t qb = static_cast<int32_t>(LoadAsInt64(b.dtype(), b.raw(), in[1]));
+    if (rq.fixed_point) {
+      out[o] = quant::QuantizedAdd(qa, qb, fixed);
+      return;
+    }
+    // The island's f32 arithmetic: two DequantizeLinear, Add, QuantizeLinear.
+    const float sum = static_cast<float>(qa - za) * sa + static_cast<float>(qb - zb) * sb;
+    float v = sum / sy;
+    if (std::isnan(v)) v = 0;
+    const float r = std::nearbyint(v) + static_cast<float>(zy);
+    out[o] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(rq.qmin)), static_cast<float>(rq.qmax)));
+  });
+  for (int64_t i = 0; i < y.numel(); ++i) StoreFromDouble(y.dtype(), y.raw(), i, out[i]);
   return Status::Ok();
 }
 

@@ -227,6 +227,40 @@ TEST(CpuInt8, LookupEqualsReference) {
   }
 }
 
+TEST(CpuInt8, QuantizedAddEqualsReference) {
+  // Both requantization modes, u8/i8 operands and result, a fused ReLU clamp, NHWC and
+  // row-major, 1 and 2 threads; lengths not a multiple of the vector width.
+  std::mt19937 rng(814);
+  for (int trial = 0; trial < 40; ++trial) {
+    const DType at = trial % 2 ? DType::kI8 : DType::kU8, bt = trial % 3 ? DType::kU8 : DType::kI8;
+    const DType yt = trial % 5 < 2 ? DType::kI8 : DType::kU8;
+    Dims dims = {RandInt(rng, 1, 2), RandInt(rng, 1, 40), RandInt(rng, 1, 17), RandInt(rng, 1, 17)};
+    auto zp = [&](DType t) { return t == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127); };
+    const int64_t zy = zp(yt);
+    Attributes a;
+    if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
+    if (trial % 4 == 2) a.Set("edgec_qmin", zy);
+    FastCase c{OpKind::kQLinearAdd,
+               {RandomActivation(at, dims, rng, false), ScalarF(RandScale(rng, 0.002f, 0.05f)), ScalarQ(at, zp(at)),
+                RandomActivation(bt, dims, rng, trial % 7 == 6), ScalarF(RandScale(rng, 0.002f, 0.05f)),
+                ScalarQ(bt, zp(bt)), ScalarF(RandScale(rng, 0.004f, 0.08f)), ScalarQ(yt, zy)},
+               a};
+    c.constants = {1, 2, 4, 5, 6, 7};
+    c.nhwc = trial % 3 == 0;
+    c.threads = 1 + trial % 2;
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qlinearadd {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
+    EXPECT_NE(d.find("quantized add"), std::string::npos) << d;
+  }
+  // Broadcasting runs on the reference (refused here, with the reason).
+  FastCase b{OpKind::kQLinearAdd,
+             {RandomActivation(DType::kU8, {1, 4, 3, 3}, rng, false), ScalarF(0.1f), ScalarQ(DType::kU8, 3),
+              RandomActivation(DType::kU8, {1, 4, 1, 1}, rng, false), ScalarF(0.1f), ScalarQ(DType::kU8, 3),
+              ScalarF(0.1f), ScalarQ(DType::kU8, 3)},
+             {}};
+  b.constants = {1, 2, 4, 5, 6, 7};
+  EXPECT_NE(RefusalOf(b).find("broadcasting"), std::string::npos) << RefusalOf(b);
+}
+
 TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
   std::mt19937 rng(811);
   Tensor x = RandomActivation(DType::kU8, {1, 4, 5, 5}, rng, false);
