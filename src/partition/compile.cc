@@ -41,6 +41,24 @@ void Boundary(const std::vector<const Node*>& nodes, artifact_io::Segment& s) {
   }
 }
 
+// The NPU program of a node placed on the NPU, with its data, for the tiling chosen.
+StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const NodePlacement& p) {
+  StatusOr<npu::Program> prog = Internal("no lowering");
+  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool) {
+    ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
+    const npu::VectorTiling& vt = p.vector_tiling;
+    int64_t a, b, y;
+    prog = v.eltwise ? npu::LowerEltwise(v.add, t, vt.chunk, vt.double_buffer, &a, &b, &y)
+                     : npu::LowerPool(v.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);
+  } else {
+    ASSIGN_OR_RETURN(QuantizedLayer q, QuantizedLayerOf(n));
+    npu::LayerImage img;
+    prog = npu::LowerConv(q.layer, t, p.tiling.best.tiling, &img);
+  }
+  if (!prog.ok()) return prog.status().WithContext(n.Label());
+  return prog;
+}
+
 }  // namespace
 
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
@@ -72,18 +90,16 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
       continue;
     }
     flush();
-    ASSIGN_OR_RETURN(QuantizedLayer q, QuantizedLayerOf(*p.node));
-    npu::LayerImage img;
-    auto prog = npu::LowerConv(q.layer, t, p.tiling.best.tiling, &img);
-    if (!prog.ok()) return prog.status().WithContext(p.node->Label());
-    r.listing += fmt::format("; {} on {}: {}\n{}", p.node->Label(), t.name, p.tiling.best.tiling.ToString(),
-                             npu::FormatProgram(*prog));
+    ASSIGN_OR_RETURN(npu::Program prog, LowerNode(*p.node, t, p));
+    r.listing += fmt::format("; {} on {}: {}\n{}", p.node->Label(), t.name, p.plan, npu::FormatProgram(prog));
     artifact_io::Segment s;
     s.unit = Unit::kNpu;
     s.nodes = {p.node->name()};
-    s.inputs = {p.node->input(0)->name()};
+    // The data inputs in order: the program's regions "<node>.input", "<node>.input1", ...
+    for (const Value* v : p.node->inputs())
+      if (v && !v->is_constant()) s.inputs.push_back(v->name());
     s.outputs = {p.node->output(0)->name()};
-    s.npu = ToData(*prog);
+    s.npu = ToData(prog);
     m.segments.push_back(std::move(s));
   }
   flush();

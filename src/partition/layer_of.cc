@@ -160,4 +160,73 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   return q;
 }
 
+StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
+  VectorLayer v;
+  const Value* y = n.output(0);
+  auto is8 = [](const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; };
+  if (n.op() == OpKind::kQLinearAdd) {
+    const Value* a = n.input(0);
+    const Value* b = n.input(3);
+    if (!is8(a) || !is8(b) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    if (!a->type.IsStatic() || !b->type.IsStatic()) return Unimplemented("dynamic shape");
+    if (a->type.dims != y->type.dims || b->type.dims != y->type.dims)
+      return Unimplemented("broadcasting add {} + {} not lowered", DimsToString(a->type.dims), DimsToString(b->type.dims));
+    ASSIGN_OR_RETURN(std::vector<double> sa, Scales(n, 1, "A scale"));
+    ASSIGN_OR_RETURN(std::vector<double> sb, Scales(n, 4, "B scale"));
+    ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "C scale"));
+    ASSIGN_OR_RETURN(int32_t za, ScalarZeroPoint(n, 2, "A zero point"));
+    ASSIGN_OR_RETURN(int32_t zb, ScalarZeroPoint(n, 5, "B zero point"));
+    ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "C zero point"));
+    // In the NPU's i8 terms: u8 values and their zero points shift by -128.
+    auto s8 = [](const Value* x, int32_t z) { return x->type.dtype == DType::kU8 ? z - 128 : z; };
+    v.output_u8 = y->type.dtype == DType::kU8;
+    const int32_t lo = v.output_u8 ? 0 : -128, hi = v.output_u8 ? 255 : 127;
+    const int32_t qmin = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo)));
+    const int32_t qmax = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi)));
+    const int32_t shift = v.output_u8 ? -128 : 0;
+    // The scales as the reference reads them (f32).
+    auto p = quant::MakeQuantizedAdd(static_cast<float>(sa[0]), s8(a, za), static_cast<float>(sb[0]), s8(b, zb),
+                                     static_cast<float>(sy[0]), s8(y, zy), qmin + shift, qmax + shift);
+    if (!p.ok()) return Unimplemented("{}", p.status().message());
+    v.eltwise = true;
+    v.add = npu::EltwiseLayer::Add(n.name(), NumElements(y->type.dims), *p);
+    return v;
+  }
+  if (n.op() == OpKind::kMaxPool) {
+    const Value* x = n.input(0);
+    if (!is8(x) || !is8(y)) return Unimplemented("dtype {} max pool not lowered (int8 only)", DTypeName(x->type.dtype));
+    if (n.num_outputs() > 1 && n.output(1)) return Unimplemented("max pool with indices");
+    ASSIGN_OR_RETURN(Dims xd, StaticDims(n, 0));
+    if (xd.size() != 4) return Unimplemented("{}-d max pool (only 2-d)", static_cast<int>(xd.size()) - 2);
+    WindowAttrOptions wo;
+    wo.allow_ceil_mode = true;
+    ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, wo));
+    ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{xd[2], xd[3]}));
+    if (a.ceil_mode) return Unimplemented("ceil_mode max pool not lowered");
+    for (int64_t d : g.dilations)
+      if (d != 1) return Unimplemented("dilated max pool not lowered");
+    npu::PoolLayer& l = v.pool;
+    l.name = n.name();
+    l.max = true;
+    l.batch = static_cast<int>(xd[0]);
+    l.channels = static_cast<int>(xd[1]);
+    l.in_h = static_cast<int>(xd[2]);
+    l.in_w = static_cast<int>(xd[3]);
+    l.kernel_h = static_cast<int>(g.kernel[0]);
+    l.kernel_w = static_cast<int>(g.kernel[1]);
+    l.stride_h = static_cast<int>(g.strides[0]);
+    l.stride_w = static_cast<int>(g.strides[1]);
+    l.pad_top = static_cast<int>(g.pad_begin[0]);
+    l.pad_left = static_cast<int>(g.pad_begin[1]);
+    l.pad_bottom = static_cast<int>(g.pad_end[0]);
+    l.pad_right = static_cast<int>(g.pad_end[1]);
+    const Dims& yd = y->type.dims;
+    if (yd.size() != 4 || yd[2] != l.out_h() || yd[3] != l.out_w())
+      return Unimplemented("max pool output {} is not the floor-rounded window count", DimsToString(yd));
+    v.output_u8 = y->type.dtype == DType::kU8;
+    return v;
+  }
+  return Unimplemented("{} is not lowered to the NPU", OpName(n.op()));
+}
+
 }  // namespace edgec::partition

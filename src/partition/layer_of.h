@@ -30,4 +30,16 @@ struct QuantizedLayer {
 // fixed point (quant/fixed_point.h), the arithmetic every integer unit of edgec uses.
 StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 
+// An integer node the NPU's vector cores run: QLinearAdd (same-shape operands; a fused ReLU as
+// its clamp) as an elementwise add in quant::QuantizedAdd's arithmetic, or an int8 MaxPool
+// (2-d, no dilation, floor rounding) as a pool. Tensors cross as for QuantizedLayerOf (u8
+// shifted to i8, NHWC), so both operands and the result must be 8-bit.
+struct VectorLayer {
+  bool eltwise = false;  // else pool
+  npu::EltwiseLayer add;
+  npu::PoolLayer pool;
+  bool output_u8 = false;
+};
+StatusOr<VectorLayer> VectorLayerOf(const Node& n);
+
 }  // namespace edgec::partition

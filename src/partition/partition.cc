@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "npu/vector_tiler.h"
 #include "partition/layer_of.h"
 
 namespace edgec::partition {
@@ -13,10 +14,25 @@ int64_t Bytes(const Value* v) {
   return v->type.IsStatic() ? NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype)) : 0;
 }
 
+// The target lists an integer add as the operation it performs ("Add").
+std::string TargetOpName(OpKind op) { return op == OpKind::kQLinearAdd ? "Add" : std::string(OpName(op)); }
+
+bool RunsOnVectorCores(OpKind op) { return op == OpKind::kQLinearAdd || op == OpKind::kMaxPool; }
+
 }  // namespace
 
+double CpuSeconds(const Node& n, const CpuCost& cpu) {
+  if (auto l = GemmLayerShape(n); l.ok()) return l->macs() / cpu.int8_macs_per_s;
+  int64_t bytes = 0;
+  for (const Value* v : n.inputs())
+    if (IsData(v)) bytes += Bytes(v);
+  for (const Value* v : n.outputs())
+    if (v) bytes += Bytes(v);
+  return bytes / cpu.copy_bytes_per_s;
+}
+
 std::string NpuSupport(const Node& n, const npu::Target& t) {
-  const std::string op(OpName(n.op()));
+  const std::string op = TargetOpName(n.op());
   if (!t.SupportsOp(op)) return "unsupported op " + op;
   auto dtype_ok = [&](const Value* v) { return t.SupportsDType(DTypeName(v->type.dtype)); };
   for (const Value* v : n.inputs())
@@ -27,6 +43,10 @@ std::string NpuSupport(const Node& n, const npu::Target& t) {
     if (IsData(v) && !v->type.IsStatic()) return "dynamic shape";
   for (const Value* v : n.outputs())
     if (v && !v->type.IsStatic()) return "dynamic shape";
+  if (RunsOnVectorCores(n.op())) {
+    auto v = VectorLayerOf(n);
+    return v.ok() ? "" : v.status().message();
+  }
   auto q = QuantizedLayerOf(n);
   if (!q.ok()) return q.status().message();
   return "";
@@ -40,13 +60,27 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     p.node = n;
     if (auto l = GemmLayerShape(*n); l.ok()) p.macs = l->macs();
     p.reason = NpuSupport(*n, t);
-    if (p.reason.empty()) {
+    if (p.reason.empty() && RunsOnVectorCores(n->op())) {
+      ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(*n));
+      auto tr = v.eltwise ? npu::ChooseEltwiseTiling(v.add, t, o.tiler) : npu::ChoosePoolTiling(v.pool, t, o.tiler);
+      if (!tr.ok()) {
+        p.reason = "no tiling fits: " + tr.status().message();
+      } else {
+        p.vector_tiling = *tr;
+        p.npu_cycles = tr->cycles;
+        p.plan = tr->ToString();
+        p.legal = true;
+        legal.insert(n);
+      }
+    } else if (p.reason.empty()) {
       ASSIGN_OR_RETURN(npu::ConvLayer shape, GemmLayerShape(*n));
       auto tr = npu::ChooseTiling(shape, t, o.tiler);
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();
       } else {
         p.tiling = *tr;
+        p.npu_cycles = tr->best.cycles;
+        p.plan = tr->best.tiling.ToString();
         p.legal = true;
         legal.insert(n);
       }
@@ -64,14 +98,14 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       for (const auto& u : v->uses()) cpu_use |= !legal.count(u.node);
       if (cpu_use) p.transfer_bytes += Bytes(v);
     }
-    p.npu_s = p.tiling.best.cycles / t.clock_hz;
+    p.npu_s = p.npu_cycles / t.clock_hz;
     p.transfer_s = p.transfer_bytes / bw + p.transfer_bytes / o.cpu.copy_bytes_per_s;
-    p.cpu_s = p.macs / o.cpu.int8_macs_per_s;
+    p.cpu_s = CpuSeconds(*n, o.cpu);
     const double npu_total = p.npu_s + p.transfer_s;
     if (!o.cost_rule || npu_total <= p.cpu_s) {
       p.unit = artifact_io::Unit::kNpu;
       p.reason = fmt::format("npu {:.4f} ms + transfers {:.4f} ms <= cpu {:.4f} ms; {}", p.npu_s * 1e3,
-                             p.transfer_s * 1e3, p.cpu_s * 1e3, p.tiling.best.tiling.ToString());
+                             p.transfer_s * 1e3, p.cpu_s * 1e3, p.plan);
     } else {
       p.reason = fmt::format("cost: cpu {:.4f} ms < npu {:.4f} ms + transfers {:.4f} ms", p.cpu_s * 1e3,
                              p.npu_s * 1e3, p.transfer_s * 1e3);

@@ -8,13 +8,15 @@
 //                                                           "dtype f32 not supported"
 //   3. static shapes                                        "dynamic shape"
 //   4. the lowering takes the op and its attributes         "depthwise conv not lowered (group=32)"
-//   5. the tiler finds a tiling that fits SRAM and the accumulators
+//   5. the tiler finds a tiling that fits SRAM and the accumulators (GEMM-class nodes on the
+//      MAC array; QLinearAdd and int8 MaxPool on the vector cores, npu/vector_tiler.h)
 // Cost rule for the nodes that pass (all times in seconds):
 //   npu = simulated cycles of the chosen tiling (the task's dispatch overhead included) / clock
 //       + transfers: every input produced on the CPU (or a graph input) and every output with a
 //         CPU consumer (or a graph output) crosses DRAM once: bytes / DRAM bandwidth, plus the
 //         NCHW <-> NHWC layout change as COPY work on the CPU: bytes / cpu.copy_bytes_per_s
-//   cpu = MACs / cpu.int8_macs_per_s
+//   cpu = MACs / cpu.int8_macs_per_s, or for nodes without MACs (adds, pools) the bytes they
+//         read and write / cpu.copy_bytes_per_s (CpuSeconds)
 //   the node runs on the NPU when npu <= cpu, else on the CPU ("cost: cpu 0.010 ms < npu ...").
 // Whether a neighbour is on the CPU is decided from rules 1-5 alone (one pass, no iteration).
 // Between two NPU nodes the tensor stays in DRAM in the NPU's layout (no copy).
@@ -26,6 +28,7 @@
 #include "edgec/status.h"
 #include "ir/graph.h"
 #include "npu/tiler.h"
+#include "npu/vector_tiler.h"
 #include "runtime/artifact.h"
 
 namespace edgec::partition {
@@ -48,7 +51,10 @@ struct NodePlacement {
   artifact_io::Unit unit = artifact_io::Unit::kCpu;
   std::string reason;        // why CPU, or the NPU's cost line
   bool legal = false;        // passed rules 1-5
-  npu::TilerResult tiling;   // legal nodes
+  npu::TilerResult tiling;   // legal GEMM-class nodes
+  npu::VectorTiling vector_tiling;  // legal vector-core nodes (QLinearAdd, MaxPool)
+  double npu_cycles = 0;     // simulated, of the chosen tiling
+  std::string plan;          // the chosen tiling, as text
   int64_t macs = 0;
   double npu_s = 0, transfer_s = 0, cpu_s = 0;
   int64_t transfer_bytes = 0;
@@ -56,6 +62,9 @@ struct NodePlacement {
 
 // Every node of `g` (topological order) with its unit and reason.
 StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target& t, const PartitionOptions& o = {});
+
+// The cost rule's CPU time of a node.
+double CpuSeconds(const Node& n, const CpuCost& cpu);
 
 // Legality alone (rules 1-4): "" when the NPU may take the node, else the reason.
 std::string NpuSupport(const Node& n, const npu::Target& t);

@@ -19,12 +19,45 @@ Status PrepareForQuantization(Graph& g) {
   return driver::Optimize(g, 0, "unfuse,eliminate-dead", lower);
 }
 
+namespace {
+
+// Ops whose output holds (a subset of) their input's values: the output is best quantized
+// with the input's parameters, so that the op runs on the int8 values and no requantize
+// (DQ -> Q with other parameters) follows it.
+bool KeepsValues(OpKind op) {
+  switch (op) {
+    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kReshape: case OpKind::kFlatten:
+    case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose: case OpKind::kSlice:
+    case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
+  for (const Node* n : g.nodes()) {  // topological: a chain takes the first input's parameters
+    if (!KeepsValues(n->op()) || n->num_outputs() < 1 || !n->output(0) || !n->input(0)) continue;
+    auto in = table.activations.find(n->input(0)->name());
+    auto out = table.activations.find(n->output(0)->name());
+    if (in == table.activations.end() || out == table.activations.end()) continue;
+    const ActivationScale observed = out->second;
+    out->second = in->second;
+    out->second.min = observed.min;  // what was seen stays readable
+    out->second.max = observed.max;
+  }
+}
+
 StatusOr<ScaleTable> Calibrate(const Graph& prepared, const std::vector<Sample>& samples,
                                const CalibrationOptions& calib, const QuantizeOptions& rewrite,
                                bool progress) {
   const std::vector<std::string> points = QuantizationPoints(prepared, rewrite);
   ASSIGN_OR_RETURN(auto observed, ObserveActivations(prepared, points, samples, progress));
-  return ChooseScales(observed, calib, static_cast<int64_t>(samples.size()));
+  ScaleTable table = ChooseScales(observed, calib, static_cast<int64_t>(samples.size()));
+  ShareScalesThroughValueMovingOps(prepared, table);
+  return table;
 }
 
 StatusOr<Graph> Int8Executable(const Graph& qdq) {

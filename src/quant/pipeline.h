@@ -19,9 +19,15 @@ namespace edgec::quant {
 Status PrepareForQuantization(Graph& g);
 
 // Calibrates `prepared` on `samples` and returns the scale table for its quantization points.
+// A point produced by an op that only keeps or moves its input's values (MaxPool, Reshape,
+// Flatten, Transpose, Slice, ...) from another point gets that point's scale and zero point
+// (ShareScalesThroughValueMovingOps), so the op runs on the int8 values with no requantize
+// after it.
 StatusOr<ScaleTable> Calibrate(const Graph& prepared, const std::vector<Sample>& samples,
                                const CalibrationOptions& calib, const QuantizeOptions& rewrite,
                                bool progress);
+
+void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table);
 
 // A copy of a QDQ graph with the Q/DQ patterns folded into integer ops (fold_qdq.h).
 StatusOr<Graph> Int8Executable(const Graph& qdq);

@@ -7,6 +7,7 @@
 #include "kernels/ref/kernel.h"
 #include "npu/isa.h"
 #include "partition/layer_of.h"
+#include "partition/partition.h"
 #include "quant/fixed_point.h"
 #include "runtime/reference_executor.h"
 
@@ -49,9 +50,20 @@ StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
   return y;
 }
 
-// The CPU's int8 form of an NPU node: integer conv/matmul (int32) + bias + fixed-point
-// requantization, on the node's own tensors (NCHW, u8 or i8).
+// The CPU's int8 form of an NPU node, on the node's own tensors (NCHW, u8 or i8): integer
+// conv/matmul (int32) + bias + fixed-point requantization; the add in fixed point
+// (quant::QuantizedAdd, as the VEC add); max pooling as it is (exact on integers).
 StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
+  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool) {
+    Attributes attrs = n.attrs;
+    if (n.op() == OpKind::kQLinearAdd) attrs.Set("edgec_requant", std::string("fixed_point"));
+    ASSIGN_OR_RETURN(Tensor y, Tensor::Create(n.output(0)->type.dtype, n.output(0)->type.dims));
+    std::vector<Tensor> outs;
+    outs.push_back(std::move(y));
+    ref::KernelContext k{n.op(), attrs, n.Label(), in, outs};
+    RETURN_IF_ERROR(ref::GetKernel(n.op())(k));
+    return std::move(outs[0]);
+  }
   ASSIGN_OR_RETURN(partition::QuantizedLayer q, partition::QuantizedLayerOf(n));
   const TensorType& yt = n.output(0)->type;
   ASSIGN_OR_RETURN(Tensor acc, Tensor::Create(DType::kI32, yt.dims));
@@ -154,21 +166,29 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
         return InvalidArgument("{}: NPU segment of '{}': regions outside its DRAM image", path, n->name());
       std::vector<uint8_t> dram(d.dram_bytes, 0);
       std::memcpy(dram.data(), init.data(), init.size());
-      const Value* x = n->input(0);
-      auto resident = in_dram.find(x->name());
-      std::vector<uint8_t> staged;
-      const std::vector<uint8_t>* xb;
-      if (resident != in_dram.end()) {
-        xb = &resident->second;
-      } else {  // copy in from the CPU: layout change and shift
-        staged = ToNpu(*in[0]);
-        xb = &staged;
-        ++lr.copies;
-        lr.copy_bytes += Bytes(*in[0]);
+      for (size_t i = 0; i < s.inputs.size(); ++i) {
+        const std::string& name = s.inputs[i];
+        const artifact_io::Region* r = i == 0 ? ri : FindRegion(d, fmt::format(".input{}", i));
+        if (!r || r->addr + r->bytes > d.dram_bytes)
+          return InvalidArgument("{}: NPU segment of '{}' has no region for input '{}'", path, n->name(), name);
+        auto resident = in_dram.find(name);
+        std::vector<uint8_t> staged;
+        const std::vector<uint8_t>* xb;
+        if (resident != in_dram.end()) {
+          xb = &resident->second;
+        } else {  // copy in from the CPU: layout change and shift
+          auto it = env.find(name);
+          if (it == env.end()) return Internal("{}: {}: input '{}' was not computed", path, n->Label(), name);
+          staged = ToNpu(it->second);
+          xb = &staged;
+          ++lr.copies;
+          lr.copy_bytes += Bytes(it->second);
+        }
+        if (static_cast<int64_t>(xb->size()) != r->bytes)
+          return InvalidArgument("{}: '{}': input '{}' has {} bytes, the NPU region {}", path, n->name(), name,
+                                 xb->size(), r->bytes);
+        std::memcpy(dram.data() + r->addr, xb->data(), xb->size());
       }
-      if (static_cast<int64_t>(xb->size()) != ri->bytes)
-        return InvalidArgument("{}: '{}': input has {} bytes, the NPU region {}", path, n->name(), xb->size(), ri->bytes);
-      std::memcpy(dram.data() + ri->addr, xb->data(), xb->size());
       npu::SimOptions so;
       so.functional = true;
       so.dram = &dram;
@@ -198,20 +218,13 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
       if (!y.ok()) return y.status().WithContext(path);
       outs.push_back(std::move(*y));
       lr.unit = Unit::kCpu;
-      lr.seconds = lr.macs / cpu.int8_macs_per_s;
+      lr.seconds = partition::CpuSeconds(*n, cpu);
       r.cpu_s += lr.seconds;
     } else {
       auto o = EvaluateNode(*n, in);
       if (!o.ok()) return o.status().WithContext(path);
       outs = std::move(*o);
-      if (lr.macs) {
-        lr.seconds = lr.macs / cpu.int8_macs_per_s;
-      } else {
-        int64_t bytes = 0;
-        for (const Tensor* x : in) bytes += x ? Bytes(*x) : 0;
-        for (const Tensor& y : outs) bytes += Bytes(y);
-        lr.seconds = bytes / cpu.copy_bytes_per_s;
-      }
+      lr.seconds = partition::CpuSeconds(*n, cpu);
       r.cpu_s += lr.seconds;
     }
     for (int i = 0; i < n->num_outputs(); ++i)

@@ -26,8 +26,8 @@ using Ints = std::vector<int64_t>;
 using testing_quant::Add;
 using testing_quant::Normal;
 
-// x[1,8,12,12] -> conv1 3x3 -> relu -> dw 3x3 (group 16) -> relu -> conv3 1x1 stride 2
-// -> gap -> flatten -> fc -> softmax
+// x[1,8,12,12] -> conv1 3x3 -> relu -> maxpool 3x3 -> dw 3x3 (group 16) -> relu -> convb 1x1
+// -> add(maxpool) -> relu -> conv3 1x1 stride 2 -> gap -> flatten -> fc -> softmax
 Graph SmallCnn() {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 8, 12, 12}));
@@ -40,10 +40,17 @@ Graph SmallCnn() {
   Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({16, 8, 3, 3}, 1, 0.2)),
                                      g.AddConstant("b1", Normal({16}, 2, 0.1))}, pad, "conv1");
   Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
-  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", Normal({16, 1, 3, 3}, 3, 0.3)),
+  Attributes mp = pad;
+  mp.Set("kernel_shape", Ints{3, 3});
+  Value* m = Add(g, OpKind::kMaxPool, {r1}, mp, "maxpool");
+  Value* c2 = Add(g, OpKind::kConv, {m, g.AddConstant("w2", Normal({16, 1, 3, 3}, 3, 0.3)),
                                      g.AddConstant("b2", Normal({16}, 4, 0.1))}, dw, "dw");
   Value* r2 = Add(g, OpKind::kRelu, {c2}, {}, "relu2");
-  Value* c3 = Add(g, OpKind::kConv, {r2, g.AddConstant("w3", Normal({24, 16, 1, 1}, 5, 0.3)),
+  Value* cb = Add(g, OpKind::kConv, {r2, g.AddConstant("wb", Normal({16, 16, 1, 1}, 9, 0.3)),
+                                     g.AddConstant("bb", Normal({16}, 10, 0.1))}, {}, "convb");
+  Value* sum = Add(g, OpKind::kAdd, {cb, m}, {}, "add");
+  Value* r3 = Add(g, OpKind::kRelu, {sum}, {}, "relu3");
+  Value* c3 = Add(g, OpKind::kConv, {r3, g.AddConstant("w3", Normal({24, 16, 1, 1}, 5, 0.3)),
                                      g.AddConstant("b3", Normal({24}, 6, 0.1))}, s2, "conv3");
   Value* p = Add(g, OpKind::kGlobalAveragePool, {c3}, {}, "gap");
   Value* f = Add(g, OpKind::kFlatten, {p}, {}, "flatten");
@@ -82,8 +89,9 @@ const NodePlacement* Find(const std::vector<NodePlacement>& ps, const std::strin
 
 TEST(PartitionTest, ReasonsForEveryNode) {
   Graph g = IntegerCnn(DType::kI8);
-  PartitionOptions slow;  // a slow CPU, so that the cost rule sends these tiny convs to the NPU
+  PartitionOptions slow;  // a slow CPU, so that the cost rule sends these tiny layers to the NPU
   slow.cpu.int8_macs_per_s = 1e8;
+  slow.cpu.copy_bytes_per_s = 1e7;
   auto ps = Partition(g, npu::DefaultTarget(), slow);
   ASSERT_TRUE(ps.ok()) << ps.status().ToString();
   ASSERT_EQ(ps->size(), static_cast<size_t>(g.num_nodes()));
@@ -91,6 +99,15 @@ TEST(PartitionTest, ReasonsForEveryNode) {
   const NodePlacement* conv1 = Find(*ps, "conv1", OpKind::kQLinearConv);
   ASSERT_TRUE(conv1);
   EXPECT_EQ(conv1->unit, artifact_io::Unit::kNpu) << conv1->reason;
+  // The residual add and the max pool run on the vector cores.
+  const NodePlacement* add = Find(*ps, "", OpKind::kQLinearAdd);
+  ASSERT_TRUE(add) << FormatPlacements(*ps);
+  EXPECT_EQ(add->unit, artifact_io::Unit::kNpu) << add->reason;
+  EXPECT_NE(add->reason.find("chunk"), std::string::npos) << add->reason;
+  const NodePlacement* pool = Find(*ps, "maxpool", OpKind::kMaxPool);
+  ASSERT_TRUE(pool) << FormatPlacements(*ps);
+  EXPECT_EQ(pool->unit, artifact_io::Unit::kNpu) << pool->reason;
+  EXPECT_NE(pool->reason.find("rows x"), std::string::npos) << pool->reason;
   const NodePlacement* soft = Find(*ps, "softmax", OpKind::kSoftmax);
   ASSERT_TRUE(soft);
   EXPECT_EQ(soft->unit, artifact_io::Unit::kCpu);
@@ -136,6 +153,35 @@ TEST(PartitionTest, DynamicShapeStaysOnCpu) {
   g.MarkOutput(y);
   ASSERT_TRUE(InferShapes(g).ok());
   EXPECT_EQ(NpuSupport(*g.nodes()[0], npu::DefaultTarget()), "dynamic shape");
+}
+
+TEST(PartitionTest, VectorCoreReasons) {
+  // A broadcasting add, a max pool with ceil_mode and one on f32 stay on the CPU, each with why.
+  Graph g;
+  Value* a = g.AddInput("a", MakeType(DType::kI8, {1, 4, 5, 5}));
+  Value* b = g.AddInput("b", MakeType(DType::kI8, {1, 4, 1, 1}));
+  Value* f = g.AddInput("f", MakeType(DType::kF32, {1, 4, 5, 5}));
+  auto scalar = [&](const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); };
+  auto zp = [&](const std::string& n) { return g.AddConstant(n, Tensor::FromVector<int8_t>(DType::kI8, {}, {0})); };
+  Value* y = Add(g, OpKind::kQLinearAdd,
+                 {a, scalar("sa", 0.1f), zp("za"), b, scalar("sb", 0.1f), zp("zb"), scalar("sy", 0.2f), zp("zy")}, {},
+                 "badd");
+  Attributes ceil;
+  ceil.Set("kernel_shape", Ints{2, 2});
+  ceil.Set("strides", Ints{2, 2});
+  ceil.Set("ceil_mode", int64_t{1});
+  Value* p = Add(g, OpKind::kMaxPool, {y}, ceil, "ceilpool");
+  Attributes k2;
+  k2.Set("kernel_shape", Ints{2, 2});
+  Value* pf = Add(g, OpKind::kMaxPool, {f}, k2, "fpool");
+  g.MarkOutput(p);
+  g.MarkOutput(pf);
+  ASSERT_TRUE(InferShapes(g).ok());
+  npu::Target t = npu::DefaultTarget();
+  t.supported_dtypes.push_back("f32");  // so that the lowering itself is asked
+  EXPECT_NE(NpuSupport(*g.nodes()[0], t).find("broadcasting add"), std::string::npos) << NpuSupport(*g.nodes()[0], t);
+  EXPECT_EQ(NpuSupport(*g.nodes()[1], t), "ceil_mode max pool not lowered");
+  EXPECT_NE(NpuSupport(*g.nodes()[2], t).find("int8 only"), std::string::npos) << NpuSupport(*g.nodes()[2], t);
 }
 
 std::string TempPath(const std::string& name) {

@@ -1,0 +1,78 @@
+#include "npu/vector_tiler.h"
+
+#include <algorithm>
+#include <set>
+
+namespace edgec::npu {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::vector<bool> Bufferings(const TilerOptions& opt) {
+  std::vector<bool> b;
+  if (opt.allow_double) b.push_back(true);
+  if (opt.allow_single || !opt.allow_double) b.push_back(false);
+  return b;
+}
+
+// Keeps the fastest of the candidates that lower; `why` collects the last refusal.
+struct Best {
+  VectorTiling best;
+  bool found = false;
+  std::string why;
+  void Offer(StatusOr<Program> p, const Target& t, VectorTiling c) {
+    if (!p.ok()) {
+      why = p.status().message();
+      return;
+    }
+    auto s = Simulate(*p, t);
+    if (!s.ok()) {
+      why = s.status().message();
+      return;
+    }
+    c.cycles = s->total.cycles;
+    if (!found || c.cycles < best.cycles) best = c, found = true;
+  }
+};
+
+}  // namespace
+
+std::string VectorTiling::ToString() const {
+  const char* buf = double_buffer ? "double" : "single";
+  if (chunk > 0) return fmt::format("chunk {} {}", chunk, buf);
+  return fmt::format("tile {} rows x {}ch {}", tile_rows, tile_c, buf);
+}
+
+StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt) {
+  std::set<int64_t> chunks;
+  for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
+    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(CeilDiv(l.elements, cores * steps));
+  for (int64_t c = 256; c < l.elements; c *= 2) chunks.insert(c);
+  Best b;
+  for (int64_t chunk : chunks) {
+    if (chunk < 1) continue;
+    for (bool db : Bufferings(opt)) {
+      int64_t a, bb, y;
+      b.Offer(LowerEltwise(l, t, chunk, db, &a, &bb, &y), t, VectorTiling{.chunk = chunk, .double_buffer = db});
+    }
+  }
+  if (!b.found) return InvalidArgument("eltwise layer '{}': no chunk fits: {}", l.name, b.why);
+  return b.best;
+}
+
+StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt) {
+  std::set<int> rows, chans;
+  for (int r = 1; r < l.out_h(); r *= 2) rows.insert(r);
+  rows.insert(std::max(1, l.out_h()));
+  for (int c = 16; c < l.channels; c *= 2) chans.insert(c);
+  chans.insert(l.channels);
+  Best b;
+  for (int r : rows)
+    for (int c : chans)
+      for (bool db : Bufferings(opt))
+        b.Offer(LowerPool(l, t, r, c, db, nullptr), t, VectorTiling{.tile_rows = r, .tile_c = c, .double_buffer = db});
+  if (!b.found) return InvalidArgument("pool layer '{}': no tile fits: {}", l.name, b.why);
+  return b.best;
+}
+
+}  // namespace edgec::npu

@@ -1,0 +1,28 @@
+// Tiling of the layers that run on the vector cores alone (elementwise add, pools): the
+// chunk (elements per transfer) or the tile (output rows x channels) and the buffering,
+// chosen by simulating each candidate (these programs are small; timing only).
+#pragma once
+
+#include <string>
+
+#include "npu/lower.h"
+#include "npu/sim.h"
+#include "npu/tiler.h"
+
+namespace edgec::npu {
+
+struct VectorTiling {
+  int64_t chunk = 0;              // eltwise: elements per DMA/VEC step
+  int tile_rows = 0, tile_c = 0;  // pool: output rows x channels per tile
+  bool double_buffer = true;
+  double cycles = 0;  // simulated
+  std::string ToString() const;
+};
+
+// Candidates: chunks that spread the elements over 1..all cores in 1..8 steps per core (and
+// powers of two down to 256 elements), or pool tiles of 1..all output rows by 16..all channels,
+// with the buffering `opt` allows; those that do not fit SRAM are skipped. Fails when none fits.
+StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt = {});
+StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt = {});
+
+}  // namespace edgec::npu
