@@ -37,6 +37,7 @@ const char* VecOpName(VecOp op) {
     case VecOp::kRelu: return "relu";
     case VecOp::kMaxPool: return "maxpool";
     case VecOp::kAvgPool: return "avgpool";
+    case VecOp::kDwConv: return "dwconv";
   }
   return "?";
 }
@@ -283,6 +284,8 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
     });
     if (!ok) return bad;
     if (in.ndims > 2) return InvalidArgument("NPU program: DMA with {} strided dims (at most 2)", in.ndims);
+    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kDwConv)
+      return InvalidArgument("NPU program: unknown vector operation {}", static_cast<int>(in.vec));
   }
   if (!r.done()) return InvalidArgument("NPU program: trailing bytes after the instructions");
   return p;

@@ -44,7 +44,14 @@ enum class VecOp : uint8_t {
   kMaxPool,
   // imm = zi, zo, mult, shift, lo, hi: dst = Requantize(sum(v - zi), mult, shift, zo, lo, hi).
   kAvgPool,
+  // Depthwise convolution over a pool-shaped tile (one MAC per lane per window position):
+  // params = weights int8 [win_h * win_w][cols], then at params + DwParamsOffset(...) int32
+  // bias[cols], mult[cols], shift[cols]; imm = zi, zo, lo, hi:
+  //   dst[q][c] = clamp(zo + Requantize(sum_window (v - zi) * w[window][c] + bias[c], mult[c], shift[c]), lo, hi)
+  kDwConv,
 };
+// Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
+inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
 const char* OpcodeName(Opcode op);
 const char* QueueName(QueueKind q);
 const char* VecOpName(VecOp op);  // target's cycles_per_element keys

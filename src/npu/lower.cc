@@ -693,3 +693,144 @@ StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, 
 }
 
 }  // namespace edgec::npu
+
+namespace edgec::npu {
+
+StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int tile_rows, int tile_c,
+                                 bool double_buffer) {
+  const int OH = l.out_h(), OW = l.out_w(), C = l.channels;
+  if (OH < 1 || OW < 1 || l.kernel_h < 1 || l.kernel_w < 1 || l.stride_h < 1 || l.stride_w < 1)
+    return InvalidArgument("depthwise layer '{}': bad window or empty output", l.name);
+  if (tile_rows < 1 || tile_c < 1) return InvalidArgument("depthwise layer '{}': bad tile", l.name);
+  const int64_t window = int64_t{l.kernel_h} * l.kernel_w;
+  if (!l.weights.empty() && (static_cast<int64_t>(l.weights.size()) != window * C ||
+                             static_cast<int>(l.bias.size()) != C ||
+                             (l.requant.size() != 1 && static_cast<int>(l.requant.size()) != C)))
+    return InvalidArgument("depthwise layer '{}': weights, bias or requantization do not match {} channels", l.name, C);
+  tile_rows = std::min(tile_rows, OH);
+  tile_c = std::min(tile_c, C);
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const int band_rows = (tile_rows - 1) * l.stride_h + l.kernel_h;
+  const int wp = (OW - 1) * l.stride_w + l.kernel_w;  // padded input columns used
+  auto params_bytes = [&](int64_t tc) { return DwParamsOffset(window, tc) + 12 * tc; };
+  const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * tile_c, al);
+  const int64_t out_slot = AlignUp(int64_t{tile_rows} * OW * tile_c, al);
+  const int64_t par_slot = AlignUp(params_bytes(tile_c), al);
+  const int64_t per_core = nbuf * (in_slot + out_slot + par_slot);
+  const int64_t tiles_h = CeilDiv(OH, tile_rows), tiles_c = CeilDiv(C, tile_c);
+  const int64_t tiles = tiles_h * tiles_c * l.batch;
+  const int cores = static_cast<int>(std::min<int64_t>(t.ai_cores.count, tiles));
+  if (per_core * cores > t.shared_sram.bytes)
+    return InvalidArgument("depthwise layer '{}': tile {} rows x {} channels needs {} bytes of SRAM, the target has {}",
+                           l.name, tile_rows, tile_c, per_core * cores, t.shared_sram.bytes);
+  // DRAM: per channel tile one parameter block (weights [window][tc], bias, mult, shift), so
+  // that a tile loads its parameters with one DMA; then the input and the output.
+  Program p;
+  std::vector<int64_t> block(tiles_c + 1, 0);
+  for (int64_t ct = 0; ct < tiles_c; ++ct)
+    block[ct + 1] = block[ct] + AlignUp(params_bytes(std::min<int64_t>(tile_c, C - ct * tile_c)), 64);
+  const int64_t par_bytes = block[tiles_c];
+  const int64_t in_addr = AlignUp(par_bytes, 64), in_bytes = int64_t{l.batch} * l.in_h * l.in_w * C;
+  const int64_t out_addr = AlignUp(in_addr + in_bytes, 64), out_bytes = int64_t{l.batch} * OH * OW * C;
+  p.dram_bytes = out_addr + out_bytes;
+  p.regions = {{l.name + ".params", 0, par_bytes}, {l.name + ".input", in_addr, in_bytes},
+               {l.name + ".output", out_addr, out_bytes}};
+  if (!l.weights.empty()) {
+    p.dram_init.assign(par_bytes, 0);
+    for (int64_t ct = 0; ct < tiles_c; ++ct) {
+      const int64_t c0 = ct * tile_c, tc = std::min<int64_t>(tile_c, C - c0);
+      uint8_t* b = p.dram_init.data() + block[ct];
+      for (int64_t w = 0; w < window; ++w)
+        for (int64_t c = 0; c < tc; ++c) b[w * tc + c] = static_cast<uint8_t>(l.weights[w * C + c0 + c]);
+      int32_t* ints = reinterpret_cast<int32_t*>(b + DwParamsOffset(window, tc));
+      for (int64_t c = 0; c < tc; ++c) {
+        const auto& m = l.requant.size() == 1 ? l.requant[0] : l.requant[c0 + c];
+        ints[c] = l.bias[c0 + c];
+        ints[tc + c] = m.multiplier;
+        ints[2 * tc + c] = m.shift;
+      }
+    }
+  }
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter e;
+    e.core = c;
+    for (int s = 0; s < nbuf; ++s) {
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kStore, kOutFree);
+    }
+    int s = 0;
+    for (int64_t i = c; i < tiles; i += cores) {
+      const int b = static_cast<int>(i / (tiles_h * tiles_c));
+      const int oh0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
+      const int64_t ct = i % tiles_c;
+      const int c0 = static_cast<int>(ct) * tile_c;
+      const int th = std::min(tile_rows, OH - oh0), tc = std::min(tile_c, C - c0);
+      const int rows = (th - 1) * l.stride_h + l.kernel_h;
+      const int64_t base = c * per_core;
+      const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot,
+                    spar = base + nbuf * (in_slot + out_slot) + s * par_slot;
+      const int64_t iy0 = int64_t{oh0} * l.stride_h - l.pad_top, ix0 = -l.pad_left;
+      e.Wait(QueueKind::kLoad, kStreamFree);
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.dram_addr = in_addr + ((int64_t{b} * l.in_h + iy0) * l.in_w + ix0) * C + c0;
+      ld.sram_addr = sin;
+      ld.row_bytes = ld.sram_row_bytes = tc;
+      ld.pad = static_cast<int8_t>(l.x_zero_point);
+      ld.ndims = 2;
+      auto [ylo, yhi] = ValidRange(iy0, 1, rows, l.in_h);
+      auto [xlo, xhi] = ValidRange(ix0, 1, wp, l.in_w);
+      ld.dims[0] = {rows, int64_t{l.in_w} * C, int64_t{wp} * tc, ylo, yhi};
+      ld.dims[1] = {wp, C, tc, xlo, xhi};
+      EmitDma(e, t, ld);
+      Instr lp{.op = Opcode::kDmaLoad};
+      lp.dram_addr = block[ct];
+      lp.sram_addr = spar;
+      lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(params_bytes(tc));
+      EmitDma(e, t, lp);
+      e.Signal(QueueKind::kLoad, kStreamFull);
+      e.Wait(QueueKind::kVector, kStreamFull);
+      e.Wait(QueueKind::kVector, kOutFree);
+      Instr v{.op = Opcode::kVec, .vec = VecOp::kDwConv};
+      v.src = sin;
+      v.src_stride = tc;
+      v.dst = sout;
+      v.dst_stride = tc;
+      v.params = spar;
+      v.cols = tc;
+      v.rows = th * OW;
+      v.in_h = rows;
+      v.in_w = wp;
+      v.win_h = l.kernel_h;
+      v.win_w = l.kernel_w;
+      v.stride_h = l.stride_h;
+      v.stride_w = l.stride_w;
+      v.imm[0] = l.x_zero_point;
+      v.imm[1] = l.y_zero_point;
+      v.imm[2] = l.act_min;
+      v.imm[3] = l.act_max;
+      e.Add(QueueKind::kVector, v);
+      e.Signal(QueueKind::kVector, kStreamFree);
+      e.Signal(QueueKind::kVector, kOutFull);
+      e.Wait(QueueKind::kStore, kOutFull);
+      Instr st{.op = Opcode::kDmaStore};
+      st.dram_addr = out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0;
+      st.sram_addr = sout;
+      st.row_bytes = st.sram_row_bytes = tc;
+      st.ndims = 1;
+      st.dims[0] = {th * OW, C, tc, 0, th * OW};
+      EmitDma(e, t, st);
+      e.Signal(QueueKind::kStore, kOutFree);
+      s = (s + 1) % nbuf;
+    }
+    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
+  }
+  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} (depthwise {}x{}, {} ch)", l.name, l.kernel_h, l.kernel_w, C)};
+  return p;
+}
+
+}  // namespace edgec::npu

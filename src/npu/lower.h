@@ -123,6 +123,29 @@ struct PoolLayer {
 StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
                             LayerImage* image);
 
+// Int8 depthwise convolution (group = channels, one 2-d filter per channel, no dilation) on
+// the vector cores (one task), NHWC, tiled like the pools: each tile loads its input band with
+// the halo (padded with the input zero point on load) and its channels' parameter block
+// (weights, bias, multiplier, shift: one DMA, the lowering lays them out per channel tile),
+// and one VEC dwconv computes, requantizes and clamps (isa.h).
+struct DepthwiseLayer {
+  std::string name = "dw";
+  int batch = 1, in_h = 1, in_w = 1, channels = 1;
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
+  // Data (empty for timing only): weights [kh][kw][c], bias int32[c] (the zero-point term is
+  // not folded in: the VEC subtracts the input zero point), requantization per channel or one.
+  std::vector<int8_t> weights;
+  std::vector<int32_t> bias;
+  std::vector<quant::FixedPointMultiplier> requant;
+  int out_h() const { return (in_h + pad_top + pad_bottom - kernel_h) / stride_h + 1; }
+  int out_w() const { return (in_w + pad_left + pad_right - kernel_w) / stride_w + 1; }
+  int64_t macs() const { return int64_t{batch} * out_h() * out_w() * channels * kernel_h * kernel_w; }
+};
+StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int tile_rows, int tile_c,
+                                 bool double_buffer);
+
 // The zero-point-corrected int32 bias the NPU adds: bias[oc] - x_zp * sum_k w[k][oc].
 std::vector<int32_t> FoldedBias(const ConvLayer& l);
 

@@ -26,6 +26,18 @@ double CyclesPerElement(const Target& t, VecOp op, bool copy) {
   return it == t.vector_cores.cycles_per_element.end() ? 1.0 : it->second;
 }
 
+// Pools and the depthwise convolution: a window slid over an HWC tile.
+bool IsWindowOp(const Instr& in) {
+  return in.op == Opcode::kVec && (in.vec == VecOp::kMaxPool || in.vec == VecOp::kAvgPool || in.vec == VecOp::kDwConv);
+}
+
+// Output pixels x channels x window positions of a window op.
+int64_t WindowElements(const Instr& in) {
+  const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
+  const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
+  return oh * ow * in.cols * in.win_h * in.win_w;
+}
+
 int64_t SramEnd(const Instr& in) {
   switch (in.op) {
     case Opcode::kDmaLoad:
@@ -40,11 +52,13 @@ int64_t SramEnd(const Instr& in) {
     case Opcode::kVec:
     case Opcode::kCopy: {
       int64_t end = in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + in.cols;
-      if (in.vec == VecOp::kMaxPool || in.vec == VecOp::kAvgPool) {
+      if (IsWindowOp(in)) {
         const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
         const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
         end = std::max(in.src + (int64_t{in.in_h} * in.in_w) * in.src_stride,
                        in.dst + oh * ow * in.dst_stride);
+        if (in.vec == VecOp::kDwConv)
+          end = std::max(end, in.params + DwParamsOffset(int64_t{in.win_h} * in.win_w, in.cols) + int64_t{12} * in.cols);
       }
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
@@ -72,11 +86,7 @@ int64_t MappedMacs(const Target& t, int64_t m, int64_t k, int64_t n) {
 
 double VecCycles(const Target& t, const Instr& in) {
   int64_t elems = int64_t{in.rows} * in.cols;
-  if (in.op == Opcode::kVec && (in.vec == VecOp::kMaxPool || in.vec == VecOp::kAvgPool)) {
-    const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
-    const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
-    elems = oh * ow * in.cols * in.win_h * in.win_w;
-  }
+  if (IsWindowOp(in)) elems = WindowElements(in);
   return t.vector_cores.pipeline_latency +
          static_cast<double>(CeilDiv(elems, t.vector_cores.lanes)) *
              CyclesPerElement(t, in.vec, in.op == Opcode::kCopy);
@@ -202,7 +212,14 @@ class TaskSim {
         stats_.macs += in.macs();
         stats_.mapped_macs += MappedMacs(t_, in.m, in.k, in.n);
         break;
-      case Opcode::kVec: stats_.vecs++; break;
+      case Opcode::kVec:
+        stats_.vecs++;
+        if (in.vec == VecOp::kDwConv) {  // MACs on the lanes: a partial lane group still costs a full one
+          stats_.macs += WindowElements(in);
+          stats_.mapped_macs += WindowElements(in) / std::max(in.cols, 1) *
+                                CeilDiv(in.cols, t_.vector_cores.lanes) * t_.vector_cores.lanes;
+        }
+        break;
       case Opcode::kCopy:
         stats_.copies++;
         stats_.copy_bytes += int64_t{in.rows} * in.cols;

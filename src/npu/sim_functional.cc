@@ -158,24 +158,38 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
                            in.win_w, in.stride_h, in.stride_w, in.in_h, in.in_w);
   const int32_t oh = (in.in_h - in.win_h) / in.stride_h + 1, ow = (in.in_w - in.win_w) / in.stride_w + 1;
   RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src, (int64_t{in.in_h} * in.in_w - 1) * in.src_stride + in.cols, "pool source tile"));
+  const int64_t window = int64_t{in.win_h} * in.win_w, poff = DwParamsOffset(window, in.cols);
+  if (in.vec == VecOp::kDwConv)
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, poff + int64_t{12} * in.cols, "depthwise params"));
   for (int32_t y = 0; y < oh; ++y) {
     for (int32_t x = 0; x < ow; ++x) {
       const int64_t dst = in.dst + (int64_t{y} * ow + x) * in.dst_stride;
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, in.cols, "pool destination pixel"));
       WriteChunk ch{dst, std::vector<uint8_t>(in.cols)};
       for (int32_t c = 0; c < in.cols; ++c) {
-        int32_t best = -128, sum = 0;
+        int32_t best = -128, sum = 0, dot = 0;
         for (int32_t i = 0; i < in.win_h; ++i) {
           for (int32_t j = 0; j < in.win_w; ++j) {
             const int64_t p = int64_t{y * in.stride_h + i} * in.in_w + x * in.stride_w + j;
             const int32_t v = Load<int8_t>(mem, Space::kSram, 0, in.src + p * in.src_stride + c);
             best = std::max(best, v);
             sum += v - imm[0];
+            if (in.vec == VecOp::kDwConv)
+              dot += (v - imm[0]) * Load<int8_t>(mem, Space::kSram, 0, in.params + (int64_t{i} * in.win_w + j) * in.cols + c);
           }
         }
-        const int32_t out = in.vec == VecOp::kMaxPool
-                                ? best
-                                : quant::Requantize(sum, Mult(imm[2], imm[3]), imm[1], imm[4], imm[5]);
+        int32_t out;
+        if (in.vec == VecOp::kMaxPool) {
+          out = best;
+        } else if (in.vec == VecOp::kAvgPool) {
+          out = quant::Requantize(sum, Mult(imm[2], imm[3]), imm[1], imm[4], imm[5]);
+        } else {
+          const int64_t pc = in.params + poff + 4 * int64_t{c};
+          const int32_t bias = Load<int32_t>(mem, Space::kSram, 0, pc);
+          const int32_t mult = Load<int32_t>(mem, Space::kSram, 0, pc + 4 * int64_t{in.cols});
+          const int32_t shift = Load<int32_t>(mem, Space::kSram, 0, pc + 8 * int64_t{in.cols});
+          out = quant::Requantize(dot + bias, Mult(mult, shift), imm[1], imm[2], imm[3]);
+        }
         ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(out));
       }
       e.chunks.push_back(std::move(ch));

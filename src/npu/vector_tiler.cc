@@ -60,19 +60,38 @@ StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& 
   return b.best;
 }
 
-StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt) {
+namespace {
+
+// Tiles of 1, 2, 4, ... up to all output rows by 16, 32, ... up to all channels.
+template <typename LowerFn>
+StatusOr<VectorTiling> ChooseWindowTiling(const std::string& what, int out_h, int channels, const Target& t,
+                                          const TilerOptions& opt, LowerFn lower) {
   std::set<int> rows, chans;
-  for (int r = 1; r < l.out_h(); r *= 2) rows.insert(r);
-  rows.insert(std::max(1, l.out_h()));
-  for (int c = 16; c < l.channels; c *= 2) chans.insert(c);
-  chans.insert(l.channels);
+  for (int r = 1; r < out_h; r *= 2) rows.insert(r);
+  rows.insert(std::max(1, out_h));
+  for (int c = 16; c < channels; c *= 2) chans.insert(c);
+  chans.insert(channels);
   Best b;
   for (int r : rows)
     for (int c : chans)
       for (bool db : Bufferings(opt))
-        b.Offer(LowerPool(l, t, r, c, db, nullptr), t, VectorTiling{.tile_rows = r, .tile_c = c, .double_buffer = db});
-  if (!b.found) return InvalidArgument("pool layer '{}': no tile fits: {}", l.name, b.why);
+        b.Offer(lower(r, c, db), t, VectorTiling{.tile_rows = r, .tile_c = c, .double_buffer = db});
+  if (!b.found) return InvalidArgument("{}: no tile fits: {}", what, b.why);
   return b.best;
+}
+
+}  // namespace
+
+StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt) {
+  return ChooseWindowTiling(fmt::format("pool layer '{}'", l.name), l.out_h(), l.channels, t, opt,
+                            [&](int r, int c, bool db) { return LowerPool(l, t, r, c, db, nullptr); });
+}
+
+StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt) {
+  DepthwiseLayer shape = l;  // timing does not need the data
+  shape.weights.clear();
+  return ChooseWindowTiling(fmt::format("depthwise layer '{}'", l.name), l.out_h(), l.channels, t, opt,
+                            [&](int r, int c, bool db) { return LowerDepthwise(shape, t, r, c, db); });
 }
 
 }  // namespace edgec::npu

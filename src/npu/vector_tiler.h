@@ -24,5 +24,6 @@ struct VectorTiling {
 // with the buffering `opt` allows; those that do not fit SRAM are skipped. Fails when none fits.
 StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt = {});
+StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 
 }  // namespace edgec::npu

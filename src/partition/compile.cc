@@ -44,12 +44,19 @@ void Boundary(const std::vector<const Node*>& nodes, artifact_io::Segment& s) {
 // The NPU program of a node placed on the NPU, with its data, for the tiling chosen.
 StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const NodePlacement& p) {
   StatusOr<npu::Program> prog = Internal("no lowering");
-  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool) {
+  if (IsVectorNode(n)) {
     ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
     const npu::VectorTiling& vt = p.vector_tiling;
     int64_t a, b, y;
-    prog = v.eltwise ? npu::LowerEltwise(v.add, t, vt.chunk, vt.double_buffer, &a, &b, &y)
-                     : npu::LowerPool(v.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);
+    switch (v.kind) {
+      case VectorLayer::Kind::kAdd: prog = npu::LowerEltwise(v.add, t, vt.chunk, vt.double_buffer, &a, &b, &y); break;
+      case VectorLayer::Kind::kPool:
+        prog = npu::LowerPool(v.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);
+        break;
+      case VectorLayer::Kind::kDepthwise:
+        prog = npu::LowerDepthwise(v.depthwise, t, vt.tile_rows, vt.tile_c, vt.double_buffer);
+        break;
+    }
   } else {
     ASSIGN_OR_RETURN(QuantizedLayer q, QuantizedLayerOf(n));
     npu::LayerImage img;

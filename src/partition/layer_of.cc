@@ -124,8 +124,10 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
   l.x_zero_point = q.input_u8 ? zx - 128 : zx;
   l.y_zero_point = q.output_u8 ? zy - 128 : zy;
-  l.act_min = -128;
-  l.act_max = 127;
+  // The fused activation's clamp, in i8 terms.
+  const int32_t lo = q.output_u8 ? 0 : -128, hi = q.output_u8 ? 255 : 127, shift = q.output_u8 ? -128 : 0;
+  l.act_min = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift;
+  l.act_max = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift;
   const int64_t K = l.k(), N = l.n();
   if (static_cast<int64_t>(sw.size()) != 1 && static_cast<int64_t>(sw.size()) != N)
     return Unimplemented("{} weight scales for {} output channels", sw.size(), N);
@@ -160,8 +162,114 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   return q;
 }
 
+namespace {
+
+bool IsDepthwise(const Node& n) {
+  if (n.op() != OpKind::kQLinearConv) return false;
+  const int64_t group = n.attrs.GetInt("group", 1);
+  const Value* x = n.input(0);
+  return group > 1 && x->type.rank_known && x->type.rank() == 4 && x->type.dims[1] == group;
+}
+
+StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
+  ASSIGN_OR_RETURN(Dims x, StaticDims(n, 0));
+  ASSIGN_OR_RETURN(Dims w, StaticDims(n, 3));
+  const int64_t C = x[1];
+  if (w.size() != 4 || w[0] != C || w[1] != 1) return Unimplemented("depthwise weights {} for {} channels", DimsToString(w), C);
+  const Dims kernel = {w[2], w[3]};
+  WindowAttrOptions o;
+  o.kernel_from_weights = &kernel;
+  ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, o));
+  ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
+  for (int64_t d : g.dilations)
+    if (d != 1) return Unimplemented("dilated depthwise conv not lowered");
+  const Tensor* wt = ConstInput(n, 3);
+  if (!wt || wt->dtype() != DType::kI8) return Unimplemented("weights are not an int8 constant");
+  if (const Tensor* wz = ConstInput(n, 5)) {
+    for (double z : wz->ToDoubleVector())
+      if (z != 0) return Unimplemented("asymmetric weights (zero point {}) not lowered", z);
+  } else if (n.input(5)) {
+    return Unimplemented("weight zero point is not a constant");
+  }
+  ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "input scale"));
+  ASSIGN_OR_RETURN(std::vector<double> sw, Scales(n, 4, "weight scale"));
+  ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "output scale"));
+  if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-row activation scales not lowered");
+  if (sw.size() != 1 && static_cast<int64_t>(sw.size()) != C) return Unimplemented("{} weight scales for {} channels", sw.size(), C);
+  ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "input zero point"));
+  ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
+  const bool in_u8 = n.input(0)->type.dtype == DType::kU8, out_u8 = n.output(0)->type.dtype == DType::kU8;
+  npu::DepthwiseLayer l;
+  l.name = n.name();
+  l.batch = static_cast<int>(x[0]);
+  l.channels = static_cast<int>(C);
+  l.in_h = static_cast<int>(x[2]);
+  l.in_w = static_cast<int>(x[3]);
+  l.kernel_h = static_cast<int>(w[2]);
+  l.kernel_w = static_cast<int>(w[3]);
+  l.stride_h = static_cast<int>(g.strides[0]);
+  l.stride_w = static_cast<int>(g.strides[1]);
+  l.pad_top = static_cast<int>(g.pad_begin[0]);
+  l.pad_left = static_cast<int>(g.pad_begin[1]);
+  l.pad_bottom = static_cast<int>(g.pad_end[0]);
+  l.pad_right = static_cast<int>(g.pad_end[1]);
+  l.x_zero_point = in_u8 ? zx - 128 : zx;
+  l.y_zero_point = out_u8 ? zy - 128 : zy;
+  const int32_t lo = out_u8 ? 0 : -128, hi = out_u8 ? 255 : 127, shift = out_u8 ? -128 : 0;
+  l.act_min = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift;
+  l.act_max = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift;
+  const int64_t window = int64_t{l.kernel_h} * l.kernel_w;
+  l.weights.resize(window * C);
+  const int8_t* wd = wt->data<int8_t>();
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t k = 0; k < window; ++k) l.weights[k * C + c] = wd[c * window + k];
+  l.bias.assign(C, 0);
+  if (const Value* b = n.input(8)) {
+    if (!b->is_constant() || b->constant().dtype() != DType::kI32) return Unimplemented("bias is not an int32 constant");
+    const int32_t* bd = b->constant().data<int32_t>();
+    l.bias.assign(bd, bd + C);
+  }
+  for (size_t c = 0; c < sw.size(); ++c) {  // as QuantizedLayerOf: the reference's f32 operands
+    const double real = static_cast<double>(static_cast<float>(sx[0])) * static_cast<float>(sw[c]) /
+                        static_cast<float>(sy[0]);
+    auto m = quant::QuantizeMultiplier(real);
+    if (!m.ok()) return Unimplemented("requantization multiplier {}: {}", real, m.status().message());
+    l.requant.push_back(*m);
+  }
+  if (l.out_h() != n.output(0)->type.dims[2] || l.out_w() != n.output(0)->type.dims[3])
+    return Unimplemented("depthwise output {} is not the window count", DimsToString(n.output(0)->type.dims));
+  return l;
+}
+
+}  // namespace
+
+bool IsVectorNode(const Node& n) {
+  return n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool || IsDepthwise(n);
+}
+
+int64_t MacsOf(const Node& n) {
+  if (auto l = GemmLayerShape(n); l.ok()) return l->macs();
+  const OpKind op = n.op();
+  if (op != OpKind::kConv && op != OpKind::kQLinearConv && op != OpKind::kConvInteger && op != OpKind::kFusedConv)
+    return 0;
+  const Value* w = n.input(op == OpKind::kQLinearConv ? 3 : 1);
+  const Value* y = n.output(0);
+  if (!w || !y || !w->type.IsStatic() || !y->type.IsStatic() || w->type.rank() < 2) return 0;
+  // Every output element sums over its group's input channels x the kernel window.
+  return NumElements(y->type.dims) * (NumElements(w->type.dims) / w->type.dims[0]);
+}
+
 StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   VectorLayer v;
+  if (IsDepthwise(n)) {
+    for (const Value* x : {n.input(0), n.output(0)})
+      if (x->type.dtype != DType::kU8 && x->type.dtype != DType::kI8)
+        return Unimplemented("dtype {} not supported", DTypeName(x->type.dtype));
+    ASSIGN_OR_RETURN(v.depthwise, DepthwiseLayerOf(n));
+    v.kind = VectorLayer::Kind::kDepthwise;
+    v.output_u8 = n.output(0)->type.dtype == DType::kU8;
+    return v;
+  }
   const Value* y = n.output(0);
   auto is8 = [](const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; };
   if (n.op() == OpKind::kQLinearAdd) {
@@ -188,7 +296,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     auto p = quant::MakeQuantizedAdd(static_cast<float>(sa[0]), s8(a, za), static_cast<float>(sb[0]), s8(b, zb),
                                      static_cast<float>(sy[0]), s8(y, zy), qmin + shift, qmax + shift);
     if (!p.ok()) return Unimplemented("{}", p.status().message());
-    v.eltwise = true;
+    v.kind = VectorLayer::Kind::kAdd;
     v.add = npu::EltwiseLayer::Add(n.name(), NumElements(y->type.dims), *p);
     return v;
   }
@@ -205,6 +313,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     if (a.ceil_mode) return Unimplemented("ceil_mode max pool not lowered");
     for (int64_t d : g.dilations)
       if (d != 1) return Unimplemented("dilated max pool not lowered");
+    v.kind = VectorLayer::Kind::kPool;
     npu::PoolLayer& l = v.pool;
     l.name = n.name();
     l.max = true;

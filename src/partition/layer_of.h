@@ -31,15 +31,22 @@ struct QuantizedLayer {
 StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 
 // An integer node the NPU's vector cores run: QLinearAdd (same-shape operands; a fused ReLU as
-// its clamp) as an elementwise add in quant::QuantizedAdd's arithmetic, or an int8 MaxPool
-// (2-d, no dilation, floor rounding) as a pool. Tensors cross as for QuantizedLayerOf (u8
-// shifted to i8, NHWC), so both operands and the result must be 8-bit.
+// its clamp) as an elementwise add in quant::QuantizedAdd's arithmetic, an int8 MaxPool (2-d,
+// no dilation, floor rounding) as a pool, or a depthwise QLinearConv (group = channels, 2-d,
+// no dilation, symmetric weights) with per-channel fixed-point requantization. Tensors cross as
+// for QuantizedLayerOf (u8 shifted to i8, NHWC), so operands and result must be 8-bit.
 struct VectorLayer {
-  bool eltwise = false;  // else pool
+  enum class Kind { kAdd, kPool, kDepthwise } kind = Kind::kAdd;
   npu::EltwiseLayer add;
   npu::PoolLayer pool;
+  npu::DepthwiseLayer depthwise;
   bool output_u8 = false;
 };
+// Whether `n` is of a kind the vector cores take (then VectorLayerOf says if this one can).
+bool IsVectorNode(const Node& n);
 StatusOr<VectorLayer> VectorLayerOf(const Node& n);
+
+// Multiply-accumulates of a node: GEMM-class nodes and grouped/depthwise convolutions; 0 else.
+int64_t MacsOf(const Node& n);
 
 }  // namespace edgec::partition

@@ -17,12 +17,10 @@ int64_t Bytes(const Value* v) {
 // The target lists an integer add as the operation it performs ("Add").
 std::string TargetOpName(OpKind op) { return op == OpKind::kQLinearAdd ? "Add" : std::string(OpName(op)); }
 
-bool RunsOnVectorCores(OpKind op) { return op == OpKind::kQLinearAdd || op == OpKind::kMaxPool; }
-
 }  // namespace
 
 double CpuSeconds(const Node& n, const CpuCost& cpu) {
-  if (auto l = GemmLayerShape(n); l.ok()) return l->macs() / cpu.int8_macs_per_s;
+  if (const int64_t macs = MacsOf(n)) return macs / cpu.int8_macs_per_s;
   int64_t bytes = 0;
   for (const Value* v : n.inputs())
     if (IsData(v)) bytes += Bytes(v);
@@ -43,7 +41,7 @@ std::string NpuSupport(const Node& n, const npu::Target& t) {
     if (IsData(v) && !v->type.IsStatic()) return "dynamic shape";
   for (const Value* v : n.outputs())
     if (v && !v->type.IsStatic()) return "dynamic shape";
-  if (RunsOnVectorCores(n.op())) {
+  if (IsVectorNode(n)) {
     auto v = VectorLayerOf(n);
     return v.ok() ? "" : v.status().message();
   }
@@ -58,11 +56,13 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
   for (const Node* n : g.nodes()) {
     NodePlacement p;
     p.node = n;
-    if (auto l = GemmLayerShape(*n); l.ok()) p.macs = l->macs();
+    p.macs = MacsOf(*n);
     p.reason = NpuSupport(*n, t);
-    if (p.reason.empty() && RunsOnVectorCores(n->op())) {
+    if (p.reason.empty() && IsVectorNode(*n)) {
       ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(*n));
-      auto tr = v.eltwise ? npu::ChooseEltwiseTiling(v.add, t, o.tiler) : npu::ChoosePoolTiling(v.pool, t, o.tiler);
+      auto tr = v.kind == VectorLayer::Kind::kAdd    ? npu::ChooseEltwiseTiling(v.add, t, o.tiler)
+                : v.kind == VectorLayer::Kind::kPool ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
+                                                     : npu::ChooseDepthwiseTiling(v.depthwise, t, o.tiler);
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();
       } else {

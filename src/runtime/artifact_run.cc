@@ -64,7 +64,21 @@ StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
     RETURN_IF_ERROR(ref::GetKernel(n.op())(k));
     return std::move(outs[0]);
   }
-  ASSIGN_OR_RETURN(partition::QuantizedLayer q, partition::QuantizedLayerOf(n));
+  // Depthwise: the same integer conv, with the depthwise layer's bias and requantization.
+  partition::QuantizedLayer q;
+  if (partition::IsVectorNode(n)) {
+    ASSIGN_OR_RETURN(partition::VectorLayer v, partition::VectorLayerOf(n));
+    const npu::DepthwiseLayer& d = v.depthwise;
+    q.layer.out_channels = d.channels;
+    q.layer.bias = d.bias;
+    q.layer.requant = d.requant;
+    q.layer.y_zero_point = d.y_zero_point;
+    q.layer.act_min = d.act_min;
+    q.layer.act_max = d.act_max;
+    q.output_u8 = v.output_u8;
+  } else {
+    ASSIGN_OR_RETURN(q, partition::QuantizedLayerOf(n));
+  }
   const TensorType& yt = n.output(0)->type;
   ASSIGN_OR_RETURN(Tensor acc, Tensor::Create(DType::kI32, yt.dims));
   std::vector<Tensor> outs;
@@ -78,9 +92,10 @@ StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
   ASSIGN_OR_RETURN(Tensor y, Tensor::Create(yt.dtype, yt.dims));
   const int32_t* a = outs[0].data<int32_t>();
   const int64_t N = l.out_channels;
-  const int64_t plane = conv ? int64_t{l.out_h()} * l.out_w() : 1;
-  const int32_t zy = q.output_u8 ? l.y_zero_point + 128 : l.y_zero_point;
-  const int32_t lo = q.output_u8 ? 0 : -128, hi = q.output_u8 ? 255 : 127;
+  const int64_t plane = conv ? yt.dims[2] * yt.dims[3] : 1;
+  // The layer's zero point and clamp are in the NPU's i8 terms.
+  const int32_t back = q.output_u8 ? 128 : 0;
+  const int32_t zy = l.y_zero_point + back, lo = l.act_min + back, hi = l.act_max + back;
   for (int64_t i = 0; i < y.numel(); ++i) {
     const int64_t oc = conv ? (i / plane) % N : i % N;
     const auto& rq = l.requant.size() == 1 ? l.requant[0] : l.requant[oc];
@@ -145,7 +160,7 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
     LayerRun lr;
     lr.node = n->name();
     lr.op = std::string(OpName(n->op()));
-    if (auto l = partition::GemmLayerShape(*n); l.ok()) lr.macs = l->macs();
+    lr.macs = partition::MacsOf(*n);
     auto seg = npu_segment.find(n->name());
     std::vector<Tensor> outs;
     if (seg != npu_segment.end()) lr.unit = Unit::kNpu;

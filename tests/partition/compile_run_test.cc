@@ -1,5 +1,6 @@
 // Partition, compile and run: placement reasons on a small CNN that has what the NPU takes
-// (convs, a Gemm) and what it does not (a depthwise conv, Softmax, float islands), and the
+// (convs, a depthwise conv, a max pool, a residual add, a Gemm) and what it does not
+// (Softmax, float islands), and the
 // compiled file run on the simulated NPU vs on the CPU's int8 kernels: the outputs must be
 // equal bit for bit, on every target in targets/, with single and double buffering.
 #include <gtest/gtest.h>
@@ -112,10 +113,10 @@ TEST(PartitionTest, ReasonsForEveryNode) {
   ASSERT_TRUE(soft);
   EXPECT_EQ(soft->unit, artifact_io::Unit::kCpu);
   EXPECT_EQ(soft->reason, "unsupported op Softmax");
-  const NodePlacement* dw = Find(*ps, "dw", OpKind::kQLinearConv);
+  const NodePlacement* dw = Find(*ps, "dw", OpKind::kQLinearConv);  // on the vector cores
   ASSERT_TRUE(dw) << FormatPlacements(*ps);
-  EXPECT_EQ(dw->unit, artifact_io::Unit::kCpu);
-  EXPECT_NE(dw->reason.find("depthwise conv not lowered"), std::string::npos) << dw->reason;
+  EXPECT_EQ(dw->unit, artifact_io::Unit::kNpu) << dw->reason;
+  EXPECT_NE(dw->reason.find("rows x"), std::string::npos) << dw->reason;
   bool f32 = false;
   for (const auto& p : *ps) f32 |= p.reason == "dtype f32 not supported";
   EXPECT_TRUE(f32) << FormatPlacements(*ps);
