@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
+#include <set>
 
 #include "driver/load.h"
 #include "driver/session.h"
@@ -38,8 +40,48 @@ bool KeepsValues(OpKind op) {
 }  // namespace
 
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
+  auto& acts = table.activations;
+  // Concat: its inputs and output, joined through shared inputs, form groups that get one
+  // range (the union of their calibrated ranges), so that it concatenates int8 values.
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> root = [&](const std::string& v) {
+    auto it = parent.find(v);
+    if (it == parent.end() || it->second == v) return v;
+    return it->second = root(it->second);
+  };
+  std::set<std::string> in_group;
+  for (const Node* n : g.nodes()) {
+    if (n->op() != OpKind::kConcat || !n->output(0) || !acts.count(n->output(0)->name())) continue;
+    bool all = true;
+    for (const Value* v : n->inputs()) all &= v && acts.count(v->name());
+    if (!all) continue;
+    const std::string out = root(n->output(0)->name());
+    parent.emplace(out, out);
+    in_group.insert(n->output(0)->name());
+    for (const Value* v : n->inputs()) {
+      const std::string r = root(v->name());
+      parent[r] = out;
+      in_group.insert(v->name());
+    }
+  }
+  std::map<std::string, Range> group_range;
+  for (const std::string& v : in_group) {
+    const ActivationScale& a = acts[v];
+    auto [it, fresh] = group_range.emplace(root(v), Range{a.lo, a.hi});
+    if (!fresh) it->second = {std::min(it->second.lo, a.lo), std::max(it->second.hi, a.hi)};
+  }
+  for (const std::string& v : in_group) {
+    const Range r = group_range[root(v)];
+    const ScaleZeroPoint p = ParamsFromRange(r, table.dtype, table.symmetric);
+    ActivationScale& a = acts[v];
+    a.scale = p.scale;
+    a.zero_point = p.zero_point;
+    a.lo = r.lo;
+    a.hi = r.hi;
+  }
   for (const Node* n : g.nodes()) {  // topological: a chain takes the first input's parameters
     if (!KeepsValues(n->op()) || n->num_outputs() < 1 || !n->output(0) || !n->input(0)) continue;
+    if (in_group.count(n->output(0)->name())) continue;  // the Concat group's range wins
     auto in = table.activations.find(n->input(0)->name());
     auto out = table.activations.find(n->output(0)->name());
     if (in == table.activations.end() || out == table.activations.end()) continue;

@@ -412,6 +412,45 @@ TEST(Qdq, FoldTurnsTheResidualAddIntoQLinearAdd) {
   }
 }
 
+TEST(Qdq, ConcatInputsShareOneRangeSoTheConcatRunsOnInt8) {
+  // conv1 -> relu1 and conv2 -> relu2 (ranges differ by ~5x) -> concat -> conv3: calibration
+  // gives both concat inputs and its output the union range, so the Concat moves onto the int8
+  // values; outputs stay within one step of the QDQ graph run in float.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* r1 = Add(g, OpKind::kRelu, {Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({4, 3, 3, 3}, 1, 0.3))}, pad, "conv1")}, {}, "relu1");
+  Value* r2 = Add(g, OpKind::kRelu, {Add(g, OpKind::kConv, {x, g.AddConstant("w2", Normal({4, 3, 3, 3}, 2, 1.5))}, pad, "conv2")}, {}, "relu2");
+  Attributes axis;
+  axis.Set("axis", int64_t{1});
+  Value* cat = Add(g, OpKind::kConcat, {r1, r2}, axis, "concat");
+  g.MarkOutput(Add(g, OpKind::kConv, {cat, g.AddConstant("w3", Normal({2, 8, 3, 3}, 3, 0.3))}, pad, "conv3"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(6, 40), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  const auto& a = t->activations;
+  ASSERT_TRUE(a.count("relu1:0") && a.count("relu2:0") && a.count("concat:0"));
+  EXPECT_EQ(a.at("relu1:0").scale, a.at("concat:0").scale);
+  EXPECT_EQ(a.at("relu2:0").scale, a.at("concat:0").scale);
+  EXPECT_EQ(a.at("relu1:0").zero_point, a.at("concat:0").zero_point);
+  EXPECT_GT(a.at("relu2:0").max, 2 * a.at("relu1:0").max);  // the observed ranges did differ
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  auto int8 = Int8Executable(g);
+  ASSERT_TRUE(int8.ok());
+  for (const Node* n : int8->nodes())
+    if (n->op() == OpKind::kConcat) EXPECT_EQ(n->input(0)->type.dtype, DType::kU8) << n->Label();
+  EXPECT_EQ(Count(*int8, OpKind::kConcat), 1);
+  for (const auto& sample : Samples(3, 90)) {
+    auto qdq = ReferenceExecutor(g).Run(sample);
+    auto i8 = ReferenceExecutor(*int8).Run(sample);
+    ASSERT_TRUE(qdq.ok() && i8.ok());
+    const auto va = (*qdq)[0].ToDoubleVector(), vb = (*i8)[0].ToDoubleVector();
+    const double step = t->activations.at("conv3:0").scale;
+    for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vb[i]), step * 1.001) << i;
+  }
+}
+
 TEST(Qdq, FoldTabulatesSingleInputIslands) {
   // conv1 -> SiLU (x * Sigmoid(x)) -> conv2 -> HardSwish -> conv3: both islands become
   // 256-entry lookups with the same outputs, bit for bit, as the float islands.
