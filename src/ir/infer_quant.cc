@@ -241,6 +241,31 @@ Status QuantizedLookup(InferContext& ctx) {
   return Status::Ok();
 }
 
+// --- QLinearGlobalAveragePool(X, X_scale, X_zp, Y_scale, Y_zp) ---
+
+Status QLinearGlobalAveragePool(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(4, 5));
+  for (int i : {0, 1, 3}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  const char* names[] = {"", "X scale", "X zero point", "Y scale", "Y zero point"};
+  for (int i : {1, 2, 3, 4}) RETURN_IF_ERROR(ExpectSingleValue(ctx, i, names[i]));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
+  const DType out = ctx.has_input(4) ? ctx.input_type(4).dtype : ctx.input_type(0).dtype;
+  if (out != DType::kU8 && out != DType::kI8)
+    return ctx.Error("input 4 (Y zero point) has dtype {}, expected u8 or i8", DTypeName(out));
+  const TensorType& x = ctx.input_type(0);
+  if (!x.rank_known) {
+    ctx.output(0) = UnknownRank(out);
+    return Status::Ok();
+  }
+  if (x.rank() < 3) return ctx.Error("input 0 is {}, expected at least 3 dims (N, C, spatial...)", x.ToString());
+  Dims d(x.rank(), 1);
+  d[0] = x.dims[0];
+  d[1] = x.dims[1];
+  ctx.output(0) = MakeType(out, d);
+  return Status::Ok();
+}
+
 // --- QLinearAdd(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp) ---
 
 Status QLinearAdd(InferContext& ctx) {

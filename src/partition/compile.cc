@@ -44,7 +44,9 @@ void Boundary(const std::vector<const Node*>& nodes, artifact_io::Segment& s) {
 // The NPU program of a node placed on the NPU, with its data, for the tiling chosen.
 StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const NodePlacement& p) {
   StatusOr<npu::Program> prog = Internal("no lowering");
-  if (IsVectorNode(n)) {
+  if (IsDramView(n)) {
+    prog = npu::Program{};  // no instructions: the runtime aliases the DRAM tensor
+  } else if (IsVectorNode(n)) {
     ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
     const npu::VectorTiling& vt = p.vector_tiling;
     int64_t a, b, y;
@@ -106,7 +108,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     for (const Value* v : p.node->inputs())
       if (v && !v->is_constant()) s.inputs.push_back(v->name());
     s.outputs = {p.node->output(0)->name()};
-    s.npu = ToData(prog);
+    if (!IsDramView(*p.node)) s.npu = ToData(prog);  // a view has no program
     m.segments.push_back(std::move(s));
   }
   flush();

@@ -244,7 +244,8 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
 }  // namespace
 
 bool IsVectorNode(const Node& n) {
-  return n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool || IsDepthwise(n);
+  return n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool ||
+         IsDepthwise(n);
 }
 
 int64_t MacsOf(const Node& n) {
@@ -298,6 +299,37 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     if (!p.ok()) return Unimplemented("{}", p.status().message());
     v.kind = VectorLayer::Kind::kAdd;
     v.add = npu::EltwiseLayer::Add(n.name(), NumElements(y->type.dims), *p);
+    return v;
+  }
+  if (n.op() == OpKind::kQLinearGlobalAveragePool) {
+    const Value* x = n.input(0);
+    if (!is8(x) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    ASSIGN_OR_RETURN(Dims xd, StaticDims(n, 0));
+    if (xd.size() != 4) return Unimplemented("{}-d global average pool (only 2-d)", static_cast<int>(xd.size()) - 2);
+    ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "X scale"));
+    ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 3, "Y scale"));
+    ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "X zero point"));
+    ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 4, "Y zero point"));
+    npu::PoolLayer& l = v.pool;
+    v.kind = VectorLayer::Kind::kPool;
+    v.output_u8 = y->type.dtype == DType::kU8;
+    l.name = n.name();
+    l.max = false;
+    l.batch = static_cast<int>(xd[0]);
+    l.channels = static_cast<int>(xd[1]);
+    l.in_h = l.kernel_h = static_cast<int>(xd[2]);
+    l.in_w = l.kernel_w = static_cast<int>(xd[3]);
+    l.x_zero_point = x->type.dtype == DType::kU8 ? zx - 128 : zx;
+    l.y_zero_point = v.output_u8 ? zy - 128 : zy;
+    const int32_t lo = v.output_u8 ? 0 : -128, hi = v.output_u8 ? 255 : 127, shift = v.output_u8 ? -128 : 0;
+    l.act_min = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift;
+    l.act_max = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift;
+    // As the reference's fixed-point mode: f32 scales, x_scale / (y_scale * count).
+    const double real = static_cast<double>(static_cast<float>(sx[0])) / static_cast<float>(sy[0]) /
+                        static_cast<double>(xd[2] * xd[3]);
+    auto m = quant::QuantizeMultiplier(real);
+    if (!m.ok()) return Unimplemented("requantization multiplier {}: {}", real, m.status().message());
+    l.mult = *m;
     return v;
   }
   if (n.op() == OpKind::kMaxPool) {

@@ -14,10 +14,38 @@ int64_t Bytes(const Value* v) {
   return v->type.IsStatic() ? NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype)) : 0;
 }
 
-// The target lists an integer add as the operation it performs ("Add").
-std::string TargetOpName(OpKind op) { return op == OpKind::kQLinearAdd ? "Add" : std::string(OpName(op)); }
+// The target lists the internal integer ops as the operation they perform.
+std::string TargetOpName(OpKind op) {
+  if (op == OpKind::kQLinearAdd) return "Add";
+  if (op == OpKind::kQLinearGlobalAveragePool) return "GlobalAveragePool";
+  return std::string(OpName(op));
+}
+
+// The NPU's DRAM form of a value (NHWC when 4-d, else as it is) orders its bytes as the
+// logical row-major order does when the 4-d value has one pixel or one channel.
+bool NhwcIsRowMajor(const Value* v) {
+  const Dims& d = v->type.dims;
+  return d.size() != 4 || d[2] * d[3] == 1 || d[1] == 1;
+}
 
 }  // namespace
+
+bool IsDramView(const Node& n) {
+  switch (n.op()) {
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+    case OpKind::kIdentity:
+      break;
+    default:
+      return false;
+  }
+  const Value* x = n.input(0);
+  const Value* y = n.output(0);
+  if (!x || !y || !x->type.IsStatic() || !y->type.IsStatic()) return false;
+  if (x->type.dtype != DType::kI8 && x->type.dtype != DType::kU8) return false;
+  for (int i = 1; i < n.num_inputs(); ++i)
+    if (n.input(i) && !n.input(i)->is_constant()) return false;
+  return NhwcIsRowMajor(x) && NhwcIsRowMajor(y);
+}
 
 double CpuSeconds(const Node& n, const CpuCost& cpu) {
   if (const int64_t macs = MacsOf(n)) return macs / cpu.int8_macs_per_s;
@@ -58,7 +86,13 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     p.node = n;
     p.macs = MacsOf(*n);
     p.reason = NpuSupport(*n, t);
-    if (p.reason.empty() && IsVectorNode(*n)) {
+    const Node* from = n->input(0) ? n->input(0)->producer() : nullptr;
+    if (IsDramView(*n) && from && legal.count(from)) {
+      p.reason.clear();
+      p.plan = "view of the DRAM tensor (no work, no copy)";
+      p.legal = true;
+      legal.insert(n);
+    } else if (p.reason.empty() && IsVectorNode(*n)) {
       ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(*n));
       auto tr = v.kind == VectorLayer::Kind::kAdd    ? npu::ChooseEltwiseTiling(v.add, t, o.tiler)
                 : v.kind == VectorLayer::Kind::kPool ? npu::ChoosePoolTiling(v.pool, t, o.tiler)

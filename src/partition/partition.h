@@ -19,6 +19,7 @@
 //         read and write / cpu.copy_bytes_per_s (CpuSeconds)
 //   the node runs on the NPU when npu <= cpu, else on the CPU ("cost: cpu 0.010 ms < npu ...").
 // Whether a neighbour is on the CPU is decided from rules 1-5 alone (one pass, no iteration).
+// Reshape-like views of an NPU value skip rules 1-5 (IsDramView): no program, no copy.
 // Between two NPU nodes the tensor stays in DRAM in the NPU's layout (no copy).
 #pragma once
 
@@ -62,6 +63,12 @@ struct NodePlacement {
 
 // Every node of `g` (topological order) with its unit and reason.
 StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target& t, const PartitionOptions& o = {});
+
+// A reshape-like node (Reshape, Flatten, Squeeze, Unsqueeze, Identity) on an int8 value whose
+// bytes in the NPU's DRAM layout are the same before and after (NHWC = row-major: one pixel
+// or one channel): when its input comes from an NPU node it is placed on the NPU as a view of
+// that DRAM tensor, with no program and no copy.
+bool IsDramView(const Node& n);
 
 // The cost rule's CPU time of a node.
 double CpuSeconds(const Node& n, const CpuCost& cpu);

@@ -429,6 +429,13 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       }
       c.layout_inputs.push_back(0);
       return c;
+    case OpKind::kQLinearGlobalAveragePool:  // scales and zero points are constants
+      for (int i = 1; i < n.num_inputs(); ++i) {
+        if (n.input(i) && !n.input(i)->is_constant()) return std::nullopt;
+      }
+      c.preferred = true;
+      c.layout_inputs.push_back(0);
+      return c;
     case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
     case OpKind::kGlobalMaxPool: case OpKind::kBatchNormalization:
     case OpKind::kInstanceNormalization: case OpKind::kResize:

@@ -317,6 +317,34 @@ StatusOr<std::string> FoldAdd(Graph& g, Node* n, const FoldOptions& options) {
   return std::string();
 }
 
+// Folds DQ(x) → GlobalAveragePool → Q (per-tensor constant parameters) into one
+// QLinearGlobalAveragePool. Returns why not ("" when folded).
+StatusOr<std::string> FoldGlobalAveragePool(Graph& g, Node* n, const FoldOptions& options) {
+  Node* dq = DqOf(n->input(0));
+  if (!dq) return std::string("input is not a DequantizeLinear");
+  const DType t = dq->input(0)->type.dtype;
+  if ((t != DType::kU8 && t != DType::kI8) || !ParamsOf(dq, t))
+    return std::string("input is not dequantized per tensor from u8/i8 with constant parameters");
+  Value* y = n->output(0);
+  if (!HasSingleUse(y)) return std::string("output has other uses than one Q");
+  Node* q = y->uses()[0].node;
+  if (q->op() != OpKind::kQuantizeLinear || !ParamsOf(q, q->output(0)->type.dtype))
+    return std::string("output is not quantized per tensor with constant parameters");
+  Attributes attrs;
+  attrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
+  auto zero_point = [&](Node* d, DType zt) {
+    if (d->num_inputs() > 2 && d->input(2)) return d->input(2);
+    return Const(g, d->name() + "/zero_point", Tensor(zt, {}));  // zero-filled
+  };
+  std::vector<Value*> in = {dq->input(0), dq->input(1), zero_point(dq, t), q->input(1),
+                            zero_point(q, q->output(0)->type.dtype)};
+  ASSIGN_OR_RETURN(Node* pool, passes::AddInferredNode(g, OpKind::kQLinearGlobalAveragePool,
+                                                       g.FreshName(n->name() + "/int8"), in, attrs, 1, n));
+  if (!passes::ReplaceValue(g, q->output(0), pool->output(0)))
+    return Internal("{}: cannot replace the quantized output '{}'", n->Label(), q->output(0)->name());
+  return std::string();
+}
+
 // Q(DQ(q)) with the same parameters is q.
 bool CancelRequantize(Graph& g, Node* q) {
   if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
@@ -416,8 +444,9 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
-    if (n->op() == OpKind::kAdd && options.integer_add) {
-      ASSIGN_OR_RETURN(std::string why, FoldAdd(g, n, options));
+    if ((n->op() == OpKind::kAdd && options.integer_add) || n->op() == OpKind::kGlobalAveragePool) {
+      ASSIGN_OR_RETURN(std::string why,
+                       n->op() == OpKind::kAdd ? FoldAdd(g, n, options) : FoldGlobalAveragePool(g, n, options));
       if (why.empty()) ++s.folded;
       else s.skipped.push_back(n->Label() + ": " + why);
       continue;

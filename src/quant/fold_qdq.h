@@ -13,13 +13,14 @@
 // The integer ops carry `edgec_requant` = "float" (ONNX's formula) or "fixed_point" (the
 // NPU's integer-only requantization) as the options ask.
 //   DQ(a_q) + DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearAdd(a_q, b_q)
-// (QLinearAdd's "float" mode computes exactly the island's f32 arithmetic.)
+//   DQ(x_q) ─► GlobalAveragePool ─► Q                        ⇒  QLinearGlobalAveragePool(x_q)
+// (their "float" mode computes exactly the island's arithmetic on the reference kernels.)
 // Ops that only move or compare values (MaxPool, GlobalMaxPool, Concat of inputs with equal
 // parameters, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Identity) run on the
 // int8 values: op(DQ(q)) = DQ(op(q)) exactly (DQ is monotonic), and Q(DQ(q)) with the same
 // parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
 // A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup.
-// Everything else stays as it is: DQ ─► float op ─► Q islands (Mul, AveragePool, ...).
+// Everything else stays as it is: DQ ─► float op ─► Q islands (Mul, windowed AveragePool, ...).
 #pragma once
 
 #include "edgec/status.h"
@@ -28,7 +29,7 @@
 namespace edgec::quant {
 
 struct FoldSummary {
-  int folded = 0;                    // Conv/Gemm/MatMul/Add nodes now integer
+  int folded = 0;                    // Conv/Gemm/MatMul/Add/GlobalAveragePool nodes now integer
   int int8_movement = 0;             // MaxPool/Concat/Reshape/... moved onto the int8 values
   int tabulated = 0;                 // float islands replaced by a QuantizedLookup
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why

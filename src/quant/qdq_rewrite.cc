@@ -130,6 +130,16 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
     add(n->input(0));
     add(OutputPoint(n));
   }
+  // Ops with an integer form between quantized values get their output quantized too, so
+  // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
+  // values (after its Relu), a GlobalAveragePool of one. Topological order lets chains follow.
+  for (const Node* n : g.nodes()) {
+    if (o.keep_float.count(n->name())) continue;
+    const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && n->input(0) && n->input(1) &&
+                               seen.count(n->input(0)->name()) && seen.count(n->input(1)->name());
+    const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && seen.count(n->input(0)->name());
+    if (add_of_points || pool_of_point) add(OutputPoint(n));
+  }
   return points;
 }
 

@@ -51,12 +51,12 @@ StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
 }
 
 // The CPU's int8 form of an NPU node, on the node's own tensors (NCHW, u8 or i8): integer
-// conv/matmul (int32) + bias + fixed-point requantization; the add in fixed point
-// (quant::QuantizedAdd, as the VEC add); max pooling as it is (exact on integers).
+// conv/matmul (int32) + bias + fixed-point requantization; the add and the global average pool
+// in their fixed-point modes (as the VEC add and avgpool); max pooling as it is (exact).
 StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
-  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool) {
+  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool) {
     Attributes attrs = n.attrs;
-    if (n.op() == OpKind::kQLinearAdd) attrs.Set("edgec_requant", std::string("fixed_point"));
+    if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
     ASSIGN_OR_RETURN(Tensor y, Tensor::Create(n.output(0)->type.dtype, n.output(0)->type.dims));
     std::vector<Tensor> outs;
     outs.push_back(std::move(y));
@@ -164,7 +164,39 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
     auto seg = npu_segment.find(n->name());
     std::vector<Tensor> outs;
     if (seg != npu_segment.end()) lr.unit = Unit::kNpu;
-    if (seg != npu_segment.end() && device == ArtifactDevice::kNpuSim) {
+    const bool view = seg != npu_segment.end() && a.meta.segments[seg->second].npu.instructions.empty();
+    if (view) {
+      // A view of an NPU value: the same DRAM bytes under the output's name, no work.
+      auto o = EvaluateNode(*n, in);
+      if (!o.ok()) return o.status().WithContext(path);
+      outs = std::move(*o);
+      lr.simulated = device == ArtifactDevice::kNpuSim;
+      auto resident = in_dram.find(n->input(0)->name());
+      if (lr.simulated && resident != in_dram.end()) {
+        in_dram[n->output(0)->name()] = resident->second;
+      } else if (lr.simulated) {  // its producer ran on the CPU after all
+        in_dram[n->output(0)->name()] = ToNpu(outs[0]);
+        ++lr.copies;
+        lr.copy_bytes += Bytes(outs[0]);
+      }
+      if (lr.simulated) {
+        const Value* y = n->output(0);
+        bool cpu_use = y->is_graph_output();
+        for (const auto& u : y->uses()) cpu_use |= !npu_segment.count(u.node->name());
+        if (cpu_use) {
+          ++lr.copies;
+          lr.copy_bytes += Bytes(outs[0]);
+        }
+        lr.seconds = lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
+        r.copy_s += lr.seconds;
+        r.copies += lr.copies;
+        r.copy_bytes += lr.copy_bytes;
+      } else {
+        lr.unit = Unit::kCpu;
+        lr.seconds = partition::CpuSeconds(*n, cpu);
+        r.cpu_s += lr.seconds;
+      }
+    } else if (seg != npu_segment.end() && device == ArtifactDevice::kNpuSim) {
       const artifact_io::Segment& s = a.meta.segments[seg->second];
       const artifact_io::NpuProgramData& d = s.npu;
       const artifact_io::Region* ri = FindRegion(d, ".input");

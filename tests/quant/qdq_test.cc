@@ -76,8 +76,9 @@ int Count(const Graph& g, OpKind op) {
 TEST(Qdq, QuantizationPoints) {
   Graph g = SmallCnn();
   const std::vector<std::string> p = QuantizationPoints(g, {});
-  // conv1's input and output after its Relu; conv2's output feeds Add, not an activation.
-  EXPECT_EQ(p, (std::vector<std::string>{"x", "relu1:0", "conv2:0", "flatten:0", "fc:0"}));
+  // conv1's input and output after its Relu; conv2's output feeds Add, not an activation;
+  // then the Add of two quantized values and the pool of a quantized value.
+  EXPECT_EQ(p, (std::vector<std::string>{"x", "relu1:0", "conv2:0", "flatten:0", "fc:0", "add:0", "gap:0"}));
   QuantizeOptions keep;
   keep.keep_float = {"conv2"};
   EXPECT_EQ(QuantizationPoints(g, keep), (std::vector<std::string>{"x", "relu1:0", "flatten:0", "fc:0"}));
@@ -87,13 +88,13 @@ TEST(Qdq, RewriteStructureAndExportRoundTrip) {
   Graph g = SmallCnn();
   auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
   ASSERT_TRUE(table.ok()) << table.status().message();
-  EXPECT_EQ(table->activations.size(), 5u);
+  EXPECT_EQ(table->activations.size(), 7u);
   auto s = RewriteToQdq(g, *table, {});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->quantized_nodes, 3);
-  EXPECT_EQ(s->activation_pairs, 5);
-  EXPECT_EQ(Count(g, OpKind::kQuantizeLinear), 5);
-  EXPECT_EQ(Count(g, OpKind::kDequantizeLinear), 5 + 3 + 3);  // activations, weights, biases
+  EXPECT_EQ(s->activation_pairs, 7);
+  EXPECT_EQ(Count(g, OpKind::kQuantizeLinear), 7);
+  EXPECT_EQ(Count(g, OpKind::kDequantizeLinear), 7 + 3 + 3);  // activations, weights, biases
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.outputs()[0]->name(), "fc:0");  // the output keeps its name
   EXPECT_EQ(g.outputs()[0]->producer()->op(), OpKind::kDequantizeLinear);
@@ -108,7 +109,7 @@ TEST(Qdq, RewriteStructureAndExportRoundTrip) {
   ASSERT_TRUE(proto.ok()) << proto.status().message();
   auto back = onnx_fe::ImportOnnxModel(*proto, ".", "roundtrip");
   ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(Count(*back, OpKind::kQuantizeLinear), 5);
+  EXPECT_EQ(Count(*back, OpKind::kQuantizeLinear), 7);
   EXPECT_EQ(Count(*back, OpKind::kConv), 2);
 }
 
@@ -191,13 +192,17 @@ TEST(Qdq, PerChannelWeightsFixAnOutlierChannel) {
     return 10 * std::log10(sig / err);
   };
   EXPECT_GT(weight_sqnr(0), weight_sqnr(-1) + 20);
-  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
-  ASSERT_TRUE(table.ok());
-  QuantizeOptions per_tensor;
+  // The add and the pool stay in float here: their own activation error would blur the
+  // comparison of the two weight schemes on this tiny net.
+  QuantizeOptions per_channel;
+  per_channel.keep_float = {"add", "gap"};
+  QuantizeOptions per_tensor = per_channel;
   per_tensor.per_channel = false;
+  auto table = Calibrate(g, Samples(8, 100), {}, per_channel, false);
+  ASSERT_TRUE(table.ok());
   Graph a = g.Clone(), b = g.Clone();
   ASSERT_TRUE(RewriteToQdq(a, *table, per_tensor).ok());
-  ASSERT_TRUE(RewriteToQdq(b, *table, {}).ok());
+  ASSERT_TRUE(RewriteToQdq(b, *table, per_channel).ok());
   const auto eval = Samples(10, 900);
   const double sqnr_tensor = Sqnr(g, a, eval), sqnr_channel = Sqnr(g, b, eval);
   // End to end the activations' own error remains; per channel still wins clearly.
@@ -252,14 +257,16 @@ TEST(Qdq, ClippingCalibratorsFixAnOutlierActivation) {
   std::vector<Sample> calib = Samples(128, 100);
   calib[3]["x"].data<float>()[17] = 200.0f;
   const auto eval = Samples(10, 900);
+  QuantizeOptions float_add;  // as in PerChannelWeightsFixAnOutlierChannel: the input's clip is measured
+  float_add.keep_float = {"add", "gap"};
   auto sqnr = [&](CalibrationMethod m) {
     CalibrationOptions o;
     o.method = m;
-    auto t = Calibrate(g, calib, o, {}, false);
+    auto t = Calibrate(g, calib, o, float_add, false);
     EXPECT_TRUE(t.ok());
 
     Graph q = g.Clone();
-    EXPECT_TRUE(RewriteToQdq(q, *t, {}).ok());
+    EXPECT_TRUE(RewriteToQdq(q, *t, float_add).ok());
     return Sqnr(g, q, eval);
   };
   double x_hi = 0;
@@ -410,6 +417,25 @@ TEST(Qdq, FoldTurnsTheResidualAddIntoQLinearAdd) {
     ASSERT_FALSE(va.empty());
     for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vc[i]), 1) << i;
   }
+}
+
+TEST(Qdq, AddAndGlobalAveragePoolBetweenQuantizedValuesFold) {
+  // SmallCnn: add(conv2, relu1) -> gap -> flatten -> fc. Both add inputs are quantized, so the
+  // add's output is too, and the pool's: the int8 graph has a QLinearAdd and a
+  // QLinearGlobalAveragePool, the Flatten runs on int8 values, and no float Add or pool is left.
+  Graph g = SmallCnn();
+  auto t = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->activations.count("add:0"));
+  EXPECT_TRUE(t->activations.count("gap:0"));
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  auto int8 = Int8Executable(g);
+  ASSERT_TRUE(int8.ok());
+  EXPECT_EQ(Count(*int8, OpKind::kQLinearAdd), 1);
+  EXPECT_EQ(Count(*int8, OpKind::kQLinearGlobalAveragePool), 1);
+  EXPECT_EQ(Count(*int8, OpKind::kAdd) + Count(*int8, OpKind::kGlobalAveragePool), 0);
+  for (const Node* n : int8->nodes())
+    if (n->op() == OpKind::kFlatten) EXPECT_NE(n->input(0)->type.dtype, DType::kF32) << n->Label();
 }
 
 TEST(Qdq, ConcatInputsShareOneRangeSoTheConcatRunsOnInt8) {

@@ -207,7 +207,109 @@ class AddKernel final : public Kernel {
   int threads_ = 1;
 };
 
+// QLinearGlobalAveragePool over [N, C, spatial] in row-major or NHWC: the reference's arithmetic
+// (see ops.def) per channel; the NHWC form walks pixels outermost so it reads memory in order.
+class GlobalAveragePoolKernel final : public Kernel {
+ public:
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
+    const auto* x = static_cast<const uint8_t*>(in[0]);
+    auto* y = static_cast<uint8_t*>(out[0]);
+    const int64_t planes = n_ * c_;
+    ParallelFor(threads_, n_, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<double> fsum(c_);
+      std::vector<int32_t> isum(c_);
+      for (int64_t b = b0; b < b1; ++b) {
+        std::fill(fsum.begin(), fsum.end(), 0.0);
+        std::fill(isum.begin(), isum.end(), 0);
+        for (int64_t p = 0; p < plane_; ++p) {
+          for (int64_t c = 0; c < c_; ++c) {
+            const int64_t at = nhwc_ ? (b * plane_ + p) * c_ + c : (b * c_ + c) * plane_ + p;
+            const int32_t q = (x_u8_ ? x[at] : static_cast<int8_t>(x[at])) - zx_;
+            isum[c] += q;
+            fsum[c] += static_cast<double>(static_cast<float>(q) * sx_);
+          }
+        }
+        for (int64_t c = 0; c < c_; ++c) {
+          int32_t v;
+          if (fixed_point_) {
+            v = quant::Requantize(isum[c], mult_, zy_, qmin_, qmax_);
+          } else {
+            float f = static_cast<float>(fsum[c] / static_cast<double>(plane_)) / sy_;
+            if (std::isnan(f)) f = 0;
+            v = static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + static_cast<float>(zy_), static_cast<float>(qmin_)),
+                                              static_cast<float>(qmax_)));
+          }
+          y[b * c_ + c] = static_cast<uint8_t>(v);
+        }
+      }
+    });
+    (void)planes;
+    return Status::Ok();
+  }
+  std::string Describe() const override { return fixed_point_ ? "own quantized global average pool (fixed point)" : "own quantized global average pool"; }
+  float sx_ = 1, sy_ = 1;
+  int32_t zx_ = 0, zy_ = 0, qmin_ = 0, qmax_ = 255;
+  quant::FixedPointMultiplier mult_;
+  bool fixed_point_ = false, x_u8_ = true, nhwc_ = false;
+  int64_t n_ = 1, c_ = 1, plane_ = 1;
+  int threads_ = 1;
+};
+
+// Scale and zero point inputs at (s, s + 1) as constant scalars, or a refusal.
+Status ScalarParams(const KernelRequest& req, int s, double* scale, int32_t* zp) {
+  const Tensor* st = ConstantOrNull(req, s);
+  if (!st || st->numel() != 1) return Refuse(req, "input {} (scale) is not a constant scalar", s);
+  *scale = st->ToDoubleVector()[0];
+  *zp = 0;
+  if (InputOrNull(req, s + 1)) {
+    const Tensor* z = ConstantOrNull(req, s + 1);
+    if (!z || z->numel() != 1) return Refuse(req, "input {} (zero point) is not a constant scalar", s + 1);
+    *zp = static_cast<int32_t>(z->ToInt64Vector()[0]);
+  }
+  return Status::Ok();
+}
+
+// The requantization mode and output clamp of a QLinear* node, as the reference reads them.
+Status ModeAndClamp(const KernelRequest& req, DType out, bool* fixed_point, int32_t* qmin, int32_t* qmax) {
+  const std::string mode = req.attrs ? req.attrs->GetString("edgec_requant", "float") : "float";
+  if (mode != "float" && mode != "fixed_point") return Refuse(req, "edgec_requant '{}'", mode);
+  *fixed_point = mode == "fixed_point";
+  const int64_t tmin = out == DType::kU8 ? 0 : -128, tmax = out == DType::kU8 ? 255 : 127;
+  *qmin = static_cast<int32_t>(std::max(tmin, req.attrs ? req.attrs->GetInt("edgec_qmin", tmin) : tmin));
+  *qmax = static_cast<int32_t>(std::min(tmax, req.attrs ? req.attrs->GetInt("edgec_qmax", tmax) : tmax));
+  if (*qmin > *qmax) return Refuse(req, "edgec_qmin {} > edgec_qmax {}", *qmin, *qmax);
+  return Status::Ok();
+}
+
 }  // namespace
+
+KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req) {
+  if (req.inputs.size() < 4 || req.outputs.size() != 1) return Refuse(req, "expected 4 or 5 inputs");
+  const TensorDesc &x = req.inputs[0], &y = req.outputs[0];
+  if (x.dims.size() != 4) return Refuse(req, "{}-d input (4-d only)", x.dims.size());
+  if (!IsDense(x) || !IsDense(y) || (x.layout != Layout::kRowMajor && x.layout != Layout::kNHWC))
+    return Refuse(req, "input or output is not dense row-major/NHWC");
+  auto k = std::make_unique<GlobalAveragePoolKernel>();
+  double sx, sy;
+  RETURN_IF_ERROR(ScalarParams(req, 1, &sx, &k->zx_));
+  RETURN_IF_ERROR(ScalarParams(req, 3, &sy, &k->zy_));
+  RETURN_IF_ERROR(ModeAndClamp(req, y.dtype, &k->fixed_point_, &k->qmin_, &k->qmax_));
+  k->sx_ = static_cast<float>(sx);
+  k->sy_ = static_cast<float>(sy);
+  k->x_u8_ = x.dtype == DType::kU8;
+  k->nhwc_ = x.layout == Layout::kNHWC;
+  k->n_ = x.dims[0];
+  k->c_ = x.dims[1];
+  k->plane_ = x.dims[2] * x.dims[3];
+  if (k->plane_ < 1) return Refuse(req, "empty spatial plane");
+  if (k->fixed_point_) {
+    auto m = quant::QuantizeMultiplier(static_cast<double>(k->sx_) / k->sy_ / static_cast<double>(k->plane_));
+    if (!m.ok()) return Refuse(req, "{}", m.status().message());
+    k->mult_ = *m;
+  }
+  k->threads_ = std::max(1, req.threads);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
 
 KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
   if (req.inputs.size() < 7 || req.outputs.size() != 1) return Refuse(req, "expected 7 or 8 inputs");
@@ -216,37 +318,21 @@ KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
   if (a.layout != y.layout || b.layout != y.layout || !IsDense(a) || !IsDense(b) || !IsDense(y))
     return Refuse(req, "inputs and output are not dense in one layout");
   double scale[3];
-  int32_t zp[3] = {0, 0, 0};
-  const int scale_at[3] = {1, 4, 6};
-  for (int j = 0; j < 3; ++j) {
-    const Tensor* s = ConstantOrNull(req, scale_at[j]);
-    if (!s || s->numel() != 1) return Refuse(req, "input {} (scale) is not a constant scalar", scale_at[j]);
-    scale[j] = s->ToDoubleVector()[0];
-    if (InputOrNull(req, scale_at[j] + 1)) {
-      const Tensor* z = ConstantOrNull(req, scale_at[j] + 1);
-      if (!z || z->numel() != 1) return Refuse(req, "input {} (zero point) is not a constant scalar", scale_at[j] + 1);
-      zp[j] = static_cast<int32_t>(z->ToInt64Vector()[0]);
-    }
-  }
+  int32_t zp[3];
+  for (int j : {0, 1, 2}) RETURN_IF_ERROR(ScalarParams(req, j == 0 ? 1 : j == 1 ? 4 : 6, &scale[j], &zp[j]));
   auto k = std::make_unique<AddKernel>();
   k->a_u8_ = a.dtype == DType::kU8;
   k->b_u8_ = b.dtype == DType::kU8;
   k->y_u8_ = y.dtype == DType::kU8;
-  const std::string mode = req.attrs ? req.attrs->GetString("edgec_requant", "float") : "float";
-  if (mode != "float" && mode != "fixed_point") return Refuse(req, "edgec_requant '{}'", mode);
-  k->fixed_point_ = mode == "fixed_point";
-  const int64_t tmin = k->y_u8_ ? 0 : -128, tmax = k->y_u8_ ? 255 : 127;
-  const int64_t qmin = std::max(tmin, req.attrs ? req.attrs->GetInt("edgec_qmin", tmin) : tmin);
-  const int64_t qmax = std::min(tmax, req.attrs ? req.attrs->GetInt("edgec_qmax", tmax) : tmax);
-  if (qmin > qmax) return Refuse(req, "edgec_qmin {} > edgec_qmax {}", qmin, qmax);
+  int32_t qmin, qmax;
+  RETURN_IF_ERROR(ModeAndClamp(req, y.dtype, &k->fixed_point_, &qmin, &qmax));
   const float p[8] = {static_cast<float>(scale[0]), static_cast<float>(scale[1]), static_cast<float>(scale[2]),
                       static_cast<float>(zp[0]), static_cast<float>(zp[1]), static_cast<float>(zp[2]),
                       static_cast<float>(qmin), static_cast<float>(qmax)};
   std::copy(p, p + 8, k->p_);
   if (k->fixed_point_) {
     // The reference reads the scales as f32; so does the fixed-point form.
-    auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], static_cast<int32_t>(qmin),
-                                      static_cast<int32_t>(qmax));
+    auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
     if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
     k->fixed_ = *fp;
   }

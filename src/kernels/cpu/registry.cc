@@ -75,6 +75,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateLookupKernel(req);
     case OpKind::kQLinearAdd:
       return CreateQuantizedAddKernel(req);
+    case OpKind::kQLinearGlobalAveragePool:
+      return CreateQuantizedGlobalAveragePoolKernel(req);
     default:
       return Refuse(req, "no fast CPU kernel for {}", OpName(req.op));
   }
@@ -85,7 +87,7 @@ std::vector<Layout> PreferredLayouts(OpKind op) {
     // oneDNN's direct (non-im2col) convolutions and the pools want channels last.
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
     case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
-    case OpKind::kGlobalMaxPool: case OpKind::kQLinearConv:
+    case OpKind::kGlobalMaxPool: case OpKind::kQLinearConv: case OpKind::kQLinearGlobalAveragePool:
       return {Layout::kNHWC, Layout::kRowMajor};
     // Layout-agnostic (elementwise) or layout-aware (axis remapped) kernels.
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:

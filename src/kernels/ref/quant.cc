@@ -322,6 +322,40 @@ Status QuantizedLookup(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// --- quantized global average pool ---
+
+Status QLinearGlobalAveragePool(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const float sx = ReadScales(*ctx.inputs[1]).at(0), sy = ReadScales(*ctx.inputs[3]).at(0);
+  const int32_t zx = ReadZeroPoints(ctx.input(2)).at(0), zy = ReadZeroPoints(ctx.input(4)).at(0);
+  Tensor& y = ctx.outputs[0];
+  const int64_t planes = x.dim(0) * x.dim(1), plane = planes ? x.numel() / planes : 0;
+  if (plane == 0) return ctx.Error("input 0 {} has an empty spatial plane", x.TypeString());
+  // The real multiplier of the fixed-point form: x_scale / (y_scale * count).
+  ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {sx / sy / static_cast<float>(plane)},
+                                                   {static_cast<double>(sx) / sy / static_cast<double>(plane)}, y.dtype()));
+  std::vector<int32_t> out(planes);
+  for (int64_t c = 0; c < planes; ++c) {
+    if (rq.fixed_point) {
+      int32_t sum = 0;
+      for (int64_t i = 0; i < plane; ++i) sum += static_cast<int32_t>(LoadAsInt64(x.dtype(), x.raw(), c * plane + i)) - zx;
+      out[c] = rq.Apply(sum, 0, zy);
+      continue;
+    }
+    // The island's arithmetic: f32 DequantizeLinear, the reference pool's f64 mean, f32 Quantize.
+    double sum = 0;
+    for (int64_t i = 0; i < plane; ++i)
+      sum += static_cast<double>(
+          static_cast<float>(LoadAsInt64(x.dtype(), x.raw(), c * plane + i) - zx) * sx);
+    float v = static_cast<float>(sum / static_cast<double>(plane)) / sy;
+    if (std::isnan(v)) v = 0;
+    const float r = std::nearbyint(v) + static_cast<float>(zy);
+    out[c] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(rq.qmin)), static_cast<float>(rq.qmax)));
+  }
+  for (int64_t c = 0; c < planes; ++c) StoreFromDouble(y.dtype(), y.raw(), c, out[c]);
+  return Status::Ok();
+}
+
 // --- quantized add ---
 
 Status QLinearAdd(KernelContext& ctx) {

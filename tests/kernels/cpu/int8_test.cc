@@ -261,6 +261,37 @@ TEST(CpuInt8, QuantizedAddEqualsReference) {
   EXPECT_NE(RefusalOf(b).find("broadcasting"), std::string::npos) << RefusalOf(b);
 }
 
+TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
+  // The fast kernel equals the reference in both modes, NHWC and row-major; the reference's
+  // float mode equals DequantizeLinear -> GlobalAveragePool -> QuantizeLinear on the
+  // reference kernels bit for bit, and the fixed-point mode is within one step of it.
+  std::mt19937 rng(815);
+  for (int trial = 0; trial < 30; ++trial) {
+    const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 ? DType::kU8 : DType::kI8;
+    Dims dims = {RandInt(rng, 1, 2), RandInt(rng, 1, 70), RandInt(rng, 1, 9), RandInt(rng, 1, 9)};
+    const int64_t zx = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    const int64_t zy = yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    const float sx = RandScale(rng, 0.005f, 0.05f), sy = RandScale(rng, 0.002f, 0.03f);
+    Attributes a;
+    if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
+    Tensor x = RandomActivation(xt, dims, rng, false);
+    FastCase c{OpKind::kQLinearGlobalAveragePool, {x, ScalarF(sx), ScalarQ(xt, zx), ScalarF(sy), ScalarQ(yt, zy)}, a};
+    c.constants = {1, 2, 3, 4};
+    c.nhwc = trial % 2 == 0;
+    c.threads = 1 + trial % 2;
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qgap {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
+    EXPECT_NE(d.find("global average pool"), std::string::npos) << d;
+    auto folded = testing_mv::RunOp(c.op, c.inputs, a);
+    auto dq = testing_mv::RunOp(OpKind::kDequantizeLinear, {x, ScalarF(sx), ScalarQ(xt, zx)});
+    ASSERT_TRUE(folded.ok() && dq.ok());
+    auto gap = testing_mv::RunOp(OpKind::kGlobalAveragePool, {(*dq)[0]});
+    ASSERT_TRUE(gap.ok());
+    auto island = testing_mv::RunOp(OpKind::kQuantizeLinear, {(*gap)[0], ScalarF(sy), ScalarQ(yt, zy)});
+    ASSERT_TRUE(island.ok());
+    EXPECT_TRUE(Close((*folded)[0], (*island)[0], 0, trial % 3 == 1 ? 1 : 0)) << "trial " << trial;
+  }
+}
+
 TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
   std::mt19937 rng(811);
   Tensor x = RandomActivation(DType::kU8, {1, 4, 5, 5}, rng, false);
