@@ -308,10 +308,13 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
       stall += v;
       if (v > top) top = v, top_name = k;
     }
-    s += fmt::format("{:<34} {:<12} {:<4} {:>9.0f} {:>11} {:>5.1f}% {:>5.1f}% {:>10} {:>9} {:>9.0f} {:<24} {:>9} {:>7.0f} {:<7}\n",
-                     name, l.op.substr(0, 12), "npu", st.cycles, st.macs, 100 * st.mac_utilization(t),
-                     100 * st.mapping_efficiency(), st.dram_read + st.dram_written, st.sram_peak, stall,
-                     top_name.substr(0, 24), copies, st.roofline_cycles(t), st.compute_bound(t) ? "compute" : "memory");
+    // Layers without MACs (adds, pools, views) have no utilization or mapping to show.
+    auto pct = [&](double v) { return st.macs ? fmt::format("{:.1f}%", 100 * v) : std::string("-"); };
+    const std::string bound = st.cycles == 0 ? "view" : st.compute_bound(t) ? "compute" : "memory";
+    s += fmt::format("{:<34} {:<12} {:<4} {:>9.0f} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9.0f} {:<24} {:>9} {:>7.0f} {:<7}\n",
+                     name, l.op.substr(0, 12), "npu", st.cycles, st.macs, pct(st.mac_utilization(t)),
+                     pct(st.mapping_efficiency()), st.dram_read + st.dram_written, st.sram_peak, stall,
+                     top_name.substr(0, 24), copies, st.roofline_cycles(t), bound);
   }
   const npu::Stats& tot = r.npu_total;
   s += fmt::format("NPU: {:.0f} cycles = {:.3f} ms at {:.2f} GHz, {} MACs, MAC utilization {:.1f}%, mapping {:.1f}%, "
@@ -320,7 +323,7 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
                    100 * tot.mapping_efficiency(), tot.dram_read, tot.dram_written, tot.sram_peak,
                    tot.roofline_cycles(t) / t.clock_hz * 1e3, tot.compute_bound(t) ? "compute" : "memory");
   if (!tot.stalls.empty()) {
-    s += "NPU stall cycles by cause:";
+    s += "NPU stall cycles by cause (summed over every queue of every core, as the stalls column):";
     for (auto& [k, v] : tot.stalls) s += fmt::format("  {} {:.0f}", k, v);
     s += "\n";
   }
