@@ -93,6 +93,46 @@ std::pair<int32_t, int32_t> ValidRange(int64_t base, int64_t stride, int count, 
   return {lo, std::max(lo, hi)};
 }
 
+// Loads a window op's input band: `rows` image rows from `iy0` and `wp` pixels from `ix0`
+// (both may reach into the padding) of `tc` channels starting at channel c0 of an NHWC
+// tensor at `base`, into SRAM at `sram` as [rows][wp][tc], padding filled with `pad`. When
+// the tile holds every channel a row's valid pixels are contiguous in DRAM: one DMA row of
+// all of them (whole bursts) and fill-only DMAs for the padded columns; otherwise one DMA
+// row per pixel.
+void EmitBandLoad(CoreEmitter& e, const Target& t, int64_t base, int in_h, int in_w, int C, int64_t iy0, int64_t ix0,
+                  int rows, int wp, int c0, int tc, int64_t sram, int8_t pad) {
+  auto [ylo, yhi] = ValidRange(iy0, 1, rows, in_h);
+  auto [xlo, xhi] = ValidRange(ix0, 1, wp, in_w);
+  Instr ld{.op = Opcode::kDmaLoad};
+  ld.pad = pad;
+  if (tc < C || xhi <= xlo) {
+    ld.dram_addr = base + (iy0 * in_w + ix0) * C + c0;
+    ld.sram_addr = sram;
+    ld.row_bytes = ld.sram_row_bytes = tc;
+    ld.ndims = 2;
+    ld.dims[0] = {rows, int64_t{in_w} * C, int64_t{wp} * tc, ylo, yhi};
+    ld.dims[1] = {wp, C, tc, xlo, xhi};
+    EmitDma(e, t, ld);
+    return;
+  }
+  const int64_t pitch = int64_t{wp} * C;  // SRAM bytes per band row
+  ld.dram_addr = base + (iy0 * in_w + ix0 + xlo) * C;
+  ld.sram_addr = sram + int64_t{xlo} * C;
+  ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(int64_t{xhi - xlo} * C);
+  ld.ndims = 1;
+  ld.dims[0] = {rows, int64_t{in_w} * C, pitch, ylo, yhi};
+  EmitDma(e, t, ld);
+  for (auto [from, to] : {std::pair{0, xlo}, std::pair{xhi, wp}}) {
+    if (to <= from) continue;
+    Instr fill = ld;  // nothing valid: every row is the pad byte
+    fill.dram_addr = base;
+    fill.sram_addr = sram + int64_t{from} * C;
+    fill.row_bytes = fill.sram_row_bytes = static_cast<int32_t>(int64_t{to - from} * C);
+    fill.dims[0] = {rows, 0, pitch, 0, 0};
+    EmitDma(e, t, fill);
+  }
+}
+
 struct Layout {
   int64_t stream_slot = 0, resident_slot = 0, params_slot = 0, out_slot = 0;
   int64_t stream_a_bytes = 0;  // within a stream slot, A first then B
@@ -637,17 +677,8 @@ StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, 
       const int64_t sin = c * per_core + s * in_slot, sout = c * per_core + nbuf * in_slot + s * out_slot;
       const int64_t iy0 = int64_t{oh0} * l.stride_h - l.pad_top, ix0 = -l.pad_left;
       e.Wait(QueueKind::kLoad, kStreamFree);
-      Instr ld{.op = Opcode::kDmaLoad};
-      ld.dram_addr = in_addr + ((int64_t{b} * l.in_h + iy0) * l.in_w + ix0) * C + c0;
-      ld.sram_addr = sin;
-      ld.row_bytes = ld.sram_row_bytes = tc;
-      ld.pad = static_cast<int8_t>(l.max ? -128 : l.x_zero_point);
-      ld.ndims = 2;
-      auto [ylo, yhi] = ValidRange(iy0, 1, rows, l.in_h);
-      auto [xlo, xhi] = ValidRange(ix0, 1, wp, l.in_w);
-      ld.dims[0] = {rows, int64_t{l.in_w} * C, int64_t{wp} * tc, ylo, yhi};
-      ld.dims[1] = {wp, C, tc, xlo, xhi};
-      EmitDma(e, t, ld);
+      EmitBandLoad(e, t, in_addr + int64_t{b} * l.in_h * l.in_w * C, l.in_h, l.in_w, C, iy0, ix0, rows, wp, c0, tc, sin,
+                   static_cast<int8_t>(l.max ? -128 : l.x_zero_point));
       e.Signal(QueueKind::kLoad, kStreamFull);
       e.Wait(QueueKind::kVector, kStreamFull);
       e.Wait(QueueKind::kVector, kOutFree);
@@ -680,6 +711,10 @@ StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, 
       st.row_bytes = st.sram_row_bytes = tc;
       st.ndims = 1;
       st.dims[0] = {th * OW, C, tc, 0, th * OW};
+      if (tc == C) {  // the tile's pixels are contiguous in DRAM: one row
+        st.row_bytes = st.sram_row_bytes = th * OW * C;
+        st.ndims = 0;
+      }
       EmitDma(e, t, st);
       e.Signal(QueueKind::kStore, kOutFree);
       s = (s + 1) % nbuf;
@@ -774,17 +809,8 @@ StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int t
                     spar = base + nbuf * (in_slot + out_slot) + s * par_slot;
       const int64_t iy0 = int64_t{oh0} * l.stride_h - l.pad_top, ix0 = -l.pad_left;
       e.Wait(QueueKind::kLoad, kStreamFree);
-      Instr ld{.op = Opcode::kDmaLoad};
-      ld.dram_addr = in_addr + ((int64_t{b} * l.in_h + iy0) * l.in_w + ix0) * C + c0;
-      ld.sram_addr = sin;
-      ld.row_bytes = ld.sram_row_bytes = tc;
-      ld.pad = static_cast<int8_t>(l.x_zero_point);
-      ld.ndims = 2;
-      auto [ylo, yhi] = ValidRange(iy0, 1, rows, l.in_h);
-      auto [xlo, xhi] = ValidRange(ix0, 1, wp, l.in_w);
-      ld.dims[0] = {rows, int64_t{l.in_w} * C, int64_t{wp} * tc, ylo, yhi};
-      ld.dims[1] = {wp, C, tc, xlo, xhi};
-      EmitDma(e, t, ld);
+      EmitBandLoad(e, t, in_addr + int64_t{b} * l.in_h * l.in_w * C, l.in_h, l.in_w, C, iy0, ix0, rows, wp, c0, tc, sin,
+                   static_cast<int8_t>(l.x_zero_point));
       Instr lp{.op = Opcode::kDmaLoad};
       lp.dram_addr = block[ct];
       lp.sram_addr = spar;
@@ -821,6 +847,10 @@ StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int t
       st.row_bytes = st.sram_row_bytes = tc;
       st.ndims = 1;
       st.dims[0] = {th * OW, C, tc, 0, th * OW};
+      if (tc == C) {  // the tile's pixels are contiguous in DRAM: one row
+        st.row_bytes = st.sram_row_bytes = th * OW * C;
+        st.ndims = 0;
+      }
       EmitDma(e, t, st);
       e.Signal(QueueKind::kStore, kOutFree);
       s = (s + 1) % nbuf;
