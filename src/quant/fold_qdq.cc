@@ -203,17 +203,6 @@ StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
 
 // --- int8 data movement: op(DQ(q)) = DQ(op(q)) for ops that only move or compare values ---
 
-bool MovesValues(OpKind op) {
-  switch (op) {
-    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
-    case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
-    case OpKind::kSlice: case OpKind::kIdentity:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The (scale, zero point, dtype) of a per-tensor DQ or Q node with constant parameters.
 struct QParams {
   double scale = 0;
@@ -440,6 +429,17 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
 }
 
 }  // namespace
+
+bool MovesValues(OpKind op) {
+  switch (op) {
+    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
+    case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
+    case OpKind::kSlice: case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;

@@ -51,4 +51,7 @@ struct FoldOptions {
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});
 
+// Ops that only move or compare values (see above): op(DQ(q)) = DQ(op(q)).
+bool MovesValues(OpKind op);
+
 }  // namespace edgec::quant

@@ -23,19 +23,10 @@ Status PrepareForQuantization(Graph& g) {
 
 namespace {
 
-// Ops whose output holds (a subset of) their input's values: the output is best quantized
-// with the input's parameters, so that the op runs on the int8 values and no requantize
-// (DQ -> Q with other parameters) follows it.
-bool KeepsValues(OpKind op) {
-  switch (op) {
-    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kReshape: case OpKind::kFlatten:
-    case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose: case OpKind::kSlice:
-    case OpKind::kIdentity:
-      return true;
-    default:
-      return false;
-  }
-}
+// Single-input ops whose output holds (a subset of) their input's values: the output is best
+// quantized with the input's parameters, so that the op runs on the int8 values and no
+// requantize (DQ -> Q with other parameters) follows it.
+bool KeepsValues(OpKind op) { return MovesValues(op) && op != OpKind::kConcat; }
 
 }  // namespace
 
@@ -82,7 +73,12 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
   for (const Node* n : g.nodes()) {  // topological: a chain takes the first input's parameters
     if (!KeepsValues(n->op()) || n->num_outputs() < 1 || !n->output(0) || !n->input(0)) continue;
     if (in_group.count(n->output(0)->name())) continue;  // the Concat group's range wins
-    auto in = table.activations.find(n->input(0)->name());
+    // The nearest point up a chain of such ops (Reshape -> Transpose -> Reshape -> Slice).
+    const Value* src = n->input(0);
+    while (!acts.count(src->name()) && src->producer() && KeepsValues(src->producer()->op()) &&
+           src->producer()->input(0))
+      src = src->producer()->input(0);
+    auto in = table.activations.find(src->name());
     auto out = table.activations.find(n->output(0)->name());
     if (in == table.activations.end() || out == table.activations.end()) continue;
     const ActivationScale observed = out->second;

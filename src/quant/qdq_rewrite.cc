@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "passes/pass_util.h"
+#include "quant/fold_qdq.h"
 
 namespace edgec::quant {
 namespace {
@@ -132,13 +133,20 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
   }
   // Ops with an integer form between quantized values get their output quantized too, so
   // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
-  // values (after its Relu), a GlobalAveragePool of one. Topological order lets chains follow.
+  // values (after its Relu), a GlobalAveragePool of one, a Concat of quantized values and the
+  // ops that only move values (Reshape, Transpose, Slice, ...; calibration gives those their
+  // input's parameters). Topological order lets chains follow.
   for (const Node* n : g.nodes()) {
-    if (o.keep_float.count(n->name())) continue;
-    const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && n->input(0) && n->input(1) &&
-                               seen.count(n->input(0)->name()) && seen.count(n->input(1)->name());
-    const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && seen.count(n->input(0)->name());
+    if (o.keep_float.count(n->name()) || n->num_outputs() != 1 || !n->output(0)) continue;
+    auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
+    bool all_points = n->num_inputs() > 0;
+    for (const Value* v : n->inputs()) all_points &= is_point(v);
+    const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && all_points;
+    const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && is_point(n->input(0));
+    const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
+    const bool moves_a_point = MovesValues(n->op()) && n->op() != OpKind::kConcat && is_point(n->input(0));
     if (add_of_points || pool_of_point) add(OutputPoint(n));
+    else if (concat_of_points || moves_a_point) add(n->output(0));
   }
   return points;
 }

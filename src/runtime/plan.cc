@@ -39,6 +39,14 @@ std::string DescWord(const cpu::TensorDesc& d) {
   return d.layout == Layout::kNHWC ? "nhwc" : "row-major";
 }
 
+// `d` as a dense row-major buffer (what a staging copy produces).
+cpu::TensorDesc RowMajorOf(const cpu::TensorDesc& d) {
+  cpu::TensorDesc r = d;
+  r.strides.clear();
+  r.layout = Layout::kRowMajor;
+  return r;
+}
+
 // Element offset, inside its input's buffer, of a view's element 0: the Slice starts and
 // the Split position (through the input's strides); 0 for reshape-likes, transposes, layout
 // conversions that keep the placement, folded Pads and in-place Concats.
@@ -229,6 +237,21 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
             reset_staging();
           }
         }
+        // A layout the kernel refused: row-major copies, before giving up on the fast path.
+        bool other_layout = false;
+        for (const auto& d : req.inputs) other_layout |= PresentDesc(d) && !IsRowMajorDesc(d);
+        for (const auto& d : req.outputs) other_layout |= PresentDesc(d) && !IsRowMajorDesc(d);
+        if (!step.fast && other_layout) {
+          cpu::KernelRequest rm_req = req;
+          RETURN_IF_ERROR(stage(IsRowMajorDesc, RowMajorOf, /*inputs=*/true, &rm_req));
+          auto k3 = cpu::CreateKernel(rm_req);
+          if (k3.ok()) {
+            step.fast = std::move(k3).value();
+            info.fallback_reason.clear();
+          } else {
+            reset_staging();
+          }
+        }
       }
       if (step.fast) {
         info.kernel = step.fast->Describe();
@@ -240,13 +263,7 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
     if (!step.fast) {
       // Reference kernels read and write dense row-major tensors.
       cpu::KernelRequest ref_req = req;
-      auto row_major = [](const cpu::TensorDesc& d) {
-        cpu::TensorDesc r = d;
-        r.strides.clear();
-        r.layout = Layout::kRowMajor;
-        return r;
-      };
-      RETURN_IF_ERROR(stage(IsRowMajorDesc, row_major, /*inputs=*/true, &ref_req));
+      RETURN_IF_ERROR(stage(IsRowMajorDesc, RowMajorOf, /*inputs=*/true, &ref_req));
       step.ref = ref::GetKernel(n->op());
       info.kernel = "reference";
     }
