@@ -3,6 +3,7 @@
 #include <set>
 
 #include "frontend/onnx/exporter.h"
+#include "memory/liveness.h"
 #include "npu/isa.h"
 #include "partition/layer_of.h"
 
@@ -112,6 +113,14 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     m.segments.push_back(std::move(s));
   }
   flush();
+  ASSIGN_OR_RETURN(memory::MemoryPlan plan, memory::PlanMemory(g));
+  m.arena_bytes = plan.arena_bytes;
+  for (const Node* n : g.nodes())
+    for (const Value* v : n->outputs())
+      if (const memory::ValueMemory* vm = v ? plan.Find(v) : nullptr) m.values.push_back({v->name(), vm->offset, vm->bytes});
+  for (const Value* v : g.inputs())
+    if (const memory::ValueMemory* vm = plan.Find(v)) m.values.push_back({v->name(), vm->offset, vm->bytes});
+  r.memory_summary = plan.Summary();
   return r;
 }
 

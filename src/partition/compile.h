@@ -8,6 +8,11 @@
 // "<node>.output" of its DRAM image, NHWC int8; weights and requantization parameters are
 // in the image's constant part (dram_init). Consecutive NPU nodes hand their tensors over in
 // DRAM in that layout (no copy); CPU nodes are grouped into maximal CPU segments.
+//
+// The activation memory plan (memory/liveness.h over the graph's order: one arena for every
+// non-constant value, CPU and NPU alike, views sharing their input's buffer) is stored with
+// it: each value's offset and bytes, the arena size; the result also keeps the lower bound
+// and the naive size for the report.
 #pragma once
 
 #include <string>
@@ -22,6 +27,7 @@ struct CompileResult {
   artifact_io::CompiledModel model;
   std::vector<NodePlacement> placements;
   std::string listing;  // the NPU programs as assembly (--emit=asm)
+  std::string memory_summary;  // "arena 1.2 MiB (lower bound 1.2 MiB, naive 9.8 MiB), ..."
 };
 
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,

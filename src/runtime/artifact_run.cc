@@ -329,6 +329,8 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
   }
   s += fmt::format("CPU: {:.3f} ms (cost model); copies between units: {} ({} B, {:.3f} ms)\n", r.cpu_s * 1e3,
                    r.copies, r.copy_bytes, r.copy_s * 1e3);
+  s += fmt::format("activation memory plan: {} value(s) in one arena of {} B\n", a.meta.values.size(),
+                   a.meta.arena_bytes);
   s += fmt::format("simulated latency: {:.3f} ms\n", r.latency_s() * 1e3);
   return s;
 }

@@ -205,6 +205,17 @@ void CheckBitExact(const Graph& g, const npu::Target& t, bool double_buffer, DTy
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   auto loaded = LoadArtifact(**file);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  // The activation memory plan came through the file: every non-constant value placed
+  // inside the arena.
+  const auto& meta = loaded->meta;
+  EXPECT_GT(meta.arena_bytes, 0);
+  int64_t values = 0;
+  for (const Node* n : g.nodes()) values += n->num_outputs();
+  EXPECT_EQ(static_cast<int64_t>(meta.values.size()), values + static_cast<int64_t>(g.inputs().size()));
+  for (const auto& v : meta.values) {
+    EXPECT_GE(v.offset, 0) << v.value;
+    EXPECT_LE(v.offset + v.bytes, meta.arena_bytes) << v.value;
+  }
   for (int seed = 0; seed < 3; ++seed) {
     std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 500 + seed)}};
     auto sim = RunArtifact(*loaded, ArtifactDevice::kNpuSim, in);

@@ -93,7 +93,8 @@ int CompileMain(const CompileFlags& f) {
     fmt::print("target {}\n{}", target->name, partition::FormatPlacements(r->placements));
     int npu_segments = 0;
     for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
-    fmt::print("{} segment(s) ({} NPU); wrote {}\n", r->model.segments.size(), npu_segments, f.output);
+    fmt::print("{} segment(s) ({} NPU); activation memory plan: {}\nwrote {}\n", r->model.segments.size(),
+               npu_segments, r->memory_summary, f.output);
     if (!asm_file.empty()) fmt::print("wrote the NPU listing to {}\n", asm_file);
   }
   return 0;
