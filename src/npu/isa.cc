@@ -70,7 +70,11 @@ void VisitFields(I& in, F&& f) {
       f(in.in_h); f(in.in_w); f(in.win_h); f(in.win_w); f(in.stride_h); f(in.stride_w);
       break;
     case Opcode::kSignal:
+      f(in.sem); f(in.to_core); f(in.count);
+      break;
     case Opcode::kWait:
+      f(in.sem); f(in.count);
+      break;
     case Opcode::kTaskBegin:
     case Opcode::kTaskEnd:
       f(in.sem);
@@ -141,7 +145,7 @@ class Reader {
 };
 
 constexpr uint32_t kMagic = 0x504e4445;  // "EDNP"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: SIGNAL names its target core
 
 }  // namespace
 
@@ -192,8 +196,11 @@ std::string FormatInstr(const Instr& in) {
       return head + fmt::format("{} src 0x{:x} src2 0x{:x} -> dst 0x{:x} [{}x{}] params 0x{:x}",
                                 VecOpName(in.vec), in.src, in.src2, in.dst, in.rows, in.cols, in.params);
     case Opcode::kSignal:
+      if (in.to_core < 0) return head + fmt::format("sem {}", in.sem);
+      if (in.count == 1) return head + fmt::format("sem {} on core {}", in.sem, in.to_core);
+      return head + fmt::format("sem {} on cores {}..{}", in.sem, in.to_core, in.to_core + in.count - 1);
     case Opcode::kWait:
-      return head + fmt::format("sem {}", in.sem);
+      return head + fmt::format("sem {}", in.sem) + (in.count != 1 ? fmt::format(" x{}", in.count) : "");
     case Opcode::kTaskBegin:
     case Opcode::kTaskEnd:
       return head + fmt::format("task {}", in.sem);
@@ -317,6 +324,12 @@ Status ValidateProgram(const Program& p, int num_cores) {
       case Opcode::kSignal:
       case Opcode::kWait:
         if (in.sem < 0 || in.sem >= p.semaphores) return err(fmt::format("semaphore {} out of range", in.sem));
+        if (in.count < 1) return err(fmt::format("token count {} (must be >= 1)", in.count));
+        if (in.op == Opcode::kSignal && in.to_core < 0 && (in.to_core != -1 || in.count != 1))
+          return err("a SIGNAL to its own core has count 1");
+        if (in.op == Opcode::kSignal && in.to_core >= 0 && int64_t{in.to_core} + in.count > num_cores)
+          return err(fmt::format("signals cores {}..{} but the target has {}", in.to_core,
+                                 int64_t{in.to_core} + in.count - 1, num_cores));
         break;
     }
     if (in.queue != want) return err(fmt::format("{} belongs on the {} queue", OpcodeName(in.op), QueueName(want)));

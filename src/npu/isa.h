@@ -2,7 +2,9 @@
 //
 // Each AI core has four in-order queues: load (DMA_LD), execute (MATMUL), vector (VEC, COPY)
 // and store (DMA_ST). Queues synchronize only through tokens: SIGNAL adds one token to a
-// semaphore of the core, WAIT takes one (blocking until there is one). Double buffering is a
+// semaphore of its own core, or to the same semaphore of each core in a range (cores that
+// share data in the SRAM); WAIT takes `count` tokens from its own core's semaphore, blocking
+// until there are that many. Double buffering is a
 // semaphore that starts with two tokens (two SIGNALs issued up front), single buffering one;
 // the simulator has no special case for either.
 //
@@ -100,6 +102,10 @@ struct Instr {
 
   // SIGNAL / WAIT: semaphore of this core. TASK_BEGIN: task index.
   int32_t sem = 0;
+  // SIGNAL: cores [to_core, to_core + count) each get a token on `sem` (to_core -1: this core,
+  // count 1). WAIT: the tokens it takes.
+  int32_t to_core = -1;
+  int32_t count = 1;
 
   int64_t dma_bytes() const;  // bytes moved (not counting padding)
   int64_t macs() const { return op == Opcode::kMatMul ? int64_t{m} * k * n : 0; }

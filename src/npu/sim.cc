@@ -228,23 +228,29 @@ class TaskSim {
     }
   }
 
-  std::multiset<double>& Tokens(const Instr& in) { return tokens_[in.core * std::max(p_.semaphores, 1) + in.sem]; }
+  std::multiset<double>& Tokens(int core, int sem) { return tokens_[core * std::max(p_.semaphores, 1) + sem]; }
+  std::multiset<double>& Tokens(const Instr& in) { return Tokens(in.core, in.sem); }
+  // When a WAIT could take its tokens (infinity: not enough signalled yet).
+  double TokensReady(const Instr& in) {
+    auto& tk = Tokens(in);
+    if (static_cast<int64_t>(tk.size()) < in.count) return kInf;
+    return *std::next(tk.begin(), in.count - 1);
+  }
 
   // When a blocked queue could next make progress by itself (a token or a resource coming).
   double WakeTime(size_t qi) {
     const Instr& in = p_.instrs[queues_[qi].list[queues_[qi].next]];
-    if (in.op == Opcode::kWait) {
-      auto& tk = Tokens(in);
-      return tk.empty() ? kInf : std::max(*tk.begin(), now_);
-    }
+    if (in.op == Opcode::kWait) return std::max(TokensReady(in), now_);
     if (in.op == Opcode::kVec || in.op == Opcode::kCopy) return vec_busy_[in.core % t_.vector_cores.count];
     return kInf;  // DMA engines free up at DMA completions, which are events anyway
   }
 
-  void Block(Queue& q, std::string cause) {
+  // `cause` names the stall; a token wait is named after its queue (built only when the
+  // stall begins: TryStart runs for every attempt).
+  void Block(Queue& q, const char* cause, const Instr* waiting = nullptr) {
     if (q.blocked_since < 0) {
       q.blocked_since = now_;
-      q.blocked_cause = std::move(cause);
+      q.blocked_cause = waiting ? std::string(QueueName(waiting->queue)) + cause : cause;
     }
   }
   void Unblock(Queue& q) {
@@ -276,22 +282,23 @@ class TaskSim {
   // Starts (or, for zero-time instructions, completes) the queue's next instruction.
   StatusOr<bool> TryStart(size_t qi, int idx, const Instr& in) {
     Queue& q = queues_[qi];
-    const std::string qname = QueueName(in.queue);
     switch (in.op) {
       case Opcode::kWait: {
-        auto& tk = Tokens(in);
-        if (tk.empty() || *tk.begin() > now_ + kEps) {
-          Block(q, qname + " waits on a token");
+        if (TokensReady(in) > now_ + kEps) {
+          Block(q, " waits on a token", &in);
           return false;
         }
-        tk.erase(tk.begin());
+        auto& tk = Tokens(in);
+        tk.erase(tk.begin(), std::next(tk.begin(), in.count));
         Unblock(q);
         Trace(idx, now_, now_);
         q.next++;
         return true;
       }
       case Opcode::kSignal:
-        Tokens(in).insert(now_ + t_.token_latency_cycles);
+        if (in.to_core < 0) Tokens(in).insert(now_ + t_.token_latency_cycles);
+        for (int k = 0; in.to_core >= 0 && k < in.count; ++k)
+          Tokens(in.to_core + k, in.sem).insert(now_ + t_.token_latency_cycles);
         Trace(idx, now_, now_);
         q.next++;
         return true;

@@ -39,6 +39,9 @@ Program SampleProgram() {
   st.dims[0] = {.count = 25, .dram_stride = 64, .sram_stride = 32, .valid_lo = 0, .valid_hi = 25};
   add(st);
   add({.op = Opcode::kWait, .core = 1, .queue = QueueKind::kLoad, .sem = 2});
+  // A token on both cores' semaphore 1, and a WAIT for two tokens.
+  add({.op = Opcode::kSignal, .core = 0, .queue = QueueKind::kLoad, .sem = 1, .to_core = 0, .count = 2});
+  add({.op = Opcode::kWait, .core = 1, .queue = QueueKind::kExecute, .sem = 1, .count = 2});
   add({.op = Opcode::kTaskEnd, .sem = 0});
   return p;
 }
@@ -62,6 +65,9 @@ TEST(IsaTest, BinaryRoundTrip) {
   // A changed field shows up as inequality.
   Program r = *q;
   r.instrs[3].k = 17;
+  EXPECT_FALSE(r.instrs == p.instrs);
+  r = *q;
+  r.instrs[7].count = 3;
   EXPECT_FALSE(r.instrs == p.instrs);
 }
 
@@ -89,6 +95,8 @@ TEST(IsaTest, ListingIsReadable) {
   EXPECT_NE(s.find("+= a 0x80 [25x16]"), std::string::npos) << s;
   EXPECT_NE(s.find("requantize"), std::string::npos);
   EXPECT_NE(s.find("SIGNAL"), std::string::npos);
+  EXPECT_NE(s.find("sem 1 on cores 0..1"), std::string::npos) << s;
+  EXPECT_NE(s.find("sem 1 x2"), std::string::npos) << s;
 }
 
 TEST(IsaTest, Validation) {
@@ -104,6 +112,12 @@ TEST(IsaTest, Validation) {
   q = p;
   q.instrs[1].sem = 9;
   EXPECT_NE(ValidateProgram(q, 2).message().find("semaphore 9"), std::string::npos);
+  q = p;
+  q.instrs[7].to_core = 1;
+  EXPECT_NE(ValidateProgram(q, 2).message().find("signals cores 1..2 but the target has 2"), std::string::npos);
+  q = p;
+  q.instrs[8].count = 0;
+  EXPECT_NE(ValidateProgram(q, 2).message().find("token count 0"), std::string::npos);
 }
 
 TEST(IsaTest, DmaBytesSkipPaddedRows) {
