@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -12,13 +13,15 @@ namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t AlignUp(int64_t v, int64_t a) { return CeilDiv(v, a) * a; }
 
-// Semaphores of each core.
+// Semaphores of each core. The stream and resident ones are per slot (sem + slot) for conv
+// layers, where a team's cores all fill and drain each slot; the eltwise and pool pipelines
+// use kStreamFree / kStreamFull as one counting semaphore.
 enum Sem : int32_t {
-  kStreamFree, kStreamFull,      // load <-> exec, per K step
-  kAccFree, kAccFull,            // exec <-> vector, per output tile
-  kOutFree, kOutFull,            // vector <-> store, per output tile
-  kResidentFree, kResidentFull,  // load <-> exec, per group of tiles sharing the resident operand
-  kParamsFree,                   // vector -> load: a parameter slot may be overwritten
+  kStreamFree = 0, kStreamFull = 2,    // load <-> exec, per K step
+  kAccFree = 4, kAccFull,              // exec <-> vector, per output tile
+  kOutFree, kOutFull,                  // vector <-> store, per output tile
+  kResidentFree = 8, kResidentFull = 10,  // load <-> exec, per group of tiles sharing the resident operand
+  kParamsFree = 12,                    // vector -> load: a parameter slot may be overwritten
   kNumSems,
 };
 
@@ -59,6 +62,14 @@ struct CoreEmitter {
     q[static_cast<int>(queue)].push_back(in);
   }
   void Signal(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kSignal, .sem = sem}); }
+  // A token on `sem` of each of cores [first, first + count) (a plain SIGNAL for this core alone).
+  void SignalCores(QueueKind queue, int32_t sem, int first, int count) {
+    if (count == 1 && first == core) return Signal(queue, sem);
+    Add(queue, Instr{.op = Opcode::kSignal, .sem = sem, .to_core = first, .count = count});
+  }
+  void WaitN(QueueKind queue, int32_t sem, int count) {
+    Add(queue, Instr{.op = Opcode::kWait, .sem = sem, .count = count});
+  }
   void Wait(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kWait, .sem = sem}); }
 };
 
@@ -133,10 +144,15 @@ void EmitBandLoad(CoreEmitter& e, const Target& t, int64_t base, int in_h, int i
   }
 }
 
+// SRAM of one team: its shared stream and resident slots, then each core's parameter and
+// output slots. A stream slot holds the block's input tiles (a_tile bytes apart) and then its
+// weight rows (the block's columns side by side); a resident slot either the block's weight
+// columns or its input tiles (r_tile bytes apart).
 struct Layout {
   int64_t stream_slot = 0, resident_slot = 0, params_slot = 0, out_slot = 0;
   int64_t stream_a_bytes = 0;  // within a stream slot, A first then B
-  int64_t per_core = 0;
+  int64_t a_tile = 0, r_tile = 0;
+  int64_t per_team = 0;
   int max_m = 0, max_k = 0, max_n = 0;
   int64_t k_total = 0;
 };
@@ -149,17 +165,20 @@ Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
   y.max_n = tl.tile_n;
   y.k_total = l.k();
   const int nbuf = tl.double_buffer ? 2 : 1;
-  const int64_t a_step = int64_t{y.max_m} * y.max_k * es, b_step = int64_t{y.max_k} * y.max_n * es;
+  const int64_t block_n = int64_t{tl.team_n} * y.max_n;
+  const int64_t a_step = int64_t{y.max_m} * y.max_k * es, b_step = int64_t{y.max_k} * block_n * es;
+  y.a_tile = AlignUp(a_step, al);
+  y.r_tile = AlignUp(int64_t{y.max_m} * y.k_total * es, al);
   int64_t stream = 0, resident = 0;
   switch (tl.resident) {
-    case Resident::kNone: stream = AlignUp(a_step, al) + AlignUp(b_step, al); break;
+    case Resident::kNone: stream = tl.team_m * y.a_tile + AlignUp(b_step, al); break;
     case Resident::kWeights:
-      stream = AlignUp(a_step, al);
-      resident = AlignUp(y.k_total * y.max_n * es, al);
+      stream = tl.team_m * y.a_tile;
+      resident = AlignUp(y.k_total * block_n * es, al);
       break;
     case Resident::kInput:
       stream = AlignUp(b_step, al);
-      resident = AlignUp(int64_t{y.max_m} * y.k_total * es, al);
+      resident = tl.team_m * y.r_tile;
       break;
   }
   if (tl.band) {
@@ -167,12 +186,12 @@ Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
     const int64_t wp = int64_t{l.out_w() - 1} * l.stride_w + int64_t{l.kernel_w - 1} * l.dilation_w + 1;
     stream = AlignUp(rows * wp * tl.tile_c * es, al);
   }
-  y.stream_a_bytes = tl.resident == Resident::kNone ? AlignUp(a_step, al) : 0;
+  y.stream_a_bytes = tl.resident == Resident::kNone ? tl.team_m * y.a_tile : 0;
   y.stream_slot = stream;
   y.resident_slot = resident;
   y.params_slot = AlignUp(int64_t{12} * y.max_n, al);
   y.out_slot = AlignUp(int64_t{y.max_m} * y.max_n * es, al);
-  y.per_core = nbuf * (stream + resident + y.params_slot + y.out_slot);
+  y.per_team = nbuf * (stream + resident) + int64_t{tl.team()} * nbuf * (y.params_slot + y.out_slot);
   return y;
 }
 
@@ -197,13 +216,18 @@ const char* ResidentName(Resident r) {
 }
 
 std::string Tiling::ToString() const {
-  return fmt::format("M {}x{} K {}x{}ch N {} {}{} {} x{} cores", tile_h, tile_w, kw_group, tile_c, tile_n,
-                     ResidentName(resident), band ? " band" : "", double_buffer ? "double" : "single", cores);
+  return fmt::format("M {}x{} K {}x{}ch N {} {}{} {} x{} cores{}", tile_h, tile_w, kw_group, tile_c, tile_n,
+                     ResidentName(resident), band ? " band" : "", double_buffer ? "double" : "single", cores,
+                     team() > 1 ? fmt::format(" in teams of {}x{}", team_m, team_n) : "");
 }
 
 StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tl) {
-  if (tl.tile_h < 1 || tl.tile_w < 1 || tl.tile_c < 1 || tl.kw_group < 1 || tl.tile_n < 1 || tl.cores < 1)
+  if (tl.tile_h < 1 || tl.tile_w < 1 || tl.tile_c < 1 || tl.kw_group < 1 || tl.tile_n < 1 || tl.cores < 1 ||
+      tl.team_m < 1 || tl.team_n < 1)
     return InvalidArgument("tiling {}: every tile size must be >= 1", tl.ToString());
+  if (tl.cores % tl.team() != 0)
+    return InvalidArgument("tiling {}: {} cores do not form teams of {}", tl.ToString(), tl.cores, tl.team());
+  if (tl.band && tl.team() > 1) return InvalidArgument("tiling {}: band mode has no teams", tl.ToString());
   if (tl.cores > t.ai_cores.count)
     return InvalidArgument("tiling {}: the target has {} cores", tl.ToString(), t.ai_cores.count);
   if (tl.kw_group > 1 && tl.tile_c < l.channels)
@@ -214,8 +238,8 @@ StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tilin
     return InvalidArgument("tiling {}: band mode needs resident weights, kw_group 1 and full-width tiles", tl.ToString());
   const Layout y = MakeLayout(l, t, tl);
   Footprint f;
-  f.sram_per_core = y.per_core;
-  f.sram_total = y.per_core * tl.cores;
+  f.sram_per_team = y.per_team;
+  f.sram_total = y.per_team * (tl.cores / tl.team());
   f.acc_per_core = int64_t{tl.double_buffer ? 2 : 1} * y.max_m * y.max_n * 4;
   if (f.acc_per_core > t.ai_cores.accumulator_bytes)
     return InvalidArgument("tiling {}: accumulators need {} bytes per core, the target has {}", tl.ToString(),
@@ -286,121 +310,180 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
     }
   }
 
-  // Output tiles, grouped by the resident operand they share.
-  std::vector<std::vector<OutTile>> groups;
+  // Output tiles: M tiles (pixels) x N tiles (channels), in blocks of team_m x team_n tiles
+  // (one tile per core of a team), grouped by the resident operand the blocks share.
   std::vector<OutTile> m_tiles;
   for (int b = 0; b < l.batch; ++b)
     for (int oh = 0; oh < OH; oh += tl.tile_h)
       for (int ow = 0; ow < OW; ow += tl.tile_w)
         m_tiles.push_back({b, oh, ow, std::min(tl.tile_h, OH - oh), std::min(tl.tile_w, OW - ow), 0, 0});
-  auto with_n = [&](OutTile m, int64_t j) {
-    m.n0 = static_cast<int>(j * tl.tile_n);
-    m.tn = std::min(tl.tile_n, N - m.n0);
-    return m;
+  const int T = tl.team(), TM = tl.team_m, TN = tl.team_n;
+  const int64_t m_blocks = CeilDiv(static_cast<int64_t>(m_tiles.size()), TM), n_blocks = CeilDiv(n_tiles, TN);
+  struct Block {
+    int64_t mb, nb;
   };
+  // The tile of core (i, j) of the team in block `b`, if the block has one there.
+  auto tile_of = [&](const Block& b, int i, int j) -> std::optional<OutTile> {
+    const int64_t mi = b.mb * TM + i, nj = b.nb * TN + j;
+    if (mi >= static_cast<int64_t>(m_tiles.size()) || nj >= n_tiles) return std::nullopt;
+    OutTile o = m_tiles[mi];
+    o.n0 = static_cast<int>(nj * tl.tile_n);
+    o.tn = std::min(tl.tile_n, N - o.n0);
+    return o;
+  };
+  // The block's output channels [n0, n0 + nn): the row width of its weights in SRAM.
+  auto block_n = [&](const Block& b) {
+    const int n0 = static_cast<int>(b.nb * TN * tl.tile_n);
+    return std::pair<int, int>{n0, std::min(TN * tl.tile_n, N - n0)};
+  };
+  std::vector<std::vector<Block>> groups;
   if (tl.resident == Resident::kInput) {
-    for (const OutTile& m : m_tiles) {
+    for (int64_t mb = 0; mb < m_blocks; ++mb) {
       groups.emplace_back();
-      for (int64_t j = 0; j < n_tiles; ++j) groups.back().push_back(with_n(m, j));
+      for (int64_t nb = 0; nb < n_blocks; ++nb) groups.back().push_back({mb, nb});
     }
   } else {
-    for (int64_t j = 0; j < n_tiles; ++j) {
+    for (int64_t nb = 0; nb < n_blocks; ++nb) {
       groups.emplace_back();
-      for (const OutTile& m : m_tiles) groups.back().push_back(with_n(m, j));
+      for (int64_t mb = 0; mb < m_blocks; ++mb) groups.back().push_back({mb, nb});
     }
   }
-  // Work items: groups split so that every core has work; items dealt round-robin.
-  const int cores = tl.cores;
-  const int64_t splits = std::max<int64_t>(1, CeilDiv(cores, static_cast<int64_t>(groups.size())));
-  std::vector<std::vector<std::vector<OutTile>>> per_core(cores);
-  int next_core = 0;
+  // Work items: groups split so that every team has work; items dealt round-robin.
+  const int cores = tl.cores, teams = cores / T;
+  const int64_t splits = std::max<int64_t>(1, CeilDiv(teams, static_cast<int64_t>(groups.size())));
+  std::vector<std::vector<std::vector<Block>>> per_team(teams);
+  int next_team = 0;
   for (auto& g : groups) {
     const int64_t chunk = CeilDiv(static_cast<int64_t>(g.size()), splits);
     for (size_t s = 0; s < g.size(); s += chunk) {
-      per_core[next_core].emplace_back(g.begin() + s, g.begin() + std::min(g.size(), s + chunk));
-      next_core = (next_core + 1) % cores;
+      per_team[next_team].emplace_back(g.begin() + s, g.begin() + std::min(g.size(), s + chunk));
+      next_team = (next_team + 1) % teams;
     }
   }
   p.cores_used = cores;
   p.semaphores = kNumSems;
 
   const int64_t IW = l.in_w, IH = l.in_h;
-  // The input rows of step `s` for tile `o`, into SRAM at `dst` (row stride `row`, column `col`).
-  auto load_input = [&](CoreEmitter& e, const OutTile& o, const KStep& s, int64_t dst, int64_t row) {
-    for (int j = 0; j < s.g; ++j) {
-      const int64_t iy0 = int64_t{o.oh0} * l.stride_h + int64_t{s.kh} * l.dilation_h - l.pad_top;
-      const int64_t ix0 = int64_t{o.ow0} * l.stride_w + int64_t{s.kw0 + j} * l.dilation_w - l.pad_left;
-      Instr in{.op = Opcode::kDmaLoad};
-      in.dram_addr = in_addr + (((int64_t{o.b} * IH + iy0) * IW + ix0) * C + s.c0) * es;
-      in.sram_addr = dst + j * s.tc * es;
-      in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(s.tc * es);
-      in.pad = static_cast<int8_t>(l.x_zero_point);
-      in.ndims = 2;
-      auto [ylo, yhi] = ValidRange(iy0, l.stride_h, o.th, IH);
-      auto [xlo, xhi] = ValidRange(ix0, l.stride_w, o.tw, IW);
-      in.dims[0] = {o.th, int64_t{l.stride_h} * IW * C * es, int64_t{o.tw} * row, ylo, yhi};
-      in.dims[1] = {o.tw, int64_t{l.stride_w} * C * es, row, xlo, xhi};
-      if (o.th == 1) {  // one strided dim is enough
-        in.ndims = 1;
-        in.dims[0] = in.dims[1];
-        if (ylo == yhi) in.dims[0].valid_lo = in.dims[0].valid_hi = 0;
+  // The input rows of step `s` for tile `o`, into SRAM at `dst` (row stride `row`), split into
+  // up to `parts` DMAs per kernel column (by output rows, or by columns for a one-row tile).
+  auto load_input = [&](std::vector<Instr>& jobs, const OutTile& tile, const KStep& s, int64_t dst, int64_t row,
+                        int parts) {
+    const bool by_rows = tile.th > 1;
+    const int len = by_rows ? tile.th : tile.tw, per = static_cast<int>(CeilDiv(len, parts));
+    for (int p0 = 0; p0 < len; p0 += per) {
+      OutTile o = tile;
+      int64_t at = dst;
+      if (by_rows) {
+        o.oh0 += p0;
+        o.th = std::min(per, len - p0);
+        at += int64_t{p0} * o.tw * row;
+      } else {
+        o.ow0 += p0;
+        o.tw = std::min(per, len - p0);
+        at += int64_t{p0} * row;
       }
-      EmitDma(e, t, in);
+      for (int j = 0; j < s.g; ++j) {
+        const int64_t iy0 = int64_t{o.oh0} * l.stride_h + int64_t{s.kh} * l.dilation_h - l.pad_top;
+        const int64_t ix0 = int64_t{o.ow0} * l.stride_w + int64_t{s.kw0 + j} * l.dilation_w - l.pad_left;
+        Instr in{.op = Opcode::kDmaLoad};
+        in.dram_addr = in_addr + (((int64_t{o.b} * IH + iy0) * IW + ix0) * C + s.c0) * es;
+        in.sram_addr = at + j * s.tc * es;
+        in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(s.tc * es);
+        in.pad = static_cast<int8_t>(l.x_zero_point);
+        in.ndims = 2;
+        auto [ylo, yhi] = ValidRange(iy0, l.stride_h, o.th, IH);
+        auto [xlo, xhi] = ValidRange(ix0, l.stride_w, o.tw, IW);
+        in.dims[0] = {o.th, int64_t{l.stride_h} * IW * C * es, int64_t{o.tw} * row, ylo, yhi};
+        in.dims[1] = {o.tw, int64_t{l.stride_w} * C * es, row, xlo, xhi};
+        if (o.th == 1) {  // one strided dim is enough
+          in.ndims = 1;
+          in.dims[0] = in.dims[1];
+          if (ylo == yhi) in.dims[0].valid_lo = in.dims[0].valid_hi = 0;
+        }
+        jobs.push_back(in);
+      }
     }
   };
-  // Weight rows [k0, k0 + k) x channels [n0, n0 + tn) into SRAM at `dst` (row stride tn).
-  auto load_weights = [&](CoreEmitter& e, int64_t k0, int64_t k, int n0, int tn, int64_t dst) {
-    Instr in{.op = Opcode::kDmaLoad};
-    in.dram_addr = w_addr + (k0 * N + n0) * es;
-    in.sram_addr = dst;
-    in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(tn * es);
-    in.ndims = 1;
-    in.dims[0] = {static_cast<int32_t>(k), int64_t{N} * es, int64_t{tn} * es, 0, static_cast<int32_t>(k)};
-    EmitDma(e, t, in);
+  // Weight rows [k0, k0 + k) x channels [n0, n0 + nn) into SRAM at `dst` (row stride nn), in up
+  // to `parts` DMAs.
+  auto load_weights = [&](std::vector<Instr>& jobs, int64_t k0, int64_t k, int n0, int nn, int64_t dst, int parts) {
+    const int64_t per = CeilDiv(k, parts);
+    for (int64_t r0 = 0; r0 < k; r0 += per) {
+      const int32_t rows = static_cast<int32_t>(std::min(per, k - r0));
+      Instr in{.op = Opcode::kDmaLoad};
+      in.dram_addr = w_addr + ((k0 + r0) * N + n0) * es;
+      in.sram_addr = dst + r0 * nn * es;
+      in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(nn * es);
+      in.ndims = 1;
+      in.dims[0] = {rows, int64_t{N} * es, int64_t{nn} * es, 0, rows};
+      jobs.push_back(in);
+    }
   };
 
   const int64_t acc_slot = int64_t{y.max_m} * y.max_n * 4;
+  std::vector<CoreEmitter> emitters(cores);
   for (int c = 0; c < cores; ++c) {
-    CoreEmitter e;
+    CoreEmitter& e = emitters[c];
     e.core = c;
-    const int64_t base = c * y.per_core;
+    const int team = c / T, me = c % T, ti = me / TN, tj = me % TN;
+    const int64_t base = team * y.per_team;
+    const int64_t own = base + nbuf * (y.stream_slot + y.resident_slot) + me * nbuf * (y.params_slot + y.out_slot);
     auto stream = [&](int s) { return base + s * y.stream_slot; };
     auto resident = [&](int s) { return base + nbuf * y.stream_slot + s * y.resident_slot; };
-    auto params = [&](int s) { return base + nbuf * (y.stream_slot + y.resident_slot) + s * y.params_slot; };
-    auto out = [&](int s) {
-      return base + nbuf * (y.stream_slot + y.resident_slot + y.params_slot) + s * y.out_slot;
+    auto params = [&](int s) { return own + s * y.params_slot; };
+    auto out = [&](int s) { return own + nbuf * y.params_slot + s * y.out_slot; };
+    // Team synchronization: one token on every core of the team; one token from each.
+    auto signal_team = [&](QueueKind q, int32_t sem) { e.SignalCores(q, sem, team * T, T); };
+    auto wait_team = [&](QueueKind q, int32_t sem) { e.WaitN(q, sem, T); };
+    // The team's DMAs of one slot, dealt round-robin over its cores (all cores deal alike).
+    int64_t dealt = 0;
+    auto deal = [&](const std::vector<Instr>& jobs) {
+      for (size_t d = 0; d < jobs.size(); ++d)
+        if ((dealt + static_cast<int64_t>(d)) % T == me) EmitDma(e, t, jobs[d]);
+      dealt += static_cast<int64_t>(jobs.size());
     };
-    // Initial tokens: every slot starts free.
+    std::vector<Instr> jobs;
+    // Initial tokens: every slot starts free (of each core of the team).
     for (int s = 0; s < nbuf; ++s) {
-      e.Signal(QueueKind::kExecute, kStreamFree);
-      e.Signal(QueueKind::kExecute, kResidentFree);
+      signal_team(QueueKind::kExecute, kStreamFree + s);
+      signal_team(QueueKind::kExecute, kResidentFree + s);
       e.Signal(QueueKind::kVector, kAccFree);
       e.Signal(QueueKind::kVector, kParamsFree);
       e.Signal(QueueKind::kStore, kOutFree);
     }
     int ss = 0, rs = 0, ts = 0;  // stream, resident and per-tile slot rotation
-    for (const std::vector<OutTile>& item : per_core[c]) {
-      const OutTile& first = item.front();
+    for (const std::vector<Block>& item : per_team[team]) {
+      const Block& first = item.front();
       const int64_t rdst = resident(rs);
       if (tl.resident != Resident::kNone) {
-        e.Wait(QueueKind::kLoad, kResidentFree);
+        wait_team(QueueKind::kLoad, kResidentFree + rs);
+        jobs.clear();
         if (tl.resident == Resident::kWeights) {
-          load_weights(e, 0, l.k(), first.n0, first.tn, rdst);
+          auto [n0, nn] = block_n(first);
+          load_weights(jobs, 0, l.k(), n0, nn, rdst, T);
         } else {
-          for (const KStep& s : steps) load_input(e, first, s, rdst + s.k_offset * es, y.k_total * es);
+          for (int i = 0; i < TM; ++i)
+            if (auto o = tile_of(first, i, 0))
+              for (const KStep& s : steps) load_input(jobs, *o, s, rdst + i * y.r_tile + s.k_offset * es, y.k_total * es, TN);
         }
-        e.Signal(QueueKind::kLoad, kResidentFull);
-        e.Wait(QueueKind::kExecute, kResidentFull);
+        deal(jobs);
+        signal_team(QueueKind::kLoad, kResidentFull + rs);
+        wait_team(QueueKind::kExecute, kResidentFull + rs);
       }
-      for (const OutTile& o : item) {
+      for (const Block& blk : item) {
+        const std::optional<OutTile> mine = tile_of(blk, ti, tj);
+        const OutTile o = mine.value_or(OutTile{});
+        const auto [bn0, bnn] = block_n(blk);
         const int64_t acc = ts * acc_slot, par = params(ts), obuf = out(ts);
-        e.Wait(QueueKind::kLoad, kParamsFree);
-        Instr pl{.op = Opcode::kDmaLoad};
-        pl.dram_addr = p_addr + int64_t{12} * o.n0;
-        pl.sram_addr = par;
-        pl.row_bytes = pl.sram_row_bytes = 12 * o.tn;
-        EmitDma(e, t, pl);
-        e.Wait(QueueKind::kExecute, kAccFree);
+        if (mine) {
+          e.Wait(QueueKind::kLoad, kParamsFree);
+          Instr pl{.op = Opcode::kDmaLoad};
+          pl.dram_addr = p_addr + int64_t{12} * o.n0;
+          pl.sram_addr = par;
+          pl.row_bytes = pl.sram_row_bytes = 12 * o.tn;
+          EmitDma(e, t, pl);
+          e.Wait(QueueKind::kExecute, kAccFree);
+        }
         if (tl.band) {
           const int rows = (o.th - 1) * l.stride_h + (l.kernel_h - 1) * l.dilation_h + 1;
           const int wp = (OW - 1) * l.stride_w + (l.kernel_w - 1) * l.dilation_w + 1;
@@ -409,7 +492,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
           for (int c0 = 0, si = 0; c0 < C; c0 += tl.tile_c, ++si) {
             const int tc = std::min(tl.tile_c, C - c0);
             const int64_t sdst = stream(ss), pix = int64_t{tc} * es, row = int64_t{wp} * pix;
-            e.Wait(QueueKind::kLoad, kStreamFree);
+            e.Wait(QueueKind::kLoad, kStreamFree + ss);
             Instr in{.op = Opcode::kDmaLoad};
             in.pad = static_cast<int8_t>(l.x_zero_point);
             if (tc == C) {
@@ -441,8 +524,8 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
               in.dims[1] = {wp, C * es, pix, xlo, xhi};
             }
             EmitDma(e, t, in);
-            e.Signal(QueueKind::kLoad, kStreamFull);
-            e.Wait(QueueKind::kExecute, kStreamFull);
+            e.Signal(QueueKind::kLoad, kStreamFull + ss);
+            e.Wait(QueueKind::kExecute, kStreamFull + ss);
             for (int yy = 0; yy < o.th; ++yy)
               for (int kh = 0; kh < l.kernel_h; ++kh)
                 for (int kw = 0; kw < l.kernel_w; ++kw) {
@@ -460,50 +543,59 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
                   mm.fp16 = l.fp16;
                   e.Add(QueueKind::kExecute, mm);
                 }
-            e.Signal(QueueKind::kExecute, kStreamFree);
+            e.Signal(QueueKind::kExecute, kStreamFree + ss);
             ss = (ss + 1) % nbuf;
           }
         }
         for (size_t si = 0; si < (tl.band ? 0 : steps.size()); ++si) {
           const KStep& s = steps[si];
           const int64_t sdst = stream(ss);
-          e.Wait(QueueKind::kLoad, kStreamFree);
+          wait_team(QueueKind::kLoad, kStreamFree + ss);
+          jobs.clear();
+          auto load_block_input = [&](int64_t dst) {
+            for (int i = 0; i < TM; ++i)
+              if (auto m = tile_of(blk, i, 0)) load_input(jobs, *m, s, dst + i * y.a_tile, s.k() * es, TN);
+          };
           Instr mm{.op = Opcode::kMatMul};
           switch (tl.resident) {
             case Resident::kNone:
-              load_input(e, o, s, sdst, s.k() * es);
-              load_weights(e, s.k_offset, s.k(), o.n0, o.tn, sdst + y.stream_a_bytes);
-              mm.a_addr = sdst;
+              load_block_input(sdst);
+              load_weights(jobs, s.k_offset, s.k(), bn0, bnn, sdst + y.stream_a_bytes, TM);
+              mm.a_addr = sdst + ti * y.a_tile;
               mm.a_stride = static_cast<int32_t>(s.k() * es);
-              mm.b_addr = sdst + y.stream_a_bytes;
+              mm.b_addr = sdst + y.stream_a_bytes + (o.n0 - bn0) * es;
               break;
             case Resident::kWeights:
-              load_input(e, o, s, sdst, s.k() * es);
-              mm.a_addr = sdst;
+              load_block_input(sdst);
+              mm.a_addr = sdst + ti * y.a_tile;
               mm.a_stride = static_cast<int32_t>(s.k() * es);
-              mm.b_addr = rdst + s.k_offset * o.tn * es;
+              mm.b_addr = rdst + (s.k_offset * bnn + (o.n0 - bn0)) * es;
               break;
             case Resident::kInput:
-              load_weights(e, s.k_offset, s.k(), o.n0, o.tn, sdst);
-              mm.a_addr = rdst + s.k_offset * es;
+              load_weights(jobs, s.k_offset, s.k(), bn0, bnn, sdst, TM);
+              mm.a_addr = rdst + ti * y.r_tile + s.k_offset * es;
               mm.a_stride = static_cast<int32_t>(y.k_total * es);
-              mm.b_addr = sdst;
+              mm.b_addr = sdst + (o.n0 - bn0) * es;
               break;
           }
-          e.Signal(QueueKind::kLoad, kStreamFull);
-          e.Wait(QueueKind::kExecute, kStreamFull);
-          mm.b_stride = static_cast<int32_t>(o.tn * es);
-          mm.acc_addr = acc;
-          mm.acc_stride = o.tn * 4;
-          mm.m = o.m();
-          mm.k = s.k();
-          mm.n = o.tn;
-          mm.accumulate = si > 0;
-          mm.fp16 = l.fp16;
-          e.Add(QueueKind::kExecute, mm);
-          e.Signal(QueueKind::kExecute, kStreamFree);
+          deal(jobs);
+          signal_team(QueueKind::kLoad, kStreamFull + ss);
+          wait_team(QueueKind::kExecute, kStreamFull + ss);
+          if (mine) {
+            mm.b_stride = static_cast<int32_t>(bnn * es);
+            mm.acc_addr = acc;
+            mm.acc_stride = o.tn * 4;
+            mm.m = o.m();
+            mm.k = s.k();
+            mm.n = o.tn;
+            mm.accumulate = si > 0;
+            mm.fp16 = l.fp16;
+            e.Add(QueueKind::kExecute, mm);
+          }
+          signal_team(QueueKind::kExecute, kStreamFree + ss);
           ss = (ss + 1) % nbuf;
         }
+        if (!mine) continue;
         e.Signal(QueueKind::kExecute, kAccFull);
         e.Wait(QueueKind::kVector, kAccFull);
         e.Wait(QueueKind::kVector, kOutFree);
@@ -538,12 +630,17 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
         e.Signal(QueueKind::kStore, kOutFree);
         ts = (ts + 1) % nbuf;
       }
-      if (tl.resident != Resident::kNone) e.Signal(QueueKind::kExecute, kResidentFree);
+      if (tl.resident != Resident::kNone) signal_team(QueueKind::kExecute, kResidentFree + rs);
       rs = (rs + 1) % nbuf;
     }
-    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
   }
-  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  size_t count = 2;
+  for (const CoreEmitter& e : emitters)
+    for (const auto& q : e.q) count += q.size();
+  p.instrs.reserve(count);
+  p.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  for (const CoreEmitter& e : emitters)
+    for (const auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
   p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
   p.task_names = {fmt::format("{} ({}x{}x{})", l.name, l.m(), l.k(), l.n())};
   return p;

@@ -20,6 +20,13 @@
 // the execute queue multiplies, the vector queue requantizes, the store queue writes back,
 // linked by tokens; with double buffering each buffer kind has two slots and its "free"
 // semaphore starts with two tokens.
+//
+// Teams (Tiling::team_m x team_n cores) share operands through the shared SRAM: a team
+// computes a block of team_m M tiles x team_n N tiles, core (i, j) the tile (i, j) in its own
+// accumulators, and the block's operands (its input rows and its weight columns, streamed per
+// K step or resident) are loaded once per team, the DMAs dealt over the team's load queues.
+// Each slot has its own "full" and "free" semaphores; every core of the team signals them on
+// every core of the team and waits for one token per core, so the team moves in lockstep.
 #pragma once
 
 #include <cstdint>
@@ -75,12 +82,16 @@ struct Tiling {
   // one MATMUL per (output row, kernel position) reads the shifted window from SRAM.
   // Needs weights resident, kw_group 1 and full-width tiles.
   bool band = false;
+  // Cores per team along M and N (see above); cores must be a multiple of team_m * team_n.
+  // 1 x 1: every core loads its own operands. Not with band mode.
+  int team_m = 1, team_n = 1;
+  int team() const { return team_m * team_n; }
   std::string ToString() const;
 };
 
 // SRAM and accumulator bytes a tiling needs (all cores), or an error saying what does not fit.
 struct Footprint {
-  int64_t sram_per_core = 0, sram_total = 0, acc_per_core = 0;
+  int64_t sram_per_team = 0, sram_total = 0, acc_per_core = 0;
 };
 StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tiling);
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "../kernels/conv_test_util.h"
 #include "npu/lower.h"
@@ -216,6 +217,23 @@ TEST(NpuFunctionalTest, EveryResidencyAndBuffering) {
           Tiling tl{2, 9, 20, g, 16, r, db, cores};
           CheckCase(c, DefaultTarget(), tl, Describe(c.layer));
         }
+  // Teams sharing their operands through the SRAM (some cores without a tile in the last
+  // blocks): 2x2 and 1x3, 3x1 teams, 4x4 of 16 cores.
+  for (auto [tm, tn, cores] : {std::tuple{2, 2, 4}, {1, 3, 3}, {3, 1, 6}, {4, 4, 16}})
+    for (Resident r : {Resident::kWeights, Resident::kInput, Resident::kNone})
+      for (bool db : {false, true})
+        for (int g : {1, 3}) {
+          Tiling tl{2, 9, 20, g, 16, r, db, cores};
+          tl.team_m = tm;
+          tl.team_n = tn;
+          CheckCase(c, DefaultTarget(), tl, Describe(c.layer) + " teams");
+        }
+  {
+    Tiling tl{1, 4, 8, 1, 16, Resident::kNone, true, 8};  // one-row tiles, channel-split K steps
+    tl.team_m = 4;
+    tl.team_n = 2;
+    CheckCase(c, DefaultTarget(), tl, Describe(c.layer) + " teams, narrow tiles");
+  }
   // Band mode: whole channels (contiguous rows, fill-only left padding) and channel chunks.
   for (int tc : {20, 8})
     for (bool db : {false, true})
@@ -232,34 +250,44 @@ TEST(NpuFunctionalTest, EveryResidencyAndBuffering) {
 }
 
 TEST(NpuFunctionalTest, MissingTokenComputesWrongNumbers) {
-  // Drop the WAIT that makes the execute queue wait for its data: the simulator runs the
-  // MATMUL before the load has landed, so the output must differ from the reference.
+  // Drop the WAIT that makes a core's execute queue wait for its data: the simulator runs the
+  // MATMUL before the load has landed, so the output must differ from the reference. Alone,
+  // the core waits for its own load; in a team of two, core 1 waits for the weights core 0
+  // loads for both.
   std::mt19937 rng(3);
   Case c = RandomConv(rng, true);
-  c.layer = ConvLayer::MatMul("mm", 64, 64, 32);
-  c.layer.weights.assign(64 * 32, 3);
-  c.layer.bias.assign(32, 100);
+  c.layer = ConvLayer::MatMul("mm", 64, 64, 64);
+  c.layer.weights.assign(64 * 64, 3);
+  c.layer.bias.assign(64, 100);
   c.layer.requant = {*quant::QuantizeMultiplier(0.01)};
   c.x.assign(64 * 64, 5);
-  const Tiling tl{64, 1, 64, 1, 32, Resident::kWeights, true, 1};
-  LayerImage img;
-  auto p = LowerConv(c.layer, DefaultTarget(), tl, &img);
-  ASSERT_TRUE(p.ok());
-  for (size_t i = 0; i < p->instrs.size(); ++i) {
-    if (p->instrs[i].op == Opcode::kWait && p->instrs[i].queue == QueueKind::kExecute && p->instrs[i].sem == 1) {
-      p->instrs.erase(p->instrs.begin() + i);
-      break;
+  Tiling team{64, 1, 64, 1, 32, Resident::kNone, true, 2};
+  team.team_n = 2;
+  for (auto [tl, core] : {std::pair{Tiling{64, 1, 64, 1, 32, Resident::kWeights, true, 1}, 0}, {team, 1}}) {
+    for (bool drop : {false, true}) {
+      LayerImage img;
+      auto p = LowerConv(c.layer, DefaultTarget(), tl, &img);
+      ASSERT_TRUE(p.ok());
+      if (drop) {  // the core's execute-queue WAIT right before its first MATMUL (the stream slot is full)
+        size_t first_mm = 0;
+        while (p->instrs[first_mm].op != Opcode::kMatMul || p->instrs[first_mm].core != core) ++first_mm;
+        size_t wait = first_mm - 1;
+        ASSERT_EQ(p->instrs[wait].op, Opcode::kWait);
+        ASSERT_EQ(p->instrs[wait].queue, QueueKind::kExecute);
+        p->instrs.erase(p->instrs.begin() + wait);
+      }
+      std::vector<uint8_t> dram(p->dram_bytes, 0);
+      std::copy(c.x.begin(), c.x.end(), reinterpret_cast<int8_t*>(dram.data() + img.input_addr));
+      SimOptions opt;
+      opt.functional = true;
+      opt.dram = &dram;
+      auto r = Simulate(*p, DefaultTarget(), opt);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      const std::vector<int8_t> want = Reference(c);
+      EXPECT_EQ(std::equal(want.begin(), want.end(), reinterpret_cast<int8_t*>(dram.data() + img.output_addr)), !drop)
+          << tl.ToString() << (drop ? " without" : " with") << " the WAIT";
     }
   }
-  std::vector<uint8_t> dram(p->dram_bytes, 0);
-  std::copy(c.x.begin(), c.x.end(), reinterpret_cast<int8_t*>(dram.data() + img.input_addr));
-  SimOptions opt;
-  opt.functional = true;
-  opt.dram = &dram;
-  auto r = Simulate(*p, DefaultTarget(), opt);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const std::vector<int8_t> want = Reference(c);
-  EXPECT_FALSE(std::equal(want.begin(), want.end(), reinterpret_cast<int8_t*>(dram.data() + img.output_addr)));
 }
 
 TEST(NpuFunctionalTest, EltwiseAddAndRelu) {
