@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -11,6 +12,7 @@ namespace edgec::npu {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<int> Powers(int base, int limit) {
   std::vector<int> v;
@@ -39,7 +41,17 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
   std::vector<bool> buffering;
   if (opt.allow_double) buffering.push_back(true);
   if (opt.allow_single || !opt.allow_double) buffering.push_back(false);
-  std::vector<Tiling> out;
+  // Team shapes per core count: all the cores in one team, and teams of 4.
+  auto team_shapes = [](int nc) {
+    std::vector<std::pair<int, int>> v;
+    for (int size : {nc, 4})
+      if (size > 1 && size <= nc && nc % size == 0)
+        for (int tm = 1; tm <= size; ++tm)
+          if (size % tm == 0 && std::find(v.begin(), v.end(), std::pair{tm, size / tm}) == v.end())
+            v.push_back({tm, size / tm});
+    return v;
+  };
+  std::vector<Tiling> out, teamed;
   for (auto [th, tw] : m_shapes)
     for (auto [g, tc] : k_steps)
       for (int tn : ns)
@@ -53,11 +65,30 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
                 const int64_t btiles = CeilDiv(OH, th) * l.batch * CeilDiv(l.out_channels, b.tile_n);
                 if ((nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok()) out.push_back(b);
               }
+              // Teams: blocks of team_m x team_n tiles, at least one per row and column of the
+              // team; single buffering when double does not fit (large blocks want the SRAM).
+              const int64_t m_tiles = CeilDiv(OH, th) * CeilDiv(OW, tw) * l.batch;
+              const int64_t n_tiles = CeilDiv(l.out_channels, tl.tile_n);
+              for (auto [tm, tn] : team_shapes(nc)) {
+                if (tm > m_tiles || tn > n_tiles) continue;
+                const int64_t blocks = CeilDiv(m_tiles, tm) * CeilDiv(n_tiles, tn);
+                if (blocks < nc / (tm * tn) / 2) continue;
+                Tiling tt = tl;
+                tt.team_m = tm;
+                tt.team_n = tn;
+                if (CheckTiling(l, t, tt).ok()) {
+                  teamed.push_back(tt);
+                } else if (db && !opt.allow_single) {
+                  tt.double_buffer = false;
+                  if (CheckTiling(l, t, tt).ok()) teamed.push_back(tt);
+                }
+              }
               // More cores than output tiles gains nothing.
-              const int64_t tiles = CeilDiv(OH, th) * CeilDiv(OW, tw) * l.batch * CeilDiv(l.out_channels, tl.tile_n);
+              const int64_t tiles = m_tiles * n_tiles;
               if (nc > 1 && tiles < nc / 2) continue;
               if (CheckTiling(l, t, tl).ok()) out.push_back(tl);
             }
+  out.insert(out.end(), teamed.begin(), teamed.end());
   return out;
 }
 
@@ -65,7 +96,11 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
   const int64_t es = l.elem_bytes();
   const int64_t mt = CeilDiv(l.out_h(), tl.tile_h) * CeilDiv(l.out_w(), tl.tile_w) * l.batch;
   const int64_t nt = CeilDiv(l.out_channels, tl.tile_n);
-  const int64_t tiles = mt * nt, tm = int64_t{tl.tile_h} * tl.tile_w, tn = tl.tile_n, K = l.k();
+  // A team computes blocks of team_m x team_n tiles (one per core) and loads each block's
+  // operands once: per core, one tile per block; the traffic is that of blocks.
+  const int T = tl.team();
+  const int64_t tiles = CeilDiv(mt, tl.team_m) * CeilDiv(nt, tl.team_n), tm = int64_t{tl.tile_h} * tl.tile_w;
+  const int64_t tn = tl.tile_n, K = l.k(), bm = tm * tl.team_m, bn = tn * tl.team_n;
   const int64_t steps = CeilDiv(l.kernel_w, tl.kw_group) * l.kernel_h * CeilDiv(l.channels, tl.tile_c);
   const int64_t kstep = K / std::max<int64_t>(1, steps);
   double tile_compute = steps * MatMulCycles(t, tm, kstep, tn, l.fp16);
@@ -74,32 +109,51 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
     tile_compute = double(tl.tile_h) * l.kernel_h * l.kernel_w * csteps *
                    MatMulCycles(t, tl.tile_w, std::min(tl.tile_c, l.channels), tn, l.fp16);
   }
-  const int64_t tiles_per_core = CeilDiv(tiles, tl.cores);
-  const double compute = tiles_per_core * tile_compute;
-  const int64_t groups = tl.resident == Resident::kInput ? mt : nt;
-  const int64_t items = std::max<int64_t>(groups, std::min<int64_t>(tl.cores, tiles));
-  double bytes = static_cast<double>(l.m() * l.n() * es);
+  const int64_t teams = tl.cores / T;
+  const int64_t tiles_per_core = CeilDiv(tiles, teams);
+  const int64_t groups = tl.resident == Resident::kInput ? CeilDiv(mt, tl.team_m) : CeilDiv(nt, tl.team_n);
+  const int64_t items = std::max<int64_t>(groups, std::min<int64_t>(teams, tiles));
+  // DRAM bytes of the input, weights and output, each with the burst efficiency of its rows
+  // (short rows waste bursts).
+  const double burst = t.dram.burst_bytes;
+  auto bursts = [&](double bytes, double row) { return bytes * std::ceil(row / burst) * burst / row; };
   int64_t dmas_per_tile = 2 + steps * (tl.resident == Resident::kNone ? 2 : 1) * tl.kw_group;
+  if (T > 1) {  // a block's DMAs per step dealt over the team: its input in team_n parts per tile, its weights in team_m
+    const int64_t a = tl.resident == Resident::kInput ? 0 : int64_t{tl.team_m} * tl.team_n * tl.kw_group;
+    const int64_t b = tl.resident == Resident::kWeights ? 0 : tl.team_m;
+    dmas_per_tile = 2 + steps * CeilDiv(a + b, T);
+  }
+  double in_bytes = 0, w_bytes = 0;
   switch (tl.resident) {
-    case Resident::kNone: bytes += tiles * (tm * K + K * tn) * es; break;
+    case Resident::kNone:
+      in_bytes = double(tiles) * bm * K * es;
+      w_bytes = double(tiles) * K * bn * es;
+      break;
     case Resident::kWeights:
+      in_bytes = double(tiles) * bm * K * es;
+      w_bytes = double(items) * K * bn * es;
       if (tl.band) {
         const double rows = double(tl.tile_h - 1) * l.stride_h + double(l.kernel_h - 1) * l.dilation_h + 1;
         const double wp = double(l.out_w() - 1) * l.stride_w + double(l.kernel_w - 1) * l.dilation_w + 1;
-        bytes += tiles * rows * wp * l.channels * es + items * K * tn * es;
+        in_bytes = tiles * rows * wp * l.channels * es;
         dmas_per_tile = 2 + CeilDiv(l.channels, tl.tile_c) * 2;
-      } else {
-        bytes += (tiles * tm * K + items * K * tn) * es;
       }
       break;
-    case Resident::kInput: bytes += (tiles * K * tn + items * tm * K) * es; break;
+    case Resident::kInput:
+      in_bytes = double(items) * bm * K * es;
+      w_bytes = double(tiles) * K * bn * es;
+      break;
   }
-  // Short rows waste bursts.
-  const double row = static_cast<double>(tl.tile_c * es) * (tl.band && tl.tile_c >= l.channels ? l.in_w : 1);
-  const double burst_eff = row / (std::ceil(row / t.dram.burst_bytes) * t.dram.burst_bytes);
-  const double dram = bytes / std::max(0.05, std::min(1.0, burst_eff)) / t.dram_bytes_per_cycle();
+  const double out_bytes = double(l.m() * l.n() * es);
+  const double in_row = double(tl.tile_c * es) * (tl.band && tl.tile_c >= l.channels ? l.in_w : 1);
+  // Without teams every byte is charged the input rows' burst efficiency (the ranking the
+  // single-core search has always used); teams charge each operand its own rows.
+  const double in_eff = std::max(0.05, in_row / (std::ceil(in_row / burst) * burst));
+  const double dram = (T == 1 ? (in_bytes + w_bytes + out_bytes) / in_eff
+                              : bursts(in_bytes, in_row) + bursts(w_bytes, double(std::min<int64_t>(bn, l.n()) * es)) +
+                                    bursts(out_bytes, double(std::min<int64_t>(tn, l.n()) * es))) /
+                      t.dram_bytes_per_cycle();
   const double per_dma = t.dma.setup_cycles + t.dram.read_latency_cycles;
-  const double overhead = tiles_per_core * dmas_per_tile * per_dma;
   // Per tile the stages overlap (the load queue issues in order, so its DMAs' setup and
   // latency add up); the pipeline fills with the first load and drains with the last
   // requantize and store.
@@ -109,7 +163,6 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
   const double load_t = double(dmas_per_tile - 1) * per_dma;
   const double store_dma = t.dma.setup_cycles + t.dram.write_latency_cycles;
   const double fill = per_dma + vec + store_dma + tile_compute / std::max<int64_t>(1, steps);
-  (void)overhead;
   if (tl.double_buffer)
     return std::max(dram, tiles_per_core * std::max({load_t, tile_compute, vec, store_dma})) + fill;
   return tiles_per_core * (load_t + tile_compute + vec + store_dma) + dram;
@@ -123,65 +176,80 @@ StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Ti
 }
 
 StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const TilerOptions& opt) {
-  std::vector<Tiling> cands = TilingCandidates(l, t, opt);
+  const std::vector<Tiling> cands = TilingCandidates(l, t, opt);
   if (cands.empty())
     return InvalidArgument("layer '{}' ({}x{}x{}): no tiling fits {} bytes of SRAM and {} accumulator bytes", l.name,
                            l.m(), l.k(), l.n(), t.shared_sram.bytes, t.ai_cores.accumulator_bytes);
-  std::vector<std::pair<double, size_t>> ranked;
-  for (size_t i = 0; i < cands.size(); ++i) ranked.push_back({EstimateCycles(l, t, cands[i]), i});
-  std::sort(ranked.begin(), ranked.end());
-  // Heuristic: the best estimates overall, plus the best estimate of each family (core count,
-  // residency, buffering), since the estimate ranks well within a family and less well across.
-  std::vector<size_t> pick;
-  std::map<std::tuple<int, int, bool>, int> families;
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    const Tiling& tl = cands[ranked[i].second];
-    const bool top = static_cast<int>(i) < std::max(2, opt.simulate_top);
-    const bool first_of_family =
-        families[{tl.cores, static_cast<int>(tl.resident) + (tl.band ? 8 : 0), tl.double_buffer}]++ < 3;
-    if (opt.exhaustive || top || first_of_family) pick.push_back(i);
-  }
-  std::vector<std::pair<double, size_t>> chosen;
-  for (size_t i : pick) chosen.push_back(ranked[i]);
-  ranked = chosen;
-  const size_t n = ranked.size();
   std::vector<TileChoice> sims;
-  TilerResult r;
-  r.candidates = static_cast<int>(cands.size());
   std::vector<Stats> stats;
-  for (size_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(SimResult s, SimulateTiling(l, t, cands[ranked[i].second]));
-    sims.push_back({cands[ranked[i].second], s.total.cycles, ranked[i].first});
+  std::set<size_t> done;
+  auto simulate = [&](size_t i, double estimate) -> Status {
+    done.insert(i);
+    ASSIGN_OR_RETURN(SimResult s, SimulateTiling(l, t, cands[i]));
+    sims.push_back({cands[i], s.total.cycles, estimate});
     stats.push_back(s.total);
-  }
-  // Coordinate descent from the best simulated: candidates that differ in one attribute.
-  if (!opt.exhaustive) {
-    std::set<size_t> done;
-    for (auto& [est, idx] : ranked) done.insert(idx);
+    return Status::Ok();
+  };
+  // One search over the candidates with `teamed` teams or not: the best estimates overall, plus
+  // the best estimates of each family (core count, residency, buffering, team size), since the
+  // estimate ranks well within a family and less well across; then a coordinate descent from
+  // the best simulated of the search over candidates that differ in one attribute.
+  auto search = [&](bool teamed) -> Status {
+    std::vector<std::pair<double, size_t>> ranked;
+    for (size_t i = 0; i < cands.size(); ++i)
+      if ((cands[i].team() > 1) == teamed) ranked.push_back({EstimateCycles(l, t, cands[i]), i});
+    if (ranked.empty()) return Status::Ok();
+    std::sort(ranked.begin(), ranked.end());
+    std::map<std::tuple<int, int, bool, int>, int> families;
+    const size_t first = sims.size();
+    // Teams multiply the candidates; beyond the top few, those whose estimate is more than a
+    // third above the fastest simulated tiling are not simulated (a team tiling has not been
+    // seen to simulate below 0.75x its estimate).
+    double fastest = kInf;
+    for (const TileChoice& c : sims) fastest = std::min(fastest, c.cycles);
+    auto hopeless = [&](double estimate) { return teamed && 0.75 * estimate > fastest; };
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const Tiling& tl = cands[ranked[i].second];
+      const bool top = static_cast<int>(i) < std::max(2, opt.simulate_top);
+      const bool first_of_family = families[{tl.cores, static_cast<int>(tl.resident) + (tl.band ? 8 : 0),
+                                             tl.double_buffer, tl.team()}]++ < 3;
+      if (opt.exhaustive || top || (first_of_family && !hopeless(ranked[i].first)))
+        RETURN_IF_ERROR(simulate(ranked[i].second, ranked[i].first));
+    }
+    if (opt.exhaustive) return Status::Ok();
     auto differs = [](const Tiling& a, const Tiling& b) {
       return int(a.tile_h != b.tile_h || a.tile_w != b.tile_w) + int(a.tile_c != b.tile_c || a.kw_group != b.kw_group) +
              int(a.tile_n != b.tile_n) + int(a.resident != b.resident) + int(a.double_buffer != b.double_buffer) +
-             int(a.cores != b.cores) + int(a.band != b.band);
+             int(a.cores != b.cores) + int(a.band != b.band) + int(a.team_m != b.team_m || a.team_n != b.team_n);
     };
     for (int round = 0; round < 4; ++round) {
-      size_t best = 0;
-      for (size_t i = 1; i < sims.size(); ++i)
+      if (sims.size() == first) break;
+      size_t best = first;
+      for (size_t i = first + 1; i < sims.size(); ++i)
         if (sims[i].cycles < sims[best].cycles) best = i;
       const Tiling center = sims[best].tiling;
+      const double best_cycles = sims[best].cycles;
       bool improved = false;
       for (size_t i = 0; i < cands.size(); ++i) {
+        if ((cands[i].team() > 1) != teamed || done.count(i)) continue;
         const int d = differs(cands[i], center);
         // One attribute, or one plus the core count (a new split often wants other cores).
-        if (done.count(i) || d == 0 || d > 2 || (d == 2 && cands[i].cores == center.cores)) continue;
-        done.insert(i);
-        ASSIGN_OR_RETURN(SimResult s, SimulateTiling(l, t, cands[i]));
-        sims.push_back({cands[i], s.total.cycles, EstimateCycles(l, t, cands[i])});
-        stats.push_back(s.total);
-        improved |= s.total.cycles < sims[best].cycles;
+        if (d == 0 || d > 2 || (d == 2 && cands[i].cores == center.cores)) continue;
+        const double estimate = EstimateCycles(l, t, cands[i]);
+        if (hopeless(estimate)) continue;
+        RETURN_IF_ERROR(simulate(i, estimate));
+        improved |= sims.back().cycles < best_cycles;
       }
       if (!improved) break;
     }
-  }
+    return Status::Ok();
+  };
+  // Tilings without teams first (each core loads its own operands), then with teams: the
+  // second search only adds tilings, so it never ends slower than the first alone.
+  RETURN_IF_ERROR(search(false));
+  RETURN_IF_ERROR(search(true));
+  TilerResult r;
+  r.candidates = static_cast<int>(cands.size());
   r.simulated = static_cast<int>(sims.size());
   std::vector<size_t> order(sims.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -1,10 +1,15 @@
 // The tiler: picks a tiling per layer (tile sizes, K step, which operand stays resident,
-// buffering, cores) that fits SRAM and the accumulators, minimizing simulated cycles.
+// buffering, cores, teams of cores sharing operands) that fits SRAM and the accumulators,
+// minimizing simulated cycles, then DRAM traffic among the tilings within traffic_slack.
 //
 // Heuristic mode: every legal candidate gets an analytic estimate (compute per core vs DRAM
 // traffic vs per-DMA overhead); the best few overall and per family (cores, residency,
-// buffering) are lowered and simulated, then a coordinate descent simulates the neighbours
-// (one attribute changed) of the best until none is faster; the fastest wins.
+// buffering, team size) are lowered and simulated, then a coordinate descent simulates the
+// neighbours (one attribute changed) of the best until none is faster. This search runs
+// twice: over the tilings without teams, then over those with teams (skipping, beyond the
+// top few, team tilings whose estimate is far above the fastest simulated), so adding teams
+// never makes a layer slower than without them. Team tilings that do not fit double-buffered
+// are also offered single-buffered (a large block of output tiles wants the SRAM).
 // Exhaustive mode simulates every candidate (for small layers; tests use it to show the
 // heuristic is within 5% of the best). Both report the choice and the runner-up.
 #pragma once

@@ -52,11 +52,11 @@ TEST(NpuEstimateTest, Fp16StreamsTwiceTheWeights) {
 }
 
 TEST(NpuEstimateTest, GemmTrafficAgainstTheSqrtSramBound) {
-  // The tiler minimizes cycles (then traffic within 3%). Its DRAM traffic on a GEMM is
-  // printed against the lower bound max(compulsory, 2*M*N*K / sqrt(SRAM)) (Hong and Kung).
-  // Known gap (docs/npu.md): the bound is not reached because output tiles live in the
-  // 128 KiB accumulators (tm * tn <= 16K for two slots), and with SRAM to spare the fastest
-  // schedule gives each core its own copy of the resident operand.
+  // The tiler minimizes cycles (then traffic within 3%). Its DRAM traffic on a GEMM stays
+  // within 2x of the lower bound max(compulsory, 2*M*N*K / sqrt(SRAM)) (Hong and Kung): the
+  // layer is memory-bound, and teams of cores share one copy of each operand block in the
+  // SRAM, so a block of output tiles as large as all the cores' accumulators together is
+  // computed from one load of its input rows and weight columns.
   const ConvLayer l = ConvLayer::MatMul("gemm", 512, 1024, 1024);
   std::map<std::string, double> traffic;
   for (const char* sram : {"256K", "512K", "1M", "2M", "4M"}) {
@@ -70,7 +70,7 @@ TEST(NpuEstimateTest, GemmTrafficAgainstTheSqrtSramBound) {
     std::printf("SRAM %s: traffic %.2f MB, bound %.2f MB (%.2fx), %s\n", sram, traffic[sram] / 1e6, bound / 1e6,
                 traffic[sram] / bound, c->best.tiling.ToString().c_str());
     EXPECT_GE(traffic[sram], compulsory);
-    EXPECT_LE(traffic[sram], 5 * bound) << sram;
+    EXPECT_LE(traffic[sram], 2 * bound) << sram << " " << c->best.tiling.ToString();
   }
   EXPECT_LT(traffic["1M"], traffic["256K"]);
 }
