@@ -8,10 +8,11 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Single buffering is always a candidate (double may not pay on a vector layer whose loads
+// are short); double only when allowed.
 std::vector<bool> Bufferings(const TilerOptions& opt) {
-  std::vector<bool> b;
+  std::vector<bool> b = {false};
   if (opt.allow_double) b.push_back(true);
-  if (opt.allow_single || !opt.allow_double) b.push_back(false);
   return b;
 }
 

@@ -21,7 +21,8 @@ struct VectorTiling {
 
 // Candidates: chunks that spread the elements over 1..all cores in 1..8 steps per core (and
 // powers of two down to 256 elements), or pool tiles of 1..all output rows by 16..all channels,
-// with the buffering `opt` allows; those that do not fit SRAM are skipped. Fails when none fits.
+// single-buffered and, when `opt` allows it, double-buffered; those that do not fit SRAM are
+// skipped. Fails when none fits.
 StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt = {});
