@@ -13,6 +13,24 @@ StatusOr<Dims> StaticDims(const Node& n, int i) {
   return n.inputs()[i]->type.dims;
 }
 
+// The geometry fields every NPU window layer has (conv, depthwise, pool), from an NCHW input
+// and the resolved window.
+template <typename Layer>
+void FillWindow(Layer& l, const Dims& x, const WindowGeometry& g) {
+  l.batch = static_cast<int>(x[0]);
+  l.channels = static_cast<int>(x[1]);
+  l.in_h = static_cast<int>(x[2]);
+  l.in_w = static_cast<int>(x[3]);
+  l.kernel_h = static_cast<int>(g.kernel[0]);
+  l.kernel_w = static_cast<int>(g.kernel[1]);
+  l.stride_h = static_cast<int>(g.strides[0]);
+  l.stride_w = static_cast<int>(g.strides[1]);
+  l.pad_top = static_cast<int>(g.pad_begin[0]);
+  l.pad_left = static_cast<int>(g.pad_begin[1]);
+  l.pad_bottom = static_cast<int>(g.pad_end[0]);
+  l.pad_right = static_cast<int>(g.pad_end[1]);
+}
+
 // Fills the conv geometry of `l` from a 4-d input and OIHW weights.
 Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer& l) {
   if (x.size() != 4) return Unimplemented("{}-d conv (only 2-d)", static_cast<int>(x.size()) - 2);
@@ -26,21 +44,10 @@ Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer&
   o.kernel_from_weights = &kernel;
   ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, o));
   ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
-  l.batch = static_cast<int>(x[0]);
-  l.channels = static_cast<int>(x[1]);
-  l.in_h = static_cast<int>(x[2]);
-  l.in_w = static_cast<int>(x[3]);
+  FillWindow(l, x, g);
   l.out_channels = static_cast<int>(w[0]);
-  l.kernel_h = static_cast<int>(w[2]);
-  l.kernel_w = static_cast<int>(w[3]);
-  l.stride_h = static_cast<int>(g.strides[0]);
-  l.stride_w = static_cast<int>(g.strides[1]);
   l.dilation_h = static_cast<int>(g.dilations[0]);
   l.dilation_w = static_cast<int>(g.dilations[1]);
-  l.pad_top = static_cast<int>(g.pad_begin[0]);
-  l.pad_left = static_cast<int>(g.pad_begin[1]);
-  l.pad_bottom = static_cast<int>(g.pad_end[0]);
-  l.pad_right = static_cast<int>(g.pad_end[1]);
   return Status::Ok();
 }
 
@@ -201,18 +208,7 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
   const bool in_u8 = n.input(0)->type.dtype == DType::kU8, out_u8 = n.output(0)->type.dtype == DType::kU8;
   npu::DepthwiseLayer l;
   l.name = n.name();
-  l.batch = static_cast<int>(x[0]);
-  l.channels = static_cast<int>(C);
-  l.in_h = static_cast<int>(x[2]);
-  l.in_w = static_cast<int>(x[3]);
-  l.kernel_h = static_cast<int>(w[2]);
-  l.kernel_w = static_cast<int>(w[3]);
-  l.stride_h = static_cast<int>(g.strides[0]);
-  l.stride_w = static_cast<int>(g.strides[1]);
-  l.pad_top = static_cast<int>(g.pad_begin[0]);
-  l.pad_left = static_cast<int>(g.pad_begin[1]);
-  l.pad_bottom = static_cast<int>(g.pad_end[0]);
-  l.pad_right = static_cast<int>(g.pad_end[1]);
+  FillWindow(l, x, g);
   l.x_zero_point = in_u8 ? zx - 128 : zx;
   l.y_zero_point = out_u8 ? zy - 128 : zy;
   const int32_t lo = out_u8 ? 0 : -128, hi = out_u8 ? 255 : 127, shift = out_u8 ? -128 : 0;
@@ -349,18 +345,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     npu::PoolLayer& l = v.pool;
     l.name = n.name();
     l.max = true;
-    l.batch = static_cast<int>(xd[0]);
-    l.channels = static_cast<int>(xd[1]);
-    l.in_h = static_cast<int>(xd[2]);
-    l.in_w = static_cast<int>(xd[3]);
-    l.kernel_h = static_cast<int>(g.kernel[0]);
-    l.kernel_w = static_cast<int>(g.kernel[1]);
-    l.stride_h = static_cast<int>(g.strides[0]);
-    l.stride_w = static_cast<int>(g.strides[1]);
-    l.pad_top = static_cast<int>(g.pad_begin[0]);
-    l.pad_left = static_cast<int>(g.pad_begin[1]);
-    l.pad_bottom = static_cast<int>(g.pad_end[0]);
-    l.pad_right = static_cast<int>(g.pad_end[1]);
+    FillWindow(l, xd, g);
     const Dims& yd = y->type.dims;
     if (yd.size() != 4 || yd[2] != l.out_h() || yd[3] != l.out_w())
       return Unimplemented("max pool output {} is not the floor-rounded window count", DimsToString(yd));
