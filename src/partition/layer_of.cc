@@ -1,6 +1,7 @@
 #include "partition/layer_of.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "ir/conv_geometry.h"
 
@@ -72,6 +73,71 @@ StatusOr<int32_t> ScalarZeroPoint(const Node& n, int i, const char* what) {
   return static_cast<int32_t>(z[0]);
 }
 
+// The fused activation's clamp [edgec_qmin, edgec_qmax] of an integer node, in the NPU's
+// i8 terms (u8 values shift by -128).
+std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8) {
+  const int32_t lo = output_u8 ? 0 : -128, hi = output_u8 ? 255 : 127, shift = output_u8 ? -128 : 0;
+  return {static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift,
+          static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift};
+}
+
+// What the NPU needs of a QLinearConv/QLinearMatMul (X, xs, xz, W, ws, wz, ys, yz[, B]) with
+// `channels` output channels: symmetric int8 constant weights, per-tensor activation scales,
+// zero points and clamp in i8 terms, the int32 bias (zeros when absent) and one fixed-point
+// multiplier x_scale * w_scale / y_scale per weight scale, formed as the reference kernel
+// forms it (f32 operands).
+struct QuantizedOperands {
+  const Tensor* weights = nullptr;
+  bool input_u8 = false, output_u8 = false;
+  int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
+  std::vector<int32_t> bias;
+  std::vector<quant::FixedPointMultiplier> requant;
+};
+
+StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels) {
+  QuantizedOperands q;
+  for (const Value* v : {n.input(0), n.output(0)})
+    if (v->type.dtype != DType::kU8 && v->type.dtype != DType::kI8)
+      return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
+  q.input_u8 = n.input(0)->type.dtype == DType::kU8;
+  q.output_u8 = n.output(0)->type.dtype == DType::kU8;
+  q.weights = ConstInput(n, 3);
+  if (!q.weights) return Unimplemented("weights are not a constant");
+  if (q.weights->dtype() != DType::kI8) return Unimplemented("weights dtype {} not supported", DTypeName(q.weights->dtype()));
+  if (const Tensor* wz = ConstInput(n, 5)) {
+    for (double z : wz->ToDoubleVector())
+      if (z != 0) return Unimplemented("asymmetric weights (zero point {}) not lowered", z);
+  } else if (n.input(5)) {
+    return Unimplemented("weight zero point is not a constant");
+  }
+  ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "input scale"));
+  ASSIGN_OR_RETURN(std::vector<double> sw, Scales(n, 4, "weight scale"));
+  ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "output scale"));
+  if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-row activation scales not lowered");
+  if (sw.size() != 1 && static_cast<int64_t>(sw.size()) != channels)
+    return Unimplemented("{} weight scales for {} output channels", sw.size(), channels);
+  ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "input zero point"));
+  ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
+  q.x_zero_point = q.input_u8 ? zx - 128 : zx;
+  q.y_zero_point = q.output_u8 ? zy - 128 : zy;
+  std::tie(q.act_min, q.act_max) = ClampInI8(n, q.output_u8);
+  q.bias.assign(channels, 0);
+  if (n.op() == OpKind::kQLinearConv && n.num_inputs() > 8 && n.input(8)) {
+    const Value* b = n.input(8);
+    if (!b->is_constant() || b->constant().dtype() != DType::kI32) return Unimplemented("bias is not an int32 constant");
+    const int32_t* bd = b->constant().data<int32_t>();
+    q.bias.assign(bd, bd + channels);
+  }
+  for (size_t c = 0; c < sw.size(); ++c) {
+    const double real = static_cast<double>(static_cast<float>(sx[0])) * static_cast<float>(sw[c]) /
+                        static_cast<float>(sy[0]);
+    auto m = quant::QuantizeMultiplier(real);
+    if (!m.ok()) return Unimplemented("requantization multiplier {}: {}", real, m.status().message());
+    q.requant.push_back(*m);
+  }
+  return q;
+}
+
 }  // namespace
 
 StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
@@ -106,41 +172,20 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   if (op != OpKind::kQLinearConv && op != OpKind::kQLinearMatMul)
     return Unimplemented("{} is not lowered to the NPU", OpName(op));
   ASSIGN_OR_RETURN(npu::ConvLayer l, GemmLayerShape(n));
-  QuantizedLayer q;
-  const Value* x = n.input(0);
-  const Value* y = n.output(0);
-  for (const Value* v : {x, y})
-    if (v->type.dtype != DType::kU8 && v->type.dtype != DType::kI8)
-      return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
-  q.input_u8 = x->type.dtype == DType::kU8;
-  q.output_u8 = y->type.dtype == DType::kU8;
-  const Tensor* w = ConstInput(n, 3);
-  if (!w) return Unimplemented("weights are not a constant");
-  if (w->dtype() != DType::kI8) return Unimplemented("weights dtype {} not supported", DTypeName(w->dtype()));
-  if (const Tensor* wz = ConstInput(n, 5)) {
-    for (double z : wz->ToDoubleVector())
-      if (z != 0) return Unimplemented("asymmetric weights (zero point {}) not lowered", z);
-  } else if (n.input(5)) {
-    return Unimplemented("weight zero point is not a constant");
-  }
-  ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "input scale"));
-  ASSIGN_OR_RETURN(std::vector<double> sw, Scales(n, 4, "weight scale"));
-  ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "output scale"));
-  if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-row activation scales not lowered");
-  ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "input zero point"));
-  ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
-  l.x_zero_point = q.input_u8 ? zx - 128 : zx;
-  l.y_zero_point = q.output_u8 ? zy - 128 : zy;
-  // The fused activation's clamp, in i8 terms.
-  const int32_t lo = q.output_u8 ? 0 : -128, hi = q.output_u8 ? 255 : 127, shift = q.output_u8 ? -128 : 0;
-  l.act_min = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift;
-  l.act_max = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift;
   const int64_t K = l.k(), N = l.n();
-  if (static_cast<int64_t>(sw.size()) != 1 && static_cast<int64_t>(sw.size()) != N)
-    return Unimplemented("{} weight scales for {} output channels", sw.size(), N);
+  ASSIGN_OR_RETURN(QuantizedOperands o, QuantizedOperandsOf(n, N));
+  QuantizedLayer q;
+  q.input_u8 = o.input_u8;
+  q.output_u8 = o.output_u8;
+  l.x_zero_point = o.x_zero_point;
+  l.y_zero_point = o.y_zero_point;
+  l.act_min = o.act_min;
+  l.act_max = o.act_max;
+  l.bias = std::move(o.bias);
+  l.requant = std::move(o.requant);
   // Weights as HWIO (K x N).
   l.weights.resize(K * N);
-  const int8_t* wd = w->data<int8_t>();
+  const int8_t* wd = o.weights->data<int8_t>();
   if (op == OpKind::kQLinearConv) {
     const int C = l.channels, KH = l.kernel_h, KW = l.kernel_w;
     for (int oc = 0; oc < N; ++oc)
@@ -148,22 +193,8 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
         for (int kh = 0; kh < KH; ++kh)
           for (int kw = 0; kw < KW; ++kw)
             l.weights[((int64_t{kh} * KW + kw) * C + c) * N + oc] = wd[((int64_t{oc} * C + c) * KH + kh) * KW + kw];
-    if (const Value* b = n.input(8)) {
-      if (!b->is_constant() || b->constant().dtype() != DType::kI32) return Unimplemented("bias is not an int32 constant");
-      const int32_t* bd = b->constant().data<int32_t>();
-      l.bias.assign(bd, bd + N);
-    }
   } else {
     std::copy(wd, wd + K * N, l.weights.begin());
-  }
-  if (l.bias.empty()) l.bias.assign(N, 0);
-  // The multiplier as the reference kernel forms it (float operands), then in fixed point.
-  for (size_t c = 0; c < sw.size(); ++c) {
-    const double real = static_cast<double>(static_cast<float>(sx[0])) * static_cast<float>(sw[c]) /
-                        static_cast<float>(sy[0]);
-    auto m = quant::QuantizeMultiplier(real);
-    if (!m.ok()) return Unimplemented("requantization multiplier {}: {}", real, m.status().message());
-    l.requant.push_back(*m);
   }
   q.layer = std::move(l);
   return q;
@@ -184,54 +215,27 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
   const int64_t C = x[1];
   if (w.size() != 4 || w[0] != C || w[1] != 1) return Unimplemented("depthwise weights {} for {} channels", DimsToString(w), C);
   const Dims kernel = {w[2], w[3]};
-  WindowAttrOptions o;
-  o.kernel_from_weights = &kernel;
-  ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, o));
+  WindowAttrOptions wo;
+  wo.kernel_from_weights = &kernel;
+  ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, wo));
   ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
   for (int64_t d : g.dilations)
     if (d != 1) return Unimplemented("dilated depthwise conv not lowered");
-  const Tensor* wt = ConstInput(n, 3);
-  if (!wt || wt->dtype() != DType::kI8) return Unimplemented("weights are not an int8 constant");
-  if (const Tensor* wz = ConstInput(n, 5)) {
-    for (double z : wz->ToDoubleVector())
-      if (z != 0) return Unimplemented("asymmetric weights (zero point {}) not lowered", z);
-  } else if (n.input(5)) {
-    return Unimplemented("weight zero point is not a constant");
-  }
-  ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "input scale"));
-  ASSIGN_OR_RETURN(std::vector<double> sw, Scales(n, 4, "weight scale"));
-  ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "output scale"));
-  if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-row activation scales not lowered");
-  if (sw.size() != 1 && static_cast<int64_t>(sw.size()) != C) return Unimplemented("{} weight scales for {} channels", sw.size(), C);
-  ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "input zero point"));
-  ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
-  const bool in_u8 = n.input(0)->type.dtype == DType::kU8, out_u8 = n.output(0)->type.dtype == DType::kU8;
+  ASSIGN_OR_RETURN(QuantizedOperands o, QuantizedOperandsOf(n, C));
   npu::DepthwiseLayer l;
   l.name = n.name();
   FillWindow(l, x, g);
-  l.x_zero_point = in_u8 ? zx - 128 : zx;
-  l.y_zero_point = out_u8 ? zy - 128 : zy;
-  const int32_t lo = out_u8 ? 0 : -128, hi = out_u8 ? 255 : 127, shift = out_u8 ? -128 : 0;
-  l.act_min = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift;
-  l.act_max = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift;
+  l.x_zero_point = o.x_zero_point;
+  l.y_zero_point = o.y_zero_point;
+  l.act_min = o.act_min;
+  l.act_max = o.act_max;
   const int64_t window = int64_t{l.kernel_h} * l.kernel_w;
   l.weights.resize(window * C);
-  const int8_t* wd = wt->data<int8_t>();
+  const int8_t* wd = o.weights->data<int8_t>();
   for (int64_t c = 0; c < C; ++c)
     for (int64_t k = 0; k < window; ++k) l.weights[k * C + c] = wd[c * window + k];
-  l.bias.assign(C, 0);
-  if (const Value* b = n.input(8)) {
-    if (!b->is_constant() || b->constant().dtype() != DType::kI32) return Unimplemented("bias is not an int32 constant");
-    const int32_t* bd = b->constant().data<int32_t>();
-    l.bias.assign(bd, bd + C);
-  }
-  for (size_t c = 0; c < sw.size(); ++c) {  // as QuantizedLayerOf: the reference's f32 operands
-    const double real = static_cast<double>(static_cast<float>(sx[0])) * static_cast<float>(sw[c]) /
-                        static_cast<float>(sy[0]);
-    auto m = quant::QuantizeMultiplier(real);
-    if (!m.ok()) return Unimplemented("requantization multiplier {}: {}", real, m.status().message());
-    l.requant.push_back(*m);
-  }
+  l.bias = std::move(o.bias);
+  l.requant = std::move(o.requant);
   if (l.out_h() != n.output(0)->type.dims[2] || l.out_w() != n.output(0)->type.dims[3])
     return Unimplemented("depthwise output {} is not the window count", DimsToString(n.output(0)->type.dims));
   return l;
@@ -259,9 +263,6 @@ int64_t MacsOf(const Node& n) {
 StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   VectorLayer v;
   if (IsDepthwise(n)) {
-    for (const Value* x : {n.input(0), n.output(0)})
-      if (x->type.dtype != DType::kU8 && x->type.dtype != DType::kI8)
-        return Unimplemented("dtype {} not supported", DTypeName(x->type.dtype));
     ASSIGN_OR_RETURN(v.depthwise, DepthwiseLayerOf(n));
     v.kind = VectorLayer::Kind::kDepthwise;
     v.output_u8 = n.output(0)->type.dtype == DType::kU8;
@@ -285,13 +286,10 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     // In the NPU's i8 terms: u8 values and their zero points shift by -128.
     auto s8 = [](const Value* x, int32_t z) { return x->type.dtype == DType::kU8 ? z - 128 : z; };
     v.output_u8 = y->type.dtype == DType::kU8;
-    const int32_t lo = v.output_u8 ? 0 : -128, hi = v.output_u8 ? 255 : 127;
-    const int32_t qmin = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo)));
-    const int32_t qmax = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi)));
-    const int32_t shift = v.output_u8 ? -128 : 0;
+    const auto [qmin, qmax] = ClampInI8(n, v.output_u8);
     // The scales as the reference reads them (f32).
     auto p = quant::MakeQuantizedAdd(static_cast<float>(sa[0]), s8(a, za), static_cast<float>(sb[0]), s8(b, zb),
-                                     static_cast<float>(sy[0]), s8(y, zy), qmin + shift, qmax + shift);
+                                     static_cast<float>(sy[0]), s8(y, zy), qmin, qmax);
     if (!p.ok()) return Unimplemented("{}", p.status().message());
     v.kind = VectorLayer::Kind::kAdd;
     v.add = npu::EltwiseLayer::Add(n.name(), NumElements(y->type.dims), *p);
@@ -317,9 +315,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     l.in_w = l.kernel_w = static_cast<int>(xd[3]);
     l.x_zero_point = x->type.dtype == DType::kU8 ? zx - 128 : zx;
     l.y_zero_point = v.output_u8 ? zy - 128 : zy;
-    const int32_t lo = v.output_u8 ? 0 : -128, hi = v.output_u8 ? 255 : 127, shift = v.output_u8 ? -128 : 0;
-    l.act_min = static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift;
-    l.act_max = static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift;
+    std::tie(l.act_min, l.act_max) = ClampInI8(n, v.output_u8);
     // As the reference's fixed-point mode: f32 scales, x_scale / (y_scale * count).
     const double real = static_cast<double>(static_cast<float>(sx[0])) / static_cast<float>(sy[0]) /
                         static_cast<double>(xd[2] * xd[3]);
