@@ -260,78 +260,89 @@ StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
   return true;
 }
 
-// --- integer add: Q(act(DQ(a) + DQ(b))) = QLinearAdd(a, b) ---
+// --- integer add and pool: the QLinear form of DQ ─► op ─► [activation] ─► Q ---
+
+// Why input `i` is not a DQ from u8/i8 with per-tensor constant parameters ("" when it is).
+std::string WhyNotQuantizedInput(const Node* dq, int i) {
+  if (!dq) return fmt::format("input {} is not a DequantizeLinear", i);
+  const DType t = dq->input(0)->type.dtype;
+  if ((t != DType::kU8 && t != DType::kI8) || !ParamsOf(dq, t))
+    return fmt::format("input {} is not dequantized per tensor from u8/i8 with constant parameters", i);
+  return "";
+}
+
+// The Q taking `y` (through one Relu/Clip when `act` is given), or why there is none.
+std::string MatchOutputQ(Value* y, Node** act, Node** q) {
+  if (!HasSingleUse(y)) return "output has other uses than one Q";
+  Node* next = y->uses()[0].node;
+  if (act && (next->op() == OpKind::kRelu || next->op() == OpKind::kClip)) {
+    *act = next;
+    if (!HasSingleUse(next->output(0))) return "activation output has other uses than one Q";
+    next = next->output(0)->uses()[0].node;
+  }
+  if (next->op() != OpKind::kQuantizeLinear || !ParamsOf(next, next->output(0)->type.dtype))
+    return "output is not quantized per tensor with constant parameters";
+  *q = next;
+  return "";
+}
+
+// The zero point of a DQ/Q node as an input of a QLinear op: its own, or a zero of `t`.
+Value* ZeroPointOf(Graph& g, Node* d, DType t) {
+  if (d->num_inputs() > 2 && d->input(2)) return d->input(2);
+  return Const(g, d->name() + "/zero_point", Tensor(t, {}));  // zero-filled
+}
+
+// Adds `op` (inputs `in`, provenance `from`) in place of `q`'s output.
+StatusOr<std::string> ReplaceByIntegerOp(Graph& g, OpKind op, Node* n, std::vector<Value*> in, Attributes attrs,
+                                         Node* from, Node* q) {
+  ASSIGN_OR_RETURN(Node* folded, passes::AddInferredNode(g, op, g.FreshName(n->name() + "/int8"), std::move(in),
+                                                         std::move(attrs), 1, from));
+  if (!passes::ReplaceValue(g, q->output(0), folded->output(0)))
+    return Internal("{}: cannot replace the quantized output '{}'", n->Label(), q->output(0)->name());
+  return std::string();
+}
+
+Attributes RequantAttrs(const FoldOptions& options) {
+  Attributes attrs;
+  attrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
+  return attrs;
+}
 
 // Folds DQ(a) + DQ(b) → [Relu|Clip] → Q (per-tensor constant parameters) into one QLinearAdd,
 // the activation as its output clamp. Returns why not ("" when folded).
 StatusOr<std::string> FoldAdd(Graph& g, Node* n, const FoldOptions& options) {
   if (n->num_inputs() != 2) return std::string("not a two-input Add");
   Node* dq[2] = {DqOf(n->input(0)), DqOf(n->input(1))};
-  for (int i = 0; i < 2; ++i) {
-    if (!dq[i]) return fmt::format("input {} is not a DequantizeLinear", i);
-    const DType t = dq[i]->input(0)->type.dtype;
-    if ((t != DType::kU8 && t != DType::kI8) || !ParamsOf(dq[i], t))
-      return fmt::format("input {} is not dequantized per tensor from u8/i8 with constant parameters", i);
-  }
-  Value* y = n->output(0);
-  if (!HasSingleUse(y)) return std::string("output has other uses than one Q");
+  for (int i = 0; i < 2; ++i)
+    if (std::string why = WhyNotQuantizedInput(dq[i], i); !why.empty()) return why;
   Node* act = nullptr;
-  Node* q = y->uses()[0].node;
-  if (q->op() == OpKind::kRelu || q->op() == OpKind::kClip) {
-    act = q;
-    if (!HasSingleUse(act->output(0))) return std::string("activation output has other uses than one Q");
-    q = act->output(0)->uses()[0].node;
-  }
-  if (q->op() != OpKind::kQuantizeLinear || !ParamsOf(q, q->output(0)->type.dtype))
-    return std::string("output is not quantized per tensor with constant parameters");
-  Attributes attrs;
-  attrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
+  Node* q = nullptr;
+  if (std::string why = MatchOutputQ(n->output(0), &act, &q); !why.empty()) return why;
+  Attributes attrs = RequantAttrs(options);
   if (act && !ActivationIsNoOp(act, q)) {
     int64_t qmin = 0, qmax = 0;
     if (!ActivationClamp(act, q, &qmin, &qmax)) return std::string("activation bounds are not constants");
     attrs.Set("edgec_qmin", qmin);
     attrs.Set("edgec_qmax", qmax);
   }
-  auto zero_point = [&](Node* d, DType t) {
-    if (d->num_inputs() > 2 && d->input(2)) return d->input(2);
-    return Const(g, d->name() + "/zero_point", Tensor(t, {}));  // zero-filled
-  };
-  std::vector<Value*> in = {dq[0]->input(0), dq[0]->input(1), zero_point(dq[0], dq[0]->input(0)->type.dtype),
-                            dq[1]->input(0), dq[1]->input(1), zero_point(dq[1], dq[1]->input(0)->type.dtype),
-                            q->input(1), zero_point(q, q->output(0)->type.dtype)};
-  ASSIGN_OR_RETURN(Node* add, passes::AddInferredNode(g, OpKind::kQLinearAdd, g.FreshName(n->name() + "/int8"), in,
-                                                      attrs, 1, act ? act : n));
-  if (!passes::ReplaceValue(g, q->output(0), add->output(0)))
-    return Internal("{}: cannot replace the quantized output '{}'", n->Label(), q->output(0)->name());
-  return std::string();
+  return ReplaceByIntegerOp(g, OpKind::kQLinearAdd, n,
+                            {dq[0]->input(0), dq[0]->input(1), ZeroPointOf(g, dq[0], dq[0]->input(0)->type.dtype),
+                             dq[1]->input(0), dq[1]->input(1), ZeroPointOf(g, dq[1], dq[1]->input(0)->type.dtype),
+                             q->input(1), ZeroPointOf(g, q, q->output(0)->type.dtype)},
+                            std::move(attrs), act ? act : n, q);
 }
 
 // Folds DQ(x) → GlobalAveragePool → Q (per-tensor constant parameters) into one
 // QLinearGlobalAveragePool. Returns why not ("" when folded).
 StatusOr<std::string> FoldGlobalAveragePool(Graph& g, Node* n, const FoldOptions& options) {
   Node* dq = DqOf(n->input(0));
-  if (!dq) return std::string("input is not a DequantizeLinear");
-  const DType t = dq->input(0)->type.dtype;
-  if ((t != DType::kU8 && t != DType::kI8) || !ParamsOf(dq, t))
-    return std::string("input is not dequantized per tensor from u8/i8 with constant parameters");
-  Value* y = n->output(0);
-  if (!HasSingleUse(y)) return std::string("output has other uses than one Q");
-  Node* q = y->uses()[0].node;
-  if (q->op() != OpKind::kQuantizeLinear || !ParamsOf(q, q->output(0)->type.dtype))
-    return std::string("output is not quantized per tensor with constant parameters");
-  Attributes attrs;
-  attrs.Set("edgec_requant", std::string(options.fixed_point ? "fixed_point" : "float"));
-  auto zero_point = [&](Node* d, DType zt) {
-    if (d->num_inputs() > 2 && d->input(2)) return d->input(2);
-    return Const(g, d->name() + "/zero_point", Tensor(zt, {}));  // zero-filled
-  };
-  std::vector<Value*> in = {dq->input(0), dq->input(1), zero_point(dq, t), q->input(1),
-                            zero_point(q, q->output(0)->type.dtype)};
-  ASSIGN_OR_RETURN(Node* pool, passes::AddInferredNode(g, OpKind::kQLinearGlobalAveragePool,
-                                                       g.FreshName(n->name() + "/int8"), in, attrs, 1, n));
-  if (!passes::ReplaceValue(g, q->output(0), pool->output(0)))
-    return Internal("{}: cannot replace the quantized output '{}'", n->Label(), q->output(0)->name());
-  return std::string();
+  if (std::string why = WhyNotQuantizedInput(dq, 0); !why.empty()) return why;
+  Node* q = nullptr;
+  if (std::string why = MatchOutputQ(n->output(0), nullptr, &q); !why.empty()) return why;
+  return ReplaceByIntegerOp(g, OpKind::kQLinearGlobalAveragePool, n,
+                            {dq->input(0), dq->input(1), ZeroPointOf(g, dq, dq->input(0)->type.dtype), q->input(1),
+                             ZeroPointOf(g, q, q->output(0)->type.dtype)},
+                            RequantAttrs(options), n, q);
 }
 
 // Q(DQ(q)) with the same parameters is q.
