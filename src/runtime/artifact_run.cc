@@ -54,20 +54,20 @@ StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
 // conv/matmul (int32) + bias + fixed-point requantization; the add and the global average pool
 // in their fixed-point modes (as the VEC add and avgpool); max pooling as it is (exact).
 StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
-  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool) {
-    Attributes attrs = n.attrs;
-    if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
-    ASSIGN_OR_RETURN(Tensor y, Tensor::Create(n.output(0)->type.dtype, n.output(0)->type.dims));
-    std::vector<Tensor> outs;
-    outs.push_back(std::move(y));
-    ref::KernelContext k{n.op(), attrs, n.Label(), in, outs};
-    RETURN_IF_ERROR(ref::GetKernel(n.op())(k));
-    return std::move(outs[0]);
-  }
-  // Depthwise: the same integer conv, with the depthwise layer's bias and requantization.
   partition::QuantizedLayer q;
   if (partition::IsVectorNode(n)) {
     ASSIGN_OR_RETURN(partition::VectorLayer v, partition::VectorLayerOf(n));
+    if (v.kind != partition::VectorLayer::Kind::kDepthwise) {  // the reference kernel, fixed point
+      Attributes attrs = n.attrs;
+      if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
+      ASSIGN_OR_RETURN(Tensor y, Tensor::Create(n.output(0)->type.dtype, n.output(0)->type.dims));
+      std::vector<Tensor> outs;
+      outs.push_back(std::move(y));
+      ref::KernelContext k{n.op(), attrs, n.Label(), in, outs};
+      RETURN_IF_ERROR(ref::GetKernel(n.op())(k));
+      return std::move(outs[0]);
+    }
+    // Depthwise: the same integer conv, with the depthwise layer's bias and requantization.
     const npu::DepthwiseLayer& d = v.depthwise;
     q.layer.out_channels = d.channels;
     q.layer.bias = d.bias;
@@ -144,6 +144,22 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
   ArtifactRunResult r;
   const npu::Target& t = a.target;
   const double bw = t.dram.bandwidth_bytes_per_s;
+  // An NPU value read by the CPU (or a graph output) is copied out once.
+  auto count_copy_out = [&](const Value* y, const Tensor& value, LayerRun& lr) {
+    bool cpu_use = y->is_graph_output();
+    for (const auto& u : y->uses()) cpu_use |= !npu_segment.count(u.node->name());
+    if (!cpu_use) return;
+    ++lr.copies;
+    lr.copy_bytes += Bytes(value);
+  };
+  // A layer's copies between units: DRAM traffic plus the layout change on the CPU.
+  auto settle_copies = [&](const LayerRun& lr) {
+    const double s = lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
+    r.copy_s += s;
+    r.copies += lr.copies;
+    r.copy_bytes += lr.copy_bytes;
+    return s;
+  };
   for (const Node* n : a.graph.nodes()) {
     std::vector<const Tensor*> in;
     for (const Value* v : n->inputs()) {
@@ -180,17 +196,8 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
         lr.copy_bytes += Bytes(outs[0]);
       }
       if (lr.simulated) {
-        const Value* y = n->output(0);
-        bool cpu_use = y->is_graph_output();
-        for (const auto& u : y->uses()) cpu_use |= !npu_segment.count(u.node->name());
-        if (cpu_use) {
-          ++lr.copies;
-          lr.copy_bytes += Bytes(outs[0]);
-        }
-        lr.seconds = lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
-        r.copy_s += lr.seconds;
-        r.copies += lr.copies;
-        r.copy_bytes += lr.copy_bytes;
+        count_copy_out(n->output(0), outs[0], lr);
+        lr.seconds = settle_copies(lr);
       } else {
         lr.unit = Unit::kCpu;
         lr.seconds = partition::CpuSeconds(*n, cpu);
@@ -246,20 +253,12 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
       std::vector<uint8_t> yb(dram.begin() + ro->addr, dram.begin() + ro->addr + ro->bytes);
       const Value* y = n->output(0);
       ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
-      bool cpu_use = y->is_graph_output();
-      for (const auto& u : y->uses()) cpu_use |= !npu_segment.count(u.node->name());
-      if (cpu_use) {
-        ++lr.copies;
-        lr.copy_bytes += Bytes(yt);
-      }
+      count_copy_out(y, yt, lr);
       in_dram[y->name()] = std::move(yb);
       outs.push_back(std::move(yt));
-      lr.seconds = lr.stats.cycles / t.clock_hz + lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
+      lr.seconds = lr.stats.cycles / t.clock_hz + settle_copies(lr);
       r.npu_total.Add(lr.stats);
       r.npu_s += lr.stats.cycles / t.clock_hz;
-      r.copy_s += lr.copy_bytes / bw + lr.copy_bytes / cpu.copy_bytes_per_s;
-      r.copies += lr.copies;
-      r.copy_bytes += lr.copy_bytes;
     } else if (seg != npu_segment.end()) {
       auto y = CpuInt8(*n, in);
       if (!y.ok()) return y.status().WithContext(path);
