@@ -34,20 +34,30 @@ void QuantizeScalar(const float* x, Q* y, int64_t b, int64_t e, float scale, flo
   }
 }
 
+// 8 u8/i8 values widened to int32.
+__attribute__((target("avx2"))) inline __m256i Widen8(const uint8_t* x, bool u8) {
+  const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
+  return u8 ? _mm256_cvtepu8_epi32(raw) : _mm256_cvtepi8_epi32(raw);
+}
+
+// QuantizeLinear's last steps on 8 f32 values v (already divided by the scale): NaN -> 0,
+// round half to even, + zero point, saturate to [lo, hi], store 8 bytes.
+__attribute__((target("avx2"))) inline void StoreQuantizedAvx2(__m256 v, __m256 zp, __m256 lo, __m256 hi, uint8_t* out,
+                                                               bool u8) {
+  v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+  v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+}
+
 __attribute__((target("avx2"))) int64_t QuantizeAvx2(const float* x, void* y, int64_t b, int64_t e, float scale,
                                                      float zp, bool u8) {
   const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zp);
   const __m256 lo = _mm256_set1_ps(u8 ? 0.f : -128.f), hi = _mm256_set1_ps(u8 ? 255.f : 127.f);
   auto* out = static_cast<uint8_t*>(y);
   int64_t i = b;
-  for (; i + 8 <= e; i += 8) {
-    __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
-    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
-    v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
-    const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
-    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
-  }
+  for (; i + 8 <= e; i += 8) StoreQuantizedAvx2(_mm256_div_ps(_mm256_loadu_ps(x + i), s), z, lo, hi, out + i, u8);
   return i;
 }
 
@@ -63,8 +73,7 @@ __attribute__((target("avx2"))) int64_t DequantizeAvx2(const void* x, float* y, 
   const auto* in = static_cast<const uint8_t*>(x);
   int64_t i = b;
   for (; i + 8 <= e; i += 8) {
-    const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + i));
-    const __m256i v = u8 ? _mm256_cvtepu8_epi32(raw) : _mm256_cvtepi8_epi32(raw);
+    const __m256i v = Widen8(in + i, u8);
     _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, z)), s));
   }
   return i;
@@ -147,11 +156,6 @@ class LookupKernel final : public Kernel {
   int threads_ = 1;
 };
 
-__attribute__((target("avx2"))) inline __m256i Widen8(const uint8_t* x, bool u8) {
-  const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
-  return u8 ? _mm256_cvtepu8_epi32(raw) : _mm256_cvtepi8_epi32(raw);
-}
-
 // QLinearAdd, float mode: the island's f32 arithmetic (two dequantizes, the sum, a
 // quantize), 8 at a time with separate multiplies and adds (no FMA: the island rounds the
 // products first).
@@ -163,12 +167,7 @@ __attribute__((target("avx2"))) int64_t AddFloatAvx2(const uint8_t* a, const uin
   for (; i + 8 <= e; i += 8) {
     const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(a + i, a_u8), za)), sa);
     const __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b + i, b_u8), zb)), sb);
-    __m256 v = _mm256_div_ps(_mm256_add_ps(fa, fb), sy);
-    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
-    v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
-    const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
-    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), y_u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+    StoreQuantizedAvx2(_mm256_div_ps(_mm256_add_ps(fa, fb), sy), zy, lo, hi, y + i, y_u8);
   }
   return i;
 }
