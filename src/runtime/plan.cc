@@ -214,39 +214,40 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
         step.fast = std::move(k).value();
       } else {
         info.fallback_reason = k.status().message();
-        // Strided or padded buffers the kernel refused: try it with dense copies of its
-        // outputs only, then of every strided buffer.
+        // Buffers the kernel refused, in this order: dense copies of strided or padded
+        // outputs only, then of every strided buffer, then row-major copies of every buffer
+        // in another layout; the first request the kernel takes wins.
         auto dense_of = [](const cpu::TensorDesc& d) {
           cpu::TensorDesc r = d;
           r.strides.clear();
           return r;
         };
-        bool strided_in = false, strided_out = false;
-        for (const auto& d : req.inputs) strided_in |= PresentDesc(d) && !IsDenseDesc(d);
-        for (const auto& d : req.outputs) strided_out |= PresentDesc(d) && !IsDenseDesc(d);
-        for (int attempt = 0; attempt < 2 && !step.fast; ++attempt) {
-          if (attempt == 0 && !(strided_out && strided_in)) continue;  // the second covers it
-          if (attempt == 1 && !(strided_in || strided_out)) break;
-          cpu::KernelRequest dense_req = req;
-          RETURN_IF_ERROR(stage(IsDenseDesc, dense_of, /*inputs=*/attempt == 1, &dense_req));
-          auto k2 = cpu::CreateKernel(dense_req);
+        auto any = [&](auto pred, const std::vector<cpu::TensorDesc>& ds) {
+          for (const auto& d : ds)
+            if (PresentDesc(d) && !pred(d)) return true;
+          return false;
+        };
+        const bool strided_in = any(IsDenseDesc, req.inputs), strided_out = any(IsDenseDesc, req.outputs);
+        const bool other_layout = any(IsRowMajorDesc, req.inputs) || any(IsRowMajorDesc, req.outputs);
+        using DescFn = cpu::TensorDesc (*)(const cpu::TensorDesc&);
+        struct Attempt {
+          bool wanted;
+          bool (*keep)(const cpu::TensorDesc&);
+          DescFn staged_as;
+          bool inputs;
+        };
+        const Attempt attempts[] = {
+            {strided_in && strided_out, IsDenseDesc, dense_of, false},  // else the next covers it
+            {strided_in || strided_out, IsDenseDesc, dense_of, true},
+            {other_layout, IsRowMajorDesc, RowMajorOf, true},
+        };
+        for (const Attempt& at : attempts) {
+          if (step.fast || !at.wanted) continue;
+          cpu::KernelRequest staged_req = req;
+          RETURN_IF_ERROR(stage(at.keep, at.staged_as, at.inputs, &staged_req));
+          auto k2 = cpu::CreateKernel(staged_req);
           if (k2.ok()) {
             step.fast = std::move(k2).value();
-            info.fallback_reason.clear();
-          } else {
-            reset_staging();
-          }
-        }
-        // A layout the kernel refused: row-major copies, before giving up on the fast path.
-        bool other_layout = false;
-        for (const auto& d : req.inputs) other_layout |= PresentDesc(d) && !IsRowMajorDesc(d);
-        for (const auto& d : req.outputs) other_layout |= PresentDesc(d) && !IsRowMajorDesc(d);
-        if (!step.fast && other_layout) {
-          cpu::KernelRequest rm_req = req;
-          RETURN_IF_ERROR(stage(IsRowMajorDesc, RowMajorOf, /*inputs=*/true, &rm_req));
-          auto k3 = cpu::CreateKernel(rm_req);
-          if (k3.ok()) {
-            step.fast = std::move(k3).value();
             info.fallback_reason.clear();
           } else {
             reset_staging();
