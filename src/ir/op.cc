@@ -22,6 +22,10 @@ bool IsInternalOp(OpKind op) {
   return f == "epilogue" || f == "composite" || f == "quant_internal";
 }
 
+bool IsReshapeLike(OpKind op) {
+  return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze || op == OpKind::kUnsqueeze;
+}
+
 std::optional<OpKind> OpFromName(std::string_view name) {
   for (int i = 0; i < kNumOpKinds; ++i) {
     if (kNames[i] == name) return static_cast<OpKind>(i);

@@ -18,6 +18,8 @@ std::optional<OpKind> OpFromName(std::string_view name);
 // Internal ops (families epilogue and composite) have no ONNX counterpart; they are
 // exported in the "edgec" domain.
 bool IsInternalOp(OpKind op);
+// Reshape, Flatten, Squeeze, Unsqueeze: the same elements in the same row-major order.
+bool IsReshapeLike(OpKind op);
 constexpr const char* kInternalDomain = "edgec";
 constexpr int kNumOpKinds = static_cast<int>(OpKind::kNumOps);
 

@@ -41,15 +41,8 @@ namespace {
 
 // --- which ops alias their input ---
 
-bool IsReshapeLike(OpKind op) {
-  switch (op) {
-    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze:
-    case OpKind::kUnsqueeze: case OpKind::kIdentity:
-      return true;
-    default:
-      return false;
-  }
-}
+// A reshape-like op or an Identity: its output may be a view of its input.
+bool ViewsItsInput(OpKind op) { return IsReshapeLike(op) || op == OpKind::kIdentity; }
 
 // Element i of the output depends only on element i of each same-shaped input, so the
 // output may overwrite such an input.
@@ -92,7 +85,7 @@ bool IsView(const Node& n, int output) {
   if (x == nullptr || x->is_constant() || n.op() == OpKind::kConcat) return false;
   const Value& y = *n.output(output);
   if (y.physical.is_view) return true;
-  return output == 0 && IsReshapeLike(n.op()) && IsContiguousRowMajor(*x) &&
+  return output == 0 && ViewsItsInput(n.op()) && IsContiguousRowMajor(*x) &&
          IsContiguousRowMajor(y);
 }
 

@@ -31,13 +31,7 @@ bool NhwcIsRowMajor(const Value* v) {
 }  // namespace
 
 bool IsDramView(const Node& n) {
-  switch (n.op()) {
-    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kIdentity:
-      break;
-    default:
-      return false;
-  }
+  if (!IsReshapeLike(n.op()) && n.op() != OpKind::kIdentity) return false;
   const Value* x = n.input(0);
   const Value* y = n.output(0);
   if (!x || !y || !x->type.IsStatic() || !y->type.IsStatic()) return false;

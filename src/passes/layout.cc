@@ -105,11 +105,6 @@ bool IsBinaryElementwise(OpKind op) {
   }
 }
 
-bool IsReshapeLike(OpKind op) {
-  return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze ||
-         op == OpKind::kUnsqueeze;
-}
-
 int64_t Bytes(const Value* v) {
   return NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype));
 }

@@ -73,11 +73,6 @@ bool Replace(Graph& g, PassContext& ctx, Node* inner, Node* outer, OpKind op,
 
 // --- reshape family ---
 
-bool IsReshapeLike(OpKind op) {
-  return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze ||
-         op == OpKind::kUnsqueeze;
-}
-
 // Normalized, sorted constant axes of a Squeeze/Unsqueeze against `rank`.
 std::optional<std::vector<int64_t>> ConstantAxes(const Node* n, int rank) {
   const Tensor* t = ConstantOf(n->input(1));

@@ -52,11 +52,6 @@
 namespace edgec::passes {
 namespace {
 
-bool IsReshapeLike(OpKind op) {
-  return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze ||
-         op == OpKind::kUnsqueeze;
-}
-
 bool IsElementwise(OpKind op) {
   switch (op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kPRelu: case OpKind::kClip:
