@@ -23,6 +23,7 @@ KernelOr CreateMovementKernel(const KernelRequest& req);   // movement.cc
 KernelOr CreateConvKernel(const KernelRequest& req);       // onednn_conv.cc
 KernelOr CreateConv1x1GemmKernel(const KernelRequest& req);  // conv1x1_gemm.cc (tried first)
 KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
+KernelOr CreateGemvKernel(const KernelRequest& req);       // gemv.cc (tried first for one-row products)
 KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
 KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc

@@ -187,6 +187,7 @@ struct Attempt {
 KernelOr CreateConvKernel(const KernelRequest& req) {
   RETURN_IF_ERROR(ExpectF32(req));
   if (req.op != OpKind::kConvTranspose) {
+    if (auto gemv = CreateGemvKernel(req); gemv.ok()) return gemv;
     auto gemm = CreateConv1x1GemmKernel(req);
     if (gemm.ok()) return gemm;
   }

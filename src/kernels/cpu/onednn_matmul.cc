@@ -124,6 +124,7 @@ Dims PaddedDims(const Dims& d, size_t rank) {
 
 KernelOr CreateMatMulKernel(const KernelRequest& req) {
   RETURN_IF_ERROR(ExpectF32(req));
+  if (auto gemv = CreateGemvKernel(req); gemv.ok()) return gemv;
   RETURN_IF_ERROR(ExpectLayouts(req, Layout::kRowMajor));
   if (req.inputs.size() < 2 || !Present(req.inputs[0]) || !Present(req.inputs[1])) {
     return Refuse(req, "A or B is absent");

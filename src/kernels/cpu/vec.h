@@ -40,6 +40,9 @@ struct UnaryFn {
 
 enum class Binary : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin, kPRelu };
 
+// Columns per panel of the packed matrix-vector product (Table::gemv_panel).
+constexpr int kGemvPanel = 32;
+
 struct Table {
   const char* isa;
   // y[i] = f(x[i]); y may equal x.
@@ -67,6 +70,9 @@ struct Table {
   void (*rms_norm_row)(const float* x, float* y, int64_t n, const float* scale, float epsilon);
   // y[i] = sum_t w[t] * x[t][i] for t < taps (the blend of a linear resize); y != x[t].
   void (*blend)(const float* const* x, const float* w, int taps, float* y, int64_t n);
+  // One column panel of a matrix-vector product: y[j] = sum_t x[t] * w[t * kGemvPanel + j]
+  // for j < kGemvPanel, the panel's k rows stored one after another (one stream of memory).
+  void (*gemv_panel)(const float* x, const float* w, int64_t k, float* y);
 };
 
 extern const Table kScalarTable;

@@ -91,6 +91,7 @@ const Table kAvx2Table = {
     avx2::AffineRow,
     avx2::RmsNormRow,
     avx2::Blend,
+    avx2::GemvPanel,
 };
 
 }  // namespace edgec::cpu::vec

@@ -70,6 +70,7 @@ const Table kScalarTable = {
     scalar::AffineRow,
     scalar::RmsNormRow,
     scalar::Blend,
+    scalar::GemvPanel,
 };
 
 }  // namespace edgec::cpu::vec

@@ -349,6 +349,86 @@ TEST(CpuMatMul, FusedMatMulEpilogues) {
   }
 }
 
+// One-row products (a classifier at batch 1, a squeeze-excitation FC on one pixel) run on
+// the own packed-panel GEMV; everything else about them is as for the oneDNN matmul.
+TEST(CpuMatMul, OneRowProductsRunOnTheGemvAndMatchReference) {
+  std::mt19937 rng(74);
+  ForBothIsas([&] {
+    for (int trial = 0; trial < 48; ++trial) {
+      const int64_t k = RandInt(rng, 1, 300), n = RandInt(rng, 16, 150);
+      const bool tb = trial % 2;
+      const int form = trial % 3;  // MatMul [1, k] x [k, n]; Gemm; FusedMatMul
+      Attributes a;
+      testing_mv::Inputs in = {Random(form == 0 && trial % 4 == 0 ? Dims{k} : Dims{1, k}, rng),
+                               Random(form != 0 && tb ? Dims{n, k} : Dims{k, n}, rng)};
+      OpKind op = OpKind::kMatMul;
+      if (form == 1) {
+        op = OpKind::kGemm;
+        a = Attrs({{"transB", int64_t{tb}}, {"alpha", trial % 5 == 1 ? 0.5f : 1.f}, {"beta", trial % 7 == 1 ? 2.f : 1.f}});
+        in.push_back(Random(trial % 4 == 1 ? Dims{1} : Dims{n}, rng));
+      } else if (form == 2) {
+        op = OpKind::kFusedMatMul;
+        a = Attrs({{"transB", int64_t{tb}}});
+        Merge(a, Activations()[trial % Activations().size()]);
+        in.push_back(trial % 4 == 2 ? std::optional<Tensor>() : Random(Dims{1, n}, rng));
+        if (trial % 3 == 2 && trial % 2 == 0) in.push_back(Random(Dims{1, n}, rng));
+      }
+      FastCase c{op, in, a};
+      c.constants = {1, 2};
+      c.threads = 1 + trial % 2;
+      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("one-row {} k{} n{} tb{} trial {}", OpName(op), k, n, tb, trial));
+      EXPECT_NE(d.find("own gemv"), std::string::npos) << d;
+    }
+  });
+}
+
+TEST(CpuMatMul, SinglePixelConvolutionsRunOnTheGemvAndMatchReference) {
+  std::mt19937 rng(75);
+  ForBothIsas([&] {
+    for (int trial = 0; trial < 24; ++trial) {
+      const int64_t c_in = RandInt(rng, 1, 200), c_out = RandInt(rng, 16, 200);
+      const bool fused = trial % 2;
+      Attributes a = Attrs({{"kernel_shape", std::vector<int64_t>{1, 1}}});
+      if (fused) Merge(a, Activations()[trial % Activations().size()]);
+      testing_mv::Inputs in = {Random({1, c_in, 1, 1}, rng), Random({c_out, c_in, 1, 1}, rng)};
+      in.push_back(trial % 3 == 0 ? std::optional<Tensor>() : Random({c_out}, rng));
+      if (fused && trial % 4 == 1) in.push_back(Random({1, c_out, 1, 1}, rng));
+      FastCase c{fused ? OpKind::kFusedConv : OpKind::kConv, in, a};
+      c.constants = {1, 2};
+      c.nhwc = trial % 3 != 2;
+      c.threads = 1 + trial % 2;
+      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("1x1 conv of one pixel {} -> {} trial {}", c_in, c_out, trial));
+      EXPECT_NE(d.find("own gemv"), std::string::npos) << d;
+    }
+  });
+}
+
+TEST(CpuMatMul, GemvLeavesWhatItDoesNotFitToOneDnn) {
+  std::mt19937 rng(76);
+  auto describe = [&](FastCase c) {
+    auto r = RunFast(c);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->describe : std::string();
+  };
+  // Narrow outputs (mostly panel padding), two rows, a run-time B or bias, padded convs.
+  FastCase narrow{OpKind::kMatMul, {Random({1, 64}, rng), Random({64, 8}, rng)}, {}};
+  narrow.constants = {1};
+  EXPECT_NE(describe(narrow).find("onednn matmul"), std::string::npos);
+  FastCase two_rows{OpKind::kMatMul, {Random({2, 64}, rng), Random({64, 64}, rng)}, {}};
+  two_rows.constants = {1};
+  EXPECT_NE(describe(two_rows).find("onednn matmul"), std::string::npos);
+  FastCase runtime_b{OpKind::kMatMul, {Random({1, 64}, rng), Random({64, 64}, rng)}, {}};
+  EXPECT_NE(describe(runtime_b).find("onednn matmul"), std::string::npos);
+  FastCase runtime_bias{OpKind::kGemm, {Random({1, 64}, rng), Random({64, 64}, rng), Random({64}, rng)}, {}};
+  runtime_bias.constants = {1};
+  EXPECT_NE(describe(runtime_bias).find("onednn matmul"), std::string::npos);
+  FastCase padded{OpKind::kConv, {Random({1, 8, 1, 1}, rng), Random({32, 8, 1, 1}, rng)},
+                  Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})};
+  padded.constants = {1};
+  EXPECT_EQ(describe(padded).find("own gemv"), std::string::npos);
+  for (FastCase* c : {&narrow, &two_rows, &runtime_b, &runtime_bias, &padded}) ExpectMatchesRef(*c, 1e-4, 1e-5);
+}
+
 // --- pools ---
 
 TEST(CpuPool, MaxAndAveragePoolMatchReference) {
