@@ -155,6 +155,22 @@ void BM_LayerNorm_128x256(benchmark::State& state) {
   RunProblem(state, p);
 }
 
+// Sigmoid over n floats (the costly half of SiLU, efficientnet's activation).
+// 64K floats stay in L2; 1.2M (efficientnet_b0's 96x112x112 expand output) do not.
+void BM_Sigmoid(benchmark::State& state) {
+  const int64_t n = state.range(1);
+  Problem p;
+  p.req.op = OpKind::kSigmoid;
+  p.req.label = "Sigmoid 'bench'";
+  p.inputs = {RandomTensor({n}, 13)};
+  for (int64_t i = 0; i < n; ++i) p.inputs[0].data<float>()[i] *= 8.f;
+  p.req.inputs = {Desc({n})};
+  p.req.constants = {nullptr};
+  p.req.outputs = {Desc({n})};
+  p.flops = static_cast<double>(n);  // counted as one operation per element: G elements/s
+  RunProblem(state, p);
+}
+
 // C = A x B, all n x n row-major, with oneDNN's sgemm (threads through OpenMP).
 void BM_GemmPeak(benchmark::State& state) {
   const int64_t n = 2048;
@@ -188,6 +204,8 @@ BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Softmax_128x128)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_LayerNorm_128x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Sigmoid)->Args({1, 65536})->Args({1, 1204224})->Args({2, 1204224})->ArgNames({"threads", "n"})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace edgec

@@ -353,7 +353,7 @@ TEST(CpuMatMul, FusedMatMulEpilogues) {
 // the own packed-panel GEMV; everything else about them is as for the oneDNN matmul.
 TEST(CpuMatMul, OneRowProductsRunOnTheGemvAndMatchReference) {
   std::mt19937 rng(74);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 48; ++trial) {
       const int64_t k = RandInt(rng, 1, 300), n = RandInt(rng, 16, 150);
       const bool tb = trial % 2;
@@ -384,7 +384,7 @@ TEST(CpuMatMul, OneRowProductsRunOnTheGemvAndMatchReference) {
 
 TEST(CpuMatMul, SinglePixelConvolutionsRunOnTheGemvAndMatchReference) {
   std::mt19937 rng(75);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 24; ++trial) {
       const int64_t c_in = RandInt(rng, 1, 200), c_out = RandInt(rng, 16, 200);
       const bool fused = trial % 2;
