@@ -28,7 +28,7 @@ namespace edgec::cpu {
 namespace {
 
 // The int32 accumulators of one band of output rows (see CreateInt8ConvKernel).
-constexpr int64_t kInt8BandBytes = 256 << 10;
+constexpr int64_t kInt8BandBytes = 512 << 10;
 
 class Int8ConvKernel final : public Kernel {
  public:
@@ -243,7 +243,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     const int64_t out_rows = y.dims[2], row_acc_bytes = y.dims[3] * m * 4;
     const int64_t band_rows = std::max<int64_t>(1, kInt8BandBytes / row_acc_bytes);
     std::vector<dnnl::convolution_forward::primitive_desc> pds;
-    if (out_rows > band_rows && out_rows * row_acc_bytes > 2 * kInt8BandBytes) {
+    if (out_rows > band_rows) {
       const int64_t window = (w_spatial[0] - 1) * (dilates[0] + 1) + 1, in_rows = x.dims[2];
       std::map<std::array<int64_t, 4>, int> shapes;
       for (int64_t o = 0; o < out_rows; o += band_rows) {
@@ -325,10 +325,10 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
                                    ? fmt::format(" in bands of {} rows", band_rows)
                                    : std::string();
     k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{}{} + own {}", LayoutWord(y.layout), DTypeName(x.dtype),
-                               pds[0].impl_info_str(),
+                               pds[0].impl_info_str(), banded,
                                reorder ? (k->nhwc_out_ ? " via reorder in" : " via reorders in out")
                                        : (k->nhwc_out_ ? "" : " via reorder out"),
-                               banded, k->rq_.Word());
+                               k->rq_.Word());
     return std::unique_ptr<Kernel>(std::move(k));
   });
 }

@@ -42,7 +42,7 @@ struct Int8ConvCase {
   std::string what;
 };
 
-// `large`: outputs of 64-96 channels over 40-56 pixels square, whose int32 accumulators
+// `large`: outputs of 64-96 channels over 48-64 pixels square, whose int32 accumulators
 // exceed the kernel's band size, so that it runs them in bands of rows.
 Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial, bool large = false) {
   const int kind = static_cast<int>(RandInt(rng, 0, 3));  // 0, 3: plain, 1: grouped, 2: depthwise
@@ -63,7 +63,7 @@ Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial, bool large = false) {
     const int64_t reach = (kernel[i] - 1) * dilations[i] + 1;
     pads_begin.push_back(RandInt(rng, 0, reach - 1));
     pads_end.push_back(RandInt(rng, 0, reach - 1));
-    in.push_back(large ? RandInt(rng, 40, 56) * strides[i]
+    in.push_back(large ? RandInt(rng, 48, 64) * strides[i]
                        : RandInt(rng, std::max<int64_t>(1, reach - pads_begin[i] - pads_end[i]), 13));
   }
   const DType xt = trial % 3 == 2 ? DType::kI8 : DType::kU8;
