@@ -1,5 +1,5 @@
-// merge-chains and the exporter-pattern fusions (fuse-layernorm, fuse-rmsnorm, fuse-gelu,
-// fuse-attention) and the composite lowering (unfuse): Before/After structure, graphs
+// merge-chains, canonicalize and the exporter-pattern fusions (fuse-layernorm, fuse-rmsnorm,
+// fuse-gelu, fuse-channel-shuffle, fuse-attention) and the composite lowering (unfuse): Before/After structure, graphs
 // that must not change, differential checks on the reference executor, provenance, and
 // the unfuse round trip through ONNX's checker.
 #include <gtest/gtest.h>
@@ -610,6 +610,40 @@ TEST(FuseGelu, PatternsThatMustNotChange) {
     Value* x = b.Input("x", {8});
     ExpectUnchanged(b.Done({b.Op(OpKind::kTanh, {b.Op(OpKind::kMul, {x, b.Scalar(2)})})}), "fuse-gelu", "sqrt(2/pi)");
   }
+}
+
+// ================================================================ canonicalize
+
+TEST(Canonicalize, SpatialReduceMeanBecomesGlobalAveragePool) {
+  for (int keep : {0, 1}) {
+    for (Ints axes : {Ints{2, 3}, Ints{-1, -2}}) {
+      Builder b;
+      Value* x = b.Input("x", {2, 5, 4, 3});
+      Value* y = b.Op(OpKind::kReduceMean, {x, b.Axes(axes)}, A({{"keepdims", int64_t{keep}}}), "mean");
+      const Graph g0 = b.Done({b.Op(OpKind::kRelu, {y})});
+      passes::PassContext ctx;
+      Graph after = Optimized(g0, "canonicalize", &ctx);
+      EXPECT_EQ(OpSequence(after), keep ? "GlobalAveragePool,Relu" : "GlobalAveragePool,Flatten,Relu");
+      EXPECT_EQ(Rewrites(ctx, "ReduceMean -> GlobalAveragePool"), 1);
+    }
+  }
+  {  // Rank 3 (a 1-D signal).
+    Builder b;
+    Value* x = b.Input("x", {1, 6, 10});
+    const Graph g0 = b.Done({b.Op(OpKind::kReduceMean, {x, b.Axes({2})})});
+    EXPECT_EQ(OpSequence(Optimized(g0, "canonicalize")), "GlobalAveragePool");
+  }
+}
+
+TEST(Canonicalize, OtherReductionsStay) {
+  for (Ints axes : {Ints{1, 2, 3}, Ints{3}, Ints{1}}) {
+    Builder b;
+    Value* x = b.Input("x", {1, 5, 4, 3});
+    ExpectUnchanged(b.Done({b.Op(OpKind::kReduceMean, {x, b.Axes(axes)})}), "canonicalize", "not exactly the spatial dims");
+  }
+  Builder b;
+  Value* x = b.Input("x", {4, 6});
+  ExpectUnchanged(b.Done({b.Op(OpKind::kReduceMean, {x, b.Axes({1})})}), "canonicalize", "rank >= 3");
 }
 
 // ================================================================ fuse-channel-shuffle
