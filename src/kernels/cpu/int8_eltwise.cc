@@ -18,9 +18,11 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
+// AVX2 unless the CPU lacks it or the scalar path is forced (cpu::ForceScalarKernels,
+// EDGEC_CPU_SCALAR=1), as for the other own kernels.
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+  return has && VectorIsa() != "scalar";
 }
 
 template <typename Q>
@@ -136,7 +138,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t LookupVbmi(const 
 
 bool HasVbmi() {
   static const bool has = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-  return has;
+  return has && VectorIsa() != "scalar";
 }
 
 class LookupKernel final : public Kernel {
@@ -156,53 +158,75 @@ class LookupKernel final : public Kernel {
   int threads_ = 1;
 };
 
-// QLinearAdd, float mode: the island's f32 arithmetic (two dequantizes, the sum, a
-// quantize), 8 at a time with separate multiplies and adds (no FMA: the island rounds the
-// products first).
-__attribute__((target("avx2"))) int64_t AddFloatAvx2(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t i,
-                                                     int64_t e, const float* p, bool a_u8, bool b_u8, bool y_u8) {
+// QLinearAdd and QLinearMul, float mode: the island's f32 arithmetic (two dequantizes, the
+// sum or product, a quantize), 8 at a time with separate multiplies and adds (no FMA: the
+// island rounds the products first). Elements [0, n) of a and y; b alike, or its one value
+// b[0] for all (`b_one`). Returns how many it did.
+template <bool kMul>
+__attribute__((target("avx2"))) int64_t BinaryFloatAvx2(const uint8_t* a, const uint8_t* b, bool b_one, uint8_t* y,
+                                                        int64_t n, const float* p, bool a_u8, bool b_u8, bool y_u8) {
   const __m256 sa = _mm256_set1_ps(p[0]), sb = _mm256_set1_ps(p[1]), sy = _mm256_set1_ps(p[2]);
   const __m256i za = _mm256_set1_epi32(static_cast<int32_t>(p[3])), zb = _mm256_set1_epi32(static_cast<int32_t>(p[4]));
   const __m256 zy = _mm256_set1_ps(p[5]), lo = _mm256_set1_ps(p[6]), hi = _mm256_set1_ps(p[7]);
-  for (; i + 8 <= e; i += 8) {
+  const __m256i b0 = _mm256_set1_epi32(b_u8 ? b[0] : static_cast<int8_t>(b[0]));
+  const __m256 fb_one = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(b0, zb)), sb);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
     const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(a + i, a_u8), za)), sa);
-    const __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b + i, b_u8), zb)), sb);
-    StoreQuantizedAvx2(_mm256_div_ps(_mm256_add_ps(fa, fb), sy), zy, lo, hi, y + i, y_u8);
+    const __m256 fb = b_one ? fb_one : _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b + i, b_u8), zb)), sb);
+    StoreQuantizedAvx2(_mm256_div_ps(kMul ? _mm256_mul_ps(fa, fb) : _mm256_add_ps(fa, fb), sy), zy, lo, hi, y + i, y_u8);
   }
   return i;
 }
 
-class AddKernel final : public Kernel {
+// QLinearAdd / QLinearMul on operands of one shape, or with B one value per channel (and per
+// image, or shared by all) of A's [N, C, H, W] (the squeeze-excitation gate), in NHWC or
+// row-major: the flat output is cut into rows along which A and B advance together (NHWC: the
+// C channels of one pixel) or B stays (row-major: the H·W pixels of one channel).
+class QuantizedBinaryKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
-    const auto* a = static_cast<const uint8_t*>(in[0]);
-    const auto* b = static_cast<const uint8_t*>(in[3]);
+    const auto* a = static_cast<const uint8_t*>(in[a_input_]);
+    const auto* b = static_cast<const uint8_t*>(in[3 - a_input_]);
     auto* y = static_cast<uint8_t*>(out[0]);
     ParallelFor(threads_, numel_, kGrain, [&](int64_t lo, int64_t hi) {
-      if (!fixed_point_ && HasAvx2()) lo = AddFloatAvx2(a, b, y, lo, hi, p_, a_u8_, b_u8_, y_u8_);
-      for (int64_t i = lo; i < hi; ++i) {
-        const int32_t qa = a_u8_ ? a[i] : static_cast<int8_t>(a[i]), qb = b_u8_ ? b[i] : static_cast<int8_t>(b[i]);
-        int32_t v;
-        if (fixed_point_) {
-          v = quant::QuantizedAdd(qa, qb, fixed_);
-        } else {
-          float f = (static_cast<float>(qa - static_cast<int32_t>(p_[3])) * p_[0] +
-                     static_cast<float>(qb - static_cast<int32_t>(p_[4])) * p_[1]) / p_[2];
-          if (std::isnan(f)) f = 0;
-          v = static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + p_[5], p_[6]), p_[7]));
+      const bool avx2 = !fixed_point_ && HasAvx2();
+      while (lo < hi) {
+        const int64_t r = lo / row_, j = lo % row_, n = std::min(hi - lo, row_ - j);
+        const uint8_t* bp = b + ((r / b_div_) % b_mod_) * b_mul_ + (b_one_ ? 0 : j);
+        int64_t k = 0;
+        if (avx2) {
+          k = mul_ ? BinaryFloatAvx2<true>(a + lo, bp, b_one_, y + lo, n, p_, a_u8_, b_u8_, y_u8_)
+                   : BinaryFloatAvx2<false>(a + lo, bp, b_one_, y + lo, n, p_, a_u8_, b_u8_, y_u8_);
         }
-        y[i] = static_cast<uint8_t>(v);
+        for (; k < n; ++k) y[lo + k] = static_cast<uint8_t>(One(a[lo + k], bp[b_one_ ? 0 : k]));
+        lo += n;
       }
     });
     return Status::Ok();
   }
-  std::string Describe() const override {
-    return fixed_point_ ? "own quantized add (fixed point)" : HasAvx2() ? "own quantized add avx2" : "own quantized add";
+  int32_t One(uint8_t a, uint8_t b) const {
+    const int32_t qa = a_u8_ ? a : static_cast<int8_t>(a), qb = b_u8_ ? b : static_cast<int8_t>(b);
+    if (fixed_point_) return mul_ ? quant::QuantizedMul(qa, qb, fixed_mul_) : quant::QuantizedAdd(qa, qb, fixed_add_);
+    const float fa = static_cast<float>(qa - static_cast<int32_t>(p_[3])) * p_[0];
+    const float fb = static_cast<float>(qb - static_cast<int32_t>(p_[4])) * p_[1];
+    float f = (mul_ ? fa * fb : fa + fb) / p_[2];
+    if (std::isnan(f)) f = 0;
+    return static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + p_[5], p_[6]), p_[7]));
   }
+  std::string Describe() const override {
+    return fmt::format("own quantized {}{}{}", mul_ ? "mul" : "add",
+                       fixed_point_ ? " (fixed point)" : HasAvx2() ? " avx2" : "",
+                       b_mul_ || b_one_ ? ", one operand per channel" : "");
+  }
+  // p_ and the fixed-point parameters are A's and B's as the kernel reads them: the node's
+  // inputs 0 and 3, swapped when input 0 is the per-channel one (a_input_ = 3).
   float p_[8] = {};  // sa, sb, sy, za, zb, zy, qmin, qmax
-  quant::QuantizedAddParams fixed_;
-  bool fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true;
-  int64_t numel_ = 0;
+  quant::QuantizedAddParams fixed_add_;
+  quant::QuantizedMulParams fixed_mul_;
+  bool mul_ = false, fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true, b_one_ = false;
+  int a_input_ = 0;
+  int64_t numel_ = 0, row_ = 1, b_div_ = 1, b_mod_ = 1, b_mul_ = 0;
   int threads_ = 1;
 };
 
@@ -310,16 +334,29 @@ KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req) {
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
-KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
+KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req) {
   if (req.inputs.size() < 7 || req.outputs.size() != 1) return Refuse(req, "expected 7 or 8 inputs");
-  const TensorDesc &a = req.inputs[0], &b = req.inputs[3], &y = req.outputs[0];
-  if (a.dims != y.dims || b.dims != y.dims) return Refuse(req, "broadcasting add (runs on the reference)");
-  if (a.layout != y.layout || b.layout != y.layout || !IsDense(a) || !IsDense(b) || !IsDense(y))
+  const TensorDesc& y = req.outputs[0];
+  // A: the operand of the output's shape; B: the same, or [N or 1, C, 1, 1] of a 4-d output.
+  auto per_channel = [&](const TensorDesc& d) {
+    return y.dims.size() == 4 && d.dims.size() == 4 && (d.dims[0] == y.dims[0] || d.dims[0] == 1) &&
+           d.dims[1] == y.dims[1] && d.dims[2] == 1 && d.dims[3] == 1;
+  };
+  auto k = std::make_unique<QuantizedBinaryKernel>();
+  k->a_input_ = req.inputs[0].dims == y.dims ? 0 : 3;
+  const TensorDesc &a = req.inputs[k->a_input_], &b = req.inputs[3 - k->a_input_];
+  if (a.dims != y.dims || (b.dims != y.dims && !per_channel(b)))
+    return Refuse(req, "broadcasting {} {} by {} other than one operand per channel (runs on the reference)",
+                  OpName(req.op), DimsToString(req.inputs[0].dims), DimsToString(req.inputs[3].dims));
+  const bool same = b.dims == y.dims;
+  // A [n, C, 1, 1] operand has one memory order in either layout.
+  if (a.layout != y.layout || (same && b.layout != y.layout) || !IsDense(a) || !IsDense(b) || !IsDense(y))
     return Refuse(req, "inputs and output are not dense in one layout");
+  const int a_params = k->a_input_ + 1, b_params = 4 - k->a_input_;
   double scale[3];
   int32_t zp[3];
-  for (int j : {0, 1, 2}) RETURN_IF_ERROR(ScalarParams(req, j == 0 ? 1 : j == 1 ? 4 : 6, &scale[j], &zp[j]));
-  auto k = std::make_unique<AddKernel>();
+  for (int j : {0, 1, 2}) RETURN_IF_ERROR(ScalarParams(req, j == 0 ? a_params : j == 1 ? b_params : 6, &scale[j], &zp[j]));
+  k->mul_ = req.op == OpKind::kQLinearMul;
   k->a_u8_ = a.dtype == DType::kU8;
   k->b_u8_ = b.dtype == DType::kU8;
   k->y_u8_ = y.dtype == DType::kU8;
@@ -331,11 +368,33 @@ KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
   std::copy(p, p + 8, k->p_);
   if (k->fixed_point_) {
     // The reference reads the scales as f32; so does the fixed-point form.
-    auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
-    if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
-    k->fixed_ = *fp;
+    if (k->mul_) {
+      auto fp = quant::MakeQuantizedMul(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
+      if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
+      k->fixed_mul_ = *fp;
+    } else {
+      auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
+      if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
+      k->fixed_add_ = *fp;
+    }
   }
   k->numel_ = NumElements(y.dims);
+  k->row_ = std::max<int64_t>(k->numel_, 1);
+  if (!same) {
+    const int64_t n = y.dims[0], c = y.dims[1], hw = y.dims[2] * y.dims[3];
+    const int64_t images = b.dims[0] == n ? n : 1;  // B per image, or one for all
+    if (y.layout == Layout::kNHWC) {  // rows: the C channels of a pixel; B's row of image r / hw
+      k->row_ = std::max<int64_t>(c, 1);
+      k->b_div_ = std::max<int64_t>(hw, 1);
+      k->b_mod_ = images;
+      k->b_mul_ = c;
+    } else {  // rows: the hw pixels of a channel; B's value for channel r
+      k->row_ = std::max<int64_t>(hw, 1);
+      k->b_mod_ = images * c;
+      k->b_mul_ = 1;
+      k->b_one_ = true;
+    }
+  }
   k->threads_ = std::max(1, req.threads);
   return std::unique_ptr<Kernel>(std::move(k));
 }
