@@ -136,10 +136,10 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
     add(OutputPoint(n));
   }
   auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
-  // A Mul operand that is a point, or an elementwise function of one point that tabulates
-  // (fold_qdq.h: a gate Sigmoid(z) or HardSigmoid(z), an activation HardSwish(z) or
-  // z·Sigmoid(z)) and so can be quantized at no float island's cost.
-  auto mul_operand = [&](const Value* v) {
+  // A point, or an elementwise function of one point that tabulates (fold_qdq.h: a gate
+  // Sigmoid(z) or HardSigmoid(z), an activation HardSwish(z) or z·Sigmoid(z)) and so can be
+  // quantized at no float island's cost.
+  auto quantizable = [&](const Value* v) {
     if (is_point(v)) return true;
     const Node* p = IsFloatActivation(v) ? v->producer() : nullptr;
     if (!p || p->num_outputs() != 1 || o.keep_float.count(p->name())) return false;
@@ -148,11 +148,12 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
   };
   // Ops with an integer form between quantized values get their output quantized too, so
   // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
-  // values (after its Relu), a Mul of two (a squeeze-excitation block's x · gate; its
-  // operands become points), a GlobalAveragePool of one, a Concat of quantized values and the
-  // ops that only move values (Reshape, Transpose, Slice, ...; calibration gives those their
-  // input's parameters). Topological order lets chains follow; a Mul's operands, made points
-  // after their other consumers were seen, take another round.
+  // values (after its Relu), a Mul of two quantizable ones (a squeeze-excitation block's
+  // x · gate) and a GlobalAveragePool of one (a classifier head's pool of SiLU(z)) — their
+  // operands become points —, a Concat of quantized values and the ops that only move values
+  // (Reshape, Transpose, Slice, ...; calibration gives those their input's parameters).
+  // Topological order lets chains follow; a Mul's operands, made points after their other
+  // consumers were seen, take another round.
   for (int round = 0; round == 0 || added; ++round) {
     added = false;
     for (const Node* n : g.nodes()) {
@@ -161,13 +162,12 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       for (const Value* v : n->inputs()) all_points &= is_point(v);
       const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && all_points;
       const bool mul_of_points = n->op() == OpKind::kMul && n->num_inputs() == 2 && !MatchUnaryIsland(n) &&
-                                 mul_operand(n->input(0)) && mul_operand(n->input(1));
-      const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && is_point(n->input(0));
+                                 quantizable(n->input(0)) && quantizable(n->input(1));
+      const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
       const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
       const bool moves_a_point = MovesValues(n->op()) && n->op() != OpKind::kConcat && is_point(n->input(0));
-      if (mul_of_points) {
-        add(n->input(0));
-        add(n->input(1));
+      if (mul_of_points || pool_of_point) {
+        for (const Value* v : n->inputs()) add(v);
       }
       if (add_of_points || mul_of_points || pool_of_point) add(OutputPoint(n));
       else if (concat_of_points || moves_a_point) add(n->output(0));

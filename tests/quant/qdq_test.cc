@@ -421,7 +421,8 @@ TEST(Qdq, FoldTurnsTheResidualAddIntoQLinearAdd) {
 }
 
 // x[1,3,8,8] -> conv1 -> SiLU (x·Sigmoid(x)) = h -> squeeze-excitation: gap -> fc1 1x1 ->
-// relu -> fc2 1x1 -> Sigmoid = gate -> Mul(gate, h) -> conv3 (efficientnet's MBConv tail).
+// relu -> fc2 1x1 -> Sigmoid = gate -> Mul(gate, h) -> conv3 (efficientnet's MBConv tail)
+// -> HardSwish -> head_gap (a classifier head's pool).
 Graph SqueezeExcitation() {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
@@ -435,7 +436,8 @@ Graph SqueezeExcitation() {
   Value* f2 = Add(g, OpKind::kConv, {r, g.AddConstant("wf2", Normal({8, 4, 1, 1}, 3, 0.8))}, {}, "fc2");
   Value* gate = Add(g, OpKind::kSigmoid, {f2}, {}, "gate");
   Value* m = Add(g, OpKind::kMul, {gate, h}, {}, "scale");
-  g.MarkOutput(Add(g, OpKind::kConv, {m, g.AddConstant("w3", Normal({2, 8, 3, 3}, 4, 0.3))}, pad, "conv3"));
+  Value* c3 = Add(g, OpKind::kConv, {m, g.AddConstant("w3", Normal({2, 8, 3, 3}, 4, 0.3))}, pad, "conv3");
+  g.MarkOutput(Add(g, OpKind::kGlobalAveragePool, {Add(g, OpKind::kHardSwish, {c3}, {}, "head_act")}, {}, "head_gap"));
   Status st = InferShapes(g);
   EXPECT_TRUE(st.ok()) << st.message();
   return g;
@@ -447,9 +449,10 @@ TEST(Qdq, SqueezeExcitationMulFoldsIntoQLinearMul) {
   // and so does the Mul's output; then h's pool folds too. DQ, DQ -> Mul -> Q becomes one
   // QLinearMul whose float mode gives the island's outputs bit for bit; its fixed-point mode
   // is within one step of it. The SiLU's own x·Sigmoid(x) stays a table, not a QLinearMul.
+  // The head's pool of HardSwish(conv3) folds the same way (a table, then the integer pool).
   Graph g = SqueezeExcitation();
   const std::vector<std::string> p = QuantizationPoints(g, {});
-  for (const char* v : {"silu:0", "gate:0", "scale:0", "gap:0"})
+  for (const char* v : {"silu:0", "gate:0", "scale:0", "gap:0", "head_act:0", "head_gap:0"})
     EXPECT_NE(std::find(p.begin(), p.end(), v), p.end()) << v;
   EXPECT_EQ(std::find(p.begin(), p.end(), "silu_sigmoid:0"), p.end());
   auto t = Calibrate(g, Samples(8, 200), {}, {}, false);
@@ -464,8 +467,9 @@ TEST(Qdq, SqueezeExcitationMulFoldsIntoQLinearMul) {
   for (const std::string& why : s->skipped) EXPECT_EQ(why.find("'silu'"), std::string::npos) << why;
   EXPECT_EQ(Count(folded, OpKind::kQLinearMul), 1);
   EXPECT_EQ(Count(folded, OpKind::kMul), 0);
-  EXPECT_EQ(Count(folded, OpKind::kQuantizedLookup), 2);  // SiLU and the gate's Sigmoid
-  EXPECT_EQ(Count(folded, OpKind::kQLinearGlobalAveragePool), 1);
+  EXPECT_EQ(Count(folded, OpKind::kQuantizedLookup), 3);  // SiLU, the gate's Sigmoid, HardSwish
+  EXPECT_EQ(Count(folded, OpKind::kQLinearGlobalAveragePool), 2);
+  EXPECT_EQ(Count(folded, OpKind::kHardSwish) + Count(folded, OpKind::kGlobalAveragePool), 0);
   EXPECT_EQ(Count(island, OpKind::kMul), 1);
   EXPECT_LT(Count(folded, OpKind::kDequantizeLinear), Count(island, OpKind::kDequantizeLinear));
   for (const Node* n : folded.nodes()) {
