@@ -1,7 +1,8 @@
 // Fast QuantizeLinear and DequantizeLinear with per-tensor parameters, in any layout (the
 // output has the input's): the reference's arithmetic, vectorized with AVX2 where the CPU
 // has it. Quantize: saturate(round_half_to_even(x / scale) + zp) in f32 (NaN → zp);
-// dequantize: f32(q − zp) · scale.
+// dequantize: f32(q − zp) · scale. Then the other own int8 kernels, each the reference's
+// arithmetic: the 256-entry lookup, QLinearAdd / QLinearMul, QLinearGlobalAveragePool.
 #include <immintrin.h>
 
 #include <cmath>
@@ -285,33 +286,44 @@ class QuantizedBinaryKernel final : public Kernel {
   int threads_ = 1;
 };
 
-// QLinearGlobalAveragePool in NHWC, channels [c0, c1) of one image: each channel's sums
-// over the pixels in pixel order, as the reference adds them (the f32 dequantized values in
-// f64 for the float mode, the shifted integers for the fixed-point one), 8 channels at a time.
-// Returns the first channel it did not do.
+// The f64 sums of a pool's float mode are exact, so their order does not matter: every term
+// is an f32 v = (q − zx)·sx with |q − zx| ≤ 255, a whole multiple of g = ulp(sx) below
+// 2^32·g, so fewer than 2^21 of them add up below 2^53·g, on the f64 grid.
+constexpr int64_t kExactPoolPlane = int64_t{1} << 21;
+
+// QLinearGlobalAveragePool in NHWC, channels [c0, c1) of one image: each channel's sums over
+// the pixels (the f32 dequantized values in f64 for the float mode, exact in any order below
+// kExactPoolPlane; the shifted integers for the fixed-point one), 8 channels at a time, two
+// pixels in separate sums. Returns the first channel it did not do.
 __attribute__((target("avx2"))) int64_t PoolSumsNhwcAvx2(const uint8_t* x, int64_t plane, int64_t channels, int64_t c0,
                                                          int64_t c1, bool u8, int32_t zx, float sx, double* fsum,
                                                          int32_t* isum, bool fixed_point) {
+  if (!fixed_point && plane >= kExactPoolPlane) return c0;
   const __m256i z = _mm256_set1_epi32(zx);
   const __m256 s = _mm256_set1_ps(sx);
   int64_t c = c0;
   for (; c + 8 <= c1; c += 8) {
-    __m256d f0 = _mm256_setzero_pd(), f1 = _mm256_setzero_pd();
-    __m256i iacc = _mm256_setzero_si256();
+    __m256d lo0 = _mm256_setzero_pd(), hi0 = _mm256_setzero_pd(), lo1 = _mm256_setzero_pd(), hi1 = _mm256_setzero_pd();
+    __m256i i0 = _mm256_setzero_si256(), i1 = _mm256_setzero_si256();
     const uint8_t* px = x + c;
-    for (int64_t p = 0; p < plane; ++p, px += channels) {
-      const __m256i q = _mm256_sub_epi32(Widen8(px, u8), z);
+    int64_t p = 0;
+    for (; p < plane; p += 2, px += 2 * channels) {
+      const __m256i q0 = _mm256_sub_epi32(Widen8(px, u8), z);
+      const __m256i q1 = p + 1 < plane ? _mm256_sub_epi32(Widen8(px + channels, u8), z) : _mm256_setzero_si256();
       if (fixed_point) {
-        iacc = _mm256_add_epi32(iacc, q);
+        i0 = _mm256_add_epi32(i0, q0);
+        i1 = _mm256_add_epi32(i1, q1);
       } else {
-        const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(q), s);
-        f0 = _mm256_add_pd(f0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-        f1 = _mm256_add_pd(f1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+        const __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(q0), s), v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(q1), s);
+        lo0 = _mm256_add_pd(lo0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));
+        hi0 = _mm256_add_pd(hi0, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)));
+        lo1 = _mm256_add_pd(lo1, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));
+        hi1 = _mm256_add_pd(hi1, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)));
       }
     }
-    _mm256_storeu_pd(fsum + c - c0, f0);
-    _mm256_storeu_pd(fsum + c - c0 + 4, f1);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + c - c0), iacc);
+    _mm256_storeu_pd(fsum + c - c0, _mm256_add_pd(lo0, lo1));
+    _mm256_storeu_pd(fsum + c - c0 + 4, _mm256_add_pd(hi0, hi1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + c - c0), _mm256_add_epi32(i0, i1));
   }
   return c;
 }
