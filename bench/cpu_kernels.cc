@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 
+#include "kernels/cpu/int8_requant.h"
 #include "kernels/cpu/kernel.h"
 
 namespace edgec {
@@ -155,6 +156,47 @@ void BM_LayerNorm_128x256(benchmark::State& state) {
   RunProblem(state, p);
 }
 
+// Sigmoid over n floats (the costly half of SiLU, efficientnet's activation).
+// 64K floats stay in L2; 1.2M (efficientnet_b0's 96x112x112 expand output) do not.
+void BM_Sigmoid(benchmark::State& state) {
+  const int64_t n = state.range(1);
+  Problem p;
+  p.req.op = OpKind::kSigmoid;
+  p.req.label = "Sigmoid 'bench'";
+  p.inputs = {RandomTensor({n}, 13)};
+  for (int64_t i = 0; i < n; ++i) p.inputs[0].data<float>()[i] *= 8.f;
+  p.req.inputs = {Desc({n})};
+  p.req.constants = {nullptr};
+  p.req.outputs = {Desc({n})};
+  p.flops = static_cast<double>(n);  // counted as one operation per element: G elements/s
+  RunProblem(state, p);
+}
+
+// The int8 kernels' requantization (int32 accumulators to u8, per-channel multipliers) of
+// `rows` pixels of 96 channels: 682 rows (256 KiB of accumulators, a band in L2) and
+// 12544 (mobilenet_v2's 112x112 expand layer, 4.8 MB). Counter: G outputs/s.
+void BM_Requant(benchmark::State& state) {
+  const int64_t rows = state.range(0), channels = 96;
+  std::vector<float> w_scale(channels, 0.01f);
+  std::vector<int32_t> bias(channels, 100);
+  auto rq = cpu::MakeInt8Requant(Attributes(), "bench", 0.02f, w_scale, channels, 0.5f, 3, DType::kU8, bias.data());
+  if (!rq.ok()) {
+    state.SkipWithError(rq.status().message().c_str());
+    return;
+  }
+  std::vector<int32_t> acc(rows * channels);
+  std::mt19937 rng(5);
+  for (int32_t& a : acc) a = static_cast<int32_t>(rng() % 20000) - 10000;
+  std::vector<uint8_t> y(rows * channels);
+  for (auto _ : state) {
+    rq->Run(acc.data(), channels, 0, rows, y.data(), channels, 1);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP"] = benchmark::Counter(static_cast<double>(rows * channels) * 1e-9,
+                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(cpu::VectorIsa()));
+}
+
 // C = A x B, all n x n row-major, with oneDNN's sgemm (threads through OpenMP).
 void BM_GemmPeak(benchmark::State& state) {
   const int64_t n = 2048;
@@ -188,6 +230,9 @@ BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Softmax_128x128)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_LayerNorm_128x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
+BENCHMARK(BM_Requant)->Arg(682)->Arg(12544)->ArgName("rows")->UseRealTime();
+BENCHMARK(BM_Sigmoid)->Args({1, 65536})->Args({1, 1204224})->Args({2, 1204224})->ArgNames({"threads", "n"})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace edgec

@@ -1,5 +1,5 @@
 // Shape inference for the composite family (see ops.def): internal ops that the fusion
-// passes make out of exporter patterns (Gelu, RmsNormalization, Attention).
+// passes make out of exporter patterns (Gelu, RmsNormalization, Attention, ChannelShuffle).
 #include "ir/infer.h"
 
 namespace edgec::infer {
@@ -134,6 +134,22 @@ Status Attention(InferContext& ctx) {
   out.push_back(sq);
   out.push_back(dv);
   ctx.output(0) = MakeType(dt, std::move(out));
+  return Status::Ok();
+}
+
+// ChannelShuffle(X): X of rank >= 3, group >= 1 dividing dim 1; Y has X's type.
+Status ChannelShuffle(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  RETURN_IF_ERROR(ExpectOneOutput(ctx));
+  const TensorType& x = ctx.input_type(0);
+  const int64_t group = ctx.attrs().GetInt("group", 0);
+  if (group < 1) return ctx.Error("attribute group is {}, expected at least 1", group);
+  if (x.rank_known) {
+    if (x.rank() < 3) return ctx.Error("input 0 has rank {}, expected at least 3 (N, C, spatial...)", x.rank());
+    if (Known(x.dims[1]) && x.dims[1] % group != 0)
+      return ctx.Error("input 0 has {} channels, not a multiple of group {}", x.dims[1], group);
+  }
+  ctx.output(0) = x;
   return Status::Ok();
 }
 

@@ -407,6 +407,9 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       (x->type.dims[1] <= 4 ? c.any_inputs : c.layout_inputs).push_back(0);
       return c;
     }
+    case OpKind::kChannelShuffle:  // a permutation of channels: the same in either layout
+      c.layout_inputs.push_back(0);
+      return c;
     case OpKind::kQuantizedLookup:  // elementwise, the table is a constant
       if (!n.input(1) || !n.input(1)->is_constant()) return std::nullopt;
       c.layout_inputs.push_back(0);

@@ -1,5 +1,5 @@
 // unfuse: lowers every internal op (FusedConv, FusedMatMul, FusedAdd, Gelu,
-// RmsNormalization, Attention) to standard ONNX ops, so that an exported model runs in any
+// RmsNormalization, Attention, ChannelShuffle) to standard ONNX ops, so that an exported model runs in any
 // runtime. The lowered nodes keep the fused node's provenance.
 //
 // Before:  %y = FusedConv(%x, %w, %b, %r) {activation="Relu"}

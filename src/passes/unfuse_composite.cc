@@ -7,6 +7,7 @@
 //   Attention        -> [Transpose(K) swapping the last two dims, merged with a Transpose
 //                       that feeds only K], MatMul(Q, Kᵀ), Mul(scale), [Add(mask)],
 //                       Softmax(-1), MatMul(·, V)
+//   ChannelShuffle   -> Reshape [N, g, C/g, ...], Transpose(0, 2, 1, ...), Reshape [N, C, ...]
 // Every lowered node keeps the fused node's provenance.
 #include <cmath>
 
@@ -151,8 +152,27 @@ StatusOr<bool> LowerAttention(Graph& g, Node* n) {
 
 }  // namespace
 
+StatusOr<bool> LowerChannelShuffle(Graph& g, Node* n) {
+  Lowering l(g, n);
+  Value* x = n->input(0);
+  const Dims& dims = x->type.dims;
+  const int64_t group = n->attrs.GetInt("group", 1);
+  std::vector<int64_t> view = {dims[0], group, dims[1] / group}, perm = {0, 2, 1};
+  for (size_t d = 2; d < dims.size(); ++d) {
+    view.push_back(dims[d]);
+    perm.push_back(static_cast<int64_t>(d) + 1);
+  }
+  Attributes pa;
+  pa.Set("perm", perm);
+  ASSIGN_OR_RETURN(Value* split, l.Op(OpKind::kReshape, "split", {x, l.Ints("view", view)}));
+  ASSIGN_OR_RETURN(Value* swapped, l.Op(OpKind::kTranspose, "transpose", {split}, pa));
+  ASSIGN_OR_RETURN(Value* y, l.Op(OpKind::kReshape, "merge", {swapped, l.Ints("shape", std::vector<int64_t>(dims.begin(), dims.end()))}));
+  return l.Finish(y);
+}
+
 StatusOr<bool> UnfuseComposite(Graph& g, Node* n) {
   switch (n->op()) {
+    case OpKind::kChannelShuffle: return LowerChannelShuffle(g, n);
     case OpKind::kGelu: return LowerGelu(g, n);
     case OpKind::kRmsNormalization: return LowerRmsNormalization(g, n);
     case OpKind::kAttention: return LowerAttention(g, n);

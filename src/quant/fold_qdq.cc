@@ -454,7 +454,7 @@ bool MovesValues(OpKind op) {
   switch (op) {
     case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
     case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
-    case OpKind::kSlice: case OpKind::kIdentity:
+    case OpKind::kSlice: case OpKind::kIdentity: case OpKind::kChannelShuffle:
       return true;
     default:
       return false;

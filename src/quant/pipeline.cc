@@ -32,59 +32,67 @@ bool KeepsValues(OpKind op) { return MovesValues(op) && op != OpKind::kConcat; }
 
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
   auto& acts = table.activations;
-  // Concat: its inputs and output, joined through shared inputs, form groups that get one
-  // range (the union of their calibrated ranges), so that it concatenates int8 values.
+  // Groups of points that must share parameters, joined with a union-find: a Concat's inputs
+  // and output (so that it concatenates int8 values), and the output of an op that keeps its
+  // input's values with the nearest point up its chain (Reshape -> Transpose -> Reshape ->
+  // Slice). Chains link groups: in shufflenet_v2 a Concat's output is shuffled, split, and
+  // half of it concatenated again, all one group, so no requantize is left between them. A
+  // group's range is the union of its members' calibrated ranges, except the outputs of
+  // value-keeping ops, which follow (their values are their source's, and their own clipped
+  // range could only widen it).
   std::map<std::string, std::string> parent;
   std::function<std::string(const std::string&)> root = [&](const std::string& v) {
     auto it = parent.find(v);
     if (it == parent.end() || it->second == v) return v;
     return it->second = root(it->second);
   };
-  std::set<std::string> in_group;
+  auto join = [&](const std::string& a, const std::string& b) {
+    const std::string ra = root(a), rb = root(b);
+    parent.emplace(ra, ra);
+    parent.emplace(rb, rb);
+    if (ra != rb) parent[rb] = ra;
+  };
+  std::set<std::string> in_group, follows;
   for (const Node* n : g.nodes()) {
-    if (n->op() != OpKind::kConcat || !n->output(0) || !acts.count(n->output(0)->name())) continue;
-    bool all = true;
-    for (const Value* v : n->inputs()) all &= v && acts.count(v->name());
-    if (!all) continue;
-    const std::string out = root(n->output(0)->name());
-    parent.emplace(out, out);
-    in_group.insert(n->output(0)->name());
-    for (const Value* v : n->inputs()) {
-      const std::string r = root(v->name());
-      parent[r] = out;
-      in_group.insert(v->name());
+    if (!n->output(0) || !acts.count(n->output(0)->name())) continue;
+    const std::string out = n->output(0)->name();
+    if (n->op() == OpKind::kConcat) {
+      bool all = true;
+      for (const Value* v : n->inputs()) all &= v && acts.count(v->name());
+      if (!all) continue;
+      in_group.insert(out);
+      for (const Value* v : n->inputs()) {
+        join(out, v->name());
+        in_group.insert(v->name());
+      }
+    } else if (KeepsValues(n->op()) && n->num_outputs() >= 1 && n->input(0)) {
+      const Value* src = n->input(0);
+      while (!acts.count(src->name()) && src->producer() && KeepsValues(src->producer()->op()) &&
+             src->producer()->input(0))
+        src = src->producer()->input(0);
+      if (!acts.count(src->name())) continue;
+      join(src->name(), out);
+      in_group.insert(src->name());
+      in_group.insert(out);
+      follows.insert(out);
     }
   }
   std::map<std::string, Range> group_range;
   for (const std::string& v : in_group) {
+    if (follows.count(v)) continue;
     const ActivationScale& a = acts[v];
     auto [it, fresh] = group_range.emplace(root(v), Range{a.lo, a.hi});
     if (!fresh) it->second = {std::min(it->second.lo, a.lo), std::max(it->second.hi, a.hi)};
   }
   for (const std::string& v : in_group) {
-    const Range r = group_range[root(v)];
-    const ScaleZeroPoint p = ParamsFromRange(r, table.dtype, table.symmetric);
+    auto it = group_range.find(root(v));
+    if (it == group_range.end()) continue;  // cannot happen: every chain starts at a point that counts
+    const ScaleZeroPoint p = ParamsFromRange(it->second, table.dtype, table.symmetric);
     ActivationScale& a = acts[v];
     a.scale = p.scale;
     a.zero_point = p.zero_point;
-    a.lo = r.lo;
-    a.hi = r.hi;
-  }
-  for (const Node* n : g.nodes()) {  // topological: a chain takes the first input's parameters
-    if (!KeepsValues(n->op()) || n->num_outputs() < 1 || !n->output(0) || !n->input(0)) continue;
-    if (in_group.count(n->output(0)->name())) continue;  // the Concat group's range wins
-    // The nearest point up a chain of such ops (Reshape -> Transpose -> Reshape -> Slice).
-    const Value* src = n->input(0);
-    while (!acts.count(src->name()) && src->producer() && KeepsValues(src->producer()->op()) &&
-           src->producer()->input(0))
-      src = src->producer()->input(0);
-    auto in = table.activations.find(src->name());
-    auto out = table.activations.find(n->output(0)->name());
-    if (in == table.activations.end() || out == table.activations.end()) continue;
-    const ActivationScale observed = out->second;
-    out->second = in->second;
-    out->second.min = observed.min;  // what was seen stays readable
-    out->second.max = observed.max;
+    a.lo = it->second.lo;  // min and max stay what was observed
+    a.hi = it->second.hi;
   }
 }
 

@@ -22,8 +22,9 @@ Status PrepareForQuantization(Graph& g);
 // A point produced by an op that only keeps or moves its input's values (MaxPool, Reshape,
 // Flatten, Transpose, Slice, ...) from another point gets that point's scale and zero point
 // (ShareScalesThroughValueMovingOps), so the op runs on the int8 values with no requantize
-// after it; the inputs and output of a Concat (joined through shared inputs) get the union of
-// their ranges, so the Concat runs on int8 values too.
+// after it; the inputs and output of a Concat get the union of their ranges, so the Concat
+// runs on int8 values too. Both links join groups (a Concat whose output is shuffled, split
+// and concatenated again is one group with one range).
 StatusOr<ScaleTable> Calibrate(const Graph& prepared, const std::vector<Sample>& samples,
                                const CalibrationOptions& calib, const QuantizeOptions& rewrite,
                                bool progress);

@@ -1,5 +1,5 @@
-// merge-chains and the exporter-pattern fusions (fuse-layernorm, fuse-rmsnorm, fuse-gelu,
-// fuse-attention) and the composite lowering (unfuse): Before/After structure, graphs
+// merge-chains, canonicalize and the exporter-pattern fusions (fuse-layernorm, fuse-rmsnorm,
+// fuse-gelu, fuse-channel-shuffle, fuse-attention) and the composite lowering (unfuse): Before/After structure, graphs
 // that must not change, differential checks on the reference executor, provenance, and
 // the unfuse round trip through ONNX's checker.
 #include <gtest/gtest.h>
@@ -609,6 +609,84 @@ TEST(FuseGelu, PatternsThatMustNotChange) {
     Builder b;
     Value* x = b.Input("x", {8});
     ExpectUnchanged(b.Done({b.Op(OpKind::kTanh, {b.Op(OpKind::kMul, {x, b.Scalar(2)})})}), "fuse-gelu", "sqrt(2/pi)");
+  }
+}
+
+// ================================================================ canonicalize
+
+TEST(Canonicalize, SpatialReduceMeanBecomesGlobalAveragePool) {
+  for (int keep : {0, 1}) {
+    for (Ints axes : {Ints{2, 3}, Ints{-1, -2}}) {
+      Builder b;
+      Value* x = b.Input("x", {2, 5, 4, 3});
+      Value* y = b.Op(OpKind::kReduceMean, {x, b.Axes(axes)}, A({{"keepdims", int64_t{keep}}}), "mean");
+      const Graph g0 = b.Done({b.Op(OpKind::kRelu, {y})});
+      passes::PassContext ctx;
+      Graph after = Optimized(g0, "canonicalize", &ctx);
+      EXPECT_EQ(OpSequence(after), keep ? "GlobalAveragePool,Relu" : "GlobalAveragePool,Flatten,Relu");
+      EXPECT_EQ(Rewrites(ctx, "ReduceMean -> GlobalAveragePool"), 1);
+    }
+  }
+  {  // Rank 3 (a 1-D signal).
+    Builder b;
+    Value* x = b.Input("x", {1, 6, 10});
+    const Graph g0 = b.Done({b.Op(OpKind::kReduceMean, {x, b.Axes({2})})});
+    EXPECT_EQ(OpSequence(Optimized(g0, "canonicalize")), "GlobalAveragePool");
+  }
+}
+
+TEST(Canonicalize, OtherReductionsStay) {
+  for (Ints axes : {Ints{1, 2, 3}, Ints{3}, Ints{1}}) {
+    Builder b;
+    Value* x = b.Input("x", {1, 5, 4, 3});
+    ExpectUnchanged(b.Done({b.Op(OpKind::kReduceMean, {x, b.Axes(axes)})}), "canonicalize", "not exactly the spatial dims");
+  }
+  Builder b;
+  Value* x = b.Input("x", {4, 6});
+  ExpectUnchanged(b.Done({b.Op(OpKind::kReduceMean, {x, b.Axes({1})})}), "canonicalize", "rank >= 3");
+}
+
+// ================================================================ fuse-channel-shuffle
+
+// x [1, C, 5, 6] -> Reshape [1, g, C/g, 5, 6] -> Transpose perm -> Reshape back (-> Relu).
+Graph ShuffleGraph(int64_t c, int64_t g, Ints perm = {0, 2, 1, 3, 4}, bool split_also_output = false) {
+  Builder b;
+  Value* x = b.Input("x", {1, c, 5, 6});
+  Value* split = b.Op(OpKind::kReshape, {x, b.Const(Tensor::VectorI64({1, g, c / g, 5, 6}), "view")}, {}, "reshape_a");
+  Value* t = b.Op(OpKind::kTranspose, {split}, A({{"perm", perm}}), "transpose");
+  Value* y = b.Op(OpKind::kReshape, {t, b.Const(Tensor::VectorI64({1, c, 5, 6}), "shape")}, {}, "reshape_b");
+  std::vector<Value*> outs = {b.Op(OpKind::kRelu, {y})};
+  if (split_also_output) outs.push_back(split);
+  return b.Done(outs);
+}
+
+TEST(FuseChannelShuffle, ReshapeTransposeReshapeBecomesOneOp) {
+  for (int64_t g : {2, 3, 4}) {
+    const Graph g0 = ShuffleGraph(12, g);
+    passes::PassContext ctx;
+    Graph after = Optimized(g0, "fuse-channel-shuffle", &ctx, 0);
+    EXPECT_EQ(OpSequence(after), "ChannelShuffle,Relu");
+    EXPECT_EQ(Rewrites(ctx, "ChannelShuffle"), 1);
+    for (const Node* n : after.nodes()) {
+      if (n->op() != OpKind::kChannelShuffle) continue;
+      EXPECT_EQ(n->attrs.GetInt("group", 0), g);
+      EXPECT_TRUE(HasProvenance(n, {"reshape_a", "transpose", "reshape_b"}));
+    }
+    ExpectUnfuseRoundTrip(g0, after);
+  }
+}
+
+TEST(FuseChannelShuffle, PatternsThatMustNotChange) {
+  ExpectUnchanged(ShuffleGraph(12, 2, {0, 1, 2, 4, 3}), "fuse-channel-shuffle", "does not swap dims 1 and 2 only");
+  ExpectUnchanged(ShuffleGraph(12, 2, {0, 2, 1, 3, 4}, /*split_also_output=*/true), "fuse-channel-shuffle",
+                  "other readers");
+  {  // The view splits a spatial dim, not the channels.
+    Builder b;
+    Value* x = b.Input("x", {1, 4, 6, 5});
+    Value* v = b.Op(OpKind::kReshape, {x, b.Const(Tensor::VectorI64({1, 4, 2, 3, 5}), "view")});
+    Value* t = b.Op(OpKind::kTranspose, {v}, A({{"perm", Ints{0, 2, 1, 3, 4}}}));
+    ExpectUnchanged(b.Done({b.Op(OpKind::kReshape, {t, b.Const(Tensor::VectorI64({1, 8, 3, 5}), "shape")})}),
+                    "fuse-channel-shuffle", "do not split the channels");
   }
 }
 

@@ -559,6 +559,64 @@ TEST(Qdq, ConcatInputsShareOneRangeSoTheConcatRunsOnInt8) {
   }
 }
 
+TEST(Qdq, ConcatsLinkedThroughAChannelShuffleShareOneRange) {
+  // A shufflenet unit: concat A(relu1, relu2) -> reshape -> transpose -> reshape (the channel
+  // shuffle) -> slice halves; one half -> conv3 -> relu3, the other straight into concat
+  // B(half, relu3) -> conv4. The shuffle's outputs keep concat A's values and concat B takes
+  // one of them, so A, the shuffle, the halves and B are one group with one range: the int8
+  // graph moves bytes from A to B with no requantize, and stays within one step of the QDQ
+  // graph in float.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  auto conv_relu = [&](Value* in, int64_t cin, int seed, float w, const std::string& name) {
+    Value* c = Add(g, OpKind::kConv, {in, g.AddConstant(name + "_w", Normal({8, cin, 3, 3}, seed, w))}, pad, name);
+    return Add(g, OpKind::kRelu, {c}, {}, name + "_relu");
+  };
+  Attributes axis;
+  axis.Set("axis", int64_t{1});
+  auto shape = [&](const std::string& name, Ints dims) {
+    return g.AddConstant(name, Tensor::FromVector<int64_t>(DType::kI64, {static_cast<int64_t>(dims.size())}, dims));
+  };
+  auto ints = [&](const std::string& name, int64_t v) { return g.AddConstant(name, Tensor::FromVector<int64_t>(DType::kI64, {1}, {v})); };
+  Value* cat_a = Add(g, OpKind::kConcat, {conv_relu(x, 3, 1, 0.3f, "conv1"), conv_relu(x, 3, 2, 1.5f, "conv2")}, axis, "concat_a");
+  Value* r5 = Add(g, OpKind::kReshape, {cat_a, shape("s5", {1, 2, 8, 8, 8})}, {}, "reshape");
+  Attributes perm;
+  perm.Set("perm", Ints{0, 2, 1, 3, 4});
+  Value* tr = Add(g, OpKind::kTranspose, {r5}, perm, "transpose");
+  Value* r4 = Add(g, OpKind::kReshape, {tr, shape("s4", {1, 16, 8, 8})}, {}, "reshape_1");
+  Value* half0 = Add(g, OpKind::kSlice, {r4, ints("b0", 0), ints("e0", 8), ints("ax0", 1)}, {}, "slice");
+  Value* half1 = Add(g, OpKind::kSlice, {r4, ints("b1", 8), ints("e1", 16), ints("ax1", 1)}, {}, "slice_1");
+  Value* cat_b = Add(g, OpKind::kConcat, {half0, conv_relu(half1, 8, 3, 2.0f, "conv3")}, axis, "concat_b");
+  g.MarkOutput(Add(g, OpKind::kConv, {cat_b, g.AddConstant("w4", Normal({2, 16, 3, 3}, 4, 0.3))}, pad, "conv4"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(6, 40), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  const auto& a = t->activations;
+  const ActivationScale& ref = a.at("concat_b:0");
+  for (const char* v : {"concat_a:0", "reshape:0", "transpose:0", "reshape_1:0", "slice:0", "slice_1:0",
+                        "conv1_relu:0", "conv2_relu:0", "conv3_relu:0"}) {
+    ASSERT_TRUE(a.count(v)) << v;
+    EXPECT_EQ(a.at(v).scale, ref.scale) << v;
+    EXPECT_EQ(a.at(v).zero_point, ref.zero_point) << v;
+  }
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  auto int8 = Int8Executable(g);
+  ASSERT_TRUE(int8.ok());
+  // Only the graph input's Quantize and the output's Dequantize are left.
+  EXPECT_EQ(Count(*int8, OpKind::kQuantizeLinear), 1);
+  EXPECT_EQ(Count(*int8, OpKind::kDequantizeLinear), 1);
+  for (const auto& sample : Samples(3, 90)) {
+    auto qdq = ReferenceExecutor(g).Run(sample);
+    auto i8 = ReferenceExecutor(*int8).Run(sample);
+    ASSERT_TRUE(qdq.ok() && i8.ok());
+    const auto va = (*qdq)[0].ToDoubleVector(), vb = (*i8)[0].ToDoubleVector();
+    const double step = t->activations.at("conv4:0").scale;
+    for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vb[i]), step * 1.001) << i;
+  }
+}
+
 TEST(Qdq, FoldTabulatesSingleInputIslands) {
   // conv1 -> SiLU (x * Sigmoid(x)) -> conv2 -> HardSwish -> conv3: both islands become
   // 256-entry lookups with the same outputs, bit for bit, as the float islands.

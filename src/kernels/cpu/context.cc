@@ -1,11 +1,14 @@
 #include "kernels/cpu/context.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "kernels/cpu/kernel.h"
 #include "kernels/cpu/vec.h"
@@ -16,13 +19,40 @@ namespace {
 
 std::atomic<int> g_threads{std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
 
-bool ScalarFromEnvironment() {
-  const char* v = std::getenv("EDGEC_CPU_SCALAR");
-  return v && v[0] != '\0' && v[0] != '0';
+// The tables this CPU can run, widest first (libgcc's checks include the OS's support for
+// the wider register state).
+std::vector<const vec::Table*> AvailableTables() {
+  std::vector<const vec::Table*> t;
+  if (__builtin_cpu_supports("avx512f")) t.push_back(&vec::kAvx512Table);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) t.push_back(&vec::kAvx2Table);
+  t.push_back(&vec::kScalarTable);
+  return t;
+}
+const std::vector<const vec::Table*>& Tables() {
+  static const std::vector<const vec::Table*> tables = AvailableTables();
+  return tables;
 }
 
-std::atomic<bool> g_force_scalar{ScalarFromEnvironment()};
-const bool g_has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+// An ISA's place in kIsaOrder (0 = widest), -1 for an unknown name.
+constexpr std::string_view kIsaOrder[] = {"avx512", "avx2", "scalar"};
+int IsaRank(std::string_view isa) {
+  for (int i = 0; i < 3; ++i)
+    if (kIsaOrder[i] == isa) return i;
+  return -1;
+}
+
+int CapFromEnvironment() {
+  const char* v = std::getenv("EDGEC_CPU_ISA");
+  if (!v || v[0] == '\0') return 0;
+  const int rank = IsaRank(v);
+  if (rank < 0) {
+    std::fprintf(stderr, "edgec: EDGEC_CPU_ISA='%s' is not one of avx512, avx2, scalar; ignored\n", v);
+    return 0;
+  }
+  return rank;
+}
+
+std::atomic<int> g_isa_cap{CapFromEnvironment()};
 
 }  // namespace
 
@@ -34,12 +64,26 @@ void SetThreads(int n) {
   UseThreads(n);
 }
 
-void ForceScalarKernels(bool on) { g_force_scalar.store(on, std::memory_order_relaxed); }
+bool CapVectorIsa(std::string_view isa) {
+  const int rank = isa.empty() ? 0 : IsaRank(isa);
+  if (rank < 0) return false;
+  g_isa_cap.store(rank, std::memory_order_relaxed);
+  return true;
+}
+
+std::vector<std::string_view> VectorIsas() {
+  std::vector<std::string_view> names;
+  for (const vec::Table* t : Tables()) names.push_back(t->isa);
+  return names;
+}
 
 std::string_view VectorIsa() { return vec::Kernels().isa; }
 
 const vec::Table& vec::Kernels() {
-  return g_has_avx2 && !g_force_scalar.load(std::memory_order_relaxed) ? kAvx2Table : kScalarTable;
+  const int cap = g_isa_cap.load(std::memory_order_relaxed);
+  for (const Table* t : Tables())
+    if (IsaRank(t->isa) >= cap) return *t;
+  return kScalarTable;
 }
 
 DnnlContext& GetDnnlContext(int threads) {

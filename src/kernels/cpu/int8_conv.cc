@@ -14,7 +14,9 @@
 // sums cannot saturate: 7-bit weights (|w| ≤ 64, `--reduce-range`) with u8 sources.
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdlib>
+#include <map>
 #include <cstring>
 
 #include "ir/conv_geometry.h"
@@ -25,30 +27,37 @@ namespace edgec::cpu {
 
 namespace {
 
+// The int32 accumulators of one band of output rows (see CreateInt8ConvKernel).
+constexpr int64_t kInt8BandBytes = 512 << 10;
+
 class Int8ConvKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     UseThreads(threads_);
-    RETURN_IF_ERROR(CatchDnnl(label_, [&] {
-      dnnl::stream& stream = GetDnnlContext(threads_).stream;
-      if (reorder_src_.valid()) reorder_src_.Execute(stream, in, out, scratch);
-      prim_.Execute(stream, in, out, scratch);
+    dnnl::stream& stream = GetDnnlContext(threads_).stream;
+    if (reorder_src_.valid()) RETURN_IF_ERROR(CatchDnnl(label_, [&] {
+      reorder_src_.Execute(stream, in, out, scratch);
       return Status::Ok();
     }));
     const auto* acc = reinterpret_cast<const int32_t*>(static_cast<std::byte*>(scratch) + acc_offset_);
-    auto* y = static_cast<std::byte*>(out[0]);
-    if (nhwc_out_) {
-      ParallelFor(threads_, rows_, std::max<int64_t>(1, 4096 / channels_), [&](int64_t b, int64_t e) {
-        rq_.Run(acc, channels_, b, e, y, channels_, 1);
-      });
-    } else {
-      // Row-major output: requantize into NHWC in scratch (vectorized), then reorder.
-      auto* q = static_cast<std::byte*>(scratch) + q_offset_;
-      ParallelFor(threads_, rows_, std::max<int64_t>(1, 4096 / channels_), [&](int64_t b, int64_t e) {
-        rq_.Run(acc, channels_, b, e, q, channels_, 1);
-      });
+    // The requantized result: the output itself (NHWC) or NHWC scratch before its reorder.
+    auto* q = nhwc_out_ ? static_cast<std::byte*>(out[0]) : static_cast<std::byte*>(scratch) + q_offset_;
+    for (int64_t n = 0; n < images_; ++n) {
+      for (const Band& b : bands_) {
+        const std::pair<int, int64_t> shift[] = {{DNNL_ARG_SRC, n * image_src_bytes_ + b.in_row * src_row_bytes_}};
+        RETURN_IF_ERROR(CatchDnnl(label_, [&] {
+          band_prims_[b.prim].Execute(stream, in, out, scratch, shift);
+          return Status::Ok();
+        }));
+        std::byte* y = q + (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
+        ParallelFor(threads_, b.pixels, std::max<int64_t>(1, 4096 / channels_), [&](int64_t begin, int64_t end) {
+          rq_.Run(acc, channels_, begin, end, y, channels_, 1);
+        });
+      }
+    }
+    if (!nhwc_out_) {
       RETURN_IF_ERROR(CatchDnnl(label_, [&] {
-        reorder_dst_.Execute(GetDnnlContext(threads_).stream, in, out, scratch);
+        reorder_dst_.Execute(stream, in, out, scratch);
         return Status::Ok();
       }));
     }
@@ -57,11 +66,22 @@ class Int8ConvKernel final : public Kernel {
   size_t scratch_bytes() const override { return scratch_bytes_; }
   std::string Describe() const override { return describe_; }
 
+  // Output rows [out_row, out_row + rows) of one image from input rows starting at
+  // in_row (the primitive's padding covers the rest), `pixels` = rows x output width.
+  struct Band {
+    int64_t out_row = 0, in_row = 0, pixels = 0;
+    int prim = 0;
+  };
+
   std::string label_;
-  BoundPrimitive prim_, reorder_src_, reorder_dst_;
-  dnnl::memory weights_, src_zp_;
+  std::vector<BoundPrimitive> band_prims_;
+  BoundPrimitive reorder_src_, reorder_dst_;
+  std::vector<dnnl::memory> weights_;
+  dnnl::memory src_zp_;
   Int8Requant rq_;
-  int64_t rows_ = 0, channels_ = 0, batch_ = 1;
+  std::vector<Band> bands_;
+  int64_t images_ = 1, channels_ = 0, out_width_ = 0, image_pixels_ = 0;
+  int64_t src_row_bytes_ = 0, image_src_bytes_ = 0;
   bool nhwc_out_ = true;
   size_t acc_offset_ = 0, q_offset_ = 0, scratch_bytes_ = 0;
   int threads_ = 1;
@@ -183,7 +203,6 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     const dnnl::memory::dims xd = ToDnnlDims(x.dims), yd = ToDnnlDims(y.dims);
     const dnnl_md src_user = PlainDesc(x);
     const dnnl_md src_nhwc(xd, DnnlType(x.dtype), tag::nhwc);
-    const dnnl_md acc_md(yd, dt::s32, tag::nhwc);
     Dims wd = group == 1 ? Dims{m, w.dims[1]} : Dims{group, m / group, w.dims[1]};
     wd.insert(wd.end(), w_spatial.begin(), w_spatial.end());
     const dnnl_md w_user = PlainDesc(wd, DType::kI8);
@@ -191,9 +210,17 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      src_nhwc, w_any, dnnl_md(), acc_md, strides, dilates, pad_l, pad_r);
-    dnnl::convolution_forward::primitive_desc pd(d, attr, ctx.engine);
+    // The convolution of `images` images of `in_rows` input rows into `out_rows` output rows,
+    // with these top and bottom pads (the width's are the node's).
+    auto make_pd = [&](int64_t images, int64_t in_rows, int64_t out_rows, int64_t pad_t, int64_t pad_b) {
+      const dnnl_md src({images, xd[1], in_rows, xd[3]}, DnnlType(x.dtype), tag::nhwc);
+      const dnnl_md dst({images, yd[1], out_rows, yd[3]}, dt::s32, tag::nhwc);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                        src, w_any, dnnl_md(), dst, strides, dilates, {pad_t, pad_l[1]},
+                                        {pad_b, pad_r[1]});
+      return dnnl::convolution_forward::primitive_desc(d, attr, ctx.engine);
+    };
+    const dnnl::convolution_forward::primitive_desc pd = make_pd(xd[0], xd[2], yd[2], pad_l[0], pad_r[0]);
     if (IsReferenceImpl(pd)) return Refuse(req, "oneDNN has only its reference int8 convolution here");
 
     auto k = std::make_unique<Int8ConvKernel>();
@@ -201,20 +228,61 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     k->threads_ = threads;
     k->rq_ = std::move(rq);
     k->channels_ = m;
-    k->batch_ = y.dims[0];
-    k->rows_ = y.dims[0] * y.dims[2] * y.dims[3];
+    k->out_width_ = y.dims[3];
+    k->image_pixels_ = y.dims[2] * y.dims[3];
+    k->src_row_bytes_ = x.dims[1] * x.dims[3];  // 1-byte elements
+    k->image_src_bytes_ = k->src_row_bytes_ * x.dims[2];
     k->nhwc_out_ = y.layout == Layout::kNHWC && IsDense(y);
     if (!k->nhwc_out_ && !(y.layout == Layout::kRowMajor && IsDense(y))) return Refuse(req, "strided output");
-    k->weights_ = PackConstant(w_user, wt->raw(), pd.weights_desc(), ctx);
 
-    // Scratch: [src in NHWC (when reordered) | int32 accumulators | oneDNN's scratchpad].
+    // Bands of output rows whose int32 accumulators stay in L2 (kInt8BandBytes) while they
+    // are requantized: a large layer's accumulators would otherwise make a round trip through
+    // memory (4 bytes per output, written by oneDNN and read back). One primitive per band
+    // shape (the first and last bands have the image's padding); every band of every image
+    // is one call. A layer that fits runs as one call over all images.
+    const int64_t out_rows = y.dims[2], row_acc_bytes = y.dims[3] * m * 4;
+    const int64_t band_rows = std::max<int64_t>(1, kInt8BandBytes / row_acc_bytes);
+    std::vector<dnnl::convolution_forward::primitive_desc> pds;
+    if (out_rows > band_rows) {
+      const int64_t window = (w_spatial[0] - 1) * (dilates[0] + 1) + 1, in_rows = x.dims[2];
+      std::map<std::array<int64_t, 4>, int> shapes;
+      for (int64_t o = 0; o < out_rows; o += band_rows) {
+        const int64_t rows = std::min(band_rows, out_rows - o);
+        const int64_t first = o * strides[0] - pad_l[0], end = (o + rows - 1) * strides[0] - pad_l[0] + window;
+        const int64_t in_row = std::max<int64_t>(first, 0), in_count = std::min(end, in_rows) - in_row;
+        if (in_count < 1) {  // a band of padding only: run unbanded
+          k->bands_.clear();
+          break;
+        }
+        const std::array<int64_t, 4> shape = {in_count, rows, in_row - first, std::max<int64_t>(end - in_rows, 0)};
+        auto [it, added] = shapes.emplace(shape, static_cast<int>(pds.size()));
+        if (added) {
+          pds.push_back(make_pd(1, shape[0], shape[1], shape[2], shape[3]));
+          if (IsReferenceImpl(pds.back())) {
+            k->bands_.clear();
+            break;
+          }
+        }
+        k->bands_.push_back({o, in_row, rows * y.dims[3], it->second});
+      }
+    }
+    if (k->bands_.empty()) {
+      pds = {pd};
+      k->bands_.push_back({0, 0, y.dims[0] * y.dims[2] * y.dims[3], 0});
+    } else {
+      k->images_ = y.dims[0];
+    }
+
+    // Scratch: [src in NHWC (when reordered) | int32 accumulators of a band | the u8/i8 result
+    // in NHWC before its reorder (row-major outputs) | oneDNN's scratchpad].
     using Src = BoundPrimitive::Source;
     auto align = [](size_t v) { return (v + 63) / 64 * 64; };
     const bool reorder = src_user != src_nhwc;
     const size_t acc_offset = align(reorder ? src_nhwc.get_size() : 0);
-    // [... | the u8/i8 result in NHWC before its reorder (row-major outputs) | scratchpad]
+    int64_t acc_pixels = 0;
+    for (const auto& b : k->bands_) acc_pixels = std::max(acc_pixels, b.pixels);
     const dnnl_md q_nhwc(yd, DnnlType(y.dtype), tag::nhwc);
-    const size_t q_offset = align(acc_offset + acc_md.get_size());
+    const size_t q_offset = align(acc_offset + static_cast<size_t>(acc_pixels * m) * sizeof(int32_t));
     const size_t pad_offset = align(q_offset + (k->nhwc_out_ ? 0 : q_nhwc.get_size()));
     if (!k->nhwc_out_) {
       const dnnl_md y_user = PlainDesc(y);
@@ -230,23 +298,34 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       k->reorder_src_.Bind(DNNL_ARG_FROM, src_user, Src::kInput, 0);
       k->reorder_src_.Bind(DNNL_ARG_TO, src_nhwc, Src::kScratch, 0);
     }
-    k->prim_ = BoundPrimitive(dnnl::primitive(pd), ctx.engine);
-    if (reorder) k->prim_.Bind(DNNL_ARG_SRC, src_nhwc, Src::kScratch, 0);
-    else k->prim_.Bind(DNNL_ARG_SRC, src_nhwc, Src::kInput, 0);
-    k->prim_.Fix(DNNL_ARG_WEIGHTS, k->weights_);
-    k->prim_.Bind(DNNL_ARG_DST, acc_md, Src::kScratch, static_cast<int64_t>(acc_offset));
     if (x_zp != 0) {
       const dnnl_md zp_md({1}, dt::s32, tag::x);
       k->src_zp_ = dnnl::memory(zp_md, ctx.engine);
       *static_cast<int32_t*>(k->src_zp_.get_data_handle()) = x_zp;
-      k->prim_.Fix(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, k->src_zp_);
     }
-    const dnnl_md scratchpad = pd.scratchpad_desc();
-    k->prim_.BindScratchpad(scratchpad, static_cast<int64_t>(pad_offset));
+    size_t pad_bytes = 0;
+    for (const auto& band_pd : pds) {
+      // The weights, packed once per format the band shapes ask for.
+      const dnnl_md wmd = band_pd.weights_desc();
+      dnnl::memory* packed = nullptr;
+      for (dnnl::memory& w : k->weights_)
+        if (w.get_desc() == wmd) packed = &w;
+      if (!packed) packed = &k->weights_.emplace_back(PackConstant(w_user, wt->raw(), wmd, ctx));
+      BoundPrimitive& p = k->band_prims_.emplace_back(dnnl::primitive(band_pd), ctx.engine);
+      p.Bind(DNNL_ARG_SRC, band_pd.src_desc(), reorder ? Src::kScratch : Src::kInput, 0);
+      p.Fix(DNNL_ARG_WEIGHTS, *packed);
+      p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(acc_offset));
+      if (x_zp != 0) p.Fix(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, k->src_zp_);
+      p.BindScratchpad(band_pd.scratchpad_desc(), static_cast<int64_t>(pad_offset));
+      pad_bytes = std::max(pad_bytes, band_pd.scratchpad_desc().get_size());
+    }
     k->acc_offset_ = acc_offset;
-    k->scratch_bytes_ = pad_offset + scratchpad.get_size();
-    k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{} + own {}", LayoutWord(y.layout), DTypeName(x.dtype),
-                               pd.impl_info_str(),
+    k->scratch_bytes_ = pad_offset + pad_bytes;
+    const std::string banded = k->images_ > 1 || k->bands_.size() > 1
+                                   ? fmt::format(" in bands of {} rows", band_rows)
+                                   : std::string();
+    k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{}{} + own {}", LayoutWord(y.layout), DTypeName(x.dtype),
+                               pds[0].impl_info_str(), banded,
                                reorder ? (k->nhwc_out_ ? " via reorder in" : " via reorders in out")
                                        : (k->nhwc_out_ ? "" : " via reorder out"),
                                k->rq_.Word());

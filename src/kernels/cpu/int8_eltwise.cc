@@ -19,8 +19,8 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
-// AVX2 unless the CPU lacks it or the scalar path is forced (cpu::ForceScalarKernels,
-// EDGEC_CPU_SCALAR=1), as for the other own kernels.
+// AVX2 unless the CPU lacks it or the own kernels are capped to scalar (cpu::CapVectorIsa,
+// EDGEC_CPU_ISA=scalar), as for the other own kernels.
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has && VectorIsa() != "scalar";

@@ -1,5 +1,7 @@
 #include "kernels/cpu/int8_requant.h"
 
+#include "kernels/cpu/kernel.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -59,9 +61,27 @@ __attribute__((target("avx2"))) int64_t RunFloatAvx2(const Int8Requant& rq, cons
   return vec_end;
 }
 
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+// The same on 16 channels at a time, the channel tail under a mask (so that a layer of 24
+// or 40 channels has no scalar remainder), storing the low byte of each clamped value.
+__attribute__((target("avx512f"))) int64_t RunFloatAvx512(const Int8Requant& rq, const int32_t* acc,
+                                                         int64_t channels, int64_t begin, int64_t end, void* y,
+                                                         int64_t row_stride) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(rq.qmin)), hi = _mm512_set1_ps(static_cast<float>(rq.qmax));
+  const __m512 zp = _mm512_set1_ps(static_cast<float>(rq.zero_point));
+  auto* y8 = static_cast<uint8_t*>(y);
+  for (int64_t r = begin; r < end; ++r) {
+    const int32_t* a = acc + r * channels;
+    uint8_t* out = y8 + r * row_stride;
+    for (int64_t c = 0; c < channels; c += 16) {
+      const __mmask16 m = channels - c >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (channels - c)) - 1u);
+      const __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, a + c), _mm512_maskz_loadu_epi32(m, rq.bias.data() + c));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_maskz_loadu_ps(m, rq.multiplier.data() + c));
+      f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      f = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(f, zp), lo), hi);
+      _mm512_mask_cvtepi32_storeu_epi8(out + c, m, _mm512_cvttps_epi32(f));  // in [qmin, qmax]: the low byte
+    }
+  }
+  return channels;
 }
 
 }  // namespace
@@ -69,8 +89,10 @@ bool HasAvx2() {
 void Int8Requant::Run(const int32_t* acc, int64_t channels, int64_t begin, int64_t end, void* y, int64_t row_stride,
                       int64_t channel_stride) const {
   int64_t c_begin = 0;
-  if (!fixed_point && channel_stride == 1 && HasAvx2()) {
-    c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride);
+  if (!fixed_point && channel_stride == 1) {
+    const std::string_view isa = VectorIsa();  // the own kernels' ISA, with its cap
+    if (isa == "avx512") c_begin = RunFloatAvx512(*this, acc, channels, begin, end, y, row_stride);
+    else if (isa == "avx2") c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride);
   }
   if (c_begin == channels) return;
   if (u8) RunScalar(*this, acc, channels, begin, end, static_cast<uint8_t*>(y), row_stride, channel_stride, c_begin);
@@ -109,8 +131,8 @@ StatusOr<Int8Requant> MakeInt8Requant(const Attributes& attrs, const std::string
     }
     rq.bias.push_back(bias ? bias[c] : 0);
   }
-  // Padding for the 8-wide loads past the last channel is never read: the vector loop stops
-  // at a multiple of 8.
+  // Nothing past the last channel is read: the AVX2 loop stops at a multiple of 8 and the
+  // AVX-512 one masks its tail.
   return rq;
 }
 

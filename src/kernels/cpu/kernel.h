@@ -74,12 +74,15 @@ std::vector<Layout> PreferredLayouts(OpKind op);
 // Sets the number of threads fast kernels use (OpenMP, shared with oneDNN).
 void SetThreads(int n);
 
-// The own vectorized kernels (elementwise, softmax, norms, ...) run AVX2+FMA code when the
-// CPU has it and a portable scalar path otherwise, chosen at run time. ForceScalarKernels(true)
-// selects the scalar path for every later Run (tests compare both); the environment
-// variable EDGEC_CPU_SCALAR=1 does the same from process start.
-void ForceScalarKernels(bool on);
-// "avx2" or "scalar": the path the own kernels take now.
+// The own vectorized kernels (elementwise, softmax, norms, gemv, ...) run the widest code
+// the CPU has of AVX-512F ("avx512"), AVX2+FMA ("avx2") and portable scalar code ("scalar"),
+// chosen at run time. CapVectorIsa("avx2") or ("scalar") lowers that choice for every later
+// Run ("" lifts the cap; false for an unknown name); tests run each ISA the CPU has. The
+// environment variable EDGEC_CPU_ISA=avx2|scalar does the same from process start.
+bool CapVectorIsa(std::string_view isa);
+// The ISAs this CPU can run, widest first.
+std::vector<std::string_view> VectorIsas();
+// The one the own kernels take now.
 std::string_view VectorIsa();
 
 }  // namespace edgec::cpu

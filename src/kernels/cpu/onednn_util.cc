@@ -67,7 +67,8 @@ void BoundPrimitive::BindScratchpad(const dnnl_md& md, int64_t offset) {
 }
 
 void BoundPrimitive::Execute(dnnl::stream& stream, std::span<const void* const> inputs,
-                             std::span<void* const> outputs, void* scratch) {
+                             std::span<void* const> outputs, void* scratch,
+                             std::span<const std::pair<int, int64_t>> shifts) {
   for (const Binding& b : bindings_) {
     void* p = nullptr;
     switch (b.source) {
@@ -76,6 +77,8 @@ void BoundPrimitive::Execute(dnnl::stream& stream, std::span<const void* const> 
       case Source::kScratch: p = static_cast<std::byte*>(scratch) + b.index; break;
       case Source::kFixed: break;
     }
+    for (const auto& [arg, bytes] : shifts)
+      if (arg == b.arg) p = static_cast<std::byte*>(p) + bytes;
     args_[b.arg].set_data_handle(p);
   }
   prim_.execute(stream, args_);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/epilogue.h"
@@ -51,8 +52,11 @@ class BoundPrimitive {
   void BindScratchpad(const dnnl_md& md, int64_t offset);
 
   // Points the bound memories at this Run's buffers and executes on `stream` (waits).
+  // Each (arg, bytes) of `shifts` moves that argument's pointer by `bytes` (a band of a
+  // larger buffer).
   void Execute(dnnl::stream& stream, std::span<const void* const> inputs,
-               std::span<void* const> outputs, void* scratch);
+               std::span<void* const> outputs, void* scratch,
+               std::span<const std::pair<int, int64_t>> shifts = {});
 
   bool valid() const { return static_cast<bool>(prim_); }
 

@@ -16,6 +16,7 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
     case OpKind::kMax: case OpKind::kMin: case OpKind::kPow: case OpKind::kPRelu:
     case OpKind::kFusedAdd:
     case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice:
+    case OpKind::kChannelShuffle:
       return Status::Ok();
     case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
       return ExpectDense(req, {0, 1});
@@ -54,6 +55,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateResizeKernel(req);
     case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice: case OpKind::kTranspose:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+    case OpKind::kChannelShuffle:
       return CreateMovementKernel(req);
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
       return CreateConvKernel(req);
@@ -102,6 +104,7 @@ std::vector<Layout> PreferredLayouts(OpKind op) {
     case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2:
     case OpKind::kReduceSumSquare: case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
     case OpKind::kQuantizedLookup: case OpKind::kQLinearAdd: case OpKind::kQLinearMul:
+    case OpKind::kChannelShuffle:
       return {Layout::kRowMajor, Layout::kNHWC};
     default:
       return {Layout::kRowMajor};

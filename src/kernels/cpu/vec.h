@@ -1,6 +1,7 @@
 // The vectorized row kernels of the own CPU kernels: one table of plain single-threaded
-// loops over f32 rows, built twice from vec_impl.inc — for AVX2+FMA (vec_avx2.cc, compiled
-// for that target only) and portable scalar code (vec_scalar.cc). Kernels() picks the table
+// loops over f32 rows, built three times from vec_impl.inc — for AVX-512F (vec_avx512.cc) and
+// AVX2+FMA (vec_avx2.cc), each compiled for that target only, and portable scalar code
+// (vec_scalar.cc). Kernels() picks the table
 // at run time (__builtin_cpu_supports), so the binary runs on any x86-64. The drivers in
 // elementwise.cc, softmax.cc, norm.cc, ... split work over threads and call these rows.
 #pragma once
@@ -77,9 +78,10 @@ struct Table {
 
 extern const Table kScalarTable;
 extern const Table kAvx2Table;
+extern const Table kAvx512Table;
 
-// The table own kernels use now: AVX2 when the CPU supports it and the scalar path is not
-// forced (cpu::ForceScalarKernels, or EDGEC_CPU_SCALAR=1 in the environment).
+// The table own kernels use now: the widest the CPU supports within the cap
+// (cpu::CapVectorIsa, or EDGEC_CPU_ISA in the environment).
 const Table& Kernels();
 
 }  // namespace edgec::cpu::vec

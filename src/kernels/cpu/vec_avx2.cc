@@ -38,6 +38,12 @@ inline V Add(V a, V b) { return _mm256_add_ps(a, b); }
 inline V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
 inline V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
 inline V Div(V a, V b) { return _mm256_div_ps(a, b); }
+// 1 / d for a normal d (no care for 0, inf, denormals): the 12-bit estimate and one
+// Newton step, ~2^-23 relative; several times the throughput of a division.
+inline V Rcp(V d) {
+  const V r = _mm256_rcp_ps(d);
+  return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+}
 inline V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
 inline V Min(V a, V b) { return _mm256_min_ps(a, b); }

@@ -1,5 +1,5 @@
 // The portable build of the row kernels (vec_impl.inc): one lane, plain float arithmetic,
-// for CPUs without AVX2 and for tests of the fallback (cpu::ForceScalarKernels).
+// for CPUs without AVX2 and for tests of the fallback (cpu::CapVectorIsa).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +26,7 @@ inline V Add(V a, V b) { return a + b; }
 inline V Sub(V a, V b) { return a - b; }
 inline V Mul(V a, V b) { return a * b; }
 inline V Div(V a, V b) { return a / b; }
+inline V Rcp(V d) { return 1.0f / d; }
 inline V Fma(V a, V b, V c) { return a * b + c; }
 inline V Max(V a, V b) { return a > b ? a : b; }
 inline V Min(V a, V b) { return a < b ? a : b; }

@@ -1,9 +1,11 @@
 // Reference kernels for the composite family (see ops.def). Every element is computed in
-// double from the input values and rounded once into the output dtype.
+// double from the input values and rounded once into the output dtype (ChannelShuffle only
+// moves bytes).
 #include <cmath>
 
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
+#include "kernels/ref/movement_util.h"
 
 namespace edgec::ref {
 
@@ -107,6 +109,22 @@ Status Attention(KernelContext& ctx) {
     }
   }
   StoreDoubles(y, ctx.outputs[0]);
+  return Status::Ok();
+}
+
+// --- ChannelShuffle ---
+
+// The Reshape [N, g, C/g, rest] -> Transpose(1, 2) it stands for, as one permuting copy.
+Status ChannelShuffle(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const int64_t g = ctx.attrs.GetInt("group", 1);
+  Dims view = {x.dim(0), g, x.dim(1) / g};
+  std::vector<int64_t> perm = {0, 2, 1};
+  for (int d = 2; d < x.rank(); ++d) {
+    view.push_back(x.dim(d));
+    perm.push_back(d + 1);
+  }
+  PermuteCopy(x.raw(), view, perm, DTypeSize(x.dtype()), ctx.outputs[0].raw());
   return Status::Ok();
 }
 

@@ -279,15 +279,15 @@ inline std::string AttrsStr(const Attributes& a) {
   return "{" + s + "}";
 }
 
-// Runs body() with the AVX2 path and again with the scalar path forced.
+// Runs body() once with each vector ISA the CPU has (AVX-512, AVX2, scalar).
 template <class Body>
-void ForBothIsas(Body body) {
-  for (bool scalar : {false, true}) {
-    cpu::ForceScalarKernels(scalar);
+void ForEachIsa(Body body) {
+  for (std::string_view isa : cpu::VectorIsas()) {
+    cpu::CapVectorIsa(isa);
     SCOPED_TRACE(std::string("isa ") + std::string(cpu::VectorIsa()));
     body();
   }
-  cpu::ForceScalarKernels(false);
+  cpu::CapVectorIsa("");
 }
 
 }  // namespace edgec::testing_cpu

@@ -1,6 +1,6 @@
 // Fast elementwise kernels (unary, Gelu, broadcasting binary, FusedAdd) against the
 // reference kernels: seeded random shapes and broadcasting patterns, both layouts, both
-// the AVX2 and the forced scalar path.
+// each vector ISA the CPU has (AVX-512, AVX2, scalar).
 #include <limits>
 
 #include "cpu_test_util.h"
@@ -51,7 +51,7 @@ Dims RandomDims(std::mt19937& rng, int rank, int64_t max_dim) {
 
 TEST(CpuElementwise, UnaryMatchesReference) {
   std::mt19937 rng(1234);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (const UnaryCase& u : UnaryCases()) {
       for (Dims dims : {Dims{1}, Dims{7}, Dims{8}, Dims{9}, Dims{1000}, Dims{3, 4099}, Dims{2, 5, 7, 3}}) {
         for (bool nhwc : {false, true}) {
@@ -68,7 +68,7 @@ TEST(CpuElementwise, UnaryMatchesReference) {
 
 TEST(CpuElementwise, ClipWithConstantBounds) {
   std::mt19937 rng(7);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     const Tensor x = Random({4, 33}, rng, -10, 10);
     FastCase both{OpKind::kClip, {x, Tensor::Scalar(-1.5f), Tensor::Scalar(6.f)}, {}, 1, {1, 2}};
     ExpectMatchesRef(both, 0, 0, "clip(-1.5, 6)");
@@ -87,7 +87,7 @@ TEST(CpuElementwise, ClipWithConstantBounds) {
 TEST(CpuElementwise, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
   const Tensor x = testing_mv::F32({9}, {nan, -inf, inf, -0.f, 0.f, 1e-30f, -1e-30f, 200.f, -200.f});
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (OpKind op : {OpKind::kRelu, OpKind::kAbs, OpKind::kNeg, OpKind::kTanh, OpKind::kSigmoid, OpKind::kLog}) {
       ExpectMatchesRef(FastCase{op, {x}, {}}, 1e-6, 1e-30, std::string(OpName(op)) + " special");
     }
@@ -132,7 +132,7 @@ TEST(CpuElementwise, BinaryBroadcastingMatchesReference) {
   std::mt19937 rng(99);
   const std::vector<OpKind> ops = {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv,
                                    OpKind::kMax, OpKind::kMin, OpKind::kPRelu, OpKind::kPow};
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 60; ++trial) {
       const int rank = static_cast<int>(RandInt(rng, 1, 5));
       const Dims out = RandomDims(rng, rank, 9);
@@ -158,7 +158,7 @@ TEST(CpuElementwise, BinaryBroadcastingMatchesReference) {
 
 TEST(CpuElementwise, BinaryFastPaths) {
   std::mt19937 rng(5);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     const Dims x = {2, 16, 9, 11};
     const std::vector<std::pair<Dims, Dims>> pairs = {
         {x, x},                      // same shape
@@ -185,7 +185,7 @@ TEST(CpuElementwise, MaxMinPropagateNaN) {
   const float nan = std::nanf("");
   const Tensor a = testing_mv::F32({10}, {nan, 1, nan, 2, 3, 4, 5, 6, 7, 8});
   const Tensor b = testing_mv::F32({10}, {1, nan, nan, 3, 2, 4, 6, 5, 7, -8});
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     ExpectMatchesRef(FastCase{OpKind::kMax, {a, b}, {}}, 0, 0, "max nan");
     ExpectMatchesRef(FastCase{OpKind::kMin, {a, b}, {}}, 0, 0, "min nan");
   });
@@ -216,7 +216,7 @@ TEST(CpuElementwise, FusedAddWithEveryActivation) {
       Attrs({{"activation", std::string("Gelu")}}),
       Attrs({{"activation", std::string("GeluTanh")}}),
   };
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (const Attributes& a : acts) {
       for (int trial = 0; trial < 4; ++trial) {
         const Dims out = RandomDims(rng, static_cast<int>(RandInt(rng, 1, 4)), 12);
@@ -254,11 +254,24 @@ TEST(CpuElementwise, VariadicMaxIsRefused) {
   EXPECT_NE(RefusalOf(c).find("exactly 2"), std::string::npos) << RefusalOf(c);
 }
 
-TEST(CpuElementwise, ScalarPathCanBeForced) {
-  cpu::ForceScalarKernels(true);
+TEST(CpuElementwise, VectorIsaCanBeCapped) {
+  ASSERT_TRUE(cpu::CapVectorIsa(""));  // lifts an EDGEC_CPU_ISA cap too
+  const std::string widest = __builtin_cpu_supports("avx512f") ? "avx512"
+                             : __builtin_cpu_supports("avx2")  ? "avx2"
+                                                               : "scalar";
+  EXPECT_EQ(cpu::VectorIsa(), widest);
+  EXPECT_EQ(std::string(cpu::VectorIsas().front()), widest);
+  EXPECT_EQ(std::string(cpu::VectorIsas().back()), "scalar");
+  ASSERT_TRUE(cpu::CapVectorIsa("scalar"));
   EXPECT_EQ(cpu::VectorIsa(), "scalar");
-  cpu::ForceScalarKernels(false);
-  EXPECT_EQ(cpu::VectorIsa(), __builtin_cpu_supports("avx2") ? "avx2" : "scalar");
+  if (__builtin_cpu_supports("avx512f")) {
+    ASSERT_TRUE(cpu::CapVectorIsa("avx2"));
+    EXPECT_EQ(cpu::VectorIsa(), "avx2");
+  }
+  EXPECT_FALSE(cpu::CapVectorIsa("sse9"));
+  EXPECT_EQ(cpu::VectorIsa(), __builtin_cpu_supports("avx512f") ? "avx2" : "scalar");  // unchanged
+  ASSERT_TRUE(cpu::CapVectorIsa(""));
+  EXPECT_EQ(cpu::VectorIsa(), widest);
 }
 
 }  // namespace

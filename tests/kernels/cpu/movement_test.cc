@@ -1,5 +1,6 @@
-// Fast Transpose (and the row-major <-> NHWC conversion), Concat, Split, Slice, the
-// reshape-like copies and Resize against the reference kernels. Data movement is exact.
+// Fast Transpose (and the row-major <-> NHWC conversion), Concat, Split, Slice,
+// ChannelShuffle, the reshape-like copies and Resize against the reference kernels. Data
+// movement is exact.
 #include <numeric>
 
 #include "cpu_test_util.h"
@@ -50,6 +51,25 @@ TEST(CpuMovement, LayoutConversionBothWays) {
     to_rm.nhwc = true;
     to_rm.nhwc_outputs = false;
     ExpectMatchesRef(to_rm, 0, 0, "to row-major " + DimsStr(dims));
+  }
+}
+
+// ChannelShuffle against the reference (the Reshape -> Transpose -> Reshape it stands for):
+// groups 1 to 4, every dtype size, NHWC (the per-pixel loop when dense, the strided copy
+// when the input is row-major) and row-major, 1 and 2 threads; exact.
+TEST(CpuMovement, ChannelShuffle) {
+  std::mt19937 rng(57);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t g = RandInt(rng, 1, 4);
+    const Dims dims = {RandInt(rng, 1, 2), g * RandInt(rng, 1, 40), RandInt(rng, 1, 9), RandInt(rng, 1, 9)};
+    const DType dt = std::vector<DType>{DType::kF32, DType::kU8, DType::kF16, DType::kI64}[trial % 4];
+    FastCase c{OpKind::kChannelShuffle, {RandomOf(dt, dims, rng)}, Attrs({{"group", g}})};
+    c.threads = 1 + trial % 2;
+    c.nhwc = trial % 3 != 0;
+    if (c.nhwc && trial % 5 == 4) c.row_major_inputs = {0};
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("shuffle {} group {} {}", DimsStr(dims), g, DTypeName(dt)));
+    const bool per_pixel = c.nhwc && c.row_major_inputs.empty();
+    EXPECT_EQ(d.find("per pixel") != std::string::npos, per_pixel) << d;
   }
 }
 

@@ -226,6 +226,37 @@ TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
   }
 }
 
+// A row-major image of at most 4 channels, row-major out: oneDNN reads the source as it is
+// (its first-layer kernel), only the output goes through a reorder; more channels, or an
+// NHWC output, reorder the source too. All match the reference.
+TEST(CpuConv, FewChannelRowMajorSourceIsReadAsItIs) {
+  std::mt19937 rng(68);
+  struct Shape {
+    int64_t c_in, k, stride;
+    bool nhwc, source_as_is;
+  };
+  for (const Shape& sh : std::vector<Shape>{{3, 3, 2, false, true}, {1, 3, 1, false, true}, {4, 7, 2, false, true},
+                                            {3, 3, 2, true, false}, {8, 3, 2, false, false}}) {
+    const int64_t hw = 29, pad = sh.k / 2, out = (hw + 2 * pad - sh.k) / sh.stride + 1;
+    for (int variant = 0; variant < 2; ++variant) {
+      Attributes a = Attrs({{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                            {"strides", std::vector<int64_t>{sh.stride, sh.stride}}});
+      if (variant) Merge(a, Attrs({{"activation", std::string("Relu")}}));
+      testing_mv::Inputs in = {Random({2, sh.c_in, hw, hw}, rng), Random({24, sh.c_in, sh.k, sh.k}, rng, -0.3f, 0.3f),
+                               Random({24}, rng)};
+      if (variant) in.push_back(Random({2, 24, out, out}, rng));
+      FastCase c{variant ? OpKind::kFusedConv : OpKind::kConv, in, a};
+      c.constants = {1, 2};
+      c.nhwc = sh.nhwc;
+      if (sh.nhwc) c.row_major_inputs = {0};  // an NHWC region's first conv reads the image row-major
+      c.threads = 1 + variant;
+      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("conv {} channels {}x{} stride {} {}", sh.c_in,
+                                                                     sh.k, sh.k, sh.stride, sh.nhwc ? "nhwc" : "row-major"));
+      EXPECT_EQ(d.find("via reorders out") != std::string::npos, sh.source_as_is) << d;
+    }
+  }
+}
+
 // 1x1 convolutions on row-major activations with enough pixels run as a GEMM per image
 // (W x X[n]), the epilogue included; NHWC, strided or small ones stay oneDNN convolutions.
 TEST(CpuConv, RowMajor1x1AsGemmMatchesReference) {
@@ -353,7 +384,7 @@ TEST(CpuMatMul, FusedMatMulEpilogues) {
 // the own packed-panel GEMV; everything else about them is as for the oneDNN matmul.
 TEST(CpuMatMul, OneRowProductsRunOnTheGemvAndMatchReference) {
   std::mt19937 rng(74);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 48; ++trial) {
       const int64_t k = RandInt(rng, 1, 300), n = RandInt(rng, 16, 150);
       const bool tb = trial % 2;
@@ -384,7 +415,7 @@ TEST(CpuMatMul, OneRowProductsRunOnTheGemvAndMatchReference) {
 
 TEST(CpuMatMul, SinglePixelConvolutionsRunOnTheGemvAndMatchReference) {
   std::mt19937 rng(75);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 24; ++trial) {
       const int64_t c_in = RandInt(rng, 1, 200), c_out = RandInt(rng, 16, 200);
       const bool fused = trial % 2;

@@ -9,7 +9,7 @@ using testing_mv::Attrs;
 
 TEST(CpuSoftmax, EveryAxisMatchesReference) {
   std::mt19937 rng(21);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 25; ++trial) {
       const int rank = static_cast<int>(RandInt(rng, 1, 4));
       Dims dims;
@@ -32,7 +32,7 @@ TEST(CpuSoftmax, EveryAxisMatchesReference) {
 
 TEST(CpuSoftmax, DefaultAxisAndLongRows) {
   std::mt19937 rng(2);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int64_t n : {1, 7, 8, 9, 128, 1000, 4097}) {
       const Tensor x = Random({3, n}, rng, -50, 50);
       ExpectMatchesRef(FastCase{OpKind::kSoftmax, {x}, {}}, 1e-5, 1e-7, fmt::format("softmax n={}", n));
@@ -43,7 +43,7 @@ TEST(CpuSoftmax, DefaultAxisAndLongRows) {
 
 TEST(CpuLayerNorm, MatchesReference) {
   std::mt19937 rng(31);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 30; ++trial) {
       const int rank = static_cast<int>(RandInt(rng, 1, 4));
       Dims dims;
@@ -77,7 +77,7 @@ TEST(CpuLayerNorm, BroadcastConstantScaleIsExpanded) {
 
 TEST(CpuRmsNorm, MatchesReference) {
   std::mt19937 rng(41);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (int trial = 0; trial < 20; ++trial) {
       const int rank = static_cast<int>(RandInt(rng, 1, 3));
       Dims dims;
@@ -100,7 +100,7 @@ namespace {
 
 TEST(CpuInstanceNorm, MatchesReference) {
   std::mt19937 rng(43);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     for (Dims x : {Dims{1, 3, 5, 7}, Dims{2, 8, 33}, Dims{2, 4, 3, 2, 5}, Dims{1, 16, 64, 64}}) {
       FastCase c{OpKind::kInstanceNormalization,
                  {Random(x, rng, -2, 4), Random({x[1]}, rng, 0.5f, 2), Random({x[1]}, rng)},

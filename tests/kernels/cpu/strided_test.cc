@@ -10,7 +10,7 @@ using testing_mv::Attrs;
 
 TEST(CpuStrided, BinaryReadsStridedInputs) {
   std::mt19937 rng(101);
-  ForBothIsas([&] {
+  ForEachIsa([&] {
     FastCase c{OpKind::kAdd, {Random({3, 5, 7}, rng), Random({5, 1}, rng)}, {}};
     c.strided_inputs = {{0, {2, 0, 1}}, {1, {1, 0}}};
     ExpectMatchesRef(c, 0, 0, "add strided");
