@@ -49,12 +49,15 @@ def input_args(inputs_dir):
 
 
 def quantized_model(build, model, args):
-    """The QDQ model of `model`, made once (calibration data and quantize)."""
+    """The QDQ model of `model`, made once per edgec binary (calibration data and quantize)."""
     src = os.path.join(build, "zoo", model, "model.onnx")
     work = os.path.join(build, "int8_cpu", model)
     out = os.path.join(work, "model.int8.onnx")
     stamp = os.path.join(work, "made_with.txt")
-    how = f"calib {args.calib} seed 1 method {args.method} per-channel"
+    # The quantizer's own version counts too: what it quantizes changes (e.g. the
+    # squeeze-excitation Muls), so a model made by an older edgec is made again.
+    edgec = os.stat(os.path.join(build, "bin", "edgec"))
+    how = f"calib {args.calib} seed 1 method {args.method} per-channel edgec {edgec.st_size} {edgec.st_mtime_ns}"
     if os.path.exists(out) and os.path.exists(stamp) and open(stamp).read() == how:
         return out
     os.makedirs(work, exist_ok=True)

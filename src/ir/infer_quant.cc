@@ -266,9 +266,11 @@ Status QLinearGlobalAveragePool(InferContext& ctx) {
   return Status::Ok();
 }
 
-// --- QLinearAdd(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp) ---
+// --- QLinearAdd, QLinearMul(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp) ---
 
-Status QLinearAdd(InferContext& ctx) {
+namespace {
+
+Status QLinearBinary(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(7, 8));
   for (int i : {0, 1, 3, 4, 6}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
   RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
@@ -291,5 +293,10 @@ Status QLinearAdd(InferContext& ctx) {
   ctx.output(0) = MakeType(out, *dims);
   return Status::Ok();
 }
+
+}  // namespace
+
+Status QLinearAdd(InferContext& ctx) { return QLinearBinary(ctx); }
+Status QLinearMul(InferContext& ctx) { return QLinearBinary(ctx); }
 
 }  // namespace edgec::infer

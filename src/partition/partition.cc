@@ -17,6 +17,7 @@ int64_t Bytes(const Value* v) {
 // The target lists the internal integer ops as the operation they perform.
 std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearAdd) return "Add";
+  if (op == OpKind::kQLinearMul) return "Mul";  // no target lists it; VEC has no int8 multiply yet
   if (op == OpKind::kQLinearGlobalAveragePool) return "GlobalAveragePool";
   return std::string(OpName(op));
 }

@@ -414,13 +414,23 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       if (!n.input(1) || !n.input(1)->is_constant()) return std::nullopt;
       c.layout_inputs.push_back(0);
       return c;
-    case OpKind::kQLinearAdd:  // same-shape int8 add: A and B in one layout, the rest constants
-      if (!IsRank4Activation(n.input(3)) || n.input(3)->type.dims != x->type.dims) return std::nullopt;
+    case OpKind::kQLinearAdd: case OpKind::kQLinearMul: {
+      // int8 add/mul, A and B in one layout, the rest constants: same shapes, or one operand
+      // [N or 1, C, 1, 1] per channel of the other (a squeeze-excitation gate), which the fast
+      // kernel reads in NHWC and row-major alike.
+      const Value* b = n.input(3);
+      if (!IsRank4Activation(b)) return std::nullopt;
+      const Dims& y = n.output(0)->type.dims;
+      auto fits = [&](const Dims& d) {
+        return d == y || (y.size() == 4 && (d[0] == y[0] || d[0] == 1) && d[1] == y[1] && d[2] == 1 && d[3] == 1);
+      };
+      if (!fits(x->type.dims) || !fits(b->type.dims) || (x->type.dims != y && b->type.dims != y)) return std::nullopt;
       for (int i : {1, 2, 4, 5, 6, 7}) {
         if (i < n.num_inputs() && n.input(i) && !n.input(i)->is_constant()) return std::nullopt;
       }
       c.layout_inputs = {0, 3};
       return c;
+    }
     case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:  // per tensor: elementwise
       for (int i = 1; i < n.num_inputs(); ++i) {
         if (n.input(i) && (!n.input(i)->is_constant() || NumElements(n.input(i)->type.dims) != 1)) return std::nullopt;

@@ -60,13 +60,23 @@ int32_t Requantize(int32_t acc, const FixedPointMultiplier& m, int32_t zero_poin
   return static_cast<int32_t>(std::clamp<int64_t>(v, qmin, qmax));
 }
 
+namespace {
+
+Status CheckBinaryParams(const char* what, double a_scale, double b_scale, double y_scale, int32_t qmin,
+                         int32_t qmax) {
+  if (!(a_scale > 0) || !(b_scale > 0) || !(y_scale > 0) || !std::isfinite(a_scale) || !std::isfinite(b_scale) ||
+      !std::isfinite(y_scale))
+    return InvalidArgument("quantized {}: scales {}, {}, {} must be finite and > 0", what, a_scale, b_scale, y_scale);
+  if (qmin > qmax) return InvalidArgument("quantized {}: clamp [{}, {}] is empty", what, qmin, qmax);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<QuantizedAddParams> MakeQuantizedAdd(double a_scale, int32_t a_zero_point, double b_scale,
                                               int32_t b_zero_point, double y_scale, int32_t y_zero_point,
                                               int32_t qmin, int32_t qmax) {
-  if (!(a_scale > 0) || !(b_scale > 0) || !(y_scale > 0) || !std::isfinite(a_scale) || !std::isfinite(b_scale) ||
-      !std::isfinite(y_scale))
-    return InvalidArgument("quantized add: scales {}, {}, {} must be finite and > 0", a_scale, b_scale, y_scale);
-  if (qmin > qmax) return InvalidArgument("quantized add: clamp [{}, {}] is empty", qmin, qmax);
+  RETURN_IF_ERROR(CheckBinaryParams("add", a_scale, b_scale, y_scale, qmin, qmax));
   const double twice_max = 2 * std::max(a_scale, b_scale);
   QuantizedAddParams p;
   p.a_zero_point = a_zero_point;
@@ -84,6 +94,20 @@ int32_t QuantizedAdd(int32_t a, int32_t b, const QuantizedAddParams& p) {
   const int32_t sa = MultiplyByQuantizedMultiplier((a - p.a_zero_point) * (1 << kAddLeftShift), p.a);
   const int32_t sb = MultiplyByQuantizedMultiplier((b - p.b_zero_point) * (1 << kAddLeftShift), p.b);
   return Requantize(sa + sb, p.y, p.y_zero_point, p.qmin, p.qmax);
+}
+
+StatusOr<QuantizedMulParams> MakeQuantizedMul(double a_scale, int32_t a_zero_point, double b_scale,
+                                              int32_t b_zero_point, double y_scale, int32_t y_zero_point,
+                                              int32_t qmin, int32_t qmax) {
+  RETURN_IF_ERROR(CheckBinaryParams("mul", a_scale, b_scale, y_scale, qmin, qmax));
+  QuantizedMulParams p;
+  p.a_zero_point = a_zero_point;
+  p.b_zero_point = b_zero_point;
+  p.y_zero_point = y_zero_point;
+  p.qmin = qmin;
+  p.qmax = qmax;
+  ASSIGN_OR_RETURN(p.y, QuantizeMultiplier(a_scale * b_scale / y_scale));
+  return p;
 }
 
 double TieBand(const FixedPointMultiplier& m) {

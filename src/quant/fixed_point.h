@@ -68,6 +68,21 @@ StatusOr<QuantizedAddParams> MakeQuantizedAdd(double a_scale, int32_t a_zero_poi
                                               int32_t qmin, int32_t qmax);
 int32_t QuantizedAdd(int32_t a, int32_t b, const QuantizedAddParams& p);
 
+// Integer-only multiplication of two quantized tensors, y = Q_y(DQ_a(a) · DQ_b(b)): the product
+// of the operands minus their zero points (|·| ≤ 255², exact in int32) requantized by
+// s_a · s_b / s_y. The CPU's fixed-point QLinearMul (reference and fast kernel) calls it.
+struct QuantizedMulParams {
+  int32_t a_zero_point = 0, b_zero_point = 0, y_zero_point = 0;
+  FixedPointMultiplier y;
+  int32_t qmin = -128, qmax = 127;  // the output clamp
+};
+StatusOr<QuantizedMulParams> MakeQuantizedMul(double a_scale, int32_t a_zero_point, double b_scale,
+                                              int32_t b_zero_point, double y_scale, int32_t y_zero_point,
+                                              int32_t qmin, int32_t qmax);
+inline int32_t QuantizedMul(int32_t a, int32_t b, const QuantizedMulParams& p) {
+  return Requantize((a - p.a_zero_point) * (b - p.b_zero_point), p.y, p.y_zero_point, p.qmin, p.qmax);
+}
+
 // Width of the band around a rounding tie inside which Requantize may differ from the
 // float formula (see the file comment).
 double TieBand(const FixedPointMultiplier& m);

@@ -309,9 +309,10 @@ Attributes RequantAttrs(const FoldOptions& options) {
 }
 
 // Folds DQ(a) + DQ(b) → [Relu|Clip] → Q (per-tensor constant parameters) into one QLinearAdd,
-// the activation as its output clamp. Returns why not ("" when folded).
-StatusOr<std::string> FoldAdd(Graph& g, Node* n, const FoldOptions& options) {
-  if (n->num_inputs() != 2) return std::string("not a two-input Add");
+// and DQ(a) · DQ(b) likewise into one QLinearMul, the activation as its output clamp. Returns
+// why not ("" when folded).
+StatusOr<std::string> FoldBinary(Graph& g, Node* n, const FoldOptions& options) {
+  if (n->num_inputs() != 2) return fmt::format("not a two-input {}", OpName(n->op()));
   Node* dq[2] = {DqOf(n->input(0)), DqOf(n->input(1))};
   for (int i = 0; i < 2; ++i)
     if (std::string why = WhyNotQuantizedInput(dq[i], i); !why.empty()) return why;
@@ -325,7 +326,7 @@ StatusOr<std::string> FoldAdd(Graph& g, Node* n, const FoldOptions& options) {
     attrs.Set("edgec_qmin", qmin);
     attrs.Set("edgec_qmax", qmax);
   }
-  return ReplaceByIntegerOp(g, OpKind::kQLinearAdd, n,
+  return ReplaceByIntegerOp(g, n->op() == OpKind::kAdd ? OpKind::kQLinearAdd : OpKind::kQLinearMul, n,
                             {dq[0]->input(0), dq[0]->input(1), ZeroPointOf(g, dq[0], dq[0]->input(0)->type.dtype),
                              dq[1]->input(0), dq[1]->input(1), ZeroPointOf(g, dq[1], dq[1]->input(0)->type.dtype),
                              q->input(1), ZeroPointOf(g, q, q->output(0)->type.dtype)},
@@ -384,24 +385,12 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   if (!ParamsOf(q, q->output(0)->type.dtype)) return false;
   Node* last = q->input(0)->producer();
   if (!last || !HasSingleUse(last->output(0))) return false;
-  Node* unary = nullptr;
-  Node* dq = nullptr;
-  Node* mul = nullptr;
-  if (last->op() == OpKind::kMul && last->num_inputs() == 2) {
-    for (int i = 0; i < 2 && !unary; ++i) {
-      Node* u = last->input(i)->producer();
-      Node* d = DqOf(last->input(1 - i));
-      if (u && d && TabulatableUnary(u->op()) && u->input(0) == d->output(0) && HasSingleUse(u->output(0))) {
-        unary = u;
-        dq = d;
-      }
-    }
-    mul = last;
-  } else if (TabulatableUnary(last->op())) {
-    unary = last;
-    dq = DqOf(last->input(0));
-  }
-  if (!unary || !dq || !ScalarConstantsFrom(unary, 1)) return false;
+  const std::optional<UnaryIsland> island = MatchUnaryIsland(last);
+  if (!island) return false;
+  const Node* unary = island->unary;
+  const Node* mul = island->mul;
+  Node* dq = DqOf(island->x);
+  if (!dq) return false;
   const DType in_t = dq->input(0)->type.dtype;
   if ((in_t != DType::kU8 && in_t != DType::kI8) || !ParamsOf(dq, in_t)) return false;
 
@@ -417,7 +406,7 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
     map[v] = nv;
     return nv;
   };
-  for (Node* n : std::vector<Node*>{dq, unary, mul, q}) {
+  for (const Node* n : std::vector<const Node*>{dq, unary, mul, q}) {
     if (!n) continue;
     std::vector<Value*> in;
     for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
@@ -441,6 +430,26 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
 
 }  // namespace
 
+std::optional<UnaryIsland> MatchUnaryIsland(const Node* last) {
+  UnaryIsland m;
+  if (last->op() == OpKind::kMul && last->num_inputs() == 2) {
+    for (int i = 0; i < 2 && !m.unary; ++i) {
+      const Node* u = last->input(i) ? last->input(i)->producer() : nullptr;
+      Value* x = last->input(1 - i);
+      if (u && x && TabulatableUnary(u->op()) && u->input(0) == x && HasSingleUse(u->output(0))) {
+        m.unary = u;
+        m.x = x;
+      }
+    }
+    m.mul = last;
+  } else if (TabulatableUnary(last->op())) {
+    m.unary = last;
+    m.x = last->input(0);
+  }
+  if (!m.unary || !m.x || !ScalarConstantsFrom(m.unary, 1)) return std::nullopt;
+  return m;
+}
+
 bool MovesValues(OpKind op) {
   switch (op) {
     case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
@@ -455,9 +464,10 @@ bool MovesValues(OpKind op) {
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
-    if ((n->op() == OpKind::kAdd && options.integer_add) || n->op() == OpKind::kGlobalAveragePool) {
-      ASSIGN_OR_RETURN(std::string why,
-                       n->op() == OpKind::kAdd ? FoldAdd(g, n, options) : FoldGlobalAveragePool(g, n, options));
+    if (n->op() == OpKind::kMul && MatchUnaryIsland(n)) continue;  // x·U(x): a table below
+    const bool binary = (n->op() == OpKind::kAdd && options.integer_add) || (n->op() == OpKind::kMul && options.integer_mul);
+    if (binary || n->op() == OpKind::kGlobalAveragePool) {
+      ASSIGN_OR_RETURN(std::string why, binary ? FoldBinary(g, n, options) : FoldGlobalAveragePool(g, n, options));
       if (why.empty()) ++s.folded;
       else s.skipped.push_back(n->Label() + ": " + why);
       continue;

@@ -13,6 +13,7 @@
 // The integer ops carry `edgec_requant` = "float" (ONNX's formula) or "fixed_point" (the
 // NPU's integer-only requantization) as the options ask.
 //   DQ(a_q) + DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearAdd(a_q, b_q)
+//   DQ(a_q) · DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearMul(a_q, b_q)
 //   DQ(x_q) ─► GlobalAveragePool ─► Q                        ⇒  QLinearGlobalAveragePool(x_q)
 // (their "float" mode computes exactly the island's arithmetic on the reference kernels.)
 // Ops that only move or compare values (MaxPool, GlobalMaxPool, Concat of inputs with equal
@@ -20,8 +21,11 @@
 // int8 values: op(DQ(q)) = DQ(op(q)) exactly (DQ is monotonic), and Q(DQ(q)) with the same
 // parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
 // A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup.
-// Everything else stays as it is: DQ ─► float op ─► Q islands (Mul, windowed AveragePool, ...).
+// Everything else stays as it is: DQ ─► float op ─► Q islands (windowed AveragePool, a Mul by
+// a float constant, ...).
 #pragma once
+
+#include <optional>
 
 #include "edgec/status.h"
 #include "ir/graph.h"
@@ -29,7 +33,7 @@
 namespace edgec::quant {
 
 struct FoldSummary {
-  int folded = 0;                    // Conv/Gemm/MatMul/Add/GlobalAveragePool nodes now integer
+  int folded = 0;                    // Conv/Gemm/MatMul/Add/Mul/GlobalAveragePool nodes now integer
   int int8_movement = 0;             // MaxPool/Concat/Reshape/... moved onto the int8 values
   int tabulated = 0;                 // float islands replaced by a QuantizedLookup
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why
@@ -47,11 +51,23 @@ struct FoldOptions {
   bool tabulate = true;
   // Fold DQ(a) + DQ(b) → [Relu|Clip] → Q into a QLinearAdd (see ops.def).
   bool integer_add = true;
+  // Fold DQ(a) · DQ(b) → [Relu|Clip] → Q into a QLinearMul (see ops.def).
+  bool integer_mul = true;
 };
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});
 
 // Ops that only move or compare values (see above): op(DQ(q)) = DQ(op(q)).
 bool MovesValues(OpKind op);
+
+// A node computing U(x) or x·U(x) from one value x, U an elementwise unary op whose other
+// inputs are scalar constants (Sigmoid, HardSigmoid, HardSwish, Clip, ...; x·Sigmoid(x) is
+// SiLU): the last node of a single-input island DQ(x) ─► ... ─► Q that becomes a table.
+struct UnaryIsland {
+  const Node* unary = nullptr;
+  const Node* mul = nullptr;  // the x·U(x) form
+  Value* x = nullptr;
+};
+std::optional<UnaryIsland> MatchUnaryIsland(const Node* last);
 
 }  // namespace edgec::quant

@@ -124,29 +124,54 @@ QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o) {
 std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOptions& o) {
   std::vector<std::string> points;
   std::set<std::string> seen;
+  bool added = false;
   auto add = [&](const Value* v) {
-    if (seen.insert(v->name()).second) points.push_back(v->name());
+    if (seen.insert(v->name()).second) {
+      points.push_back(v->name());
+      added = true;
+    }
   };
   for (const Node* n : PlanQuantization(g, o).nodes) {
     add(n->input(0));
     add(OutputPoint(n));
   }
+  auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
+  // A point, or an elementwise function of one point that tabulates (fold_qdq.h: a gate
+  // Sigmoid(z) or HardSigmoid(z), an activation HardSwish(z) or z·Sigmoid(z)) and so can be
+  // quantized at no float island's cost.
+  auto quantizable = [&](const Value* v) {
+    if (is_point(v)) return true;
+    const Node* p = IsFloatActivation(v) ? v->producer() : nullptr;
+    if (!p || p->num_outputs() != 1 || o.keep_float.count(p->name())) return false;
+    const std::optional<UnaryIsland> island = MatchUnaryIsland(p);
+    return island && is_point(island->x);
+  };
   // Ops with an integer form between quantized values get their output quantized too, so
   // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
-  // values (after its Relu), a GlobalAveragePool of one, a Concat of quantized values and the
-  // ops that only move values (Reshape, Transpose, Slice, ...; calibration gives those their
-  // input's parameters). Topological order lets chains follow.
-  for (const Node* n : g.nodes()) {
-    if (o.keep_float.count(n->name()) || n->num_outputs() != 1 || !n->output(0)) continue;
-    auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
-    bool all_points = n->num_inputs() > 0;
-    for (const Value* v : n->inputs()) all_points &= is_point(v);
-    const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && all_points;
-    const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && is_point(n->input(0));
-    const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
-    const bool moves_a_point = MovesValues(n->op()) && n->op() != OpKind::kConcat && is_point(n->input(0));
-    if (add_of_points || pool_of_point) add(OutputPoint(n));
-    else if (concat_of_points || moves_a_point) add(n->output(0));
+  // values (after its Relu), a Mul of two quantizable ones (a squeeze-excitation block's
+  // x · gate) and a GlobalAveragePool of one (a classifier head's pool of SiLU(z)) — their
+  // operands become points —, a Concat of quantized values and the ops that only move values
+  // (Reshape, Transpose, Slice, ...; calibration gives those their input's parameters).
+  // Topological order lets chains follow; a Mul's operands, made points after their other
+  // consumers were seen, take another round.
+  for (int round = 0; round == 0 || added; ++round) {
+    added = false;
+    for (const Node* n : g.nodes()) {
+      if (o.keep_float.count(n->name()) || n->num_outputs() != 1 || !n->output(0)) continue;
+      bool all_points = n->num_inputs() > 0;
+      for (const Value* v : n->inputs()) all_points &= is_point(v);
+      const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && all_points;
+      const bool mul_of_points = n->op() == OpKind::kMul && n->num_inputs() == 2 && !MatchUnaryIsland(n) &&
+                                 quantizable(n->input(0)) && quantizable(n->input(1));
+      const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
+      const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
+      const bool moves_a_point = MovesValues(n->op()) && n->op() != OpKind::kConcat && is_point(n->input(0));
+      if (mul_of_points || pool_of_point) {
+        for (const Value* v : n->inputs()) add(v);
+      }
+      if (add_of_points || mul_of_points || pool_of_point) add(OutputPoint(n));
+      else if (concat_of_points || moves_a_point) add(n->output(0));
+    }
   }
   return points;
 }

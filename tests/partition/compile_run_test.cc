@@ -185,6 +185,33 @@ TEST(PartitionTest, VectorCoreReasons) {
   EXPECT_NE(NpuSupport(*g.nodes()[2], t).find("int8 only"), std::string::npos) << NpuSupport(*g.nodes()[2], t);
 }
 
+TEST(PartitionTest, QuantizedMulStaysOnTheCpu) {
+  // The squeeze-excitation QLinearMul: no target lists Mul, and one that did would still find
+  // no lowering (the vector cores have no int8 multiply of two tensors).
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kI8, {1, 16, 6, 6}));
+  Value* gate = g.AddInput("gate", MakeType(DType::kI8, {1, 16, 1, 1}));
+  auto scalar = [&](const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); };
+  auto zp = [&](const std::string& n) { return g.AddConstant(n, Tensor::FromVector<int8_t>(DType::kI8, {}, {0})); };
+  g.MarkOutput(Add(g, OpKind::kQLinearMul,
+                   {x, scalar("sx", 0.1f), zp("zx"), gate, scalar("sg", 0.004f), zp("zg"), scalar("sy", 0.05f), zp("zy")},
+                   {}, "se_mul"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  for (const char* target : {"edge-default", "edge-large", "edge-mcu"}) {
+    auto t = npu::LoadTarget(target);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(NpuSupport(*g.nodes()[0], *t), "unsupported op Mul") << target;
+  }
+  npu::Target t = npu::DefaultTarget();
+  t.supported_ops.push_back("Mul");
+  EXPECT_EQ(NpuSupport(*g.nodes()[0], t), "QLinearMul is not lowered to the NPU");
+  PartitionOptions slow;  // even where the NPU would win on cost
+  slow.cpu.copy_bytes_per_s = 1;
+  auto ps = Partition(g, t, slow);
+  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+  EXPECT_EQ((*ps)[0].unit, artifact_io::Unit::kCpu) << (*ps)[0].reason;
+}
+
 std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".edgec")).string();
 }

@@ -51,7 +51,7 @@ def run(cmd, **kw):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
-    ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet1_1")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet1_1,efficientnet_b0,mobilenet_v3_small")
     ap.add_argument("--calib", type=int, default=16)
     ap.add_argument("--inputs", type=int, default=2)
     a = ap.parse_args()

@@ -5,6 +5,7 @@
 // fix, and the scale table's JSON round trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -415,6 +416,87 @@ TEST(Qdq, FoldTurnsTheResidualAddIntoQLinearAdd) {
     const auto va = add_output(folded), vc = add_output(fixed);
     ASSERT_EQ(va.size(), vc.size());
     ASSERT_FALSE(va.empty());
+    for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vc[i]), 1) << i;
+  }
+}
+
+// x[1,3,8,8] -> conv1 -> SiLU (x·Sigmoid(x)) = h -> squeeze-excitation: gap -> fc1 1x1 ->
+// relu -> fc2 1x1 -> Sigmoid = gate -> Mul(gate, h) -> conv3 (efficientnet's MBConv tail)
+// -> HardSwish -> head_gap (a classifier head's pool).
+Graph SqueezeExcitation() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({8, 3, 3, 3}, 1, 0.3))}, pad, "conv1");
+  Value* h = Add(g, OpKind::kMul, {c1, Add(g, OpKind::kSigmoid, {c1}, {}, "silu_sigmoid")}, {}, "silu");
+  Value* p = Add(g, OpKind::kGlobalAveragePool, {h}, {}, "gap");
+  Value* f1 = Add(g, OpKind::kConv, {p, g.AddConstant("wf1", Normal({4, 8, 1, 1}, 2, 0.5))}, {}, "fc1");
+  Value* r = Add(g, OpKind::kRelu, {f1}, {}, "fc1_relu");
+  Value* f2 = Add(g, OpKind::kConv, {r, g.AddConstant("wf2", Normal({8, 4, 1, 1}, 3, 0.8))}, {}, "fc2");
+  Value* gate = Add(g, OpKind::kSigmoid, {f2}, {}, "gate");
+  Value* m = Add(g, OpKind::kMul, {gate, h}, {}, "scale");
+  Value* c3 = Add(g, OpKind::kConv, {m, g.AddConstant("w3", Normal({2, 8, 3, 3}, 4, 0.3))}, pad, "conv3");
+  g.MarkOutput(Add(g, OpKind::kGlobalAveragePool, {Add(g, OpKind::kHardSwish, {c3}, {}, "head_act")}, {}, "head_gap"));
+  Status st = InferShapes(g);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return g;
+}
+
+TEST(Qdq, SqueezeExcitationMulFoldsIntoQLinearMul) {
+  // The Mul of the gate and the SiLU output: both are elementwise functions of quantized
+  // values (conv1's and fc2's outputs), so they become quantization points (each a table),
+  // and so does the Mul's output; then h's pool folds too. DQ, DQ -> Mul -> Q becomes one
+  // QLinearMul whose float mode gives the island's outputs bit for bit; its fixed-point mode
+  // is within one step of it. The SiLU's own x·Sigmoid(x) stays a table, not a QLinearMul.
+  // The head's pool of HardSwish(conv3) folds the same way (a table, then the integer pool).
+  Graph g = SqueezeExcitation();
+  const std::vector<std::string> p = QuantizationPoints(g, {});
+  for (const char* v : {"silu:0", "gate:0", "scale:0", "gap:0", "head_act:0", "head_gap:0"})
+    EXPECT_NE(std::find(p.begin(), p.end(), v), p.end()) << v;
+  EXPECT_EQ(std::find(p.begin(), p.end(), "silu_sigmoid:0"), p.end());
+  auto t = Calibrate(g, Samples(8, 200), {}, {}, false);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph folded = g.Clone(), island = g.Clone();
+  FoldOptions no_mul;
+  no_mul.integer_mul = false;
+  auto s = FoldQdqToInteger(folded);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE(FoldQdqToInteger(island, no_mul).ok());
+  for (const std::string& why : s->skipped) EXPECT_EQ(why.find("'silu'"), std::string::npos) << why;
+  EXPECT_EQ(Count(folded, OpKind::kQLinearMul), 1);
+  EXPECT_EQ(Count(folded, OpKind::kMul), 0);
+  EXPECT_EQ(Count(folded, OpKind::kQuantizedLookup), 3);  // SiLU, the gate's Sigmoid, HardSwish
+  EXPECT_EQ(Count(folded, OpKind::kQLinearGlobalAveragePool), 2);
+  EXPECT_EQ(Count(folded, OpKind::kHardSwish) + Count(folded, OpKind::kGlobalAveragePool), 0);
+  EXPECT_EQ(Count(island, OpKind::kMul), 1);
+  EXPECT_LT(Count(folded, OpKind::kDequantizeLinear), Count(island, OpKind::kDequantizeLinear));
+  for (const Node* n : folded.nodes()) {
+    if (n->op() != OpKind::kQLinearMul) continue;
+    EXPECT_EQ(n->input(0)->type.dims, (Dims{1, 8, 1, 1})) << "the gate first, as in the model";
+    EXPECT_EQ(n->input(3)->type.dims, (Dims{1, 8, 8, 8}));
+  }
+  Graph fixed = folded.Clone();  // only the mul in fixed point: same operands as `folded`
+  for (Node* n : fixed.nodes())
+    if (n->op() == OpKind::kQLinearMul) n->attrs.Set("edgec_requant", std::string("fixed_point"));
+  auto mul_output = [&](const Graph& graph, const Sample& sample) {
+    std::vector<double> v;
+    ReferenceExecutor r(graph);
+    r.set_node_hook([&](const Node& n, const std::vector<Tensor>& out) {
+      if (n.op() == OpKind::kQLinearMul) v = out[0].ToDoubleVector();
+    });
+    EXPECT_TRUE(r.Run(sample).ok());
+    return v;
+  };
+  for (const auto& sample : Samples(6, 300)) {
+    auto a = ReferenceExecutor(folded).Run(sample);
+    auto b = ReferenceExecutor(island).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector());
+    const auto va = mul_output(folded, sample), vc = mul_output(fixed, sample);
+    ASSERT_EQ(va.size(), vc.size());
+    ASSERT_EQ(va.size(), 8u * 8 * 8);
     for (size_t i = 0; i < va.size(); ++i) EXPECT_LE(std::abs(va[i] - vc[i]), 1) << i;
   }
 }

@@ -30,7 +30,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc
 KernelOr CreateInt8MatMulKernel(const KernelRequest& req); // int8_matmul.cc
 KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_eltwise.cc
 KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_eltwise.cc
-KernelOr CreateQuantizedAddKernel(const KernelRequest& req);  // int8_eltwise.cc
+KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_eltwise.cc (QLinearAdd, QLinearMul)
 KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req);  // int8_eltwise.cc
 
 // "Conv 'c1': <why>" as Unimplemented: the reason the Plan reports for its fallback.

@@ -1,7 +1,8 @@
 // Fast QuantizeLinear and DequantizeLinear with per-tensor parameters, in any layout (the
 // output has the input's): the reference's arithmetic, vectorized with AVX2 where the CPU
 // has it. Quantize: saturate(round_half_to_even(x / scale) + zp) in f32 (NaN → zp);
-// dequantize: f32(q − zp) · scale.
+// dequantize: f32(q − zp) · scale. Then the other own int8 kernels, each the reference's
+// arithmetic: the 256-entry lookup, QLinearAdd / QLinearMul, QLinearGlobalAveragePool.
 #include <immintrin.h>
 
 #include <cmath>
@@ -18,9 +19,11 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
+// AVX2 unless the CPU lacks it or the own kernels are capped to scalar (cpu::CapVectorIsa,
+// EDGEC_CPU_ISA=scalar), as for the other own kernels.
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+  return has && VectorIsa() != "scalar";
 }
 
 template <typename Q>
@@ -136,7 +139,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t LookupVbmi(const 
 
 bool HasVbmi() {
   static const bool has = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-  return has;
+  return has && VectorIsa() != "scalar";
 }
 
 class LookupKernel final : public Kernel {
@@ -156,96 +159,227 @@ class LookupKernel final : public Kernel {
   int threads_ = 1;
 };
 
-// QLinearAdd, float mode: the island's f32 arithmetic (two dequantizes, the sum, a
-// quantize), 8 at a time with separate multiplies and adds (no FMA: the island rounds the
-// products first).
-__attribute__((target("avx2"))) int64_t AddFloatAvx2(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t i,
-                                                     int64_t e, const float* p, bool a_u8, bool b_u8, bool y_u8) {
-  const __m256 sa = _mm256_set1_ps(p[0]), sb = _mm256_set1_ps(p[1]), sy = _mm256_set1_ps(p[2]);
-  const __m256i za = _mm256_set1_epi32(static_cast<int32_t>(p[3])), zb = _mm256_set1_epi32(static_cast<int32_t>(p[4]));
-  const __m256 zy = _mm256_set1_ps(p[5]), lo = _mm256_set1_ps(p[6]), hi = _mm256_set1_ps(p[7]);
-  for (; i + 8 <= e; i += 8) {
-    const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(a + i, a_u8), za)), sa);
-    const __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b + i, b_u8), zb)), sb);
-    StoreQuantizedAvx2(_mm256_div_ps(_mm256_add_ps(fa, fb), sy), zy, lo, hi, y + i, y_u8);
+// How QLinearAdd / QLinearMul walk their operands: the flat output is cut into rows of `row`
+// elements along which A and B advance together (NHWC: the C channels of one pixel) or B
+// stays on one value (`b_one`; row-major: the H·W pixels of one channel); B's row for output
+// row r starts at ((r / div) % mod) · step. Same shapes: one row, B alongside A.
+struct RowWalk {
+  int64_t row = 1, div = 1, mod = 1, step = 0;
+  bool b_one = false;
+};
+
+// A position in the walk, advanced row by row without dividing.
+struct RowCursor {
+  RowCursor(const RowWalk& walk, int64_t at)
+      : w(walk), j(at % walk.row), r(at / walk.row % walk.div), q(at / walk.row / walk.div % walk.mod) {}
+  int64_t Length(int64_t left) const { return std::min(left, w.row - j); }  // of this row's segment
+  int64_t BOffset() const { return q * w.step + (w.b_one ? 0 : j); }
+  void NextRow() {
+    j = 0;
+    if (++r == w.div) {
+      r = 0;
+      if (++q == w.mod) q = 0;
+    }
   }
-  return i;
+  const RowWalk& w;
+  int64_t j, r, q;
+};
+
+// QLinearAdd and QLinearMul, float mode: the island's f32 arithmetic (two dequantizes, the
+// sum or product, a quantize), 8 at a time with separate multiplies and adds (no FMA: the
+// island rounds the products first). Row tails go through 8-byte buffers, same arithmetic.
+struct BinaryConstants {
+  __m256 sa, sb, sy, zy, lo, hi;
+  __m256i za, zb;
+};
+
+template <bool kMul>
+__attribute__((target("avx2"))) inline void BinaryFloat8(const BinaryConstants& k, const uint8_t* a, __m256 fb, uint8_t* y,
+                                                         bool a_u8, bool y_u8) {
+  const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(a, a_u8), k.za)), k.sa);
+  StoreQuantizedAvx2(_mm256_div_ps(kMul ? _mm256_mul_ps(fa, fb) : _mm256_add_ps(fa, fb), k.sy), k.zy, k.lo, k.hi, y, y_u8);
 }
 
-class AddKernel final : public Kernel {
+__attribute__((target("avx2"))) inline __m256 Dequantize8(const BinaryConstants& k, const uint8_t* b, bool b_u8) {
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b, b_u8), k.zb)), k.sb);
+}
+
+template <bool kMul>
+__attribute__((target("avx2"))) void BinaryFloatAvx2(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t lo, int64_t hi,
+                                                     const RowWalk& walk, const float* p, bool a_u8, bool b_u8, bool y_u8) {
+  BinaryConstants k;
+  k.sa = _mm256_set1_ps(p[0]);
+  k.sb = _mm256_set1_ps(p[1]);
+  k.sy = _mm256_set1_ps(p[2]);
+  k.za = _mm256_set1_epi32(static_cast<int32_t>(p[3]));
+  k.zb = _mm256_set1_epi32(static_cast<int32_t>(p[4]));
+  k.zy = _mm256_set1_ps(p[5]);
+  k.lo = _mm256_set1_ps(p[6]);
+  k.hi = _mm256_set1_ps(p[7]);
+  for (RowCursor c(walk, lo); lo < hi; c.NextRow()) {
+    const int64_t n = c.Length(hi - lo);
+    const uint8_t* bp = b + c.BOffset();
+    uint8_t one[8];
+    if (walk.b_one) std::memset(one, bp[0], 8);
+    const __m256 fb_one = walk.b_one ? Dequantize8(k, one, b_u8) : _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      BinaryFloat8<kMul>(k, a + lo + i, walk.b_one ? fb_one : Dequantize8(k, bp + i, b_u8), y + lo + i, a_u8, y_u8);
+    if (i < n) {
+      uint8_t ta[8] = {}, tb[8] = {}, ty[8];
+      std::memcpy(ta, a + lo + i, n - i);
+      if (!walk.b_one) std::memcpy(tb, bp + i, n - i);
+      BinaryFloat8<kMul>(k, ta, walk.b_one ? fb_one : Dequantize8(k, tb, b_u8), ty, a_u8, y_u8);
+      std::memcpy(y + lo + i, ty, n - i);
+    }
+    lo += n;
+  }
+}
+
+// QLinearAdd / QLinearMul on operands of one shape, or with B one value per channel (and per
+// image, or shared by all) of A's [N, C, H, W] (the squeeze-excitation gate), in NHWC or
+// row-major (see RowWalk).
+class QuantizedBinaryKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
-    const auto* a = static_cast<const uint8_t*>(in[0]);
-    const auto* b = static_cast<const uint8_t*>(in[3]);
+    const auto* a = static_cast<const uint8_t*>(in[a_input_]);
+    const auto* b = static_cast<const uint8_t*>(in[3 - a_input_]);
     auto* y = static_cast<uint8_t*>(out[0]);
     ParallelFor(threads_, numel_, kGrain, [&](int64_t lo, int64_t hi) {
-      if (!fixed_point_ && HasAvx2()) lo = AddFloatAvx2(a, b, y, lo, hi, p_, a_u8_, b_u8_, y_u8_);
-      for (int64_t i = lo; i < hi; ++i) {
-        const int32_t qa = a_u8_ ? a[i] : static_cast<int8_t>(a[i]), qb = b_u8_ ? b[i] : static_cast<int8_t>(b[i]);
-        int32_t v;
-        if (fixed_point_) {
-          v = quant::QuantizedAdd(qa, qb, fixed_);
-        } else {
-          float f = (static_cast<float>(qa - static_cast<int32_t>(p_[3])) * p_[0] +
-                     static_cast<float>(qb - static_cast<int32_t>(p_[4])) * p_[1]) / p_[2];
-          if (std::isnan(f)) f = 0;
-          v = static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + p_[5], p_[6]), p_[7]));
-        }
-        y[i] = static_cast<uint8_t>(v);
+      if (!fixed_point_ && HasAvx2()) {
+        if (mul_) BinaryFloatAvx2<true>(a, b, y, lo, hi, walk_, p_, a_u8_, b_u8_, y_u8_);
+        else BinaryFloatAvx2<false>(a, b, y, lo, hi, walk_, p_, a_u8_, b_u8_, y_u8_);
+        return;
+      }
+      for (RowCursor c(walk_, lo); lo < hi; c.NextRow()) {
+        const int64_t n = c.Length(hi - lo);
+        const uint8_t* bp = b + c.BOffset();
+        for (int64_t k = 0; k < n; ++k) y[lo + k] = static_cast<uint8_t>(One(a[lo + k], bp[walk_.b_one ? 0 : k]));
+        lo += n;
       }
     });
     return Status::Ok();
   }
-  std::string Describe() const override {
-    return fixed_point_ ? "own quantized add (fixed point)" : HasAvx2() ? "own quantized add avx2" : "own quantized add";
+  int32_t One(uint8_t a, uint8_t b) const {
+    const int32_t qa = a_u8_ ? a : static_cast<int8_t>(a), qb = b_u8_ ? b : static_cast<int8_t>(b);
+    if (fixed_point_) return mul_ ? quant::QuantizedMul(qa, qb, fixed_mul_) : quant::QuantizedAdd(qa, qb, fixed_add_);
+    const float fa = static_cast<float>(qa - static_cast<int32_t>(p_[3])) * p_[0];
+    const float fb = static_cast<float>(qb - static_cast<int32_t>(p_[4])) * p_[1];
+    float f = (mul_ ? fa * fb : fa + fb) / p_[2];
+    if (std::isnan(f)) f = 0;
+    return static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + p_[5], p_[6]), p_[7]));
   }
+  std::string Describe() const override {
+    return fmt::format("own quantized {}{}{}", mul_ ? "mul" : "add",
+                       fixed_point_ ? " (fixed point)" : HasAvx2() ? " avx2" : "",
+                       walk_.step || walk_.b_one ? ", one operand per channel" : "");
+  }
+  // p_ and the fixed-point parameters are A's and B's as the kernel reads them: the node's
+  // inputs 0 and 3, swapped when input 0 is the per-channel one (a_input_ = 3).
   float p_[8] = {};  // sa, sb, sy, za, zb, zy, qmin, qmax
-  quant::QuantizedAddParams fixed_;
-  bool fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true;
+  quant::QuantizedAddParams fixed_add_;
+  quant::QuantizedMulParams fixed_mul_;
+  bool mul_ = false, fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true;
+  int a_input_ = 0;
+  RowWalk walk_;
   int64_t numel_ = 0;
   int threads_ = 1;
 };
 
+// The f64 sums of a pool's float mode are exact, so their order does not matter: every term
+// is an f32 v = (q − zx)·sx with |q − zx| ≤ 255, a whole multiple of g = ulp(sx) below
+// 2^32·g, so fewer than 2^21 of them add up below 2^53·g, on the f64 grid.
+constexpr int64_t kExactPoolPlane = int64_t{1} << 21;
+
+// QLinearGlobalAveragePool in NHWC, channels [c0, c1) of one image: each channel's sums over
+// the pixels (the f32 dequantized values in f64 for the float mode, exact in any order below
+// kExactPoolPlane; the shifted integers for the fixed-point one), 8 channels at a time, two
+// pixels in separate sums. Returns the first channel it did not do.
+__attribute__((target("avx2"))) int64_t PoolSumsNhwcAvx2(const uint8_t* x, int64_t plane, int64_t channels, int64_t c0,
+                                                         int64_t c1, bool u8, int32_t zx, float sx, double* fsum,
+                                                         int32_t* isum, bool fixed_point) {
+  if (!fixed_point && plane >= kExactPoolPlane) return c0;
+  const __m256i z = _mm256_set1_epi32(zx);
+  const __m256 s = _mm256_set1_ps(sx);
+  int64_t c = c0;
+  for (; c + 8 <= c1; c += 8) {
+    __m256d lo0 = _mm256_setzero_pd(), hi0 = _mm256_setzero_pd(), lo1 = _mm256_setzero_pd(), hi1 = _mm256_setzero_pd();
+    __m256i i0 = _mm256_setzero_si256(), i1 = _mm256_setzero_si256();
+    const uint8_t* px = x + c;
+    int64_t p = 0;
+    for (; p < plane; p += 2, px += 2 * channels) {
+      const __m256i q0 = _mm256_sub_epi32(Widen8(px, u8), z);
+      const __m256i q1 = p + 1 < plane ? _mm256_sub_epi32(Widen8(px + channels, u8), z) : _mm256_setzero_si256();
+      if (fixed_point) {
+        i0 = _mm256_add_epi32(i0, q0);
+        i1 = _mm256_add_epi32(i1, q1);
+      } else {
+        const __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(q0), s), v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(q1), s);
+        lo0 = _mm256_add_pd(lo0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));
+        hi0 = _mm256_add_pd(hi0, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)));
+        lo1 = _mm256_add_pd(lo1, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));
+        hi1 = _mm256_add_pd(hi1, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)));
+      }
+    }
+    _mm256_storeu_pd(fsum + c - c0, _mm256_add_pd(lo0, lo1));
+    _mm256_storeu_pd(fsum + c - c0 + 4, _mm256_add_pd(hi0, hi1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(isum + c - c0), _mm256_add_epi32(i0, i1));
+  }
+  return c;
+}
+
 // QLinearGlobalAveragePool over [N, C, spatial] in row-major or NHWC: the reference's arithmetic
-// (see ops.def) per channel; the NHWC form walks pixels outermost so it reads memory in order.
+// (see ops.def) per channel, the channels split between threads; the NHWC form walks pixels
+// outermost so it reads memory in order.
 class GlobalAveragePoolKernel final : public Kernel {
  public:
-  Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     const auto* x = static_cast<const uint8_t*>(in[0]);
     auto* y = static_cast<uint8_t*>(out[0]);
-    const int64_t planes = n_ * c_;
-    ParallelFor(threads_, n_, 1, [&](int64_t b0, int64_t b1) {
-      std::vector<double> fsum(c_);
-      std::vector<int32_t> isum(c_);
-      for (int64_t b = b0; b < b1; ++b) {
-        std::fill(fsum.begin(), fsum.end(), 0.0);
-        std::fill(isum.begin(), isum.end(), 0);
-        for (int64_t p = 0; p < plane_; ++p) {
-          for (int64_t c = 0; c < c_; ++c) {
-            const int64_t at = nhwc_ ? (b * plane_ + p) * c_ + c : (b * c_ + c) * plane_ + p;
-            const int32_t q = (x_u8_ ? x[at] : static_cast<int8_t>(x[at])) - zx_;
-            isum[c] += q;
-            fsum[c] += static_cast<double>(static_cast<float>(q) * sx_);
-          }
-        }
-        for (int64_t c = 0; c < c_; ++c) {
-          int32_t v;
-          if (fixed_point_) {
-            v = quant::Requantize(isum[c], mult_, zy_, qmin_, qmax_);
-          } else {
-            float f = static_cast<float>(fsum[c] / static_cast<double>(plane_)) / sy_;
-            if (std::isnan(f)) f = 0;
-            v = static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + static_cast<float>(zy_), static_cast<float>(qmin_)),
-                                              static_cast<float>(qmax_)));
-          }
-          y[b * c_ + c] = static_cast<uint8_t>(v);
-        }
+    // One f64 and one int32 sum per (image, channel): threads write disjoint ones.
+    auto* fsum = static_cast<double*>(scratch);
+    auto* isum = reinterpret_cast<int32_t*>(fsum + n_ * c_);
+    ParallelFor(threads_, n_ * c_, std::max<int64_t>(1, kGrain / plane_), [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo / c_; b * c_ < hi; ++b) {
+        const int64_t c0 = std::max(lo - b * c_, int64_t{0}), c1 = std::min(hi - b * c_, c_);
+        Pool(x, b, c0, c1, fsum + b * c_ + c0, isum + b * c_ + c0);
+        for (int64_t c = c0; c < c1; ++c) y[b * c_ + c] = static_cast<uint8_t>(Requantize(fsum[b * c_ + c], isum[b * c_ + c]));
       }
     });
-    (void)planes;
     return Status::Ok();
   }
-  std::string Describe() const override { return fixed_point_ ? "own quantized global average pool (fixed point)" : "own quantized global average pool"; }
+  size_t scratch_bytes() const override { return static_cast<size_t>(n_ * c_) * (sizeof(double) + sizeof(int32_t)); }
+  // The sums of channels [c0, c1) of image b into fsum[0, c1 - c0) and isum alike.
+  void Pool(const uint8_t* x, int64_t b, int64_t c0, int64_t c1, double* fsum, int32_t* isum) const {
+    std::fill(fsum, fsum + (c1 - c0), 0.0);
+    std::fill(isum, isum + (c1 - c0), 0);
+    int64_t from = c0;
+    if (nhwc_ && HasAvx2())
+      from = PoolSumsNhwcAvx2(x + b * plane_ * c_, plane_, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, fixed_point_);
+    auto add = [&](int64_t c, int64_t at) {
+      const int32_t q = (x_u8_ ? x[at] : static_cast<int8_t>(x[at])) - zx_;
+      isum[c - c0] += q;
+      fsum[c - c0] += static_cast<double>(static_cast<float>(q) * sx_);
+    };
+    if (nhwc_) {
+      for (int64_t p = 0; p < plane_; ++p)
+        for (int64_t c = from; c < c1; ++c) add(c, (b * plane_ + p) * c_ + c);
+    } else {
+      for (int64_t c = from; c < c1; ++c)
+        for (int64_t p = 0; p < plane_; ++p) add(c, (b * c_ + c) * plane_ + p);
+    }
+  }
+  int32_t Requantize(double fsum, int32_t isum) const {
+    if (fixed_point_) return quant::Requantize(isum, mult_, zy_, qmin_, qmax_);
+    float f = static_cast<float>(fsum / static_cast<double>(plane_)) / sy_;
+    if (std::isnan(f)) f = 0;
+    return static_cast<int32_t>(
+        std::min(std::max(std::nearbyint(f) + static_cast<float>(zy_), static_cast<float>(qmin_)), static_cast<float>(qmax_)));
+  }
+  std::string Describe() const override {
+    return fmt::format("own quantized global average pool{}{}", fixed_point_ ? " (fixed point)" : "",
+                       nhwc_ && HasAvx2() ? " avx2" : "");
+  }
   float sx_ = 1, sy_ = 1;
   int32_t zx_ = 0, zy_ = 0, qmin_ = 0, qmax_ = 255;
   quant::FixedPointMultiplier mult_;
@@ -310,16 +444,29 @@ KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req) {
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
-KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
+KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req) {
   if (req.inputs.size() < 7 || req.outputs.size() != 1) return Refuse(req, "expected 7 or 8 inputs");
-  const TensorDesc &a = req.inputs[0], &b = req.inputs[3], &y = req.outputs[0];
-  if (a.dims != y.dims || b.dims != y.dims) return Refuse(req, "broadcasting add (runs on the reference)");
-  if (a.layout != y.layout || b.layout != y.layout || !IsDense(a) || !IsDense(b) || !IsDense(y))
+  const TensorDesc& y = req.outputs[0];
+  // A: the operand of the output's shape; B: the same, or [N or 1, C, 1, 1] of a 4-d output.
+  auto per_channel = [&](const TensorDesc& d) {
+    return y.dims.size() == 4 && d.dims.size() == 4 && (d.dims[0] == y.dims[0] || d.dims[0] == 1) &&
+           d.dims[1] == y.dims[1] && d.dims[2] == 1 && d.dims[3] == 1;
+  };
+  auto k = std::make_unique<QuantizedBinaryKernel>();
+  k->a_input_ = req.inputs[0].dims == y.dims ? 0 : 3;
+  const TensorDesc &a = req.inputs[k->a_input_], &b = req.inputs[3 - k->a_input_];
+  if (a.dims != y.dims || (b.dims != y.dims && !per_channel(b)))
+    return Refuse(req, "broadcasting {} {} by {} other than one operand per channel (runs on the reference)",
+                  OpName(req.op), DimsToString(req.inputs[0].dims), DimsToString(req.inputs[3].dims));
+  const bool same = b.dims == y.dims;
+  // A [n, C, 1, 1] operand has one memory order in either layout.
+  if (a.layout != y.layout || (same && b.layout != y.layout) || !IsDense(a) || !IsDense(b) || !IsDense(y))
     return Refuse(req, "inputs and output are not dense in one layout");
+  const int a_params = k->a_input_ + 1, b_params = 4 - k->a_input_;
   double scale[3];
   int32_t zp[3];
-  for (int j : {0, 1, 2}) RETURN_IF_ERROR(ScalarParams(req, j == 0 ? 1 : j == 1 ? 4 : 6, &scale[j], &zp[j]));
-  auto k = std::make_unique<AddKernel>();
+  for (int j : {0, 1, 2}) RETURN_IF_ERROR(ScalarParams(req, j == 0 ? a_params : j == 1 ? b_params : 6, &scale[j], &zp[j]));
+  k->mul_ = req.op == OpKind::kQLinearMul;
   k->a_u8_ = a.dtype == DType::kU8;
   k->b_u8_ = b.dtype == DType::kU8;
   k->y_u8_ = y.dtype == DType::kU8;
@@ -331,11 +478,34 @@ KernelOr CreateQuantizedAddKernel(const KernelRequest& req) {
   std::copy(p, p + 8, k->p_);
   if (k->fixed_point_) {
     // The reference reads the scales as f32; so does the fixed-point form.
-    auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
-    if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
-    k->fixed_ = *fp;
+    if (k->mul_) {
+      auto fp = quant::MakeQuantizedMul(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
+      if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
+      k->fixed_mul_ = *fp;
+    } else {
+      auto fp = quant::MakeQuantizedAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
+      if (!fp.ok()) return Refuse(req, "{}", fp.status().message());
+      k->fixed_add_ = *fp;
+    }
   }
   k->numel_ = NumElements(y.dims);
+  RowWalk& w = k->walk_;
+  w.row = std::max<int64_t>(k->numel_, 1);
+  if (!same) {
+    const int64_t n = y.dims[0], c = y.dims[1], hw = y.dims[2] * y.dims[3];
+    const int64_t images = b.dims[0] == n ? n : 1;  // B per image, or one for all
+    if (y.layout == Layout::kNHWC) {  // rows: the C channels of a pixel; B's row of image r / hw
+      w.row = std::max<int64_t>(c, 1);
+      w.div = std::max<int64_t>(hw, 1);
+      w.mod = images;
+      w.step = c;
+    } else {  // rows: the hw pixels of a channel; B's value for channel r
+      w.row = std::max<int64_t>(hw, 1);
+      w.mod = images * c;
+      w.step = 1;
+      w.b_one = true;
+    }
+  }
   k->threads_ = std::max(1, req.threads);
   return std::unique_ptr<Kernel>(std::move(k));
 }

@@ -75,8 +75,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateQuantizeKernel(req);
     case OpKind::kQuantizedLookup:
       return CreateLookupKernel(req);
-    case OpKind::kQLinearAdd:
-      return CreateQuantizedAddKernel(req);
+    case OpKind::kQLinearAdd: case OpKind::kQLinearMul:
+      return CreateQuantizedBinaryKernel(req);
     case OpKind::kQLinearGlobalAveragePool:
       return CreateQuantizedGlobalAveragePoolKernel(req);
     default:
@@ -103,7 +103,8 @@ std::vector<Layout> PreferredLayouts(OpKind op) {
     case OpKind::kTranspose: case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax:
     case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2:
     case OpKind::kReduceSumSquare: case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
-    case OpKind::kQuantizedLookup: case OpKind::kQLinearAdd: case OpKind::kChannelShuffle:
+    case OpKind::kQuantizedLookup: case OpKind::kQLinearAdd: case OpKind::kQLinearMul:
+    case OpKind::kChannelShuffle:
       return {Layout::kRowMajor, Layout::kNHWC};
     default:
       return {Layout::kRowMajor};

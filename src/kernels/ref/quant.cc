@@ -356,9 +356,18 @@ Status QLinearGlobalAveragePool(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// --- quantized add ---
+// --- quantized add and multiply ---
 
-Status QLinearAdd(KernelContext& ctx) {
+namespace {
+
+// DQ(A) op DQ(B) ─► Q with numpy broadcasting and per-tensor parameters (QLinearAdd,
+// QLinearMul): float mode is the island's f32 arithmetic, `combine` on the two dequantized
+// values, then QuantizeLinear's; fixed_point mode is `fixed` on the integer operands with the
+// parameters `make` returns (quant/fixed_point.h).
+template <typename Params, typename Combine>
+Status QLinearBinary(KernelContext& ctx, Combine combine,
+                     StatusOr<Params> (*make)(double, int32_t, double, int32_t, double, int32_t, int32_t, int32_t),
+                     int32_t (*fixed)(int32_t, int32_t, const Params&)) {
   const Tensor& a = *ctx.inputs[0];
   const Tensor& b = *ctx.inputs[3];
   const float sa = ReadScales(*ctx.inputs[1]).at(0), sb = ReadScales(*ctx.inputs[4]).at(0),
@@ -368,11 +377,11 @@ Status QLinearAdd(KernelContext& ctx) {
   Tensor& y = ctx.outputs[0];
   // The clamp and the requantization mode as the other QLinear kernels read them.
   ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {1.f}, {1.0}, y.dtype()));
-  quant::QuantizedAddParams fixed;
+  Params params;
   if (rq.fixed_point) {
-    auto p = quant::MakeQuantizedAdd(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax);
+    auto p = make(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax);
     if (!p.ok()) return ctx.Error("{}", p.status().message());
-    fixed = *p;
+    params = *p;
   }
   const Dims* ins[] = {&a.dims(), &b.dims()};
   std::vector<int32_t> out(y.numel());
@@ -380,18 +389,29 @@ Status QLinearAdd(KernelContext& ctx) {
     const int32_t qa = static_cast<int32_t>(LoadAsInt64(a.dtype(), a.raw(), in[0]));
     const int32_t qb = static_cast<int32_t>(LoadAsInt64(b.dtype(), b.raw(), in[1]));
     if (rq.fixed_point) {
-      out[o] = quant::QuantizedAdd(qa, qb, fixed);
+      out[o] = fixed(qa, qb, params);
       return;
     }
-    // The island's f32 arithmetic: two DequantizeLinear, Add, QuantizeLinear.
-    const float sum = static_cast<float>(qa - za) * sa + static_cast<float>(qb - zb) * sb;
-    float v = sum / sy;
+    // The island's f32 arithmetic: two DequantizeLinear, the op, QuantizeLinear.
+    float v = combine(static_cast<float>(qa - za) * sa, static_cast<float>(qb - zb) * sb) / sy;
     if (std::isnan(v)) v = 0;
     const float r = std::nearbyint(v) + static_cast<float>(zy);
     out[o] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(rq.qmin)), static_cast<float>(rq.qmax)));
   });
   for (int64_t i = 0; i < y.numel(); ++i) StoreFromDouble(y.dtype(), y.raw(), i, out[i]);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status QLinearAdd(KernelContext& ctx) {
+  return QLinearBinary<quant::QuantizedAddParams>(
+      ctx, [](float a, float b) { return a + b; }, quant::MakeQuantizedAdd, quant::QuantizedAdd);
+}
+
+Status QLinearMul(KernelContext& ctx) {
+  return QLinearBinary<quant::QuantizedMulParams>(
+      ctx, [](float a, float b) { return a * b; }, quant::MakeQuantizedMul, quant::QuantizedMul);
 }
 
 }  // namespace edgec::ref

@@ -1,9 +1,11 @@
-// The fast int8 kernels (QLinearConv, QLinearMatMul, QuantizeLinear, DequantizeLinear)
-// against the reference kernels, bit for bit, over seeded random geometries (padding,
-// strides, dilations, groups, depthwise), u8 and i8 activations, per-tensor and per-channel
-// weight scales, zero points, bias, fused clamps, both requantization modes, NHWC and
-// row-major, 1 and 2 threads, the requantization on each vector ISA the CPU has. On a CPU without VNNI the kernels refuse 8-bit weights (their
-// oneDNN sums would saturate); the 7-bit-weight cases still run there.
+// The fast int8 kernels (QLinearConv, QLinearMatMul, QuantizeLinear, DequantizeLinear, the
+// lookup, QLinearAdd, QLinearMul, QLinearGlobalAveragePool) against the reference kernels, bit
+// for bit, over seeded random geometries (padding, strides, dilations, groups, depthwise),
+// u8 and i8 activations, per-tensor and per-channel weight scales, zero points, bias, fused
+// clamps, both requantization modes, NHWC and row-major, 1 and 2 threads, the requantization
+// and the own elementwise kernels on each vector ISA the CPU has. On a CPU without VNNI the
+// kernels refuse 8-bit weights (their oneDNN sums would saturate); the 7-bit-weight cases
+// still run there.
 #include "cpu_test_util.h"
 
 namespace edgec::testing_cpu {
@@ -203,12 +205,12 @@ TEST(CpuInt8, QuantizeDequantizeEqualReference) {
     q.constants = {1, 2};
     q.nhwc = trial % 3 == 0;
     q.threads = 1 + trial % 2;
-    ExpectMatchesRef(q, 0, 0, fmt::format("quantize {} trial {}", DimsStr(dims), trial));
+    ForEachIsa([&] { ExpectMatchesRef(q, 0, 0, fmt::format("quantize {} trial {}", DimsStr(dims), trial)); });
     FastCase d{OpKind::kDequantizeLinear, {RandomActivation(qt, dims, rng, false), ScalarF(s), ScalarQ(qt, z)}, {}};
     d.constants = {1, 2};
     d.nhwc = q.nhwc;
     d.threads = q.threads;
-    ExpectMatchesRef(d, 0, 0, fmt::format("dequantize {} trial {}", DimsStr(dims), trial));
+    ForEachIsa([&] { ExpectMatchesRef(d, 0, 0, fmt::format("dequantize {} trial {}", DimsStr(dims), trial)); });
   }
 }
 
@@ -243,7 +245,7 @@ TEST(CpuInt8, LookupEqualsReference) {
     c.constants = {1};
     c.nhwc = trial % 3 == 0;
     c.threads = 1 + trial % 2;
-    ExpectMatchesRef(c, 0, 0, fmt::format("lookup {} trial {}", DimsStr(dims), trial));
+    ForEachIsa([&] { ExpectMatchesRef(c, 0, 0, fmt::format("lookup {} trial {}", DimsStr(dims), trial)); });
   }
 }
 
@@ -268,17 +270,98 @@ TEST(CpuInt8, QuantizedAddEqualsReference) {
     c.constants = {1, 2, 4, 5, 6, 7};
     c.nhwc = trial % 3 == 0;
     c.threads = 1 + trial % 2;
-    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qlinearadd {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
-    EXPECT_NE(d.find("quantized add"), std::string::npos) << d;
+    ForEachIsa([&] {
+      const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qlinearadd {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
+      EXPECT_NE(d.find("quantized add"), std::string::npos) << d;
+    });
   }
-  // Broadcasting runs on the reference (refused here, with the reason).
+  // One operand per channel runs on the fast kernel (as QLinearMul's, below); other
+  // broadcasting runs on the reference (refused here, with the reason).
   FastCase b{OpKind::kQLinearAdd,
              {RandomActivation(DType::kU8, {1, 4, 3, 3}, rng, false), ScalarF(0.1f), ScalarQ(DType::kU8, 3),
               RandomActivation(DType::kU8, {1, 4, 1, 1}, rng, false), ScalarF(0.1f), ScalarQ(DType::kU8, 3),
               ScalarF(0.1f), ScalarQ(DType::kU8, 3)},
              {}};
   b.constants = {1, 2, 4, 5, 6, 7};
+  EXPECT_NE(ExpectMatchesRef(b, 0, 0, "per-channel add").find("one operand per channel"), std::string::npos);
+  b.inputs[3] = RandomActivation(DType::kU8, {1, 1, 3, 3}, rng, false);
   EXPECT_NE(RefusalOf(b).find("broadcasting"), std::string::npos) << RefusalOf(b);
+}
+
+// One seeded QLinearMul case: same shapes, or the squeeze-excitation form x[N,C,H,W] · gate[N|1,C,1,1]
+// in either order; u8/i8 operands and result, random zero points, output scales from
+// "most products saturate" to "fine steps", a clamp, both modes, NHWC and row-major, 1 and 2
+// threads (the large cases split across them).
+FastCase RandomQLinearMul(std::mt19937& rng, int trial) {
+  const DType at = trial % 2 ? DType::kI8 : DType::kU8, bt = trial % 3 ? DType::kU8 : DType::kI8;
+  const DType yt = trial % 5 < 2 ? DType::kI8 : DType::kU8;
+  const bool large = trial % 6 == 5;
+  Dims x = {RandInt(rng, 1, 2), RandInt(rng, 1, 40), RandInt(rng, 1, 17), RandInt(rng, 1, 17)};
+  if (large) x = {2, RandInt(rng, 48, 70), RandInt(rng, 19, 25), RandInt(rng, 19, 25)};
+  const int form = trial % 4;  // 0: same shapes, 1: x · gate, 2: gate · x, 3: one gate for every image
+  Dims gate = {form == 3 ? 1 : x[0], x[1], 1, 1};
+  const Dims ad = form == 2 ? gate : x, bd = form == 0 ? x : form == 2 ? x : gate;
+  auto zp = [&](DType t) { return t == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127); };
+  const int64_t zy = zp(yt);
+  const float sa = RandScale(rng, 0.002f, 0.05f), sb = RandScale(rng, 0.002f, 0.05f);
+  // |(a - za)(b - zb)| reaches 255²: a ratio of 20 saturates most products, 4000 none.
+  const float sy = sa * sb * std::exp(RandScale(rng, std::log(20.f), std::log(4000.f)));
+  Attributes a;
+  if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
+  if (trial % 4 == 2) a.Set("edgec_qmin", zy);
+  FastCase c{OpKind::kQLinearMul,
+             {RandomActivation(at, ad, rng, trial % 7 == 6), ScalarF(sa), ScalarQ(at, zp(at)),
+              RandomActivation(bt, bd, rng, false), ScalarF(sb), ScalarQ(bt, zp(bt)), ScalarF(sy), ScalarQ(yt, zy)},
+             a};
+  c.constants = {1, 2, 4, 5, 6, 7};
+  c.nhwc = trial % 2 == 0;
+  c.threads = large ? 2 : 1 + (trial / 2) % 2;
+  return c;
+}
+
+TEST(CpuInt8, QuantizedMulEqualsReferenceAndTheIsland) {
+  // The fast kernel equals the reference bit for bit, AVX2 and scalar; the reference's float
+  // mode equals DequantizeLinear, DequantizeLinear -> Mul -> QuantizeLinear on the reference
+  // kernels bit for bit, and the fixed-point mode is within one step of it.
+  std::mt19937 rng(816);
+  int saturated = 0, broadcast = 0, fixed_differs = 0;
+  for (int trial = 0; trial < 48; ++trial) {
+    const FastCase c = RandomQLinearMul(rng, trial);
+    const std::string what =
+        fmt::format("qlinearmul {} x {} {} {} trial {}", DimsStr(c.inputs[0]->dims()), DimsStr(c.inputs[3]->dims()),
+                    AttrsStr(c.attrs), c.nhwc ? "nhwc" : "row-major", trial);
+    ForEachIsa([&] {
+      const std::string d = ExpectMatchesRef(c, 0, 0, what);
+      EXPECT_NE(d.find("quantized mul"), std::string::npos) << d;
+      broadcast += d.find("per channel") != std::string::npos;
+    });
+    auto folded = testing_mv::RunOp(c.op, c.inputs, c.attrs);
+    Attributes float_mode = c.attrs;
+    float_mode.Set("edgec_requant", std::string("float"));
+    auto as_float = testing_mv::RunOp(c.op, c.inputs, float_mode);
+    auto da = testing_mv::RunOp(OpKind::kDequantizeLinear, {*c.inputs[0], *c.inputs[1], *c.inputs[2]});
+    auto db = testing_mv::RunOp(OpKind::kDequantizeLinear, {*c.inputs[3], *c.inputs[4], *c.inputs[5]});
+    ASSERT_TRUE(folded.ok() && as_float.ok() && da.ok() && db.ok()) << what;
+    auto mul = testing_mv::RunOp(OpKind::kMul, {(*da)[0], (*db)[0]});
+    ASSERT_TRUE(mul.ok()) << what;
+    auto island = testing_mv::RunOp(OpKind::kQuantizeLinear, {(*mul)[0], *c.inputs[6], *c.inputs[7]});
+    ASSERT_TRUE(island.ok()) << what;
+    Tensor want = (*island)[0];
+    if (c.attrs.Has("edgec_qmin")) {  // the clamp is a Relu after the Mul: Q(Relu(v)) = max(Q(v), zy)
+      const std::vector<double> v = want.ToDoubleVector();
+      const double lo = c.inputs[7]->ToDoubleVector()[0];
+      for (int64_t i = 0; i < want.numel(); ++i) StoreFromDouble(want.dtype(), want.raw(), i, std::max(v[i], lo));
+    }
+    const bool fixed = c.attrs.GetString("edgec_requant", "float") == "fixed_point";
+    EXPECT_TRUE(Close((*as_float)[0], want, 0, 0)) << what;
+    EXPECT_TRUE(Close((*folded)[0], want, 0, fixed ? 1 : 0)) << what;
+    fixed_differs += fixed && !Close((*folded)[0], want, 0, 0);
+    const double lo = want.dtype() == DType::kU8 ? 0 : -128, hi = want.dtype() == DType::kU8 ? 255 : 127;
+    for (double v : want.ToDoubleVector()) saturated += v == lo || v == hi;
+  }
+  EXPECT_GT(saturated, 1000);   // the saturating cases did saturate
+  EXPECT_GT(broadcast, 40);     // the per-channel forms ran on the fast kernel (x2 ISAs)
+  EXPECT_GT(fixed_differs, 0);  // the fixed-point mode is not the float one under another name
 }
 
 TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
@@ -289,6 +372,8 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
   for (int trial = 0; trial < 30; ++trial) {
     const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 ? DType::kU8 : DType::kI8;
     Dims dims = {RandInt(rng, 1, 2), RandInt(rng, 1, 70), RandInt(rng, 1, 9), RandInt(rng, 1, 9)};
+    // Large planes: the channels (of both images) split between the two threads.
+    if (trial % 5 == 4) dims = {RandInt(rng, 1, 2), RandInt(rng, 20, 70), RandInt(rng, 40, 60), RandInt(rng, 40, 60)};
     const int64_t zx = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
     const int64_t zy = yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
     const float sx = RandScale(rng, 0.005f, 0.05f), sy = RandScale(rng, 0.002f, 0.03f);
@@ -298,9 +383,11 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
     FastCase c{OpKind::kQLinearGlobalAveragePool, {x, ScalarF(sx), ScalarQ(xt, zx), ScalarF(sy), ScalarQ(yt, zy)}, a};
     c.constants = {1, 2, 3, 4};
     c.nhwc = trial % 2 == 0;
-    c.threads = 1 + trial % 2;
-    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qgap {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
-    EXPECT_NE(d.find("global average pool"), std::string::npos) << d;
+    c.threads = trial % 5 == 4 ? 2 : 1 + trial % 2;
+    ForEachIsa([&] {
+      const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qgap {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
+      EXPECT_NE(d.find("global average pool"), std::string::npos) << d;
+    });
     auto folded = testing_mv::RunOp(c.op, c.inputs, a);
     auto dq = testing_mv::RunOp(OpKind::kDequantizeLinear, {x, ScalarF(sx), ScalarQ(xt, zx)});
     ASSERT_TRUE(folded.ok() && dq.ok());
