@@ -7,8 +7,6 @@
 //
 // Before:  %y = ReduceMean(%x [1, 1024, 7, 7], axes=[2, 3]) {keepdims=0}
 // After:   %p = GlobalAveragePool(%x); %y = Flatten(%p) {axis=1}
-#include <algorithm>
-
 #include "passes/fuse_composite_util.h"
 #include "passes/pass_util.h"
 #include "passes/pattern.h"
@@ -23,17 +21,9 @@ bool SpatialMeanToGlobalPool(Graph& g, Node* n, PassContext& ctx, std::string* w
     return false;
   }
   const int rank = x->type.rank();
-  const Tensor* axes_t = n->num_inputs() > 1 && n->input(1) ? ConstantOf(n->input(1)) : nullptr;
-  if (!axes_t || axes_t->numel() == 0) {
-    *why = "axes are not a constant list";
-    return false;
-  }
-  std::vector<int64_t> axes;
-  for (int64_t a : axes_t->ToInt64Vector()) axes.push_back(a < 0 ? a + rank : a);
-  std::sort(axes.begin(), axes.end());
-  std::vector<int64_t> spatial;
-  for (int d = 2; d < rank; ++d) spatial.push_back(d);
-  if (axes != spatial) {
+  const std::optional<std::vector<int>> axes = ReducedAxes(n, rank, why);
+  if (!axes) return false;
+  if (TrailingAxisOf(*axes, rank) != 2) {
     *why = "axes are not exactly the spatial dims 2..rank-1";
     return false;
   }

@@ -14,13 +14,6 @@
 namespace edgec::passes {
 namespace {
 
-bool AllKnown(const TensorType& t) {
-  if (!t.rank_known) return false;
-  for (int64_t d : t.dims)
-    if (d == kUnknownDim) return false;
-  return true;
-}
-
 bool FuseChannelShuffle(Graph& g, Node* transpose, PassContext& ctx, std::string* why) {
   Node* split = ProducerOf(transpose->input(0), OpKind::kReshape);
   Node* merge = SoleConsumer(transpose->output(0));
@@ -30,7 +23,7 @@ bool FuseChannelShuffle(Graph& g, Node* transpose, PassContext& ctx, std::string
   }
   Value* x = split->input(0);
   const TensorType &xt = x->type, &vt = transpose->input(0)->type, &yt = merge->output(0)->type;
-  if (!AllKnown(xt) || !AllKnown(vt) || !AllKnown(yt)) {
+  if (!xt.IsStatic() || !vt.IsStatic() || !yt.IsStatic()) {
     *why = "shapes are not all known";
     return false;
   }

@@ -56,6 +56,10 @@ std::optional<std::vector<int>> KeptReducedAxes(const Node* reduce, int rank, st
     *why = fmt::format("{} has keepdims=0", reduce->Label());
     return std::nullopt;
   }
+  return ReducedAxes(reduce, rank, why);
+}
+
+std::optional<std::vector<int>> ReducedAxes(const Node* reduce, int rank, std::string* why) {
   std::vector<int> axes;
   const Value* given = reduce->input(1);
   if (!given) {

@@ -35,8 +35,10 @@ Value* OtherInput(const Node* n, const Value* v);
 // True when every use of v is by one of `nodes` and v is not a graph output.
 bool UsedOnlyBy(const Value* v, const std::vector<Node*>& nodes);
 
-// The dims a ReduceMean/ReduceSum reduces, normalized and sorted, when keepdims=1 and the
-// axes are constant (absent axes reduce every dim); nullopt otherwise. `why` says why.
+// The dims a ReduceMean/ReduceSum reduces, normalized and sorted, when the axes are constant
+// (absent axes reduce every dim); nullopt otherwise. `why` says why.
+std::optional<std::vector<int>> ReducedAxes(const Node* reduce, int rank, std::string* why);
+// The same, when the reduction also has keepdims=1.
 std::optional<std::vector<int>> KeptReducedAxes(const Node* reduce, int rank, std::string* why);
 // The first axis when `axes` are exactly the trailing dims [rank - n, rank).
 std::optional<int> TrailingAxisOf(const std::vector<int>& axes, int rank);
