@@ -461,6 +461,8 @@ bool MovesValues(OpKind op) {
   }
 }
 
+bool KeepsValues(OpKind op) { return MovesValues(op) && op != OpKind::kConcat; }
+
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {

@@ -21,15 +21,6 @@ Status PrepareForQuantization(Graph& g) {
   return driver::Optimize(g, 0, "unfuse,eliminate-dead", lower);
 }
 
-namespace {
-
-// Single-input ops whose output holds (a subset of) their input's values: the output is best
-// quantized with the input's parameters, so that the op runs on the int8 values and no
-// requantize (DQ -> Q with other parameters) follows it.
-bool KeepsValues(OpKind op) { return MovesValues(op) && op != OpKind::kConcat; }
-
-}  // namespace
-
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
   auto& acts = table.activations;
   // Groups of points that must share parameters, joined with a union-find: a Concat's inputs
