@@ -1,8 +1,10 @@
 #include "kernels/cpu/context.h"
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,10 +37,30 @@ const std::vector<const vec::Table*>& Tables() {
 
 // An ISA's place in kIsaOrder (0 = widest), -1 for an unknown name.
 constexpr std::string_view kIsaOrder[] = {"avx512", "avx2", "scalar"};
+constexpr int kNumIsas = static_cast<int>(std::size(kIsaOrder));
 int IsaRank(std::string_view isa) {
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < kNumIsas; ++i)
     if (kIsaOrder[i] == isa) return i;
   return -1;
+}
+
+// For each cap, the widest available table within it (resolved once; Kernels() is on every
+// own kernel's Run).
+const std::array<const vec::Table*, kNumIsas>& TableByCap() {
+  static const std::array<const vec::Table*, kNumIsas> by_cap = [] {
+    std::array<const vec::Table*, kNumIsas> t{};
+    for (int cap = 0; cap < kNumIsas; ++cap) {
+      t[cap] = &vec::kScalarTable;
+      for (const vec::Table* table : Tables()) {
+        if (IsaRank(table->isa) >= cap) {
+          t[cap] = table;
+          break;
+        }
+      }
+    }
+    return t;
+  }();
+  return by_cap;
 }
 
 int CapFromEnvironment() {
@@ -79,12 +101,7 @@ std::vector<std::string_view> VectorIsas() {
 
 std::string_view VectorIsa() { return vec::Kernels().isa; }
 
-const vec::Table& vec::Kernels() {
-  const int cap = g_isa_cap.load(std::memory_order_relaxed);
-  for (const Table* t : Tables())
-    if (IsaRank(t->isa) >= cap) return *t;
-  return kScalarTable;
-}
+const vec::Table& vec::Kernels() { return *TableByCap()[g_isa_cap.load(std::memory_order_relaxed)]; }
 
 DnnlContext& GetDnnlContext(int threads) {
   static std::mutex mu;

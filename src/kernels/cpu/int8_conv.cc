@@ -16,8 +16,8 @@
 
 #include <array>
 #include <cstdlib>
-#include <map>
 #include <cstring>
+#include <map>
 
 #include "ir/conv_geometry.h"
 #include "kernels/cpu/int8_requant.h"
