@@ -29,6 +29,9 @@ namespace {
 
 // The int32 accumulators of one band of output rows (see CreateInt8ConvKernel).
 constexpr int64_t kInt8BandBytes = 512 << 10;
+// With several threads, layers with at least this many accumulator bytes run whole bands
+// side by side (see CreateInt8ConvKernel).
+constexpr int64_t kInt8LaneMinBytes = 0;
 
 class Int8ConvKernel final : public Kernel {
  public:
@@ -39,21 +42,38 @@ class Int8ConvKernel final : public Kernel {
       reorder_src_.Execute(stream, in, out, scratch);
       return Status::Ok();
     }));
-    const auto* acc = reinterpret_cast<const int32_t*>(static_cast<std::byte*>(scratch) + acc_offset_);
     // The requantized result: the output itself (NHWC) or NHWC scratch before its reorder.
     auto* q = nhwc_out_ ? static_cast<std::byte*>(out[0]) : static_cast<std::byte*>(scratch) + q_offset_;
-    for (int64_t n = 0; n < images_; ++n) {
-      for (const Band& b : bands_) {
-        const std::pair<int, int64_t> shift[] = {{DNNL_ARG_SRC, n * image_src_bytes_ + b.in_row * src_row_bytes_}};
-        RETURN_IF_ERROR(CatchDnnl(label_, [&] {
-          band_prims_[b.prim].Execute(stream, in, out, scratch, shift);
-          return Status::Ok();
-        }));
-        std::byte* y = q + (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
-        ParallelFor(threads_, b.pixels, std::max<int64_t>(1, 4096 / channels_), [&](int64_t begin, int64_t end) {
-          rq_.Run(acc, channels_, begin, end, y, channels_, 1);
-        });
+    const int64_t items = images_ * static_cast<int64_t>(bands_.size());
+    // Band `i` (of image i / bands) on `lane`: its convolution into the lane's accumulators,
+    // then their requantization by `threads` threads (the lane's own when lanes run at once).
+    auto band = [&](int lane, int64_t i, dnnl::stream& stream, int threads) {
+      const int64_t n = i / static_cast<int64_t>(bands_.size());
+      const Band& b = bands_[i % bands_.size()];
+      const std::pair<int, int64_t> shift[] = {{DNNL_ARG_SRC, n * image_src_bytes_ + b.in_row * src_row_bytes_}};
+      RETURN_IF_ERROR(CatchDnnl(label_, [&] {
+        band_prims_[lane * prims_per_lane_ + b.prim].Execute(stream, in, out, scratch, shift);
+        return Status::Ok();
+      }));
+      const auto* acc = reinterpret_cast<const int32_t*>(static_cast<std::byte*>(scratch) + acc_offset_ + lane * lane_bytes_);
+      std::byte* y = q + (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
+      ParallelFor(threads, b.pixels, std::max<int64_t>(1, 4096 / channels_), [&](int64_t begin, int64_t end) {
+        rq_.Run(acc, channels_, begin, end, y, channels_, 1);
+      });
+      return Status::Ok();
+    };
+    if (lanes_ == 1) {
+      for (int64_t i = 0; i < items; ++i) RETURN_IF_ERROR(band(0, i, stream, threads_));
+    } else {
+      // Each thread runs whole bands (single-threaded primitives), a contiguous share of them.
+      std::vector<Status> failed(lanes_);
+#pragma omp parallel num_threads(lanes_)
+      {
+        const int lane = omp_get_thread_num(), lanes = omp_get_num_threads();
+        for (int64_t i = items * lane / lanes; i < items * (lane + 1) / lanes && failed[lane].ok(); ++i)
+          failed[lane] = band(lane, i, lane_streams_[lane], 1);
       }
+      for (const Status& st : failed) RETURN_IF_ERROR(st);
     }
     if (!nhwc_out_) {
       RETURN_IF_ERROR(CatchDnnl(label_, [&] {
@@ -74,7 +94,10 @@ class Int8ConvKernel final : public Kernel {
   };
 
   std::string label_;
-  std::vector<BoundPrimitive> band_prims_;
+  std::vector<BoundPrimitive> band_prims_;  // lane-major: [lane * prims_per_lane_ + prim]
+  std::vector<dnnl::stream> lane_streams_;
+  int lanes_ = 1, prims_per_lane_ = 1;
+  size_t lane_bytes_ = 0;  // scratch of one lane: its accumulators and oneDNN scratchpad
   BoundPrimitive reorder_src_, reorder_dst_;
   std::vector<dnnl::memory> weights_;
   dnnl::memory src_zp_;
@@ -240,8 +263,20 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     // memory (4 bytes per output, written by oneDNN and read back). One primitive per band
     // shape (the first and last bands have the image's padding); every band of every image
     // is one call. A layer that fits runs as one call over all images.
+    // With several threads a banded layer runs its bands side by side instead, each thread a
+    // contiguous share of whole bands with single-threaded primitives (a band's convolution
+    // and requantization then stay on one core, with no barrier between them); the band count
+    // is made a multiple of the threads. Layers too small for that keep oneDNN's own threading.
     const int64_t out_rows = y.dims[2], row_acc_bytes = y.dims[3] * m * 4;
-    const int64_t band_rows = std::max<int64_t>(1, kInt8BandBytes / row_acc_bytes);
+    int64_t band_rows = std::max<int64_t>(1, kInt8BandBytes / row_acc_bytes);
+    const int64_t all_acc_bytes = y.dims[0] * out_rows * row_acc_bytes;
+    if (threads > 1 && all_acc_bytes >= kInt8LaneMinBytes && out_rows >= threads) {
+      const int64_t count = (out_rows + band_rows - 1) / band_rows;
+      const int64_t per_image = y.dims[0] % threads == 0 ? count : (count + threads - 1) / threads * threads;
+      band_rows = (out_rows + per_image - 1) / per_image;
+      k->lanes_ = threads;
+      UseThreads(1);  // the band primitives are made for one thread
+    }
     std::vector<dnnl::convolution_forward::primitive_desc> pds;
     if (out_rows > band_rows) {
       const int64_t window = (w_spatial[0] - 1) * (dilates[0] + 1) + 1, in_rows = x.dims[2];
@@ -267,23 +302,29 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       }
     }
     if (k->bands_.empty()) {
+      k->lanes_ = 1;
+      UseThreads(threads);
       pds = {pd};
       k->bands_.push_back({0, 0, y.dims[0] * y.dims[2] * y.dims[3], 0});
     } else {
       k->images_ = y.dims[0];
     }
+    UseThreads(threads);
 
-    // Scratch: [src in NHWC (when reordered) | int32 accumulators of a band | the u8/i8 result
-    // in NHWC before its reorder (row-major outputs) | oneDNN's scratchpad].
+    // Scratch: [src in NHWC (when reordered) | the u8/i8 result in NHWC before its reorder
+    // (row-major outputs) | per lane: int32 accumulators of a band, oneDNN's scratchpad].
     using Src = BoundPrimitive::Source;
     auto align = [](size_t v) { return (v + 63) / 64 * 64; };
     const bool reorder = src_user != src_nhwc;
-    const size_t acc_offset = align(reorder ? src_nhwc.get_size() : 0);
+    const dnnl_md q_nhwc(yd, DnnlType(y.dtype), tag::nhwc);
+    const size_t q_offset = align(reorder ? src_nhwc.get_size() : 0);
+    const size_t acc_offset = align(q_offset + (k->nhwc_out_ ? 0 : q_nhwc.get_size()));
     int64_t acc_pixels = 0;
     for (const auto& b : k->bands_) acc_pixels = std::max(acc_pixels, b.pixels);
-    const dnnl_md q_nhwc(yd, DnnlType(y.dtype), tag::nhwc);
-    const size_t q_offset = align(acc_offset + static_cast<size_t>(acc_pixels * m) * sizeof(int32_t));
-    const size_t pad_offset = align(q_offset + (k->nhwc_out_ ? 0 : q_nhwc.get_size()));
+    size_t pad_bytes = 0;
+    for (const auto& band_pd : pds) pad_bytes = std::max(pad_bytes, band_pd.scratchpad_desc().get_size());
+    const size_t acc_bytes = align(static_cast<size_t>(acc_pixels * m) * sizeof(int32_t));
+    k->lane_bytes_ = align(acc_bytes + pad_bytes);
     if (!k->nhwc_out_) {
       const dnnl_md y_user = PlainDesc(y);
       k->reorder_dst_ = BoundPrimitive(
@@ -303,26 +344,30 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       k->src_zp_ = dnnl::memory(zp_md, ctx.engine);
       *static_cast<int32_t*>(k->src_zp_.get_data_handle()) = x_zp;
     }
-    size_t pad_bytes = 0;
-    for (const auto& band_pd : pds) {
-      // The weights, packed once per format the band shapes ask for.
-      const dnnl_md wmd = band_pd.weights_desc();
-      dnnl::memory* packed = nullptr;
-      for (dnnl::memory& w : k->weights_)
-        if (w.get_desc() == wmd) packed = &w;
-      if (!packed) packed = &k->weights_.emplace_back(PackConstant(w_user, wt->raw(), wmd, ctx));
-      BoundPrimitive& p = k->band_prims_.emplace_back(dnnl::primitive(band_pd), ctx.engine);
-      p.Bind(DNNL_ARG_SRC, band_pd.src_desc(), reorder ? Src::kScratch : Src::kInput, 0);
-      p.Fix(DNNL_ARG_WEIGHTS, *packed);
-      p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(acc_offset));
-      if (x_zp != 0) p.Fix(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, k->src_zp_);
-      p.BindScratchpad(band_pd.scratchpad_desc(), static_cast<int64_t>(pad_offset));
-      pad_bytes = std::max(pad_bytes, band_pd.scratchpad_desc().get_size());
+    k->prims_per_lane_ = static_cast<int>(pds.size());
+    for (int lane = 0; lane < k->lanes_; ++lane) {
+      const size_t lane_offset = acc_offset + lane * k->lane_bytes_;
+      if (k->lanes_ > 1) k->lane_streams_.emplace_back(ctx.engine);
+      for (const auto& band_pd : pds) {
+        // The weights, packed once per format the band shapes ask for.
+        const dnnl_md wmd = band_pd.weights_desc();
+        dnnl::memory* packed = nullptr;
+        for (dnnl::memory& w : k->weights_)
+          if (w.get_desc() == wmd) packed = &w;
+        if (!packed) packed = &k->weights_.emplace_back(PackConstant(w_user, wt->raw(), wmd, ctx));
+        BoundPrimitive& p = k->band_prims_.emplace_back(dnnl::primitive(band_pd), ctx.engine);
+        p.Bind(DNNL_ARG_SRC, band_pd.src_desc(), reorder ? Src::kScratch : Src::kInput, 0);
+        p.Fix(DNNL_ARG_WEIGHTS, *packed);
+        p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(lane_offset));
+        if (x_zp != 0) p.Fix(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, k->src_zp_);
+        p.BindScratchpad(band_pd.scratchpad_desc(), static_cast<int64_t>(lane_offset + acc_bytes));
+      }
     }
     k->acc_offset_ = acc_offset;
-    k->scratch_bytes_ = pad_offset + pad_bytes;
+    k->scratch_bytes_ = acc_offset + k->lanes_ * k->lane_bytes_;
     const std::string banded = k->images_ > 1 || k->bands_.size() > 1
-                                   ? fmt::format(" in bands of {} rows", band_rows)
+                                   ? fmt::format(" in bands of {} rows{}", band_rows,
+                                                 k->lanes_ > 1 ? fmt::format(" on {} threads side by side", k->lanes_) : "")
                                    : std::string();
     k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{}{} + own {}", LayoutWord(y.layout), DTypeName(x.dtype),
                                pds[0].impl_info_str(), banded,

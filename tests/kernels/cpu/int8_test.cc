@@ -143,18 +143,24 @@ TEST(CpuInt8, QLinearConvEqualsReference) {
 
 // Large layers run in bands of output rows (each band's accumulators requantized while in
 // cache): the first and last bands carry the padding, a band's input rows overlap its
-// neighbours' by the window; all of it must still equal the reference bit for bit.
+// neighbours' by the window; with 2 threads each runs whole bands, side by side (the band
+// count a multiple of the threads); all of it must still equal the reference bit for bit.
 TEST(CpuInt8, QLinearConvInBandsEqualsReference) {
   std::mt19937 rng(810);
-  int banded = 0;
+  int banded = 0, side_by_side = 0;
   for (int trial = 0; trial < 16; ++trial) {
     Int8ConvCase t = RandomInt8Conv(rng, trial, /*large=*/true);
     if (!testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs).ok()) continue;
     if (!RefusalOf(t.c).empty()) continue;  // no VNNI: the 300 small cases cover what runs
     const std::string d = ExpectMatchesRef(t.c, 0, 0, t.what);
     banded += d.find("in bands of") != std::string::npos;
+    side_by_side += d.find("on 2 threads side by side") != std::string::npos;
+    EXPECT_EQ(d.find("side by side") != std::string::npos, t.c.threads == 2) << t.what << ": " << d;
   }
-  if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0, true).c))) EXPECT_GE(banded, 12);
+  if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0, true).c))) {
+    EXPECT_GE(banded, 12);
+    EXPECT_GE(side_by_side, 6);
+  }
 }
 
 TEST(CpuInt8, QLinearMatMulEqualsReference) {
