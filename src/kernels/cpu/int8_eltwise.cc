@@ -395,6 +395,39 @@ __attribute__((target("avx2"))) int64_t PoolSumsNhwcAvx2(const uint8_t* x, int64
   return c;
 }
 
+// The same sums 16 channels at a time with AVX-512 (channels left over go to the AVX2 loop).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) int64_t PoolSumsNhwcAvx512(
+    const uint8_t* x, int64_t plane, int64_t channels, int64_t c0, int64_t c1, bool u8, int32_t zx, float sx,
+    double* fsum, int32_t* isum, bool fixed_point) {
+  if (!fixed_point && plane >= kExactPoolPlane) return c0;
+  const __m512i z = _mm512_set1_epi32(zx);
+  const __m512 s = _mm512_set1_ps(sx);
+  int64_t c = c0;
+  for (; c + 16 <= c1; c += 16) {
+    __m512d lo0 = _mm512_setzero_pd(), hi0 = _mm512_setzero_pd(), lo1 = _mm512_setzero_pd(), hi1 = _mm512_setzero_pd();
+    __m512i i0 = _mm512_setzero_si512(), i1 = _mm512_setzero_si512();
+    const uint8_t* px = x + c;
+    for (int64_t p = 0; p < plane; p += 2, px += 2 * channels) {
+      const __m512i q0 = _mm512_sub_epi32(Widen16(px, 0xFFFF, u8), z);
+      const __m512i q1 = p + 1 < plane ? _mm512_sub_epi32(Widen16(px + channels, 0xFFFF, u8), z) : _mm512_setzero_si512();
+      if (fixed_point) {
+        i0 = _mm512_add_epi32(i0, q0);
+        i1 = _mm512_add_epi32(i1, q1);
+      } else {
+        const __m512 v0 = _mm512_mul_ps(_mm512_cvtepi32_ps(q0), s), v1 = _mm512_mul_ps(_mm512_cvtepi32_ps(q1), s);
+        lo0 = _mm512_add_pd(lo0, _mm512_cvtps_pd(_mm512_castps512_ps256(v0)));
+        hi0 = _mm512_add_pd(hi0, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v0), 1))));
+        lo1 = _mm512_add_pd(lo1, _mm512_cvtps_pd(_mm512_castps512_ps256(v1)));
+        hi1 = _mm512_add_pd(hi1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v1), 1))));
+      }
+    }
+    _mm512_storeu_pd(fsum + c - c0, _mm512_add_pd(lo0, lo1));
+    _mm512_storeu_pd(fsum + c - c0 + 8, _mm512_add_pd(hi0, hi1));
+    _mm512_storeu_si512(isum + c - c0, _mm512_add_epi32(i0, i1));
+  }
+  return c;
+}
+
 // QLinearGlobalAveragePool over [N, C, spatial] in row-major or NHWC: the reference's arithmetic
 // (see ops.def) per channel, the channels split between threads; the NHWC form walks pixels
 // outermost so it reads memory in order.
@@ -421,8 +454,11 @@ class GlobalAveragePoolKernel final : public Kernel {
     std::fill(fsum, fsum + (c1 - c0), 0.0);
     std::fill(isum, isum + (c1 - c0), 0);
     int64_t from = c0;
+    if (nhwc_ && HasAvx512())
+      from = PoolSumsNhwcAvx512(x + b * plane_ * c_, plane_, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, fixed_point_);
     if (nhwc_ && HasAvx2())
-      from = PoolSumsNhwcAvx2(x + b * plane_ * c_, plane_, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, fixed_point_);
+      from = PoolSumsNhwcAvx2(x + b * plane_ * c_, plane_, c_, from, c1, x_u8_, zx_, sx_, fsum + (from - c0),
+                              isum + (from - c0), fixed_point_);
     auto add = [&](int64_t c, int64_t at) {
       const int32_t q = (x_u8_ ? x[at] : static_cast<int8_t>(x[at])) - zx_;
       isum[c - c0] += q;
@@ -445,7 +481,7 @@ class GlobalAveragePoolKernel final : public Kernel {
   }
   std::string Describe() const override {
     return fmt::format("own quantized global average pool{}{}", fixed_point_ ? " (fixed point)" : "",
-                       nhwc_ && HasAvx2() ? " avx2" : "");
+                       !nhwc_ ? "" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "");
   }
   float sx_ = 1, sy_ = 1;
   int32_t zx_ = 0, zy_ = 0, qmin_ = 0, qmax_ = 255;
