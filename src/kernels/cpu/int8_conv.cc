@@ -29,9 +29,6 @@ namespace {
 
 // The int32 accumulators of one band of output rows (see CreateInt8ConvKernel).
 constexpr int64_t kInt8BandBytes = 512 << 10;
-// With several threads, layers with at least this many accumulator bytes run whole bands
-// side by side (see CreateInt8ConvKernel).
-constexpr int64_t kInt8LaneMinBytes = 0;
 
 class Int8ConvKernel final : public Kernel {
  public:
@@ -266,11 +263,11 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     // With several threads a banded layer runs its bands side by side instead, each thread a
     // contiguous share of whole bands with single-threaded primitives (a band's convolution
     // and requantization then stay on one core, with no barrier between them); the band count
-    // is made a multiple of the threads. Layers too small for that keep oneDNN's own threading.
+    // is made a multiple of the threads. Layers of fewer rows than threads keep oneDNN's own
+    // threading.
     const int64_t out_rows = y.dims[2], row_acc_bytes = y.dims[3] * m * 4;
     int64_t band_rows = std::max<int64_t>(1, kInt8BandBytes / row_acc_bytes);
-    const int64_t all_acc_bytes = y.dims[0] * out_rows * row_acc_bytes;
-    if (threads > 1 && all_acc_bytes >= kInt8LaneMinBytes && out_rows >= threads) {
+    if (threads > 1 && out_rows >= threads) {
       const int64_t count = (out_rows + band_rows - 1) / band_rows;
       const int64_t per_image = y.dims[0] % threads == 0 ? count : (count + threads - 1) / threads * threads;
       band_rows = (out_rows + per_image - 1) / per_image;
@@ -303,7 +300,6 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     }
     if (k->bands_.empty()) {
       k->lanes_ = 1;
-      UseThreads(threads);
       pds = {pd};
       k->bands_.push_back({0, 0, y.dims[0] * y.dims[2] * y.dims[3], 0});
     } else {
