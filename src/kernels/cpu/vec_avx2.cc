@@ -38,18 +38,13 @@ inline V Add(V a, V b) { return _mm256_add_ps(a, b); }
 inline V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
 inline V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
 inline V Div(V a, V b) { return _mm256_div_ps(a, b); }
-// 1 / d for a normal d (no care for 0, inf, denormals): the 12-bit estimate and one
-// Newton step, ~2^-23 relative; several times the throughput of a division.
-inline V Rcp(V d) {
-  const V r = _mm256_rcp_ps(d);
-  return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
-}
 inline V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
 inline V Min(V a, V b) { return _mm256_min_ps(a, b); }
 inline V Sqrt(V a) { return _mm256_sqrt_ps(a); }
 inline V Floor(V a) { return _mm256_floor_ps(a); }
 inline V Ceil(V a) { return _mm256_ceil_ps(a); }
+inline V Round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 inline V Abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 inline V Neg(V a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }
 inline M Lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
@@ -80,6 +75,7 @@ inline V Pow2n(V n) {
   const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
   return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
 }
+inline V ScalePow2(V p, V n) { return Mul(p, Pow2n(n)); }
 
 #include "kernels/cpu/vec_impl.inc"
 

@@ -38,17 +38,13 @@ inline V Add(V a, V b) { return _mm512_add_ps(a, b); }
 inline V Sub(V a, V b) { return _mm512_sub_ps(a, b); }
 inline V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
 inline V Div(V a, V b) { return _mm512_div_ps(a, b); }
-// 1 / d for a normal d: the 14-bit estimate and one Newton step (~2^-27 relative).
-inline V Rcp(V d) {
-  const V r = _mm512_rcp14_ps(d);
-  return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
-}
 inline V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 inline V Max(V a, V b) { return _mm512_max_ps(a, b); }
 inline V Min(V a, V b) { return _mm512_min_ps(a, b); }
 inline V Sqrt(V a) { return _mm512_sqrt_ps(a); }
 inline V Floor(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
 inline V Ceil(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+inline V Round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 inline V Abs(V a) {
   return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
 }
@@ -73,6 +69,7 @@ inline V Pow2n(V n) {
   const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
   return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
 }
+inline V ScalePow2(V p, V n) { return _mm512_scalef_ps(p, n); }
 
 #include "kernels/cpu/vec_impl.inc"
 

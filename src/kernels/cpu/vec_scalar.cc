@@ -26,13 +26,13 @@ inline V Add(V a, V b) { return a + b; }
 inline V Sub(V a, V b) { return a - b; }
 inline V Mul(V a, V b) { return a * b; }
 inline V Div(V a, V b) { return a / b; }
-inline V Rcp(V d) { return 1.0f / d; }
 inline V Fma(V a, V b, V c) { return a * b + c; }
 inline V Max(V a, V b) { return a > b ? a : b; }
 inline V Min(V a, V b) { return a < b ? a : b; }
 inline V Sqrt(V a) { return std::sqrt(a); }
 inline V Floor(V a) { return std::floor(a); }
 inline V Ceil(V a) { return std::ceil(a); }
+inline V Round(V a) { return std::nearbyint(a); }
 inline V Abs(V a) { return std::fabs(a); }
 inline V Neg(V a) { return -a; }
 inline M Lt(V a, V b) { return a < b; }
@@ -54,6 +54,7 @@ inline V Pow2n(V n) {
   std::memcpy(&f, &bits, sizeof f);
   return f;
 }
+inline V ScalePow2(V p, V n) { return Mul(p, Pow2n(n)); }
 
 #include "kernels/cpu/vec_impl.inc"
 
