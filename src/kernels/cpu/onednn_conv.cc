@@ -210,17 +210,19 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
   // Attempts with the buffers' own formats: the residual as a sum post-op (needs dst's
   // layout) or a binary post-op; oneDNN's gemm-based convolutions read a binary operand as
   // if it had dst's layout (wrong results otherwise), so another layout goes to the own loops.
+  // An activation the own loop does faster is never a post-op.
+  const bool act_prim = !OwnActivationFaster(act);
   std::vector<Attempt> plain_attempts, internal_attempts;
   if (residual) {
     if (residual->dims == y.dims && residual->layout == y.layout) {
-      plain_attempts.push_back({ResidualMode::kSum, true});
-      plain_attempts.push_back({ResidualMode::kBinary, true});
+      plain_attempts.push_back({ResidualMode::kSum, act_prim});
+      plain_attempts.push_back({ResidualMode::kBinary, act_prim});
     }
     plain_attempts.push_back({ResidualMode::kOwn, false});
-    internal_attempts = {{ResidualMode::kSum, true}, {ResidualMode::kOwn, false}};
+    internal_attempts = {{ResidualMode::kSum, act_prim}, {ResidualMode::kOwn, false}};
   } else {
-    plain_attempts.push_back({ResidualMode::kNone, true});
-    if (act.kind != Activation::kNone) plain_attempts.push_back({ResidualMode::kNone, false});
+    plain_attempts.push_back({ResidualMode::kNone, act_prim});
+    if (act.kind != Activation::kNone && act_prim) plain_attempts.push_back({ResidualMode::kNone, false});
     internal_attempts = plain_attempts;
   }
 

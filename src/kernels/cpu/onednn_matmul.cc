@@ -226,7 +226,7 @@ KernelOr CreateMatMulKernel(const KernelRequest& req) {
     }
     if (bw == Where::kPrimitive && !bias_per_column) bw = Where::kBinary;
     if (rw == Where::kSum && !residual_full) return;
-    if (bw == Where::kOwn || rw == Where::kOwn) act_prim = false;
+    if (bw == Where::kOwn || rw == Where::kOwn || OwnActivationFaster(act)) act_prim = false;
     if (act.kind == Activation::kNone) act_prim = true;
     if (seen.insert(std::tuple(bw, rw, act_prim)).second) attempts.push_back({bw, rw, act_prim});
   };

@@ -43,6 +43,8 @@ void AppendActivation(dnnl::post_ops& po, const ActivationSpec& a) {
   }
 }
 
+bool OwnActivationFaster(const ActivationSpec& a) { return a.kind == Activation::kSilu; }
+
 std::string ActivationWord(const ActivationSpec& a) {
   std::string s = ActivationToString(a);
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
