@@ -25,6 +25,7 @@ part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
 part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_RUN_ARGS="-O 3" EDGEC_ROUNDTRIP="optimize -O 3" bash tests/zoo/run.sh "$BUILD"
 part "every pass and -O level on the zoo" "$BUILD/bin/pass_diff" "$BUILD/zoo"
+part "INT8 QLinearAdd/QLinearMul vs ONNX Runtime on every operand pair" /usr/bin/python3 tests/quant/ort_binary_ops.py "$BUILD" --cases 24
 part "INT8 QDQ: ONNX Runtime vs edgec int8 on zoo CNNs" /usr/bin/python3 tests/quant/ort_agreement.py "$BUILD"
 part "memory plan vs lower bound on the zoo" "$BUILD/bin/memory_plan_zoo" "$BUILD/zoo" -O0 -O3
 part "NPU: compiled zoo CNNs, npu-sim == cpu bit for bit on every target" bash scripts/npu_zoo_check.sh "$BUILD"

@@ -369,8 +369,10 @@ TEST(Qdq, FoldRunsMaxPoolAndReshapesOnInt8Values) {
 TEST(Qdq, FoldTurnsTheResidualAddIntoQLinearAdd) {
   // conv1 -> relu1 -> conv2 -> add(relu1) -> relu -> conv3 (a ResNet block): the add is
   // DQ, DQ -> Add -> Relu -> Q after the rewrite and becomes one QLinearAdd (the Relu as its
-  // clamp) whose float mode gives the island's outputs bit for bit; the fixed-point mode
-  // (the NPU's arithmetic) is within one step of it.
+  // clamp) whose float mode (the ratio form, quant/ratio_forms.h) gives the island's outputs
+  // on these samples (it can differ next to a rounding tie, ~1 value in 10^5: see
+  // tests/quant/ort_binary_ops.py); the fixed-point mode (the NPU's arithmetic) is within
+  // one step of it.
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
   Attributes pad;
@@ -447,8 +449,8 @@ TEST(Qdq, SqueezeExcitationMulFoldsIntoQLinearMul) {
   // The Mul of the gate and the SiLU output: both are elementwise functions of quantized
   // values (conv1's and fc2's outputs), so they become quantization points (each a table),
   // and so does the Mul's output; then h's pool folds too. DQ, DQ -> Mul -> Q becomes one
-  // QLinearMul whose float mode gives the island's outputs bit for bit; its fixed-point mode
-  // is within one step of it. The SiLU's own x·Sigmoid(x) stays a table, not a QLinearMul.
+  // QLinearMul whose float mode (the ratio form) gives the island's outputs on these samples;
+  // its fixed-point mode is within one step of it. The SiLU's own x·Sigmoid(x) stays a table, not a QLinearMul.
   // The head's pool of HardSwish(conv3) folds the same way (a table, then the integer pool).
   Graph g = SqueezeExcitation();
   const std::vector<std::string> p = QuantizationPoints(g, {});

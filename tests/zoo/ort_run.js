@@ -33,7 +33,7 @@ const NPY_TYPES = [
   { descr: '|b1', ort: 'bool', array: Uint8Array },
 ];
 // The input types this runner accepts (outputs may be any of NPY_TYPES).
-const INPUT_DESCRS = new Set(['<f4', '<i8', '<i4', '|u1', '|b1']);
+const INPUT_DESCRS = new Set(['<f4', '<i8', '<i4', '|u1', '|i1', '|b1']);
 
 function sanitize(name) {
   return name.replace(/[^A-Za-z0-9._-]/g, '_');

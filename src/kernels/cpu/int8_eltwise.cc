@@ -12,6 +12,7 @@
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
 #include "quant/fixed_point.h"
+#include "quant/ratio_forms.h"
 
 namespace edgec::cpu {
 
@@ -24,6 +25,11 @@ constexpr int64_t kGrain = 16384;
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has && VectorIsa() != "scalar";
+}
+
+bool HasAvx2Fma() {
+  static const bool has = __builtin_cpu_supports("fma");
+  return has && HasAvx2();
 }
 
 template <typename Q>
@@ -185,108 +191,118 @@ struct RowCursor {
   int64_t j, r, q;
 };
 
-// QLinearAdd and QLinearMul, float mode: the island's f32 arithmetic (two dequantizes, the
-// sum or product, a quantize), 8 at a time with separate multiplies and adds (no FMA: the
-// island rounds the products first). Row tails go through 8-byte buffers, same arithmetic.
-struct BinaryConstants {
-  __m256 sa, sb, sy, zy, lo, hi;
-  __m256i za, zb;
+// QLinearAdd and QLinearMul, float mode: the ratio forms of quant/ratio_forms.h, 8 or 16
+// at a time. The add's two FMAs are explicit; the mul's multiply and add stay apart (this
+// file is compiled with -ffp-contract=off). B is the operand folded first. Row tails go
+// through 8-byte buffers (AVX2) or masks (AVX-512), same arithmetic.
+struct BinaryForm {
+  quant::RatioAddParams add;
+  quant::RatioMulParams mul;
+  float lo = 0, hi = 255;  // the clamp [qmin, qmax]
 };
 
-template <bool kMul>
-__attribute__((target("avx2"))) inline void BinaryFloat8(const BinaryConstants& k, const uint8_t* a, __m256 fb, uint8_t* y,
-                                                         bool a_u8, bool y_u8) {
-  const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(a, a_u8), k.za)), k.sa);
-  StoreQuantizedAvx2(_mm256_div_ps(kMul ? _mm256_mul_ps(fa, fb) : _mm256_add_ps(fa, fb), k.sy), k.zy, k.lo, k.hi, y, y_u8);
+__attribute__((target("avx2,fma"))) inline __m256 Ints8(const uint8_t* x, bool u8) {
+  return _mm256_cvtepi32_ps(Widen8(x, u8));
 }
 
-__attribute__((target("avx2"))) inline __m256 Dequantize8(const BinaryConstants& k, const uint8_t* b, bool b_u8) {
-  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Widen8(b, b_u8), k.zb)), k.sb);
+// v -> round half to even, NaN -> the zero point, clamp, 8 bytes.
+__attribute__((target("avx2,fma"))) inline void StoreRatio8(__m256 v, __m256 zy, __m256 lo, __m256 hi, uint8_t* out,
+                                                            bool u8) {
+  v = _mm256_blendv_ps(zy, v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
+  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+}
+
+// The add's base with B folded in (as f32 bits), or the mul's B minus its zero point.
+template <bool kMul>
+__attribute__((target("avx2,fma"))) inline __m256i BTerm8(const uint8_t* bp, const BinaryForm& f, bool b_u8) {
+  if constexpr (kMul) return _mm256_sub_epi32(Widen8(bp, b_u8), _mm256_set1_epi32(f.mul.zb));
+  return _mm256_castps_si256(_mm256_fmadd_ps(Ints8(bp, b_u8), _mm256_set1_ps(f.add.rb), _mm256_set1_ps(f.add.base)));
 }
 
 template <bool kMul>
-__attribute__((target("avx2"))) void BinaryFloatAvx2(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t lo, int64_t hi,
-                                                     const RowWalk& walk, const float* p, bool a_u8, bool b_u8, bool y_u8) {
-  BinaryConstants k;
-  k.sa = _mm256_set1_ps(p[0]);
-  k.sb = _mm256_set1_ps(p[1]);
-  k.sy = _mm256_set1_ps(p[2]);
-  k.za = _mm256_set1_epi32(static_cast<int32_t>(p[3]));
-  k.zb = _mm256_set1_epi32(static_cast<int32_t>(p[4]));
-  k.zy = _mm256_set1_ps(p[5]);
-  k.lo = _mm256_set1_ps(p[6]);
-  k.hi = _mm256_set1_ps(p[7]);
+__attribute__((target("avx2,fma"))) inline void Ratio8(const uint8_t* ap, __m256i bt, uint8_t* yp, const BinaryForm& f,
+                                                       bool a_u8, bool y_u8) {
+  const __m256 zy = _mm256_set1_ps(f.mul.zy);
+  __m256 v;
+  if constexpr (kMul) {
+    const __m256i qa = _mm256_sub_epi32(Widen8(ap, a_u8), _mm256_set1_epi32(f.mul.za));
+    const __m256 product = _mm256_cvtepi32_ps(_mm256_mullo_epi32(qa, bt));
+    v = _mm256_add_ps(_mm256_mul_ps(product, _mm256_set1_ps(f.mul.ratio)), zy);
+  } else {
+    v = _mm256_fmadd_ps(Ints8(ap, a_u8), _mm256_set1_ps(f.add.ra), _mm256_castsi256_ps(bt));
+  }
+  StoreRatio8(v, zy, _mm256_set1_ps(f.lo), _mm256_set1_ps(f.hi), yp, y_u8);
+}
+
+template <bool kMul>
+__attribute__((target("avx2,fma"))) void BinaryRatioAvx2(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t lo,
+                                                         int64_t hi, const RowWalk& walk, const BinaryForm& f, bool a_u8,
+                                                         bool b_u8, bool y_u8) {
   for (RowCursor c(walk, lo); lo < hi; c.NextRow()) {
     const int64_t n = c.Length(hi - lo);
     const uint8_t* bp = b + c.BOffset();
-    uint8_t one[8];
-    if (walk.b_one) std::memset(one, bp[0], 8);
-    const __m256 fb_one = walk.b_one ? Dequantize8(k, one, b_u8) : _mm256_setzero_ps();
+    uint8_t one_b[8];
+    if (walk.b_one) std::memset(one_b, bp[0], 8);
+    const __m256i bt_one = walk.b_one ? BTerm8<kMul>(one_b, f, b_u8) : _mm256_setzero_si256();
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-      BinaryFloat8<kMul>(k, a + lo + i, walk.b_one ? fb_one : Dequantize8(k, bp + i, b_u8), y + lo + i, a_u8, y_u8);
+      Ratio8<kMul>(a + lo + i, walk.b_one ? bt_one : BTerm8<kMul>(bp + i, f, b_u8), y + lo + i, f, a_u8, y_u8);
     if (i < n) {
       uint8_t ta[8] = {}, tb[8] = {}, ty[8];
       std::memcpy(ta, a + lo + i, n - i);
       if (!walk.b_one) std::memcpy(tb, bp + i, n - i);
-      BinaryFloat8<kMul>(k, ta, walk.b_one ? fb_one : Dequantize8(k, tb, b_u8), ty, a_u8, y_u8);
+      Ratio8<kMul>(ta, walk.b_one ? bt_one : BTerm8<kMul>(tb, f, b_u8), ty, f, a_u8, y_u8);
       std::memcpy(y + lo + i, ty, n - i);
     }
     lo += n;
   }
 }
 
-// The same float mode 16 at a time, row tails under a mask: twice the AVX2 path's width
-// for the squeeze-excitation Muls that wrap every efficientnet_b0 block.
-struct BinaryConstants16 {
-  __m512 sa, sb, sy, zy, lo, hi;
-  __m512i za, zb;
-};
-
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 Dequantize16(__m512i q, __m512i z, __m512 s) {
-  return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(q, z)), s);
-}
-
+// The same forms 16 at a time, row tails under a mask: twice the AVX2 path's width for the
+// squeeze-excitation Muls that wrap every efficientnet_b0 block.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i Widen16(const uint8_t* x, __mmask16 m, bool u8) {
   const __m128i raw = _mm_maskz_loadu_epi8(m, x);
   return u8 ? _mm512_cvtepu8_epi32(raw) : _mm512_cvtepi8_epi32(raw);
 }
 
 template <bool kMul>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void BinaryFloat16(const BinaryConstants16& k, const uint8_t* a,
-                                                                      __m512 fb, uint8_t* y, __mmask16 m, bool a_u8,
-                                                                      bool y_u8) {
-  const __m512 fa = Dequantize16(Widen16(a, m, a_u8), k.za, k.sa);
-  __m512 v = _mm512_div_ps(kMul ? _mm512_mul_ps(fa, fb) : _mm512_add_ps(fa, fb), k.sy);
-  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
-  v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), k.zy);
-  const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, k.lo), k.hi));
-  // q is within the output type's range: keep its low byte.
-  _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(q));
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i BTerm16(__m512i qb, const BinaryForm& f) {
+  if constexpr (kMul) return _mm512_sub_epi32(qb, _mm512_set1_epi32(f.mul.zb));
+  return _mm512_castps_si512(_mm512_fmadd_ps(_mm512_cvtepi32_ps(qb), _mm512_set1_ps(f.add.rb), _mm512_set1_ps(f.add.base)));
 }
 
 template <bool kMul>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryFloatAvx512(const uint8_t* a, const uint8_t* b, uint8_t* y,
-                                                                   int64_t lo, int64_t hi, const RowWalk& walk,
-                                                                   const float* p, bool a_u8, bool b_u8, bool y_u8) {
-  BinaryConstants16 k;
-  k.sa = _mm512_set1_ps(p[0]);
-  k.sb = _mm512_set1_ps(p[1]);
-  k.sy = _mm512_set1_ps(p[2]);
-  k.za = _mm512_set1_epi32(static_cast<int32_t>(p[3]));
-  k.zb = _mm512_set1_epi32(static_cast<int32_t>(p[4]));
-  k.zy = _mm512_set1_ps(p[5]);
-  k.lo = _mm512_set1_ps(p[6]);
-  k.hi = _mm512_set1_ps(p[7]);
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(const uint8_t* a, const uint8_t* b,
+                                                                   uint8_t* y, int64_t lo, int64_t hi,
+                                                                   const RowWalk& walk, const BinaryForm& f, bool a_u8,
+                                                                   bool b_u8, bool y_u8) {
+  const __m512 ra = _mm512_set1_ps(f.add.ra), ratio = _mm512_set1_ps(f.mul.ratio), zy = _mm512_set1_ps(f.mul.zy);
+  const __m512i za = _mm512_set1_epi32(f.mul.za);
+  const __m512 vlo = _mm512_set1_ps(f.lo), vhi = _mm512_set1_ps(f.hi);
   for (RowCursor c(walk, lo); lo < hi; c.NextRow()) {
     const int64_t n = c.Length(hi - lo);
     const uint8_t* bp = b + c.BOffset();
-    const __m512 fb_one = walk.b_one ? Dequantize16(_mm512_set1_epi32(b_u8 ? bp[0] : static_cast<int8_t>(bp[0])), k.zb, k.sb)
-                                     : _mm512_setzero_ps();
+    const __m512i bt_one = walk.b_one ? BTerm16<kMul>(_mm512_set1_epi32(b_u8 ? bp[0] : static_cast<int8_t>(bp[0])), f)
+                                      : _mm512_setzero_si512();
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-      const __m512 fb = walk.b_one ? fb_one : Dequantize16(Widen16(bp + i, m, b_u8), k.zb, k.sb);
-      BinaryFloat16<kMul>(k, a + lo + i, fb, y + lo + i, m, a_u8, y_u8);
+      const __m512i bt = walk.b_one ? bt_one : BTerm16<kMul>(Widen16(bp + i, m, b_u8), f);
+      const __m512i qa = Widen16(a + lo + i, m, a_u8);
+      __m512 v;
+      if constexpr (kMul) {
+        const __m512 product = _mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(qa, za), bt));
+        v = _mm512_add_ps(_mm512_mul_ps(product, ratio), zy);
+      } else {
+        v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qa), ra, _mm512_castsi512_ps(bt));
+      }
+      v = _mm512_mask_mov_ps(zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> the zero point
+      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, vlo), vhi));
+      // q is within the output type's range: keep its low byte.
+      _mm_mask_storeu_epi8(y + lo + i, m, _mm512_cvtepi32_epi8(q));
     }
     lo += n;
   }
@@ -309,13 +325,13 @@ class QuantizedBinaryKernel final : public Kernel {
     auto* y = static_cast<uint8_t*>(out[0]);
     ParallelFor(threads_, numel_, kGrain, [&](int64_t lo, int64_t hi) {
       if (!fixed_point_ && HasAvx512()) {
-        if (mul_) BinaryFloatAvx512<true>(a, b, y, lo, hi, walk_, p_, a_u8_, b_u8_, y_u8_);
-        else BinaryFloatAvx512<false>(a, b, y, lo, hi, walk_, p_, a_u8_, b_u8_, y_u8_);
+        if (mul_) BinaryRatioAvx512<true>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
+        else BinaryRatioAvx512<false>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
         return;
       }
-      if (!fixed_point_ && HasAvx2()) {
-        if (mul_) BinaryFloatAvx2<true>(a, b, y, lo, hi, walk_, p_, a_u8_, b_u8_, y_u8_);
-        else BinaryFloatAvx2<false>(a, b, y, lo, hi, walk_, p_, a_u8_, b_u8_, y_u8_);
+      if (!fixed_point_ && HasAvx2Fma()) {
+        if (mul_) BinaryRatioAvx2<true>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
+        else BinaryRatioAvx2<false>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
         return;
       }
       for (RowCursor c(walk_, lo); lo < hi; c.NextRow()) {
@@ -330,20 +346,17 @@ class QuantizedBinaryKernel final : public Kernel {
   int32_t One(uint8_t a, uint8_t b) const {
     const int32_t qa = a_u8_ ? a : static_cast<int8_t>(a), qb = b_u8_ ? b : static_cast<int8_t>(b);
     if (fixed_point_) return mul_ ? quant::QuantizedMul(qa, qb, fixed_mul_) : quant::QuantizedAdd(qa, qb, fixed_add_);
-    const float fa = static_cast<float>(qa - static_cast<int32_t>(p_[3])) * p_[0];
-    const float fb = static_cast<float>(qb - static_cast<int32_t>(p_[4])) * p_[1];
-    float f = (mul_ ? fa * fb : fa + fb) / p_[2];
-    if (std::isnan(f)) f = 0;
-    return static_cast<int32_t>(std::min(std::max(std::nearbyint(f) + p_[5], p_[6]), p_[7]));
+    const float v = mul_ ? quant::RatioMul(qa, qb, form_.mul) : quant::RatioAdd(qa, qb, form_.add);
+    return quant::RoundAndClamp(v, form_.mul.zy, static_cast<int32_t>(form_.lo), static_cast<int32_t>(form_.hi));
   }
   std::string Describe() const override {
     return fmt::format("own quantized {}{}{}", mul_ ? "mul" : "add",
-                       fixed_point_ ? " (fixed point)" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "",
+                       fixed_point_ ? " (fixed point)" : HasAvx512() ? " avx512" : HasAvx2Fma() ? " avx2" : "",
                        walk_.step || walk_.b_one ? ", one operand per channel" : "");
   }
-  // p_ and the fixed-point parameters are A's and B's as the kernel reads them: the node's
+  // form_ and the fixed-point parameters are A's and B's as the kernel reads them: the node's
   // inputs 0 and 3, swapped when input 0 is the per-channel one (a_input_ = 3).
-  float p_[8] = {};  // sa, sb, sy, za, zb, zy, qmin, qmax
+  BinaryForm form_;
   quant::QuantizedAddParams fixed_add_;
   quant::QuantizedMulParams fixed_mul_;
   bool mul_ = false, fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true;
@@ -575,12 +588,13 @@ KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req) {
   k->y_u8_ = y.dtype == DType::kU8;
   int32_t qmin, qmax;
   RETURN_IF_ERROR(ModeAndClamp(req, y.dtype, &k->fixed_point_, &qmin, &qmax));
-  const float p[8] = {static_cast<float>(scale[0]), static_cast<float>(scale[1]), static_cast<float>(scale[2]),
-                      static_cast<float>(zp[0]), static_cast<float>(zp[1]), static_cast<float>(zp[2]),
-                      static_cast<float>(qmin), static_cast<float>(qmax)};
-  std::copy(p, p + 8, k->p_);
+  // The reference reads the scales as f32; so do both modes here.
+  const float p[3] = {static_cast<float>(scale[0]), static_cast<float>(scale[1]), static_cast<float>(scale[2])};
+  k->form_.add = quant::MakeRatioAdd(p[0], zp[0], p[1], zp[1], p[2], zp[2]);
+  k->form_.mul = quant::MakeRatioMul(p[0], zp[0], p[1], zp[1], p[2], zp[2]);
+  k->form_.lo = static_cast<float>(qmin);
+  k->form_.hi = static_cast<float>(qmax);
   if (k->fixed_point_) {
-    // The reference reads the scales as f32; so does the fixed-point form.
     if (k->mul_) {
       auto fp = quant::MakeQuantizedMul(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);
       if (!fp.ok()) return Refuse(req, "{}", fp.status().message());

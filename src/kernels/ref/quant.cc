@@ -9,6 +9,7 @@
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
 #include "quant/fixed_point.h"
+#include "quant/ratio_forms.h"
 
 namespace edgec::ref {
 
@@ -361,11 +362,11 @@ Status QLinearGlobalAveragePool(KernelContext& ctx) {
 namespace {
 
 // DQ(A) op DQ(B) ─► Q with numpy broadcasting and per-tensor parameters (QLinearAdd,
-// QLinearMul): float mode is the island's f32 arithmetic, `combine` on the two dequantized
-// values, then QuantizeLinear's; fixed_point mode is `fixed` on the integer operands with the
-// parameters `make` returns (quant/fixed_point.h).
-template <typename Params, typename Combine>
-Status QLinearBinary(KernelContext& ctx, Combine combine,
+// QLinearMul): float mode is the ratio form of quant/ratio_forms.h (ONNX Runtime's), with
+// input 3 as the operand folded first unless input 0 is the broadcast one; fixed_point mode
+// is `fixed` on the integer operands with the parameters `make` returns (quant/fixed_point.h).
+template <typename Params, typename Ratio>
+Status QLinearBinary(KernelContext& ctx, Ratio ratio_form,
                      StatusOr<Params> (*make)(double, int32_t, double, int32_t, double, int32_t, int32_t, int32_t),
                      int32_t (*fixed)(int32_t, int32_t, const Params&)) {
   const Tensor& a = *ctx.inputs[0];
@@ -383,6 +384,8 @@ Status QLinearBinary(KernelContext& ctx, Combine combine,
     if (!p.ok()) return ctx.Error("{}", p.status().message());
     params = *p;
   }
+  const bool swap = a.numel() < y.numel() && b.numel() == y.numel();
+  const auto form = swap ? ratio_form.make(sb, zb, sa, za, sy, zy) : ratio_form.make(sa, za, sb, zb, sy, zy);
   const Dims* ins[] = {&a.dims(), &b.dims()};
   std::vector<int32_t> out(y.numel());
   ForEachBroadcast(y.dims(), ins, [&](int64_t o, const int64_t* in) {
@@ -392,26 +395,35 @@ Status QLinearBinary(KernelContext& ctx, Combine combine,
       out[o] = fixed(qa, qb, params);
       return;
     }
-    // The island's f32 arithmetic: two DequantizeLinear, the op, QuantizeLinear.
-    float v = combine(static_cast<float>(qa - za) * sa, static_cast<float>(qb - zb) * sb) / sy;
-    if (std::isnan(v)) v = 0;
-    const float r = std::nearbyint(v) + static_cast<float>(zy);
-    out[o] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(rq.qmin)), static_cast<float>(rq.qmax)));
+    const float v = swap ? ratio_form.value(qb, qa, form) : ratio_form.value(qa, qb, form);
+    out[o] = quant::RoundAndClamp(v, static_cast<float>(zy), rq.qmin, rq.qmax);
   });
   for (int64_t i = 0; i < y.numel(); ++i) StoreFromDouble(y.dtype(), y.raw(), i, out[i]);
   return Status::Ok();
 }
 
+struct AddForm {
+  static quant::RatioAddParams make(float sa, int32_t za, float sb, int32_t zb, float sy, int32_t zy) {
+    return quant::MakeRatioAdd(sa, za, sb, zb, sy, zy);
+  }
+  static float value(int32_t a, int32_t b, const quant::RatioAddParams& p) { return quant::RatioAdd(a, b, p); }
+};
+
+struct MulForm {
+  static quant::RatioMulParams make(float sa, int32_t za, float sb, int32_t zb, float sy, int32_t zy) {
+    return quant::MakeRatioMul(sa, za, sb, zb, sy, zy);
+  }
+  static float value(int32_t a, int32_t b, const quant::RatioMulParams& p) { return quant::RatioMul(a, b, p); }
+};
+
 }  // namespace
 
 Status QLinearAdd(KernelContext& ctx) {
-  return QLinearBinary<quant::QuantizedAddParams>(
-      ctx, [](float a, float b) { return a + b; }, quant::MakeQuantizedAdd, quant::QuantizedAdd);
+  return QLinearBinary<quant::QuantizedAddParams>(ctx, AddForm{}, quant::MakeQuantizedAdd, quant::QuantizedAdd);
 }
 
 Status QLinearMul(KernelContext& ctx) {
-  return QLinearBinary<quant::QuantizedMulParams>(
-      ctx, [](float a, float b) { return a * b; }, quant::MakeQuantizedMul, quant::QuantizedMul);
+  return QLinearBinary<quant::QuantizedMulParams>(ctx, MulForm{}, quant::MakeQuantizedMul, quant::QuantizedMul);
 }
 
 }  // namespace edgec::ref
