@@ -152,6 +152,8 @@ case("impossible target value", ["estimate", good, "--set", "shared_sram.bytes=0
 case("unknown target", ["estimate", good, "--target", "nosuch"], ["'nosuch'"])
 case("missing calibration folder", ["quantize", good, "--calib", path("no_calib"), "-o", path("q.onnx")],
      ["no_calib"])
+case("--int8 on a float model (run)", ["run", good, "--int8"], ["good.onnx", "QDQ", "edgec quantize"])
+case("--int8 on a float model (bench)", ["bench", good, "--int8", "--runs", "1"], ["good.onnx", "QDQ", "edgec quantize"])
 case("compile a float model without calibration", ["compile", good, "-o", path("g.edgec")], ["good.onnx", "--calib"])
 
 # --- a failed run loses nothing the user had ---

@@ -72,6 +72,7 @@ int BenchMain(const BenchFlags& f) {
   auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   if (f.int8) {
+    if (Status st = RequireQdq(*g, f.model); !st.ok()) return ReportError(st.message());
     quant::FoldOptions fo;
     fo.fixed_point = f.fixed_point;
     auto folded = quant::FoldQdqToInteger(*g, fo);

@@ -82,4 +82,11 @@ std::string SanitizeFileName(const std::string& name) {
   return s;
 }
 
+Status RequireQdq(const Graph& g, const std::string& model) {
+  for (const Node* n : g.nodes())
+    if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kDequantizeLinear) return Status::Ok();
+  return InvalidArgument("{}: --int8 needs a QDQ model (QuantizeLinear/DequantizeLinear nodes) and this one has none; "
+                         "make one with `edgec quantize {} --calib DIR -o model.int8.onnx`", model, model);
+}
+
 }  // namespace edgec::cli

@@ -24,6 +24,10 @@ StatusOr<std::map<std::string, Tensor>> GatherInputs(const Graph& g,
                                                      uint64_t seed,
                                                      std::vector<std::string>* random_names);
 
+// `--int8` on a model without QuantizeLinear/DequantizeLinear would silently run in float:
+// fails naming the model and the command that makes a QDQ model of it.
+Status RequireQdq(const Graph& g, const std::string& model);
+
 // Replaces every character other than a letter, digit, '.', '_' or '-' with '_'.
 std::string SanitizeFileName(const std::string& name);
 

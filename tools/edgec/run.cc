@@ -86,6 +86,8 @@ int RunMain(const RunFlags& f) {
   if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
   auto g = onnx_fe::ImportOnnxFile(f.model);
   if (!g.ok()) return ReportError(g.status().message());
+  if (f.int8)
+    if (Status st = RequireQdq(*g, f.model); !st.ok()) return ReportError(st.message());
   std::vector<std::string> generated;
   auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, &generated);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
