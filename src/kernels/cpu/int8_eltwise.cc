@@ -49,15 +49,20 @@ __attribute__((target("avx2"))) inline __m256i Widen8(const uint8_t* x, bool u8)
   return u8 ? _mm256_cvtepu8_epi32(raw) : _mm256_cvtepi8_epi32(raw);
 }
 
+// 8 whole f32 values clamped to [lo, hi] (within the output type's range) and stored as
+// 8 bytes.
+__attribute__((target("avx2"))) inline void ClampStore8(__m256 v, __m256 lo, __m256 hi, uint8_t* out, bool u8) {
+  const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+}
+
 // QuantizeLinear's last steps on 8 f32 values v (already divided by the scale): NaN -> 0,
 // round half to even, + zero point, saturate to [lo, hi], store 8 bytes.
 __attribute__((target("avx2"))) inline void StoreQuantizedAvx2(__m256 v, __m256 zp, __m256 lo, __m256 hi, uint8_t* out,
                                                                bool u8) {
   v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
-  v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
-  const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
-  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+  ClampStore8(_mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp), lo, hi, out, u8);
 }
 
 __attribute__((target("avx2"))) int64_t QuantizeAvx2(const float* x, void* y, int64_t b, int64_t e, float scale,
@@ -209,10 +214,7 @@ __attribute__((target("avx2,fma"))) inline __m256 Ints8(const uint8_t* x, bool u
 __attribute__((target("avx2,fma"))) inline void StoreRatio8(__m256 v, __m256 zy, __m256 lo, __m256 hi, uint8_t* out,
                                                             bool u8) {
   v = _mm256_blendv_ps(zy, v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
-  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
-  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), u8 ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16));
+  ClampStore8(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), lo, hi, out, u8);
 }
 
 // The add's base with B folded in (as f32 bits), or the mul's B minus its zero point.

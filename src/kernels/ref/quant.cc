@@ -363,10 +363,11 @@ namespace {
 
 // DQ(A) op DQ(B) ─► Q with numpy broadcasting and per-tensor parameters (QLinearAdd,
 // QLinearMul): float mode is the ratio form of quant/ratio_forms.h (ONNX Runtime's), with
-// input 3 as the operand folded first unless input 0 is the broadcast one; fixed_point mode
-// is `fixed` on the integer operands with the parameters `make` returns (quant/fixed_point.h).
-template <typename Params, typename Ratio>
-Status QLinearBinary(KernelContext& ctx, Ratio ratio_form,
+// input 3 as the operand folded first unless input 0 is the broadcast one (`make_ratio`,
+// `ratio`); fixed_point mode is `fixed` on the integer operands with the parameters `make` returns (quant/fixed_point.h).
+template <typename Params, typename RatioParams>
+Status QLinearBinary(KernelContext& ctx, RatioParams (*make_ratio)(float, int32_t, float, int32_t, float, int32_t),
+                     float (*ratio)(int32_t, int32_t, const RatioParams&),
                      StatusOr<Params> (*make)(double, int32_t, double, int32_t, double, int32_t, int32_t, int32_t),
                      int32_t (*fixed)(int32_t, int32_t, const Params&)) {
   const Tensor& a = *ctx.inputs[0];
@@ -385,7 +386,7 @@ Status QLinearBinary(KernelContext& ctx, Ratio ratio_form,
     params = *p;
   }
   const bool swap = a.numel() < y.numel() && b.numel() == y.numel();
-  const auto form = swap ? ratio_form.make(sb, zb, sa, za, sy, zy) : ratio_form.make(sa, za, sb, zb, sy, zy);
+  const RatioParams form = swap ? make_ratio(sb, zb, sa, za, sy, zy) : make_ratio(sa, za, sb, zb, sy, zy);
   const Dims* ins[] = {&a.dims(), &b.dims()};
   std::vector<int32_t> out(y.numel());
   ForEachBroadcast(y.dims(), ins, [&](int64_t o, const int64_t* in) {
@@ -395,35 +396,23 @@ Status QLinearBinary(KernelContext& ctx, Ratio ratio_form,
       out[o] = fixed(qa, qb, params);
       return;
     }
-    const float v = swap ? ratio_form.value(qb, qa, form) : ratio_form.value(qa, qb, form);
+    const float v = swap ? ratio(qb, qa, form) : ratio(qa, qb, form);
     out[o] = quant::RoundAndClamp(v, static_cast<float>(zy), rq.qmin, rq.qmax);
   });
   for (int64_t i = 0; i < y.numel(); ++i) StoreFromDouble(y.dtype(), y.raw(), i, out[i]);
   return Status::Ok();
 }
 
-struct AddForm {
-  static quant::RatioAddParams make(float sa, int32_t za, float sb, int32_t zb, float sy, int32_t zy) {
-    return quant::MakeRatioAdd(sa, za, sb, zb, sy, zy);
-  }
-  static float value(int32_t a, int32_t b, const quant::RatioAddParams& p) { return quant::RatioAdd(a, b, p); }
-};
-
-struct MulForm {
-  static quant::RatioMulParams make(float sa, int32_t za, float sb, int32_t zb, float sy, int32_t zy) {
-    return quant::MakeRatioMul(sa, za, sb, zb, sy, zy);
-  }
-  static float value(int32_t a, int32_t b, const quant::RatioMulParams& p) { return quant::RatioMul(a, b, p); }
-};
-
 }  // namespace
 
 Status QLinearAdd(KernelContext& ctx) {
-  return QLinearBinary<quant::QuantizedAddParams>(ctx, AddForm{}, quant::MakeQuantizedAdd, quant::QuantizedAdd);
+  return QLinearBinary<quant::QuantizedAddParams>(ctx, quant::MakeRatioAdd, quant::RatioAdd, quant::MakeQuantizedAdd,
+                                                  quant::QuantizedAdd);
 }
 
 Status QLinearMul(KernelContext& ctx) {
-  return QLinearBinary<quant::QuantizedMulParams>(ctx, MulForm{}, quant::MakeQuantizedMul, quant::QuantizedMul);
+  return QLinearBinary<quant::QuantizedMulParams>(ctx, quant::MakeRatioMul, quant::RatioMul, quant::MakeQuantizedMul,
+                                                  quant::QuantizedMul);
 }
 
 }  // namespace edgec::ref
