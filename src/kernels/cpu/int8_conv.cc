@@ -230,6 +230,10 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    const bool dilated = dilates[0] != 0 || dilates[1] != 0;
+    auto IsAmxImpl = [](const dnnl::convolution_forward::primitive_desc& p) {
+      return std::string(p.impl_info_str()).find("amx") != std::string::npos;
+    };
     // The convolution of `images` images of `in_rows` input rows into `out_rows` output rows,
     // with these top and bottom pads (the width's are the node's).
     auto make_pd = [&](int64_t images, int64_t in_rows, int64_t out_rows, int64_t pad_t, int64_t pad_b) {
@@ -238,10 +242,17 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                         src, w_any, dnnl_md(), dst, strides, dilates, {pad_t, pad_l[1]},
                                         {pad_b, pad_r[1]});
-      return dnnl::convolution_forward::primitive_desc(d, attr, ctx.engine);
+      dnnl::convolution_forward::primitive_desc made(d, attr, ctx.engine);
+      // oneDNN 2.6's AMX int8 convolution (jit:avx512_core_amx_int8) computes dilated windows
+      // wrongly (CpuInt8.QLinearConvEqualsReference on a Sapphire Rapids: dilations [2, 1]
+      // gave outputs off by up to 255), so a dilated layer takes the next implementation.
+      while (dilated && IsAmxImpl(made) && made.next_impl()) {
+      }
+      return made;
     };
     const dnnl::convolution_forward::primitive_desc pd = make_pd(xd[0], xd[2], yd[2], pad_l[0], pad_r[0]);
     if (IsReferenceImpl(pd)) return Refuse(req, "oneDNN has only its reference int8 convolution here");
+    if (dilated && IsAmxImpl(pd)) return Refuse(req, "oneDNN has only its AMX int8 convolution here, wrong when dilated");
 
     auto k = std::make_unique<Int8ConvKernel>();
     k->label_ = req.label;
@@ -290,7 +301,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
         auto [it, added] = shapes.emplace(shape, static_cast<int>(pds.size()));
         if (added) {
           pds.push_back(make_pd(1, shape[0], shape[1], shape[2], shape[3]));
-          if (IsReferenceImpl(pds.back())) {
+          if (IsReferenceImpl(pds.back()) || (dilated && IsAmxImpl(pds.back()))) {
             k->bands_.clear();
             break;
           }
