@@ -234,6 +234,12 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     auto IsAmxImpl = [](const dnnl::convolution_forward::primitive_desc& p) {
       return std::string(p.impl_info_str()).find("amx") != std::string::npos;
     };
+    // Why oneDNN's pick cannot serve this layer, or null when it can.
+    auto unusable = [&](const dnnl::convolution_forward::primitive_desc& p) -> const char* {
+      if (IsReferenceImpl(p)) return "oneDNN has only its reference int8 convolution here";
+      if (dilated && IsAmxImpl(p)) return "oneDNN has only its AMX int8 convolution here, wrong when dilated";
+      return nullptr;
+    };
     // The convolution of `images` images of `in_rows` input rows into `out_rows` output rows,
     // with these top and bottom pads (the width's are the node's).
     auto make_pd = [&](int64_t images, int64_t in_rows, int64_t out_rows, int64_t pad_t, int64_t pad_b) {
@@ -251,8 +257,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       return made;
     };
     const dnnl::convolution_forward::primitive_desc pd = make_pd(xd[0], xd[2], yd[2], pad_l[0], pad_r[0]);
-    if (IsReferenceImpl(pd)) return Refuse(req, "oneDNN has only its reference int8 convolution here");
-    if (dilated && IsAmxImpl(pd)) return Refuse(req, "oneDNN has only its AMX int8 convolution here, wrong when dilated");
+    if (const char* why = unusable(pd)) return Refuse(req, "{}", why);
 
     auto k = std::make_unique<Int8ConvKernel>();
     k->label_ = req.label;
@@ -301,7 +306,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
         auto [it, added] = shapes.emplace(shape, static_cast<int>(pds.size()));
         if (added) {
           pds.push_back(make_pd(1, shape[0], shape[1], shape[2], shape[3]));
-          if (IsReferenceImpl(pds.back()) || (dilated && IsAmxImpl(pds.back()))) {
+          if (unusable(pds.back())) {
             k->bands_.clear();
             break;
           }
