@@ -76,4 +76,10 @@ Status ExpectDense(const KernelRequest& req, std::initializer_list<int> strided_
 // "nhwc" / "row-major".
 std::string LayoutWord(Layout l);
 
+// The best time in ms of each of two kernels for the same request, run alternately on
+// zero-filled buffers (input i of in_bytes[i] bytes, output o of out_bytes[o]; inputs not
+// listed are nullptr): a choice by measurement between implementations that compute the same.
+std::pair<double, double> TimeTwoKernels(Kernel& a, Kernel& b, const std::vector<size_t>& in_bytes,
+                                         const std::vector<size_t>& out_bytes);
+
 }  // namespace edgec::cpu

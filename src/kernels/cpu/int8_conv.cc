@@ -1,8 +1,12 @@
-// Fast QLinearConv: oneDNN's int8 convolution (u8 or s8 activations, s8 weights, the
-// activation zero point as oneDNN's run-time source zero point, which also treats the
-// padding as the zero point, as ONNX does) accumulating into int32 with no scales, then the
-// own requantization epilogue (int8_requant.h) with the bias, per-channel multipliers and
-// the fused clamp. Keeping oneDNN to the integer sum is what makes the kernel equal the
+// Fast QLinearConv: oneDNN's int8 convolution (u8 or s8 activations, s8 weights, no zero
+// point) accumulating into int32 with no scales, then the own requantization epilogue
+// (int8_requant.h) with the bias, per-channel multipliers and the fused clamp. The source
+// zero point zp is the kernel's own: sum((x - zp) w) over a window = sum(x w) - zp sum(w)
+// with ONNX's padding (pads hold zp, so they add nothing), and oneDNN's zero padding makes
+// sum(x w) skip the pads; so -zp sum(w) goes into the bias, and outputs whose window
+// overlaps the padding get zp times the weights over the padded taps added back (a table
+// per class of border row and column). oneDNN 2.6's brgemm and AMX convolutions take no
+// zero point at all, and its jit AMX one sums some layers wrongly with one. Keeping oneDNN to the integer sum is what makes the kernel equal the
 // reference bit for bit: its own f32 scale/bias/zero-point post-processing rounds and orders
 // differently. The s32 accumulators are NHWC in scratch; a row-major source is reordered to
 // NHWC in scratch first.
@@ -14,6 +18,7 @@
 // sums cannot saturate: 7-bit weights (|w| ≤ 64, `--reduce-range`) with u8 sources.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +60,7 @@ class Int8ConvKernel final : public Kernel {
       const auto* acc = reinterpret_cast<const int32_t*>(static_cast<std::byte*>(scratch) + acc_offset_ + lane * lane_bytes_);
       std::byte* y = q + (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
       ParallelFor(threads, b.pixels, std::max<int64_t>(1, 4096 / channels_), [&](int64_t begin, int64_t end) {
+        if (!border_.empty()) AddBorderSums(const_cast<int32_t*>(acc), n * image_rows_ + b.out_row, begin, end);
         rq_.Run(acc, channels_, begin, end, y, channels_, 1);
       });
       return Status::Ok();
@@ -83,6 +89,28 @@ class Int8ConvKernel final : public Kernel {
   size_t scratch_bytes() const override { return scratch_bytes_; }
   std::string Describe() const override { return describe_; }
 
+  // Adds the zero point's border sums to the accumulators of pixels [begin, end) of a band
+  // whose first pixel is in output row `first_row` (counted over all images).
+  void AddBorderSums(int32_t* acc, int64_t first_row, int64_t begin, int64_t end) const {
+    const int64_t width = out_width_, rows = static_cast<int64_t>(row_class_.size());
+    auto add = [&](int64_t p, int rc, int cc) {
+      const int32_t* t = border_.data() + (rc * col_classes_ + cc) * channels_;
+      int32_t* a = acc + p * channels_;
+      for (int64_t c = 0; c < channels_; ++c) a[c] += t[c];
+    };
+    for (int64_t p = begin; p < end;) {
+      const int64_t ow0 = p % width, row_end = std::min(end, p + width - ow0);
+      const int rc = row_class_[(first_row + p / width) % rows];
+      if (rc != 0) {
+        for (int64_t q = p; q < row_end; ++q) add(q, rc, col_class_[q % width]);
+      } else {
+        for (int64_t ow : border_cols_)
+          if (ow >= ow0 && ow < ow0 + (row_end - p)) add(p + ow - ow0, 0, col_class_[ow]);
+      }
+      p = row_end;
+    }
+  }
+
   // Output rows [out_row, out_row + rows) of one image from input rows starting at
   // in_row (the primitive's padding covers the rest), `pixels` = rows x output width.
   struct Band {
@@ -97,14 +125,23 @@ class Int8ConvKernel final : public Kernel {
   size_t lane_bytes_ = 0;  // scratch of one lane: its accumulators and oneDNN scratchpad
   BoundPrimitive reorder_src_, reorder_dst_;
   std::vector<dnnl::memory> weights_;
-  dnnl::memory src_zp_;
   Int8Requant rq_;
   std::vector<Band> bands_;
-  int64_t images_ = 1, channels_ = 0, out_width_ = 0, image_pixels_ = 0;
+  int64_t images_ = 1, channels_ = 0, out_width_ = 0, image_rows_ = 0, image_pixels_ = 0;
   int64_t src_row_bytes_ = 0, image_src_bytes_ = 0;
   bool nhwc_out_ = true;
   size_t acc_offset_ = 0, q_offset_ = 0, scratch_bytes_ = 0;
   int threads_ = 1;
+  // The border sums of the zero point: border_[(row class * col_classes_ + col class) *
+  // channels_ + c] is added to the accumulators of an output in that row and column class
+  // (class 0: the window misses the padding; row_class_ per output row, col_class_ per
+  // output column, border_cols_ the columns of a class other than 0). Empty: none.
+  std::vector<int32_t> border_;
+  std::vector<int> row_class_, col_class_;
+  std::vector<int64_t> border_cols_;
+  int col_classes_ = 1;
+  bool amx_ = false;   // some convolution is one of oneDNN's AMX implementations
+  std::string impl_;   // the first one's name
   std::string describe_;
 };
 
@@ -211,11 +248,68 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
   }
   const int64_t group = req.attrs->GetInt("group", 1);
   if (group < 1 || m % group != 0 || x.dims[1] != w.dims[1] * group) return Refuse(req, "group {}", group);
+  // The zero point's part of the bias, -zp sum(w) per channel, and its border sums (see the
+  // file comment): per output row the kernel rows whose input row is padding, per column
+  // the kernel columns likewise; a class per distinct set.
+  std::vector<int32_t> folded;
+  std::vector<int32_t> border;
+  std::vector<int> row_class, col_class;
+  int col_classes = 1;
+  if (x_zp != 0) {
+    const int64_t kh = w_spatial[0], kw = w_spatial[1], taps = kh * kw, per_channel = wt->numel() / m;
+    const int8_t* wp = wt->data<int8_t>();
+    std::vector<int64_t> tap_sum(m * taps, 0);  // [c][i][j]: sum over the channel's inputs
+    for (int64_t c = 0; c < m; ++c)
+      for (int64_t i = 0; i < per_channel; ++i) tap_sum[c * taps + i % taps] += wp[c * per_channel + i];
+    for (int64_t c = 0; c < m; ++c) {
+      int64_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) sum += tap_sum[c * taps + t];
+      const int64_t b = (bias ? bias[c] : 0) - static_cast<int64_t>(x_zp) * sum;
+      if (b < INT32_MIN || b > INT32_MAX)
+        return Refuse(req, "B with the zero point {} folded in exceeds int32 (channel {})", x_zp, c);
+      folded.push_back(static_cast<int32_t>(b));
+    }
+    // Which kernel taps along one axis fall into the padding, per output position.
+    auto classes = [&](int axis, std::vector<std::vector<bool>>* masks) {
+      std::vector<int> cls;
+      masks->assign(1, std::vector<bool>(w_spatial[axis], false));
+      for (int64_t o = 0; o < geom->out[axis]; ++o) {
+        std::vector<bool> mask(w_spatial[axis]);
+        for (int64_t k = 0; k < w_spatial[axis]; ++k) {
+          const int64_t at = o * geom->strides[axis] - geom->pad_begin[axis] + k * geom->dilations[axis];
+          mask[k] = at < 0 || at >= x_spatial[axis];
+        }
+        auto it = std::find(masks->begin(), masks->end(), mask);
+        cls.push_back(static_cast<int>(it - masks->begin()));
+        if (it == masks->end()) masks->push_back(mask);
+      }
+      return cls;
+    };
+    std::vector<std::vector<bool>> row_masks, col_masks;
+    row_class = classes(0, &row_masks);
+    col_class = classes(1, &col_masks);
+    col_classes = static_cast<int>(col_masks.size());
+    if (row_masks.size() > 1 || col_masks.size() > 1) {
+      border.assign(row_masks.size() * col_masks.size() * m, 0);
+      for (size_t rc = 0; rc < row_masks.size(); ++rc)
+        for (size_t cc = 0; cc < col_masks.size(); ++cc)
+          for (int64_t c = 0; c < m; ++c) {
+            int64_t padded = 0;
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j)
+                if (row_masks[rc][i] || col_masks[cc][j]) padded += tap_sum[c * taps + i * kw + j];
+            border[(rc * col_masks.size() + cc) * m + c] = static_cast<int32_t>(x_zp * padded);
+          }
+    }
+  }
   ASSIGN_OR_RETURN(Int8Requant rq, MakeInt8Requant(*req.attrs, req.label, x_scale, w_scale, m, y_scale, y_zp,
-                                                   y.dtype, bias));
+                                                   y.dtype, x_zp != 0 ? folded.data() : bias));
   const int threads = std::max(1, req.threads);
 
-  return CatchDnnl(req.label, [&]() -> KernelOr {
+  const bool dilated = geom->dilations[0] != 1 || geom->dilations[1] != 1;
+  // The kernel on oneDNN's first implementation for each of its convolutions, or with
+  // `skip_amx` on the first that is not AMX (always for dilated layers, see make_pd).
+  auto build = [&](bool skip_amx) -> KernelOr {
     UseThreads(threads);
     DnnlContext& ctx = GetDnnlContext(threads);
     using tag = dnnl::memory::format_tag;
@@ -229,15 +323,21 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     const dnnl_md w_any(ToDnnlDims(wd), dt::s8, tag::any);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-    const bool dilated = dilates[0] != 0 || dilates[1] != 0;
-    auto IsAmxImpl = [](const dnnl::convolution_forward::primitive_desc& p) {
-      return std::string(p.impl_info_str()).find("amx") != std::string::npos;
+    // oneDNN 2.6's older AMX int8 convolutions (jit, jit_1x1: not brgemm) are never used. The
+    // jit one sums wrongly on some layers with a source zero point (CpuInt8's candidates test
+    // on a Sapphire Rapids: a 3x1 kernel, 64 input channels, 40 columns, zero point 22 gave
+    // half the outputs off by up to 255) and for dilated windows, and both lost to the VNNI
+    // convolution on nearly every zoo layer measured (mobilenet_v3_small's 1x1s 3-9x).
+    auto older_amx = [](const dnnl::convolution_forward::primitive_desc& p) {
+      return IsAmxImpl(p) && std::string(p.impl_info_str()).rfind("brg", 0) != 0;
     };
     // Why oneDNN's pick cannot serve this layer, or null when it can.
     auto unusable = [&](const dnnl::convolution_forward::primitive_desc& p) -> const char* {
       if (IsReferenceImpl(p)) return "oneDNN has only its reference int8 convolution here";
-      if (dilated && IsAmxImpl(p)) return "oneDNN has only its AMX int8 convolution here, wrong when dilated";
+      if (older_amx(p)) return "oneDNN has only its older AMX int8 convolution here, which sums some layers wrongly";
+      if (skip_amx && IsAmxImpl(p))
+        return dilated ? "oneDNN has only its AMX int8 convolution here, not trusted with dilations"
+                       : "oneDNN has only its AMX int8 convolution here";
       return nullptr;
     };
     // The convolution of `images` images of `in_rows` input rows into `out_rows` output rows,
@@ -251,8 +351,10 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       dnnl::convolution_forward::primitive_desc made(d, attr, ctx.engine);
       // oneDNN 2.6's AMX int8 convolution (jit:avx512_core_amx_int8) computes dilated windows
       // wrongly (CpuInt8.QLinearConvEqualsReference on a Sapphire Rapids: dilations [2, 1]
-      // gave outputs off by up to 255), so a dilated layer takes the next implementation.
-      while (dilated && IsAmxImpl(made) && made.next_impl()) {
+      // gave outputs off by up to 255), so a dilated layer skips every AMX one. The walk stops
+      // at the first usable implementation: walking on past some (resnet18's 7x7 stem past
+      // jit_int8:avx512_core_vnni) raises SIGFPE inside oneDNN 2.6.
+      while ((older_amx(made) || (skip_amx && IsAmxImpl(made))) && made.next_impl()) {
       }
       return made;
     };
@@ -262,10 +364,17 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     auto k = std::make_unique<Int8ConvKernel>();
     k->label_ = req.label;
     k->threads_ = threads;
-    k->rq_ = std::move(rq);
+    k->rq_ = rq;  // a copy: build runs once per candidate
     k->channels_ = m;
     k->out_width_ = y.dims[3];
+    k->image_rows_ = y.dims[2];
     k->image_pixels_ = y.dims[2] * y.dims[3];
+    k->border_ = border;
+    k->row_class_ = row_class;
+    k->col_class_ = col_class;
+    k->col_classes_ = col_classes;
+    for (int64_t ow = 0; ow < static_cast<int64_t>(col_class.size()); ++ow)
+      if (col_class[ow] != 0) k->border_cols_.push_back(ow);
     k->src_row_bytes_ = x.dims[1] * x.dims[3];  // 1-byte elements
     k->image_src_bytes_ = k->src_row_bytes_ * x.dims[2];
     k->nhwc_out_ = y.layout == Layout::kNHWC && IsDense(y);
@@ -351,11 +460,6 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       k->reorder_src_.Bind(DNNL_ARG_FROM, src_user, Src::kInput, 0);
       k->reorder_src_.Bind(DNNL_ARG_TO, src_nhwc, Src::kScratch, 0);
     }
-    if (x_zp != 0) {
-      const dnnl_md zp_md({1}, dt::s32, tag::x);
-      k->src_zp_ = dnnl::memory(zp_md, ctx.engine);
-      *static_cast<int32_t*>(k->src_zp_.get_data_handle()) = x_zp;
-    }
     k->prims_per_lane_ = static_cast<int>(pds.size());
     for (int lane = 0; lane < k->lanes_; ++lane) {
       const size_t lane_offset = acc_offset + lane * k->lane_bytes_;
@@ -371,7 +475,6 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
         p.Bind(DNNL_ARG_SRC, band_pd.src_desc(), reorder ? Src::kScratch : Src::kInput, 0);
         p.Fix(DNNL_ARG_WEIGHTS, *packed);
         p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(lane_offset));
-        if (x_zp != 0) p.Fix(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, k->src_zp_);
         p.BindScratchpad(band_pd.scratchpad_desc(), static_cast<int64_t>(lane_offset + acc_bytes));
       }
     }
@@ -381,12 +484,34 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
                                    ? fmt::format(" in bands of {} rows{}", band_rows,
                                                  k->lanes_ > 1 ? fmt::format(" on {} threads side by side", k->lanes_) : "")
                                    : std::string();
-    k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{}{} + own {}", LayoutWord(y.layout), DTypeName(x.dtype),
-                               pds[0].impl_info_str(), banded,
+    k->impl_ = pds[0].impl_info_str();
+    k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{}{} + own {}{}", LayoutWord(y.layout), DTypeName(x.dtype),
+                               k->impl_, banded,
                                reorder ? (k->nhwc_out_ ? " via reorder in" : " via reorders in out")
                                        : (k->nhwc_out_ ? "" : " via reorder out"),
-                               k->rq_.Word());
+                               k->rq_.Word(),
+                               x_zp == 0 ? "" : border.empty() ? " (zero point in the bias)" : " (zero point in the bias and border sums)");
+    for (const auto& band_pd : pds) k->amx_ = k->amx_ || IsAmxImpl(band_pd);
     return std::unique_ptr<Kernel>(std::move(k));
+  };
+  return CatchDnnl(req.label, [&]() -> KernelOr {
+    ASSIGN_OR_RETURN(std::unique_ptr<Kernel> first, build(dilated));
+    const Int8ConvChoice choice = CurrentInt8ConvChoice();
+    if (!static_cast<Int8ConvKernel&>(*first).amx_ || choice == Int8ConvChoice::kFirst) return first;
+    KernelOr other = build(/*skip_amx=*/true);
+    if (!other.ok()) return first;  // AMX is all oneDNN has here
+    if (choice == Int8ConvChoice::kNoAmx) return other;
+    // oneDNN's brgemm AMX convolutions win on large layers (resnet18's 3x3s 2-3.7x) and lose
+    // on small ones (mobilenet_v3_small's squeeze-excite 1x1s), with no size rule that
+    // separates them on the zoo: the two kernels are timed here, on this CPU.
+    const auto [ms_first, ms_other] = TimeTwoKernels(*first, **other, {PlainDesc(x).get_size()},
+                                                     {PlainDesc(y).get_size()});
+    auto& keep = static_cast<Int8ConvKernel&>(ms_first <= ms_other ? *first : **other);
+    const auto& lose = static_cast<const Int8ConvKernel&>(ms_first <= ms_other ? **other : *first);
+    keep.describe_ += fmt::format("; measured faster than [{}]: {:.3f} vs {:.3f} ms", lose.impl_,
+                                  std::min(ms_first, ms_other), std::max(ms_first, ms_other));
+    if (ms_first <= ms_other) return first;
+    return other;
   });
 }
 

@@ -85,4 +85,12 @@ std::vector<std::string_view> VectorIsas();
 // The one the own kernels take now.
 std::string_view VectorIsa();
 
+// How the int8 convolution chooses, on a CPU with AMX, between oneDNN's first (AMX)
+// implementation and the first that is not AMX (VNNI): kMeasure (the default) runs both once
+// at creation and keeps the faster; kFirst and kNoAmx take one without measuring, for tests
+// that check both against the reference. Applies to kernels created afterwards.
+enum class Int8ConvChoice { kMeasure, kFirst, kNoAmx };
+void SetInt8ConvChoice(Int8ConvChoice choice);
+Int8ConvChoice CurrentInt8ConvChoice();
+
 }  // namespace edgec::cpu

@@ -56,6 +56,10 @@ bool IsReferenceImpl(const dnnl::primitive_desc_base& pd) {
   return impl.rfind("ref", 0) == 0;
 }
 
+bool IsAmxImpl(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("amx") != std::string::npos;
+}
+
 void BoundPrimitive::Bind(int arg, const dnnl_md& md, Source source, int64_t index) {
   args_[arg] = dnnl::memory(md, engine_, DNNL_MEMORY_NONE);
   bindings_.push_back({arg, source, index});

@@ -38,6 +38,8 @@ std::string ActivationWord(const ActivationSpec& a);
 
 // True when oneDNN picked its reference (unoptimized) implementation.
 bool IsReferenceImpl(const dnnl::primitive_desc_base& pd);
+// True when it picked one of its AMX (tile) implementations.
+bool IsAmxImpl(const dnnl::primitive_desc_base& pd);
 
 // A primitive with its argument memories made once; Run points them at the buffers.
 class BoundPrimitive {

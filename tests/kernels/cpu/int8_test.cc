@@ -6,6 +6,8 @@
 // and the own elementwise kernels on each vector ISA the CPU has. On a CPU without VNNI the
 // kernels refuse 8-bit weights (their oneDNN sums would saturate); the 7-bit-weight cases
 // still run there.
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "cpu_test_util.h"
 
 namespace edgec::testing_cpu {
@@ -111,20 +113,26 @@ Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial, bool large = false) {
                          per_channel ? "per-channel" : "per-tensor", AttrsStr(a), c.nhwc ? "nhwc" : "row-major")};
 }
 
+// Why the kernel refuses the case ("" when it runs it). Without VNNI a u8 case is first
+// made one with 7-bit weights, which oneDNN sums exactly there.
+std::string RefusalWith7BitFallback(Int8ConvCase& t) {
+  std::string why = RefusalOf(t.c);
+  if (NoVnniRefusal(why) && t.c.inputs[0]->dtype() == DType::kU8) {
+    Tensor& w = *t.c.inputs[3];
+    for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(w.data<int8_t>()[i] / 2);
+    why = RefusalOf(t.c);
+  }
+  return why;
+}
+
 TEST(CpuInt8, QLinearConvEqualsReference) {
   std::mt19937 rng(808);
-  int ran = 0, refused = 0;
+  int ran = 0, refused = 0, folded = 0, bordered = 0;
   std::set<std::string> impls;
   for (int trial = 0; trial < 300; ++trial) {
     Int8ConvCase t = RandomInt8Conv(rng, trial);
     if (!testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs).ok()) continue;  // window larger than the input
-    std::string why = RefusalOf(t.c);
-    if (NoVnniRefusal(why) && t.c.inputs[0]->dtype() == DType::kU8) {
-      // Without VNNI: the same case with 7-bit weights, which oneDNN sums exactly there.
-      Tensor& w = *t.c.inputs[3];
-      for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(w.data<int8_t>()[i] / 2);
-      why = RefusalOf(t.c);
-    }
+    const std::string why = RefusalWith7BitFallback(t);
     if (NoVnniRefusal(why) || why.find("only its reference") != std::string::npos) {
       ++refused;  // documented fallbacks: the Plan runs the reference kernel
       continue;
@@ -132,9 +140,13 @@ TEST(CpuInt8, QLinearConvEqualsReference) {
     std::string d;
     ForEachIsa([&] { d = ExpectMatchesRef(t.c, 0, 0, t.what); });  // the requantization's paths
     impls.insert(d.substr(0, d.find(']') + 1));
+    folded += d.find("(zero point in the bias)") != std::string::npos;
+    bordered += d.find("(zero point in the bias and border sums)") != std::string::npos;
     ++ran;
   }
   EXPECT_GT(ran, 100);
+  EXPECT_GE(folded, 10) << "unpadded cases whose source zero point went into the bias";
+  EXPECT_GE(bordered, 40) << "padded cases whose source zero point went into the bias and border sums";
   std::string list;
   for (const auto& s : impls) list += "\n  " + s;
   RecordProperty("implementations", list);
@@ -161,6 +173,55 @@ TEST(CpuInt8, QLinearConvInBandsEqualsReference) {
     EXPECT_GE(banded, 12);
     EXPECT_GE(side_by_side, 6);
   }
+}
+
+// On a CPU with AMX the kernel times oneDNN's AMX convolution against the first that is not
+// AMX and keeps the faster (Int8ConvChoice::kMeasure): both candidates must equal the
+// reference, the measured choice must say what it beat, dilated layers must never get AMX
+// (oneDNN 2.6's is wrong there), and without AMX nothing is measured.
+TEST(CpuInt8, QLinearConvAmxAndVnniCandidatesEqualReference) {
+  struct Restore {
+    ~Restore() { cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kMeasure); }
+  } restore;
+  const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
+  std::mt19937 rng(811);
+  int both = 0, measured = 0, ran = 0;
+  for (int trial = 0; trial < 240; ++trial) {
+    Int8ConvCase t = RandomInt8Conv(rng, trial, /*large=*/trial % 4 == 0);
+    if (!testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs).ok()) continue;
+    if (!RefusalWith7BitFallback(t).empty()) continue;  // i8 without VNNI, or only oneDNN's reference
+    const Dims dil = t.c.attrs.GetInts("dilations", {1, 1});
+    const bool dilated = dil[0] != 1 || dil[1] != 1;
+    cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kFirst);
+    const std::string first = ExpectMatchesRef(t.c, 0, 0, t.what + " (oneDNN's first)");
+    cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kNoAmx);
+    const std::string no_amx = ExpectMatchesRef(t.c, 0, 0, t.what + " (first not AMX)");
+    cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kMeasure);
+    const std::string chosen = ExpectMatchesRef(t.c, 0, 0, t.what + " (measured)");
+    ++ran;
+    const bool first_amx = first.find("amx") != std::string::npos;
+    if (dilated) {
+      EXPECT_EQ(first.find("amx"), std::string::npos) << t.what << ": " << first;
+    }
+    if (!amx) {
+      EXPECT_FALSE(first_amx) << t.what << ": " << first;
+      EXPECT_EQ(first, chosen) << t.what;
+    }
+    if (first_amx && no_amx.find("amx") == std::string::npos) {
+      ++both;  // two candidates: the measured kernel is one of them and names the other
+      measured += chosen.find("; measured faster than [") != std::string::npos;
+      EXPECT_NE(chosen.find("; measured faster than ["), std::string::npos) << t.what << ": " << chosen;
+      const std::string impl_first = first.substr(0, first.find(']') + 1), impl_other = no_amx.substr(0, no_amx.find(']') + 1);
+      EXPECT_TRUE(chosen.rfind(impl_first, 0) == 0 || chosen.rfind(impl_other, 0) == 0) << t.what << ": " << chosen;
+    } else {
+      EXPECT_EQ(chosen.find("measured"), std::string::npos) << t.what << ": " << chosen;
+    }
+  }
+  EXPECT_GT(ran, 40);
+  if (amx) {
+    EXPECT_GE(both, 30) << "cases with an AMX and a non-AMX candidate";
+  }
+  std::printf("QLinearConv: %d of %d case(s) had an AMX and a non-AMX candidate, %d measured\n", both, ran, measured);
 }
 
 TEST(CpuInt8, QLinearMatMulEqualsReference) {
