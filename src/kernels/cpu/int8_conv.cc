@@ -4,8 +4,8 @@
 // zero point zp is the kernel's own: sum((x - zp) w) over a window = sum(x w) - zp sum(w)
 // with ONNX's padding (pads hold zp, so they add nothing), and oneDNN's zero padding makes
 // sum(x w) skip the pads; so -zp sum(w) goes into the bias, and outputs whose window
-// overlaps the padding get zp times the weights over the padded taps added back (a table
-// per class of border row and column). oneDNN 2.6's brgemm and AMX convolutions take no
+// overlaps the padding get zp times the weights over the padded taps added back through
+// their bias (one bias per class of border row and column, used by the requantization). oneDNN 2.6's brgemm and AMX convolutions take no
 // zero point at all, and its jit AMX one sums some layers wrongly with one. Keeping oneDNN to the integer sum is what makes the kernel equal the
 // reference bit for bit: its own f32 scale/bias/zero-point post-processing rounds and orders
 // differently. The s32 accumulators are NHWC in scratch; a row-major source is reordered to
@@ -60,8 +60,7 @@ class Int8ConvKernel final : public Kernel {
       const auto* acc = reinterpret_cast<const int32_t*>(static_cast<std::byte*>(scratch) + acc_offset_ + lane * lane_bytes_);
       std::byte* y = q + (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
       ParallelFor(threads, b.pixels, std::max<int64_t>(1, 4096 / channels_), [&](int64_t begin, int64_t end) {
-        if (!border_.empty()) AddBorderSums(const_cast<int32_t*>(acc), n * image_rows_ + b.out_row, begin, end);
-        rq_.Run(acc, channels_, begin, end, y, channels_, 1);
+        Requantize(acc, n * image_rows_ + b.out_row, begin, end, y);
       });
       return Status::Ok();
     };
@@ -89,25 +88,21 @@ class Int8ConvKernel final : public Kernel {
   size_t scratch_bytes() const override { return scratch_bytes_; }
   std::string Describe() const override { return describe_; }
 
-  // Adds the zero point's border sums to the accumulators of pixels [begin, end) of a band
-  // whose first pixel is in output row `first_row` (counted over all images).
-  void AddBorderSums(int32_t* acc, int64_t first_row, int64_t begin, int64_t end) const {
+  // Requantizes pixels [begin, end) of a band whose first pixel is in output row `first_row`
+  // (counted over all images) into y, each run of pixels of one border class with that
+  // class's bias (the zero point's border sums added in; see CreateInt8ConvKernel).
+  void Requantize(const int32_t* acc, int64_t first_row, int64_t begin, int64_t end, std::byte* y) const {
+    if (class_bias_.empty()) {
+      rq_.Run(acc, channels_, begin, end, y, channels_, 1);
+      return;
+    }
     const int64_t width = out_width_, rows = static_cast<int64_t>(row_class_.size());
-    auto add = [&](int64_t p, int rc, int cc) {
-      const int32_t* t = border_.data() + (rc * col_classes_ + cc) * channels_;
-      int32_t* a = acc + p * channels_;
-      for (int64_t c = 0; c < channels_; ++c) a[c] += t[c];
-    };
     for (int64_t p = begin; p < end;) {
-      const int64_t ow0 = p % width, row_end = std::min(end, p + width - ow0);
-      const int rc = row_class_[(first_row + p / width) % rows];
-      if (rc != 0) {
-        for (int64_t q = p; q < row_end; ++q) add(q, rc, col_class_[q % width]);
-      } else {
-        for (int64_t ow : border_cols_)
-          if (ow >= ow0 && ow < ow0 + (row_end - p)) add(p + ow - ow0, 0, col_class_[ow]);
-      }
-      p = row_end;
+      const int rc = row_class_[(first_row + p / width) % rows], cc = col_class_[p % width];
+      int64_t q = p + 1;  // the run: the row's next pixels of the same column class
+      while (q < end && q % width != 0 && col_class_[q % width] == cc) ++q;
+      rq_.Run(acc, channels_, p, q, y, channels_, 1, class_bias_.data() + (rc * col_classes_ + cc) * channels_);
+      p = q;
     }
   }
 
@@ -132,13 +127,12 @@ class Int8ConvKernel final : public Kernel {
   bool nhwc_out_ = true;
   size_t acc_offset_ = 0, q_offset_ = 0, scratch_bytes_ = 0;
   int threads_ = 1;
-  // The border sums of the zero point: border_[(row class * col_classes_ + col class) *
-  // channels_ + c] is added to the accumulators of an output in that row and column class
-  // (class 0: the window misses the padding; row_class_ per output row, col_class_ per
-  // output column, border_cols_ the columns of a class other than 0). Empty: none.
-  std::vector<int32_t> border_;
+  // The bias of each border class: class_bias_[(row class * col_classes_ + col class) *
+  // channels_ + c] is the requantization's bias plus the zero point's border sum of outputs in
+  // that row and column class (class 0: the window misses the padding; row_class_ per output
+  // row, col_class_ per output column). Empty: no border sums.
+  std::vector<int32_t> class_bias_;
   std::vector<int> row_class_, col_class_;
-  std::vector<int64_t> border_cols_;
   int col_classes_ = 1;
   bool amx_ = false;   // some convolution is one of oneDNN's AMX implementations
   std::string impl_;   // the first one's name
@@ -369,12 +363,14 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     k->out_width_ = y.dims[3];
     k->image_rows_ = y.dims[2];
     k->image_pixels_ = y.dims[2] * y.dims[3];
-    k->border_ = border;
+    for (size_t i = 0; i < border.size(); ++i) {
+      const int64_t b = static_cast<int64_t>(border[i]) + rq.bias[i % m];
+      if (b < INT32_MIN || b > INT32_MAX) return Refuse(req, "B with the zero point's border sums exceeds int32");
+      k->class_bias_.push_back(static_cast<int32_t>(b));
+    }
     k->row_class_ = row_class;
     k->col_class_ = col_class;
     k->col_classes_ = col_classes;
-    for (int64_t ow = 0; ow < static_cast<int64_t>(col_class.size()); ++ow)
-      if (col_class[ow] != 0) k->border_cols_.push_back(ow);
     k->src_row_bytes_ = x.dims[1] * x.dims[3];  // 1-byte elements
     k->image_src_bytes_ = k->src_row_bytes_ * x.dims[2];
     k->nhwc_out_ = y.layout == Layout::kNHWC && IsDense(y);

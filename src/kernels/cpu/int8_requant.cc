@@ -15,14 +15,14 @@ namespace {
 
 template <typename Q>
 void RunScalar(const Int8Requant& rq, const int32_t* acc, int64_t channels, int64_t begin, int64_t end, Q* y,
-               int64_t row_stride, int64_t channel_stride, int64_t c_begin) {
+               int64_t row_stride, int64_t channel_stride, int64_t c_begin, const int32_t* bias) {
   const float lo = static_cast<float>(rq.qmin), hi = static_cast<float>(rq.qmax);
   const float zp = static_cast<float>(rq.zero_point);
   for (int64_t r = begin; r < end; ++r) {
     const int32_t* a = acc + r * channels;
     Q* out = y + r * row_stride;
     for (int64_t c = c_begin; c < channels; ++c) {
-      const int32_t v = a[c] + rq.bias[c];
+      const int32_t v = a[c] + bias[c];
       int32_t q;
       if (rq.fixed_point) {
         q = quant::Requantize(v, rq.fixed[c], rq.zero_point, rq.qmin, rq.qmax);
@@ -38,7 +38,8 @@ void RunScalar(const Int8Requant& rq, const int32_t* acc, int64_t channels, int6
 // The float formula on 8 channels at a time, channels contiguous in y: the same f32
 // operations as the scalar path (convert, multiply, round to nearest even, add, clamp).
 __attribute__((target("avx2"))) int64_t RunFloatAvx2(const Int8Requant& rq, const int32_t* acc, int64_t channels,
-                                                     int64_t begin, int64_t end, void* y, int64_t row_stride) {
+                                                     int64_t begin, int64_t end, void* y, int64_t row_stride,
+                                                     const int32_t* bias) {
   const int64_t vec_end = channels / 8 * 8;
   const __m256 lo = _mm256_set1_ps(static_cast<float>(rq.qmin)), hi = _mm256_set1_ps(static_cast<float>(rq.qmax));
   const __m256 zp = _mm256_set1_ps(static_cast<float>(rq.zero_point));
@@ -48,7 +49,7 @@ __attribute__((target("avx2"))) int64_t RunFloatAvx2(const Int8Requant& rq, cons
     uint8_t* out = y8 + r * row_stride;
     for (int64_t c = 0; c < vec_end; c += 8) {
       __m256i v = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + c)),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rq.bias.data() + c)));
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + c)));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(rq.multiplier.data() + c));
       f = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       f = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(f, zp), lo), hi);
@@ -65,7 +66,7 @@ __attribute__((target("avx2"))) int64_t RunFloatAvx2(const Int8Requant& rq, cons
 // or 40 channels has no scalar remainder), storing the low byte of each clamped value.
 __attribute__((target("avx512f"))) int64_t RunFloatAvx512(const Int8Requant& rq, const int32_t* acc,
                                                          int64_t channels, int64_t begin, int64_t end, void* y,
-                                                         int64_t row_stride) {
+                                                         int64_t row_stride, const int32_t* bias) {
   const __m512 lo = _mm512_set1_ps(static_cast<float>(rq.qmin)), hi = _mm512_set1_ps(static_cast<float>(rq.qmax));
   const __m512 zp = _mm512_set1_ps(static_cast<float>(rq.zero_point));
   auto* y8 = static_cast<uint8_t*>(y);
@@ -74,7 +75,7 @@ __attribute__((target("avx512f"))) int64_t RunFloatAvx512(const Int8Requant& rq,
     uint8_t* out = y8 + r * row_stride;
     for (int64_t c = 0; c < channels; c += 16) {
       const __mmask16 m = channels - c >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (channels - c)) - 1u);
-      const __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, a + c), _mm512_maskz_loadu_epi32(m, rq.bias.data() + c));
+      const __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, a + c), _mm512_maskz_loadu_epi32(m, bias + c));
       __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_maskz_loadu_ps(m, rq.multiplier.data() + c));
       f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       f = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(f, zp), lo), hi);
@@ -87,16 +88,17 @@ __attribute__((target("avx512f"))) int64_t RunFloatAvx512(const Int8Requant& rq,
 }  // namespace
 
 void Int8Requant::Run(const int32_t* acc, int64_t channels, int64_t begin, int64_t end, void* y, int64_t row_stride,
-                      int64_t channel_stride) const {
+                      int64_t channel_stride, const int32_t* bias_override) const {
+  const int32_t* b = bias_override ? bias_override : bias.data();
   int64_t c_begin = 0;
   if (!fixed_point && channel_stride == 1) {
     const std::string_view isa = VectorIsa();  // the own kernels' ISA, with its cap
-    if (isa == "avx512") c_begin = RunFloatAvx512(*this, acc, channels, begin, end, y, row_stride);
-    else if (isa == "avx2") c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride);
+    if (isa == "avx512") c_begin = RunFloatAvx512(*this, acc, channels, begin, end, y, row_stride, b);
+    else if (isa == "avx2") c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride, b);
   }
   if (c_begin == channels) return;
-  if (u8) RunScalar(*this, acc, channels, begin, end, static_cast<uint8_t*>(y), row_stride, channel_stride, c_begin);
-  else RunScalar(*this, acc, channels, begin, end, static_cast<int8_t*>(y), row_stride, channel_stride, c_begin);
+  if (u8) RunScalar(*this, acc, channels, begin, end, static_cast<uint8_t*>(y), row_stride, channel_stride, c_begin, b);
+  else RunScalar(*this, acc, channels, begin, end, static_cast<int8_t*>(y), row_stride, channel_stride, c_begin, b);
 }
 
 std::string Int8Requant::Word() const {

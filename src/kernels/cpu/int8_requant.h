@@ -28,9 +28,10 @@ struct Int8Requant {
   int32_t zero_point = 0, qmin = 0, qmax = 255;
 
   // Rows of `channels` accumulators (acc[r * channels + c]) into y at
-  // y[r * row_stride + c * channel_stride] (elements), rows [begin, end).
+  // y[r * row_stride + c * channel_stride] (elements), rows [begin, end); with
+  // `bias_override` (one per channel) in place of `bias`.
   void Run(const int32_t* acc, int64_t channels, int64_t begin, int64_t end, void* y, int64_t row_stride,
-           int64_t channel_stride) const;
+           int64_t channel_stride, const int32_t* bias_override = nullptr) const;
   std::string Word() const;  // "float requant" / "fixed-point requant", with the clamp
 };
 
