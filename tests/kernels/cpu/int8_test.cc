@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "cpu_test_util.h"
+#include "kernels/cpu/int8_requant.h"
 
 namespace edgec::testing_cpu {
 namespace {
@@ -222,6 +223,58 @@ TEST(CpuInt8, QLinearConvAmxAndVnniCandidatesEqualReference) {
     EXPECT_GE(both, 30) << "cases with an AMX and a non-AMX candidate";
   }
   std::printf("QLinearConv: %d of %d case(s) had an AMX and a non-AMX candidate, %d measured\n", both, ran, measured);
+}
+
+// The requantization epilogue on every ISA against ONNX's formula written out here:
+// saturate(round_half_to_even(f32(acc + b) · m) + zp), clamped to [qmin, qmax]. Channel counts
+// cover the 64-wide path, its 16-wide and masked tails; multipliers of 0.5 with odd sums make
+// exact ties; large sums and multipliers overflow both ends of the range.
+TEST(CpuInt8, RequantizationEqualsTheFormulaOnEveryIsa) {
+  std::mt19937 rng(812);
+  int cases = 0;
+  for (int64_t channels : {1, 5, 16, 24, 64, 80, 130, 192}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      const DType out = trial % 2 ? DType::kI8 : DType::kU8;
+      const int32_t tmin = out == DType::kU8 ? 0 : -128, tmax = out == DType::kU8 ? 255 : 127;
+      const int32_t zp = static_cast<int32_t>(RandInt(rng, tmin, tmax));
+      Attributes attrs;
+      if (trial % 3 == 2) {
+        attrs.Set("edgec_qmin", std::min<int64_t>(zp + 2, tmax));
+        attrs.Set("edgec_qmax", std::min<int64_t>(zp + 70, tmax));
+      }
+      std::vector<float> w_scale(channels);
+      std::vector<int32_t> bias(channels);
+      for (int64_t c = 0; c < channels; ++c) {
+        w_scale[c] = c % 4 == 0 ? 0.5f : RandScale(rng, 0.001f, trial == 5 ? 40.f : 0.05f);
+        bias[c] = static_cast<int32_t>(RandInt(rng, -3000, 3000));
+      }
+      // x_scale 1, y_scale 1: the multiplier is w_scale itself (0.5: exact ties on odd sums).
+      auto rq = cpu::MakeInt8Requant(attrs, "requant", 1.f, w_scale, channels, 1.f, zp, out, bias.data());
+      ASSERT_TRUE(rq.ok()) << rq.status().ToString();
+      const int64_t rows = 37;
+      std::vector<int32_t> acc(rows * channels);
+      for (int32_t& a : acc) a = static_cast<int32_t>(RandInt(rng, trial == 4 ? -2000000000 : -40000, trial == 4 ? 2000000000 : 40000));
+      std::vector<int32_t> want(acc.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < channels; ++c) {
+          const float f = static_cast<float>(acc[r * channels + c] + bias[c]) * rq->multiplier[c];
+          const float q = std::nearbyint(f) + static_cast<float>(zp);
+          want[r * channels + c] = static_cast<int32_t>(std::min(std::max(q, static_cast<float>(rq->qmin)), static_cast<float>(rq->qmax)));
+        }
+      ForEachIsa([&] {
+        std::vector<uint8_t> y(acc.size(), 0xAA);
+        rq->Run(acc.data(), channels, 0, rows, y.data(), channels, 1);
+        int wrong = 0;
+        for (size_t i = 0; i < y.size(); ++i) {
+          const int32_t got = out == DType::kU8 ? y[i] : static_cast<int8_t>(y[i]);
+          if (got != want[i] && wrong++ < 3)
+            ADD_FAILURE() << channels << " channels, trial " << trial << ", element " << i << ": got " << got << ", want " << want[i];
+        }
+      });
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 48);
 }
 
 TEST(CpuInt8, QLinearMatMulEqualsReference) {
