@@ -5,11 +5,12 @@
 // with ONNX's padding (pads hold zp, so they add nothing), and oneDNN's zero padding makes
 // sum(x w) skip the pads; so -zp sum(w) goes into the bias, and outputs whose window
 // overlaps the padding get zp times the weights over the padded taps added back through
-// their bias (one bias per class of border row and column, used by the requantization). oneDNN 2.6's brgemm and AMX convolutions take no
-// zero point at all, and its jit AMX one sums some layers wrongly with one. Keeping oneDNN to the integer sum is what makes the kernel equal the
-// reference bit for bit: its own f32 scale/bias/zero-point post-processing rounds and orders
-// differently. The s32 accumulators are NHWC in scratch; a row-major source is reordered to
-// NHWC in scratch first.
+// their bias (one bias per class of border row and column, used by the requantization).
+// oneDNN 2.6's brgemm and AMX convolutions take no zero point at all, and its jit AMX one
+// sums some layers wrongly with one. Keeping oneDNN to the integer sum is what makes the
+// kernel equal the reference bit for bit: its own f32 scale/bias/zero-point post-processing
+// rounds and orders differently. The s32 accumulators are NHWC in scratch; a row-major
+// source is reordered to NHWC in scratch first.
 //
 // Exactness depends on oneDNN's integer sum being exact: it is on CPUs with VNNI
 // (vpdpbusd); without VNNI oneDNN 2.6 multiplies u8·s8 pairs with vpmaddubsw, whose 16-bit
