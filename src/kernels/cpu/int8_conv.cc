@@ -98,14 +98,24 @@ class Int8ConvKernel final : public Kernel {
       return;
     }
     const int64_t width = out_width_, rows = static_cast<int64_t>(row_class_.size());
-    for (int64_t p = begin; p < end;) {
-      const int rc = row_class_[(first_row + p / width) % rows], cc = col_class_[p % width];
-      int64_t q = p + 1;  // the run: the row's next pixels of the same column class
-      while (q < end && q % width != 0 && col_class_[q % width] == cc) ++q;
-      rq_.Run(acc, channels_, p, q, y, channels_, 1, class_bias_.data() + (rc * col_classes_ + cc) * channels_);
-      p = q;
+    int64_t ow = begin % width, oh = (first_row + begin / width) % rows;  // divisions once per call
+    for (int64_t p = begin; p < end; ow = 0, oh = oh + 1 == rows ? 0 : oh + 1) {
+      const int64_t row_end = std::min(end, p + width - ow);  // pixel p is at column ow
+      const int32_t* row_bias = class_bias_.data() + row_class_[oh] * col_classes_ * channels_;
+      for (const ColumnRun& run : column_runs_) {
+        const int64_t from = p + std::max<int64_t>(run.begin - ow, 0), to = std::min(row_end, p + run.end - ow);
+        if (from >= row_end) break;
+        if (from < to) rq_.Run(acc, channels_, from, to, y, channels_, 1, row_bias + run.column_class * channels_);
+      }
+      p = row_end;
     }
   }
+
+  // Output columns [begin, end) of one column class, in order across the width.
+  struct ColumnRun {
+    int64_t begin, end;
+    int column_class;
+  };
 
   // Output rows [out_row, out_row + rows) of one image from input rows starting at
   // in_row (the primitive's padding covers the rest), `pixels` = rows x output width.
@@ -131,9 +141,10 @@ class Int8ConvKernel final : public Kernel {
   // The bias of each border class: class_bias_[(row class * col_classes_ + col class) *
   // channels_ + c] is the requantization's bias plus the zero point's border sum of outputs in
   // that row and column class (class 0: the window misses the padding; row_class_ per output
-  // row, col_class_ per output column). Empty: no border sums.
+  // row). Empty: no border sums.
   std::vector<int32_t> class_bias_;
-  std::vector<int> row_class_, col_class_;
+  std::vector<int> row_class_;
+  std::vector<ColumnRun> column_runs_;  // the output columns by class, covering the width
   int col_classes_ = 1;
   bool amx_ = false;   // some convolution is one of oneDNN's AMX implementations
   std::string impl_;   // the first one's name
@@ -370,7 +381,10 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
       k->class_bias_.push_back(static_cast<int32_t>(b));
     }
     k->row_class_ = row_class;
-    k->col_class_ = col_class;
+    for (int64_t ow = 0; ow < static_cast<int64_t>(col_class.size()); ++ow) {
+      if (ow == 0 || col_class[ow] != col_class[ow - 1]) k->column_runs_.push_back({ow, ow + 1, col_class[ow]});
+      else k->column_runs_.back().end = ow + 1;
+    }
     k->col_classes_ = col_classes;
     k->src_row_bytes_ = x.dims[1] * x.dims[3];  // 1-byte elements
     k->image_src_bytes_ = k->src_row_bytes_ * x.dims[2];
