@@ -453,26 +453,52 @@ class GlobalAveragePoolKernel final : public Kernel {
     auto* y = static_cast<uint8_t*>(out[0]);
     // One f64 and one int32 sum per (image, channel): threads write disjoint ones.
     auto* fsum = static_cast<double*>(scratch);
-    auto* isum = reinterpret_cast<int32_t*>(fsum + n_ * c_);
+    auto* isum = reinterpret_cast<int32_t*>(fsum + threads_ * n_ * c_);
+    if (SplitsPixels()) {
+      // NHWC with several threads: each sums a share of the pixels of every channel (split by
+      // channels, both would read every cache line), then the shares are added. The f64 sums
+      // are exact below kExactPoolPlane terms (see there), so the order does not matter.
+      ParallelFor(threads_, threads_, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t t = lo; t < hi; ++t)
+          for (int64_t b = 0; b < n_; ++b)
+            Pool(x, b, plane_ * t / threads_, plane_ * (t + 1) / threads_, 0, c_, fsum + (t * n_ + b) * c_,
+                 isum + (t * n_ + b) * c_);
+      });
+      for (int64_t i = 0; i < n_ * c_; ++i) {
+        double f = fsum[i];
+        int32_t q = isum[i];
+        for (int64_t t = 1; t < threads_; ++t) f += fsum[t * n_ * c_ + i], q += isum[t * n_ * c_ + i];
+        y[i] = static_cast<uint8_t>(Requantize(f, q));
+      }
+      return Status::Ok();
+    }
     ParallelFor(threads_, n_ * c_, std::max<int64_t>(1, kGrain / plane_), [&](int64_t lo, int64_t hi) {
       for (int64_t b = lo / c_; b * c_ < hi; ++b) {
         const int64_t c0 = std::max(lo - b * c_, int64_t{0}), c1 = std::min(hi - b * c_, c_);
-        Pool(x, b, c0, c1, fsum + b * c_ + c0, isum + b * c_ + c0);
+        Pool(x, b, 0, plane_, c0, c1, fsum + b * c_ + c0, isum + b * c_ + c0);
         for (int64_t c = c0; c < c1; ++c) y[b * c_ + c] = static_cast<uint8_t>(Requantize(fsum[b * c_ + c], isum[b * c_ + c]));
       }
     });
     return Status::Ok();
   }
-  size_t scratch_bytes() const override { return static_cast<size_t>(n_ * c_) * (sizeof(double) + sizeof(int32_t)); }
-  // The sums of channels [c0, c1) of image b into fsum[0, c1 - c0) and isum alike.
-  void Pool(const uint8_t* x, int64_t b, int64_t c0, int64_t c1, double* fsum, int32_t* isum) const {
+  bool SplitsPixels() const {
+    return nhwc_ && threads_ > 1 && plane_ >= 64 * threads_ && plane_ < kExactPoolPlane && !fixed_point_;
+  }
+  size_t scratch_bytes() const override {
+    return static_cast<size_t>(threads_ * n_ * c_) * (sizeof(double) + sizeof(int32_t));
+  }
+  // The sums over pixels [p0, p1) of channels [c0, c1) of image b into fsum[0, c1 - c0) and
+  // isum alike.
+  void Pool(const uint8_t* x, int64_t b, int64_t p0, int64_t p1, int64_t c0, int64_t c1, double* fsum,
+            int32_t* isum) const {
     std::fill(fsum, fsum + (c1 - c0), 0.0);
     std::fill(isum, isum + (c1 - c0), 0);
     int64_t from = c0;
+    const uint8_t* first = x + (b * plane_ + p0) * c_;  // NHWC: pixel p0 of image b
     if (nhwc_ && HasAvx512())
-      from = PoolSumsNhwcAvx512(x + b * plane_ * c_, plane_, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, fixed_point_);
+      from = PoolSumsNhwcAvx512(first, p1 - p0, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, fixed_point_);
     if (nhwc_ && HasAvx2())
-      from = PoolSumsNhwcAvx2(x + b * plane_ * c_, plane_, c_, from, c1, x_u8_, zx_, sx_, fsum + (from - c0),
+      from = PoolSumsNhwcAvx2(first, p1 - p0, c_, from, c1, x_u8_, zx_, sx_, fsum + (from - c0),
                               isum + (from - c0), fixed_point_);
     auto add = [&](int64_t c, int64_t at) {
       const int32_t q = (x_u8_ ? x[at] : static_cast<int8_t>(x[at])) - zx_;
@@ -480,11 +506,11 @@ class GlobalAveragePoolKernel final : public Kernel {
       fsum[c - c0] += static_cast<double>(static_cast<float>(q) * sx_);
     };
     if (nhwc_) {
-      for (int64_t p = 0; p < plane_; ++p)
+      for (int64_t p = p0; p < p1; ++p)
         for (int64_t c = from; c < c1; ++c) add(c, (b * plane_ + p) * c_ + c);
     } else {
       for (int64_t c = from; c < c1; ++c)
-        for (int64_t p = 0; p < plane_; ++p) add(c, (b * c_ + c) * plane_ + p);
+        for (int64_t p = p0; p < p1; ++p) add(c, (b * c_ + c) * plane_ + p);
     }
   }
   int32_t Requantize(double fsum, int32_t isum) const {
@@ -495,8 +521,9 @@ class GlobalAveragePoolKernel final : public Kernel {
         std::min(std::max(std::nearbyint(f) + static_cast<float>(zy_), static_cast<float>(qmin_)), static_cast<float>(qmax_)));
   }
   std::string Describe() const override {
-    return fmt::format("own quantized global average pool{}{}", fixed_point_ ? " (fixed point)" : "",
-                       !nhwc_ ? "" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "");
+    return fmt::format("own quantized global average pool{}{}{}", fixed_point_ ? " (fixed point)" : "",
+                       !nhwc_ ? "" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "",
+                       SplitsPixels() ? fmt::format(", pixels split between {} threads", threads_) : "");
   }
   float sx_ = 1, sy_ = 1;
   int32_t zx_ = 0, zy_ = 0, qmin_ = 0, qmax_ = 255;

@@ -496,10 +496,12 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
   // float mode equals DequantizeLinear -> GlobalAveragePool -> QuantizeLinear on the
   // reference kernels bit for bit, and the fixed-point mode is within one step of it.
   std::mt19937 rng(815);
+  int split = 0;
   for (int trial = 0; trial < 30; ++trial) {
     const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 ? DType::kU8 : DType::kI8;
     Dims dims = {RandInt(rng, 1, 2), RandInt(rng, 1, 70), RandInt(rng, 1, 9), RandInt(rng, 1, 9)};
-    // Large planes: the channels (of both images) split between the two threads.
+    // Large planes on two threads: row-major splits the channels (of both images), NHWC in
+    // float mode the pixels (their partial sums added after).
     if (trial % 5 == 4) dims = {RandInt(rng, 1, 2), RandInt(rng, 20, 70), RandInt(rng, 40, 60), RandInt(rng, 40, 60)};
     const int64_t zx = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
     const int64_t zy = yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
@@ -514,6 +516,7 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
     ForEachIsa([&] {
       const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qgap {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
       EXPECT_NE(d.find("global average pool"), std::string::npos) << d;
+      split += d.find("pixels split between 2 threads") != std::string::npos;
     });
     auto folded = testing_mv::RunOp(c.op, c.inputs, a);
     auto dq = testing_mv::RunOp(OpKind::kDequantizeLinear, {x, ScalarF(sx), ScalarQ(xt, zx)});
@@ -524,6 +527,7 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
     ASSERT_TRUE(island.ok());
     EXPECT_TRUE(Close((*folded)[0], (*island)[0], 0, trial % 3 == 1 ? 1 : 0)) << "trial " << trial;
   }
+  EXPECT_GE(split, 2) << "NHWC cases whose pixels were split between threads";
 }
 
 TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
