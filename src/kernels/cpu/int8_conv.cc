@@ -258,8 +258,9 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
   // file comment): per output row the kernel rows whose input row is padding, per column
   // the kernel columns likewise; a class per distinct set.
   std::vector<int32_t> folded;
-  std::vector<int32_t> border;
-  std::vector<int> row_class, col_class;
+  std::vector<int32_t> class_bias;  // the kernel's class_bias_
+  std::vector<int> row_class;
+  std::vector<Int8ConvKernel::ColumnRun> column_runs;
   int col_classes = 1;
   if (x_zp != 0) {
     const int64_t kh = w_spatial[0], kw = w_spatial[1], taps = kh * kw, per_channel = wt->numel() / m;
@@ -293,10 +294,9 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     };
     std::vector<std::vector<bool>> row_masks, col_masks;
     row_class = classes(0, &row_masks);
-    col_class = classes(1, &col_masks);
+    const std::vector<int> col_class = classes(1, &col_masks);
     col_classes = static_cast<int>(col_masks.size());
     if (row_masks.size() > 1 || col_masks.size() > 1) {
-      border.assign(row_masks.size() * col_masks.size() * m, 0);
       for (size_t rc = 0; rc < row_masks.size(); ++rc)
         for (size_t cc = 0; cc < col_masks.size(); ++cc)
           for (int64_t c = 0; c < m; ++c) {
@@ -304,8 +304,14 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
             for (int64_t i = 0; i < kh; ++i)
               for (int64_t j = 0; j < kw; ++j)
                 if (row_masks[rc][i] || col_masks[cc][j]) padded += tap_sum[c * taps + i * kw + j];
-            border[(rc * col_masks.size() + cc) * m + c] = static_cast<int32_t>(x_zp * padded);
+            const int64_t b = folded[c] + static_cast<int64_t>(x_zp) * padded;
+            if (b < INT32_MIN || b > INT32_MAX) return Refuse(req, "B with the zero point's border sums exceeds int32");
+            class_bias.push_back(static_cast<int32_t>(b));
           }
+      for (int64_t ow = 0; ow < static_cast<int64_t>(col_class.size()); ++ow) {
+        if (ow == 0 || col_class[ow] != col_class[ow - 1]) column_runs.push_back({ow, ow + 1, col_class[ow]});
+        else column_runs.back().end = ow + 1;
+      }
     }
   }
   ASSIGN_OR_RETURN(Int8Requant rq, MakeInt8Requant(*req.attrs, req.label, x_scale, w_scale, m, y_scale, y_zp,
@@ -375,16 +381,9 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     k->out_width_ = y.dims[3];
     k->image_rows_ = y.dims[2];
     k->image_pixels_ = y.dims[2] * y.dims[3];
-    for (size_t i = 0; i < border.size(); ++i) {
-      const int64_t b = static_cast<int64_t>(border[i]) + rq.bias[i % m];
-      if (b < INT32_MIN || b > INT32_MAX) return Refuse(req, "B with the zero point's border sums exceeds int32");
-      k->class_bias_.push_back(static_cast<int32_t>(b));
-    }
+    k->class_bias_ = class_bias;
     k->row_class_ = row_class;
-    for (int64_t ow = 0; ow < static_cast<int64_t>(col_class.size()); ++ow) {
-      if (ow == 0 || col_class[ow] != col_class[ow - 1]) k->column_runs_.push_back({ow, ow + 1, col_class[ow]});
-      else k->column_runs_.back().end = ow + 1;
-    }
+    k->column_runs_ = column_runs;
     k->col_classes_ = col_classes;
     k->src_row_bytes_ = x.dims[1] * x.dims[3];  // 1-byte elements
     k->image_src_bytes_ = k->src_row_bytes_ * x.dims[2];
@@ -501,7 +500,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
                                reorder ? (k->nhwc_out_ ? " via reorder in" : " via reorders in out")
                                        : (k->nhwc_out_ ? "" : " via reorder out"),
                                k->rq_.Word(),
-                               x_zp == 0 ? "" : border.empty() ? " (zero point in the bias)" : " (zero point in the bias and border sums)");
+                               x_zp == 0 ? "" : class_bias.empty() ? " (zero point in the bias)" : " (zero point in the bias and border sums)");
     for (const auto& band_pd : pds) k->amx_ = k->amx_ || IsAmxImpl(band_pd);
     return std::unique_ptr<Kernel>(std::move(k));
   };

@@ -62,12 +62,6 @@ __attribute__((target("avx2"))) int64_t RunFloatAvx2(const Int8Requant& rq, cons
   return vec_end;
 }
 
-// The same on AVX-512, in an equivalent order of fewer operations: since qmin and qmax are
-// integers, clamp(round(f) + zp, qmin, qmax) = round(clamp(f, qmin - zp, qmax - zp)) + zp,
-// so the product is clamped in f32, rounded to nearest even by the conversion itself and the
-// zero point added as an integer. 64 channels at a time are narrowed with two packs and one
-// permute (vpmovdb takes two shuffles per 16); the last < 64 channels go 16 at a time, the
-// tail under a mask (a layer of 24 or 40 channels has no scalar remainder).
 // 16 values: (acc + bias) · m clamped to [lo, hi] (qmin - zp, qmax - zp), rounded to nearest
 // even, + zp: int32 in [qmin, qmax].
 __attribute__((target("avx512f"))) inline __m512i Quantize16(const int32_t* a, const int32_t* bias, const float* mult,
@@ -78,6 +72,12 @@ __attribute__((target("avx512f"))) inline __m512i Quantize16(const int32_t* a, c
   return _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
 }
 
+// The same on AVX-512, in an equivalent order of fewer operations: since qmin and qmax are
+// integers, clamp(round(f) + zp, qmin, qmax) = round(clamp(f, qmin - zp, qmax - zp)) + zp,
+// so the product is clamped in f32, rounded to nearest even by the conversion itself and the
+// zero point added as an integer (Quantize16). 64 channels at a time are narrowed with two
+// packs and one permute (vpmovdb takes two shuffles per 16); the last < 64 channels go 16 at
+// a time, the tail under a mask (a layer of 24 or 40 channels has no scalar remainder).
 __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Requant& rq, const int32_t* acc,
                                                                    int64_t channels, int64_t begin, int64_t end,
                                                                    void* y, int64_t row_stride, const int32_t* bias) {

@@ -2,7 +2,6 @@
 // request checks the families share.
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "kernels/cpu/common.h"
 
@@ -225,11 +224,7 @@ std::string LayoutWord(Layout l) { return l == Layout::kNHWC ? "nhwc" : std::str
 
 std::pair<double, double> TimeTwoKernels(Kernel& a, Kernel& b, const std::vector<size_t>& in_bytes,
                                          const std::vector<size_t>& out_bytes) {
-  auto buffer = [](size_t bytes) {
-    Tensor t(DType::kU8, {static_cast<int64_t>(std::max<size_t>(bytes, 1))});
-    std::memset(t.raw(), 0, t.nbytes());
-    return t;
-  };
+  auto buffer = [](size_t bytes) { return Tensor(DType::kU8, {static_cast<int64_t>(bytes)}); };  // zero-filled
   std::vector<Tensor> keep;
   std::vector<const void*> in;
   std::vector<void*> out;
