@@ -110,7 +110,7 @@ std::string NamedPipelineText(int level) {
   // regions, zero-copy views (views last: it reads the layouts the others chose). NHWC
   // regions may give up in-place Concats up to 0.066 bytes per MAC (a row-major region
   // pays oneDNN's reorders around every conv instead; measured in layout.cc's comment).
-  const std::string o3 = o2 + ",horizontal-fusion,cse,eliminate-dead,layout{max_concat_copy_per_mac=0.066},views";
+  const std::string o3 = o2 + ",horizontal-fusion,cse,eliminate-dead,dissolve-concat,layout{max_concat_copy_per_mac=0.066},views";
   switch (level) {
     case 0: return "";
     case 1: return o1;
