@@ -25,6 +25,7 @@ KernelOr CreateConv1x1GemmKernel(const KernelRequest& req);  // conv1x1_gemm.cc 
 KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
 KernelOr CreateGemvKernel(const KernelRequest& req);       // gemv.cc (tried first for one-row products)
 KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
+KernelOr CreateMaxPoolNhwcKernel(const KernelRequest& req);  // pool.cc (tried first for NHWC f32 MaxPool)
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
 KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc
 KernelOr CreateInt8MatMulKernel(const KernelRequest& req); // int8_matmul.cc

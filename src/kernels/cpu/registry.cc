@@ -62,8 +62,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateConvKernel(req);
     case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
       return CreateMatMulKernel(req);
-    case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
-    case OpKind::kGlobalMaxPool:
+    case OpKind::kMaxPool: {
+      KernelOr own = CreateMaxPoolNhwcKernel(req);
+      if (own.ok()) return own;
+      return CreatePoolKernel(req);
+    }
+    case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool:
       return CreatePoolKernel(req);
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
     case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2: case OpKind::kReduceSumSquare:

@@ -71,6 +71,9 @@ struct Table {
   void (*rms_norm_row)(const float* x, float* y, int64_t n, const float* scale, float epsilon);
   // y[i] = sum_t w[t] * x[t][i] for t < taps (the blend of a linear resize); y != x[t].
   void (*blend)(const float* const* x, const float* w, int taps, float* y, int64_t n);
+  // y[i] = max over t < taps of x[t][i], taps >= 1 (a max pool's window); a NaN wins only
+  // from x[0] (as the reference's `x > best`). y != x[t].
+  void (*window_max)(const float* const* x, int taps, float* y, int64_t n);
   // One column panel of a matrix-vector product: y[j] = sum_t x[t] * w[t * kGemvPanel + j]
   // for j < kGemvPanel, the panel's k rows stored one after another (one stream of memory).
   void (*gemv_panel)(const float* x, const float* w, int64_t k, float* y);

@@ -93,6 +93,7 @@ const Table kAvx2Table = {
     avx2::AffineRow,
     avx2::RmsNormRow,
     avx2::Blend,
+    avx2::WindowMax,
     avx2::GemvPanel,
 };
 

@@ -87,6 +87,7 @@ const Table kAvx512Table = {
     avx512::AffineRow,
     avx512::RmsNormRow,
     avx512::Blend,
+    avx512::WindowMax,
     avx512::GemvPanel,
 };
 

@@ -72,6 +72,7 @@ const Table kScalarTable = {
     scalar::AffineRow,
     scalar::RmsNormRow,
     scalar::Blend,
+    scalar::WindowMax,
     scalar::GemvPanel,
 };
 

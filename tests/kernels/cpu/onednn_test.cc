@@ -505,6 +505,49 @@ TEST(CpuPool, MaxAndAveragePoolMatchReference) {
   }
 }
 
+// The own NHWC MaxPool: channel counts across the 4-vector blocks, the single vectors and
+// the tails of every ISA; pads, dilation, ceil_mode; 1 and 2 threads; NaNs win only as
+// the reference lets them (the first valid tap of a window).
+TEST(CpuPool, OwnNhwcMaxPoolEqualsReferenceOnEveryIsa) {
+  std::mt19937 rng(84);
+  int own = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t channels = std::vector<int64_t>{1, 3, 8, 16, 17, 64, 67, 130}[trial % 8];
+    const int64_t k = RandInt(rng, 1, 3), s = RandInt(rng, 1, 2), d = trial % 5 == 0 ? 2 : 1;
+    const int64_t reach = (k - 1) * d + 1;
+    const Dims x = {RandInt(rng, 1, 2), channels, RandInt(rng, reach, 11), RandInt(rng, reach, 11)};
+    Attributes a = Attrs({{"kernel_shape", Dims{k, k}}, {"strides", Dims{s, s}}, {"dilations", Dims{d, d}}});
+    const int64_t p = RandInt(rng, 0, reach - 1);
+    a.Set("pads", Dims{p, 0, RandInt(rng, 0, reach - 1), p});
+    if (trial % 3 == 0) a.Set("ceil_mode", int64_t{1});
+    Tensor input = Random(x, rng);
+    if (trial % 4 == 1) {
+      for (int64_t i = 0; i < input.numel(); i += 7) input.data<float>()[i] = std::nanf("");
+    }
+    FastCase c{OpKind::kMaxPool, {input}, a};
+    c.nhwc = true;
+    c.threads = trial % 2 ? 2 : 1;
+    if (!testing_mv::RunOp(c.op, c.inputs, c.attrs).ok()) continue;
+    ForEachIsa([&] {
+      auto fast = RunFast(c);
+      ASSERT_TRUE(fast.ok()) << fast.status().message();
+      if (fast->describe.find("own MaxPool") == std::string::npos) return;
+      ++own;
+      auto want = testing_mv::RunOp(c.op, c.inputs, c.attrs);
+      ASSERT_TRUE(want.ok());
+      const auto& w = (*want)[0];
+      const auto& g = fast->outputs[0];
+      ASSERT_EQ(w.dims(), g.dims());
+      for (int64_t i = 0; i < w.numel(); ++i) {
+        const float a = w.data<float>()[i], b = g.data<float>()[i];
+        ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b)))
+            << "trial " << trial << " x " << DimsStr(x) << " element " << i << ": " << b << " vs " << a;
+      }
+    });
+  }
+  EXPECT_GE(own, 60);  // most cases of 40 trials x ISAs take the own kernel
+}
+
 TEST(CpuPool, GlobalPools) {
   std::mt19937 rng(82);
   for (Dims x : {Dims{1, 64, 7, 7}, Dims{2, 3, 5, 1}, Dims{1, 5, 9}, Dims{2, 3, 2, 3, 4}}) {
