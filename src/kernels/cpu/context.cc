@@ -75,7 +75,7 @@ int CapFromEnvironment() {
 }
 
 std::atomic<int> g_isa_cap{CapFromEnvironment()};
-std::atomic<Int8ConvChoice> g_int8_conv_choice{Int8ConvChoice::kMeasure};
+std::atomic<MeasuredChoice> g_measured_choice{MeasuredChoice::kMeasure};
 
 }  // namespace
 
@@ -94,8 +94,8 @@ bool CapVectorIsa(std::string_view isa) {
   return true;
 }
 
-void SetInt8ConvChoice(Int8ConvChoice choice) { g_int8_conv_choice.store(choice, std::memory_order_relaxed); }
-Int8ConvChoice CurrentInt8ConvChoice() { return g_int8_conv_choice.load(std::memory_order_relaxed); }
+void SetMeasuredChoice(MeasuredChoice choice) { g_measured_choice.store(choice, std::memory_order_relaxed); }
+MeasuredChoice CurrentMeasuredChoice() { return g_measured_choice.load(std::memory_order_relaxed); }
 
 std::vector<std::string_view> VectorIsas() {
   std::vector<std::string_view> names;

@@ -506,11 +506,11 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
   };
   return CatchDnnl(req.label, [&]() -> KernelOr {
     ASSIGN_OR_RETURN(std::unique_ptr<Kernel> first, build(dilated));
-    const Int8ConvChoice choice = CurrentInt8ConvChoice();
-    if (!static_cast<Int8ConvKernel&>(*first).amx_ || choice == Int8ConvChoice::kFirst) return first;
+    const MeasuredChoice choice = CurrentMeasuredChoice();
+    if (!static_cast<Int8ConvKernel&>(*first).amx_ || choice == MeasuredChoice::kFirst) return first;
     KernelOr other = build(/*skip_amx=*/true);
     if (!other.ok()) return first;  // AMX is all oneDNN has here
-    if (choice == Int8ConvChoice::kNoAmx) return other;
+    if (choice == MeasuredChoice::kSecond) return other;
     // oneDNN's brgemm AMX convolutions win on large layers (resnet18's 3x3s 2-3.7x) and lose
     // on small ones (mobilenet_v3_small's squeeze-excite 1x1s), with no size rule that
     // separates them on the zoo: the two kernels are timed here, on this CPU.

@@ -85,12 +85,16 @@ std::vector<std::string_view> VectorIsas();
 // The one the own kernels take now.
 std::string_view VectorIsa();
 
-// How the int8 convolution chooses, on a CPU with AMX, between oneDNN's first (AMX)
-// implementation and the first that is not AMX (VNNI): kMeasure (the default) runs both once
-// at creation and keeps the faster; kFirst and kNoAmx take one without measuring, for tests
-// that check both against the reference. Applies to kernels created afterwards.
-enum class Int8ConvChoice { kMeasure, kFirst, kNoAmx };
-void SetInt8ConvChoice(Int8ConvChoice choice);
-Int8ConvChoice CurrentInt8ConvChoice();
+// Kernels with two exact candidates and no rule that separates them build both and keep
+// the faster, timed side by side at creation (kMeasure, the default):
+//   - the int8 convolution on a CPU with AMX: oneDNN's first implementation (AMX) vs the
+//     first that is not AMX (VNNI);
+//   - the f32 convolution of a row-major source of at most 4 channels (an image): oneDNN's
+//     choice after reordering the source vs its first-layer kernel reading it as it is.
+// kFirst and kSecond take one of the two without measuring, for tests that check both
+// against the reference. Applies to kernels created afterwards.
+enum class MeasuredChoice { kMeasure, kFirst, kSecond };
+void SetMeasuredChoice(MeasuredChoice choice);
+MeasuredChoice CurrentMeasuredChoice();
 
 }  // namespace edgec::cpu

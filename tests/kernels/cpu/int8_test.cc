@@ -177,12 +177,12 @@ TEST(CpuInt8, QLinearConvInBandsEqualsReference) {
 }
 
 // On a CPU with AMX the kernel times oneDNN's AMX convolution against the first that is not
-// AMX and keeps the faster (Int8ConvChoice::kMeasure): both candidates must equal the
+// AMX and keeps the faster (MeasuredChoice::kMeasure): both candidates must equal the
 // reference, the measured choice must say what it beat, dilated layers must never get AMX
 // (oneDNN 2.6's is wrong there), and without AMX nothing is measured.
 TEST(CpuInt8, QLinearConvAmxAndVnniCandidatesEqualReference) {
   struct Restore {
-    ~Restore() { cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kMeasure); }
+    ~Restore() { cpu::SetMeasuredChoice(cpu::MeasuredChoice::kMeasure); }
   } restore;
   const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
   std::mt19937 rng(811);
@@ -193,11 +193,11 @@ TEST(CpuInt8, QLinearConvAmxAndVnniCandidatesEqualReference) {
     if (!RefusalWith7BitFallback(t).empty()) continue;  // i8 without VNNI, or only oneDNN's reference
     const Dims dil = t.c.attrs.GetInts("dilations", {1, 1});
     const bool dilated = dil[0] != 1 || dil[1] != 1;
-    cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kFirst);
+    cpu::SetMeasuredChoice(cpu::MeasuredChoice::kFirst);
     const std::string first = ExpectMatchesRef(t.c, 0, 0, t.what + " (oneDNN's first)");
-    cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kNoAmx);
+    cpu::SetMeasuredChoice(cpu::MeasuredChoice::kSecond);
     const std::string no_amx = ExpectMatchesRef(t.c, 0, 0, t.what + " (first not AMX)");
-    cpu::SetInt8ConvChoice(cpu::Int8ConvChoice::kMeasure);
+    cpu::SetMeasuredChoice(cpu::MeasuredChoice::kMeasure);
     const std::string chosen = ExpectMatchesRef(t.c, 0, 0, t.what + " (measured)");
     ++ran;
     const bool first_amx = first.find("amx") != std::string::npos;

@@ -234,33 +234,50 @@ TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
   }
 }
 
-// A row-major image of at most 4 channels, row-major out: oneDNN reads the source as it is
-// (its first-layer kernel), only the output goes through a reorder; more channels, or an
-// NHWC output, reorder the source too. All match the reference.
-TEST(CpuConv, FewChannelRowMajorSourceIsReadAsItIs) {
+// A row-major image of at most 4 channels: the kernel builds oneDNN's choice after a
+// reorder of the source and its first-layer kernel reading the source as it is (the output
+// reordered out, except that 16 NHWC channels are nChw16c itself), and keeps the faster
+// (MeasuredChoice). Each candidate must match the reference; 8 channels measure nothing.
+TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
+  struct Restore {
+    ~Restore() { cpu::SetMeasuredChoice(cpu::MeasuredChoice::kMeasure); }
+  } restore;
   std::mt19937 rng(68);
   struct Shape {
-    int64_t c_in, k, stride;
-    bool nhwc, source_as_is;
+    int64_t c_in, c_out, k, stride;
+    bool nhwc;
   };
-  for (const Shape& sh : std::vector<Shape>{{3, 3, 2, false, true}, {1, 3, 1, false, true}, {4, 7, 2, false, true},
-                                            {3, 3, 2, true, false}, {8, 3, 2, false, false}}) {
+  for (const Shape& sh : std::vector<Shape>{{3, 24, 3, 2, false}, {1, 8, 3, 1, false}, {4, 24, 7, 2, false},
+                                            {3, 24, 3, 2, true}, {3, 16, 3, 2, true}, {2, 16, 5, 1, true},
+                                            {8, 24, 3, 2, false}}) {
     const int64_t hw = 29, pad = sh.k / 2, out = (hw + 2 * pad - sh.k) / sh.stride + 1;
     for (int variant = 0; variant < 2; ++variant) {
       Attributes a = Attrs({{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
                             {"strides", std::vector<int64_t>{sh.stride, sh.stride}}});
       if (variant) Merge(a, Attrs({{"activation", std::string("Relu")}}));
-      testing_mv::Inputs in = {Random({2, sh.c_in, hw, hw}, rng), Random({24, sh.c_in, sh.k, sh.k}, rng, -0.3f, 0.3f),
-                               Random({24}, rng)};
-      if (variant) in.push_back(Random({2, 24, out, out}, rng));
+      testing_mv::Inputs in = {Random({2, sh.c_in, hw, hw}, rng),
+                               Random({sh.c_out, sh.c_in, sh.k, sh.k}, rng, -0.3f, 0.3f), Random({sh.c_out}, rng)};
+      if (variant) in.push_back(Random({2, sh.c_out, out, out}, rng));  // a residual
       FastCase c{variant ? OpKind::kFusedConv : OpKind::kConv, in, a};
       c.constants = {1, 2};
       c.nhwc = sh.nhwc;
       if (sh.nhwc) c.row_major_inputs = {0};  // an NHWC region's first conv reads the image row-major
       c.threads = 1 + variant;
-      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("conv {} channels {}x{} stride {} {}", sh.c_in,
-                                                                     sh.k, sh.k, sh.stride, sh.nhwc ? "nhwc" : "row-major"));
-      EXPECT_EQ(d.find("via reorders out") != std::string::npos, sh.source_as_is) << d;
+      const bool two = sh.c_in <= 4;
+      for (auto choice : {cpu::MeasuredChoice::kFirst, cpu::MeasuredChoice::kSecond, cpu::MeasuredChoice::kMeasure}) {
+        cpu::SetMeasuredChoice(choice);
+        const std::string what = fmt::format("conv {} -> {} channels {}x{} stride {} {} variant {} choice {}", sh.c_in,
+                                             sh.c_out, sh.k, sh.k, sh.stride, sh.nhwc ? "nhwc" : "row-major", variant,
+                                             static_cast<int>(choice));
+        const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, what);
+        const bool measured = d.find("measured faster than") != std::string::npos;
+        EXPECT_EQ(measured, two && choice == cpu::MeasuredChoice::kMeasure) << what << ": " << d;
+        if (two && choice == cpu::MeasuredChoice::kSecond) {
+          EXPECT_EQ(d.find("reorders in"), std::string::npos) << what << ": " << d;  // the source as it is
+          const bool bound = sh.nhwc && sh.c_out == 16;
+          EXPECT_EQ(d.find("via reorders out") == std::string::npos, bound) << what << ": " << d;
+        }
+      }
     }
   }
 }
