@@ -173,10 +173,11 @@ void BM_Sigmoid(benchmark::State& state) {
 }
 
 // The int8 kernels' requantization (int32 accumulators to u8, per-channel multipliers) of
-// `rows` pixels of 96 channels: 682 rows (256 KiB of accumulators, a band in L2) and
-// 12544 (mobilenet_v2's 112x112 expand layer, 4.8 MB). Counter: G outputs/s.
+// `rows` pixels of `channels`: 682 rows of 96 (256 KiB of accumulators, a band in L2),
+// 12544 of 96 (mobilenet_v2's 112x112 expand layer, 4.8 MB), and narrow layers (16: the
+// 112x112 stem of mobilenet_v3_small, 48, 24). Counter: G outputs/s.
 void BM_Requant(benchmark::State& state) {
-  const int64_t rows = state.range(0), channels = 96;
+  const int64_t rows = state.range(0), channels = state.range(1);
   std::vector<float> w_scale(channels, 0.01f);
   std::vector<int32_t> bias(channels, 100);
   auto rq = cpu::MakeInt8Requant(Attributes(), "bench", 0.02f, w_scale, channels, 0.5f, 3, DType::kU8, bias.data());
@@ -230,7 +231,7 @@ BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_Softmax_128x128)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_LayerNorm_128x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
-BENCHMARK(BM_Requant)->Arg(682)->Arg(12544)->ArgName("rows")->UseRealTime();
+BENCHMARK(BM_Requant)->Args({682, 96})->Args({12544, 96})->Args({12544, 16})->Args({3136, 48})->Args({3136, 24})->ArgNames({"rows", "channels"})->UseRealTime();
 BENCHMARK(BM_Sigmoid)->Args({1, 65536})->Args({1, 1204224})->Args({2, 1204224})->ArgNames({"threads", "n"})
     ->UseRealTime();
 

@@ -72,6 +72,54 @@ __attribute__((target("avx512f"))) inline __m512i Quantize16(const int32_t* a, c
   return _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
 }
 
+// Quantize16 of 16 consecutive values of a flat stream of dense rows, the first of them at
+// channel c: lanes past the last channel wrap to channels 0.. of the next row (channels >= 16).
+template <bool kMayWrap>
+__attribute__((target("avx512f"))) inline __m512i QuantizeGroup(const int32_t* a, const int32_t* bias, const float* mult,
+                                                               int64_t channels, int64_t c, __m512 lo, __m512 hi,
+                                                               __m512i zp) {
+  if (!kMayWrap || c + 16 <= channels) return Quantize16(a - c, bias, mult, c, 0xffff, lo, hi, zp);
+  const int64_t k = channels - c;  // lanes [0, k) are channels c.., lanes [k, 16) channels 0..
+  const __mmask16 first = static_cast<__mmask16>((1u << k) - 1u), rest = static_cast<__mmask16>(~first);
+  const __m512i b = _mm512_mask_loadu_epi32(_mm512_maskz_loadu_epi32(first, bias + c), rest, bias - k);
+  const __m512 m = _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(first, mult + c), rest, mult - k);
+  const __m512i v = _mm512_add_epi32(_mm512_loadu_si512(a), b);
+  const __m512 f = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), m), lo), hi);
+  return _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+}
+
+// The requantization of n values of dense rows (n a multiple of channels, 16 <= channels < 64) as one flat
+// stream, 64 at a time through the packs: a group of 16 starting at channel c takes the
+// per-channel bias and multiplier of channels c... and, when it runs past the last channel
+// (only when channels is not a multiple of 16), those of 0... for the rest.
+template <bool kMayWrap>
+__attribute__((target("avx512f,avx512bw"))) void FlatRows(const Int8Requant& rq, const int32_t* a, int64_t channels,
+                                                            int64_t n, uint8_t* out, const int32_t* bias, __m512 lo,
+                                                            __m512 hi, __m512i zp) {
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const float* mult = rq.multiplier.data();
+  auto group = [&](int64_t i, int64_t c) { return QuantizeGroup<kMayWrap>(a + i, bias, mult, channels, c, lo, hi, zp); };
+  auto next = [&](int64_t c) { return c + 16 < channels ? c + 16 : c + 16 - channels; };
+  const int64_t wide = n / 64 * 64;
+  int64_t c = 0;  // the channel of element i
+  for (int64_t i = 0; i < wide; i += 64) {
+    const int64_t c1 = next(c), c2 = next(c1), c3 = next(c2);
+    const __m512i w01 = _mm512_packs_epi32(group(i, c), group(i + 16, c1));
+    const __m512i w23 = _mm512_packs_epi32(group(i + 32, c2), group(i + 48, c3));
+    const __m512i b = rq.u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+    _mm512_storeu_si512(out + i, _mm512_permutexvar_epi32(order, b));
+    c = next(c3);
+  }
+  for (int64_t i = wide; i < n; i += 16, c = next(c)) {
+    if (n - i >= 16) {
+      _mm512_mask_cvtepi32_storeu_epi8(out + i, 0xffff, group(i, c));
+    } else {  // the last < 16 values end a row: channels c.. only
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+      _mm512_mask_cvtepi32_storeu_epi8(out + i, m, Quantize16(a + i - c, bias, mult, c, m, lo, hi, zp));
+    }
+  }
+}
+
 // The same on AVX-512, in an equivalent order of fewer operations: since qmin and qmax are
 // integers, clamp(round(f) + zp, qmin, qmax) = round(clamp(f, qmin - zp, qmax - zp)) + zp,
 // so the product is clamped in f32, rounded to nearest even by the conversion itself and the
@@ -88,6 +136,15 @@ __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Req
   const float* mult = rq.multiplier.data();
   auto* y8 = static_cast<uint8_t*>(y);
   auto quantize16 = [&](const int32_t* a, int64_t c, __mmask16 m) { return Quantize16(a, bias, mult, c, m, lo, hi, zp); };
+  // Dense rows of 16 to 63 channels (mobilenets' 16, 24, 40, 48): one flat stream (FlatRows),
+  // all of it through the packs (BM_Requant 12544 rows of 16: 40 -> 28 us, 3136 of 24: 18.6
+  // -> 14.4, of 48: 29.4 -> 20.5). Wider rows stay row by row (96 channels measured 10%
+  // slower flat out of L2).
+  if (row_stride == channels && channels >= 16 && channels < 64) {
+    if (channels % 16 == 0) FlatRows<false>(rq, acc + begin * channels, channels, (end - begin) * channels, y8 + begin * channels, bias, lo, hi, zp);
+    else FlatRows<true>(rq, acc + begin * channels, channels, (end - begin) * channels, y8 + begin * channels, bias, lo, hi, zp);
+    return channels;
+  }
   const int64_t wide_end = channels / 64 * 64;
   for (int64_t r = begin; r < end; ++r) {
     const int32_t* a = acc + r * channels;
