@@ -154,6 +154,43 @@ TEST(CpuInt8, QLinearConvEqualsReference) {
   if (refused) std::printf("QLinearConv: %d case(s) refused (no VNNI or only oneDNN's reference), %d ran\n", refused, ran);
 }
 
+// A row-major image of 3 channels (a model's quantized input) is interleaved into NHWC by
+// the kernel itself (64 pixels per step with AVX-512 VBMI, the rest and other CPUs pixel by
+// pixel): images whose pixel count is and is not a multiple of 64, NHWC and row-major
+// outputs, 1 and 2 images, every ISA, bit for bit.
+TEST(CpuInt8, QLinearConvOfAThreeChannelImageEqualsReference) {
+  std::mt19937 rng(813);
+  int interleaved = 0;
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{8, 8}, {13, 11}, {32, 50}, {7, 9}};
+  for (int trial = 0; trial < 8; ++trial) {
+    const auto [h, w] = sizes[trial % sizes.size()];
+    const DType xt = trial % 3 == 2 ? DType::kI8 : DType::kU8;
+    const Dims xd = {1 + trial % 2, 3, h, w}, wd = {16, 3, 3, 3};
+    const float x_scale = 0.02f;
+    Tensor w_scale(DType::kF32, Dims{16});
+    for (int64_t c = 0; c < 16; ++c) w_scale.data<float>()[c] = RandScale(rng, 0.001f, 0.02f);
+    const int64_t x_zp = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    Attributes a = testing_mv::Attrs({{"strides", Dims{2, 2}}, {"pads", Dims{1, 1, 1, 1}}});
+    testing_mv::Inputs inputs = {RandomActivation(xt, xd, rng, false), ScalarF(x_scale), ScalarQ(xt, x_zp),
+                                 RandomInts<int8_t>(DType::kI8, wd, rng, -127, 127), w_scale, ScalarQ(DType::kI8, 0),
+                                 ScalarF(x_scale * 0.01f * 6.f * 50.f), ScalarQ(DType::kU8, 128),
+                                 RandomInts<int32_t>(DType::kI32, {16}, rng, -20000, 20000)};
+    FastCase c{OpKind::kQLinearConv, inputs, a};
+    c.constants = {1, 2, 3, 4, 5, 6, 7, 8};
+    c.nhwc = trial % 4 < 3;
+    if (c.nhwc) c.row_major_inputs = {0};
+    c.threads = 1 + trial % 2;
+    const std::string what = fmt::format("trial {} x {} {} zp {} {}", trial, DimsStr(xd), DTypeName(xt), x_zp,
+                                         c.nhwc ? "nhwc out" : "row-major out");
+    if (NoVnniRefusal(RefusalOf(c))) continue;  // no VNNI: the Plan runs the reference kernel
+    ForEachIsa([&] {
+      const std::string d = ExpectMatchesRef(c, 0, 0, what);
+      interleaved += d.find("own interleave in") != std::string::npos;
+    });
+  }
+  if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0).c))) EXPECT_GE(interleaved, 16);
+}
+
 // Large layers run in bands of output rows (each band's accumulators requantized while in
 // cache): the first and last bands carry the padding, a band's input rows overlap its
 // neighbours' by the window; with 2 threads each runs whole bands, side by side (the band
