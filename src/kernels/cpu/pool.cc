@@ -1,8 +1,10 @@
-// Own MaxPool for dense NHWC f32 with two spatial dims (tried before oneDNN's). In NHWC the
-// C channels of one pixel are contiguous, so an output pixel is the elementwise max of the
-// rows of its valid window taps (vec::Table::window_max); pads never win, as in ONNX.
-// oneDNN 2.6's NHWC max pool ran at about half the read bandwidth this reaches (resnet18's
-// 112x112x64 stem pool; figures in docs/cpu_runtime.md).
+// Own MaxPool for dense NHWC f32, u8 and i8 with two spatial dims (tried before oneDNN's).
+// In NHWC the C channels of one pixel are contiguous, so an output pixel is the elementwise
+// max of the rows of its valid window taps (f32: vec::Table::window_max; 1-byte: WindowMax8);
+// pads never win, as in ONNX. oneDNN 2.6's NHWC max pools ran at about half the rate
+// (resnet18's 112x112x64 stem pool, squeezenet1_1's int8 one; figures in docs/cpu_runtime.md).
+#include <immintrin.h>
+
 #include <algorithm>
 
 #include "ir/conv_geometry.h"
@@ -16,43 +18,103 @@ namespace {
 
 constexpr int kMaxTaps = 64;
 
+// y[i] = max over t < taps of x[t][i] for 1-byte elements (signed for i8), taps >= 1.
+template <bool kSigned>
+__attribute__((target("avx512f,avx512bw"))) void WindowMax8Avx512(const uint8_t* const* x, int taps, uint8_t* y,
+                                                                  int64_t n) {
+  int64_t i = 0;
+  for (; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+    __m512i acc = _mm512_maskz_loadu_epi8(m, x[0] + i);
+    for (int t = 1; t < taps; ++t) {
+      const __m512i v = _mm512_maskz_loadu_epi8(m, x[t] + i);
+      acc = kSigned ? _mm512_max_epi8(acc, v) : _mm512_max_epu8(acc, v);
+    }
+    _mm512_mask_storeu_epi8(y + i, m, acc);
+  }
+}
+
+template <bool kSigned>
+void WindowMax8Scalar(const uint8_t* const* x, int taps, uint8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (kSigned) {
+      int8_t best = static_cast<int8_t>(x[0][i]);
+      for (int t = 1; t < taps; ++t) best = std::max(best, static_cast<int8_t>(x[t][i]));
+      y[i] = static_cast<uint8_t>(best);
+    } else {
+      uint8_t best = x[0][i];
+      for (int t = 1; t < taps; ++t) best = std::max(best, x[t][i]);
+      y[i] = best;
+    }
+  }
+}
+
+void WindowMax8(bool is_signed, const uint8_t* const* x, int taps, uint8_t* y, int64_t n) {
+  static const bool bw = __builtin_cpu_supports("avx512bw");
+  if (bw && VectorIsa() == "avx512") {
+    if (is_signed) WindowMax8Avx512<true>(x, taps, y, n);
+    else WindowMax8Avx512<false>(x, taps, y, n);
+  } else if (is_signed) {
+    WindowMax8Scalar<true>(x, taps, y, n);
+  } else {
+    WindowMax8Scalar<false>(x, taps, y, n);
+  }
+}
+
 class MaxPoolNhwcKernel final : public Kernel {
  public:
-  MaxPoolNhwcKernel(const Dims& x, const Dims& y, const WindowGeometry& g, int threads)
-      : n_(x[0]), c_(x[1]), ih_(x[2]), iw_(x[3]), oh_(y[2]), ow_(y[3]), g_(g), threads_(threads) {}
+  MaxPoolNhwcKernel(DType dtype, const Dims& x, const Dims& y, const WindowGeometry& g, int threads)
+      : dtype_(dtype), n_(x[0]), c_(x[1]), ih_(x[2]), iw_(x[3]), oh_(y[2]), ow_(y[3]), g_(g), threads_(threads) {
+    // The valid taps of every output row and column, once (two 64-bit divisions each).
+    for (int64_t r = 0; r < oh_; ++r)
+      rows_.push_back(StridedValidRange(g.kernel[0], g.dilations[0], r * g.strides[0] - g.pad_begin[0], ih_));
+    for (int64_t c = 0; c < ow_; ++c)
+      cols_.push_back(StridedValidRange(g.kernel[1], g.dilations[1], c * g.strides[1] - g.pad_begin[1], iw_));
+  }
 
   Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
-    const float* x = static_cast<const float*>(in[0]);
-    float* y = static_cast<float*>(out[0]);
+    const auto* x = static_cast<const std::byte*>(in[0]);
+    auto* y = static_cast<std::byte*>(out[0]);
     const vec::Table& t = vec::Kernels();
+    const int64_t es = dtype_ == DType::kF32 ? 4 : 1;
     const int64_t sh = g_.strides[0], sw = g_.strides[1], dh = g_.dilations[0], dw = g_.dilations[1];
-    const int64_t kh = g_.kernel[0], kw = g_.kernel[1], ph = g_.pad_begin[0], pw = g_.pad_begin[1];
-    ParallelFor(threads_, n_ * oh_, std::max<int64_t>(1, 8192 / std::max<int64_t>(ow_ * c_, 1)),
+    const int64_t ph = g_.pad_begin[0], pw = g_.pad_begin[1];
+    ParallelFor(threads_, n_ * oh_, std::max<int64_t>(1, 8192 / std::max<int64_t>(ow_ * c_ * es / 4, 1)),
                 [&](int64_t begin, int64_t end) {
-                  const float* src[kMaxTaps];
+                  const std::byte* src[kMaxTaps];
                   for (int64_t item = begin; item < end; ++item) {
                     const int64_t b = item / oh_, r = item % oh_;
-                    const IndexRange rows = StridedValidRange(kh, dh, r * sh - ph, ih_);
-                    float* row = y + (b * oh_ + r) * ow_ * c_;
+                    const IndexRange rows = rows_[r];
+                    std::byte* row = y + (b * oh_ + r) * ow_ * c_ * es;
                     for (int64_t col = 0; col < ow_; ++col) {
-                      const IndexRange cols = StridedValidRange(kw, dw, col * sw - pw, iw_);
+                      const IndexRange cols = cols_[col];
                       int taps = 0;
                       for (int64_t i = rows.first; i < rows.last; ++i) {
-                        const float* line = x + ((b * ih_ + r * sh - ph + i * dh) * iw_ + col * sw - pw) * c_;
-                        for (int64_t j = cols.first; j < cols.last; ++j) src[taps++] = line + j * dw * c_;
+                        const std::byte* line = x + ((b * ih_ + r * sh - ph + i * dh) * iw_ + col * sw - pw) * c_ * es;
+                        for (int64_t j = cols.first; j < cols.last; ++j) src[taps++] = line + j * dw * c_ * es;
                       }
-                      t.window_max(src, taps, row + col * c_, c_);
+                      std::byte* dst = row + col * c_ * es;
+                      if (dtype_ == DType::kF32) {
+                        t.window_max(reinterpret_cast<const float* const*>(src), taps, reinterpret_cast<float*>(dst), c_);
+                      } else {
+                        WindowMax8(dtype_ == DType::kI8, reinterpret_cast<const uint8_t* const*>(src), taps,
+                                   reinterpret_cast<uint8_t*>(dst), c_);
+                      }
                     }
                   }
                 });
     return Status::Ok();
   }
-  std::string Describe() const override { return fmt::format("own MaxPool nhwc f32 [{}]", vec::Kernels().isa); }
+  std::string Describe() const override {
+    return fmt::format("own MaxPool nhwc {} [{}]", DTypeName(dtype_), vec::Kernels().isa);
+  }
 
  private:
+  DType dtype_;
   int64_t n_, c_, ih_, iw_, oh_, ow_;
   WindowGeometry g_;
   int threads_;
+  std::vector<IndexRange> rows_, cols_;
 };
 
 }  // namespace
@@ -62,7 +124,9 @@ KernelOr CreateMaxPoolNhwcKernel(const KernelRequest& req) {
   if (req.inputs.empty() || req.outputs.empty()) return Refuse(req, "no input or output");
   const TensorDesc& x = req.inputs[0];
   const TensorDesc& y = req.outputs[0];
-  if (x.dtype != DType::kF32 || y.dtype != DType::kF32) return Refuse(req, "not f32");
+  if ((x.dtype != DType::kF32 && x.dtype != DType::kU8 && x.dtype != DType::kI8) || y.dtype != x.dtype) {
+    return Refuse(req, "not f32, u8 or i8 in and out alike");
+  }
   if (x.dims.size() != 4 || x.layout != Layout::kNHWC || y.layout != Layout::kNHWC) {
     return Refuse(req, "not a 4-D NHWC tensor");
   }
@@ -83,7 +147,7 @@ KernelOr CreateMaxPoolNhwcKernel(const KernelRequest& req) {
       if (r.first >= r.last) return Refuse(req, "window {} of spatial dim {} lies entirely in the padding", o, i);
     }
   }
-  return std::unique_ptr<Kernel>(new MaxPoolNhwcKernel(x.dims, y.dims, *g, std::max(1, req.threads)));
+  return std::unique_ptr<Kernel>(new MaxPoolNhwcKernel(x.dtype, x.dims, y.dims, *g, std::max(1, req.threads)));
 }
 
 }  // namespace edgec::cpu
