@@ -398,15 +398,80 @@ PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
   for (const Value* v : plan.graph_.outputs()) {
     output_slots_.push_back({ptr_of(v), NumElements(v->type.dims) * DTypeSize(v->type.dtype)});
   }
+  BindInputsInPlace();
   step_nanos_.assign(plan.steps_.size(), 0);
+}
+
+// Every pointer that reads a graph input's buffer (the input itself or a view of it: one
+// memory-plan buffer) is recorded, so that Run can point it at the caller's tensor instead
+// of copying the tensor into the arena. An input read by a reference step (its Tensor views
+// hold fixed pointers) or whose buffer some step writes stays copied.
+void PlanExecutor::BindInputsInPlace() {
+  const Graph& g = plan_.graph_;
+  std::unordered_map<int, int> input_of_buffer;  // memory-plan buffer -> graph input index
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const memory::ValueMemory* m = plan_.memory_.Find(g.inputs()[i]);
+    if (m) input_of_buffer[m->buffer] = static_cast<int>(i);
+  }
+  auto input_of = [&](const Value* v) -> int {
+    if (!v || v->is_constant()) return -1;
+    const memory::ValueMemory* m = plan_.memory_.Find(v);
+    if (!m) return -1;
+    auto it = input_of_buffer.find(m->buffer);
+    return it == input_of_buffer.end() ? -1 : it->second;
+  };
+  std::vector<bool> copied(g.inputs().size(), false);
+  std::vector<Redirect> redirects;
+  auto add = [&](const void** loc, int input) {
+    redirects.push_back({loc, input, static_cast<const std::byte*>(*loc) - static_cast<const std::byte*>(input_slots_[input].second.first)});
+  };
+  for (size_t s = 0; s < plan_.steps_.size(); ++s) {
+    const auto& step = plan_.steps_[s];
+    const Node* n = step.node;
+    Bound& b = bound_[s];
+    if (step.view) continue;  // runs nothing; its readers are bound to the same buffer
+    for (const Value* o : n->outputs()) {
+      if (int i = input_of(o); i >= 0) copied[i] = true;  // written into: keep the arena copy
+    }
+    for (size_t j = 0; j < n->inputs().size(); ++j) {
+      const int i = input_of(n->input(static_cast<int>(j)));
+      if (i < 0) continue;
+      if (step.ref) {
+        copied[i] = true;
+        continue;
+      }
+      bool staged = false;
+      for (size_t k = 0; k < step.stage_in.size(); ++k) {
+        if (step.stage_in[k].index != static_cast<int>(j)) continue;
+        add(&b.stage_src[k], i);
+        staged = true;
+      }
+      if (!staged) add(&b.in[j], i);
+    }
+  }
+  for (size_t o = 0; o < g.outputs().size(); ++o) {
+    if (int i = input_of(g.outputs()[o]); i >= 0) add(&output_slots_[o].first, i);
+  }
+  for (const Redirect& r : redirects) {
+    if (!copied[r.input]) redirects_.push_back(r);
+  }
+  in_place_input_.assign(g.inputs().size(), false);
+  for (size_t i = 0; i < g.inputs().size(); ++i) in_place_input_[i] = !copied[i];
+  input_base_.assign(g.inputs().size(), nullptr);
 }
 
 Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
   RETURN_IF_ERROR(CheckInputs(plan_.graph_, inputs));
-  for (auto& [name, slot] : input_slots_) {
+  // Inputs read in place: the caller's tensor when it is aligned like the arena, else its
+  // copy in the arena (the pointers are set on every Run: the tensors change).
+  for (size_t i = 0; i < input_slots_.size(); ++i) {
+    const auto& [name, slot] = input_slots_[i];
     const Tensor& t = inputs.at(name);
-    if (slot.second) std::memcpy(slot.first, t.raw(), slot.second);
+    const bool direct = in_place_input_[i] && reinterpret_cast<uintptr_t>(t.raw()) % 64 == 0;
+    input_base_[i] = direct ? static_cast<const std::byte*>(t.raw()) : static_cast<const std::byte*>(slot.first);
+    if (!direct && slot.second) std::memcpy(slot.first, t.raw(), slot.second);
   }
+  for (const Redirect& r : redirects_) *r.loc = input_base_[r.input] + r.offset;
   for (size_t s = 0; s < plan_.steps_.size(); ++s) {
     const auto& step = plan_.steps_[s];
     if (step.view) continue;

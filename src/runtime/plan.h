@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -104,6 +105,11 @@ class PlanExecutor {
   void set_profiling(bool on) { profiling_ = on; }
   const std::vector<int64_t>& step_nanos() const { return step_nanos_; }
 
+  // Per graph input: whether Run reads the caller's tensor itself (when it is 64-byte
+  // aligned) instead of copying it into the arena. Inputs read by a reference kernel, or
+  // whose buffer a step writes, are always copied.
+  const std::vector<bool>& inputs_read_in_place() const { return in_place_input_; }
+
  private:
   struct Bound {
     std::vector<const void*> in;   // what the kernel reads (staging buffers where staged)
@@ -122,6 +128,16 @@ class PlanExecutor {
   std::vector<Bound> bound_;
   std::vector<std::pair<std::string, std::pair<void*, size_t>>> input_slots_;
   std::vector<std::pair<const void*, size_t>> output_slots_;
+  // A bound pointer that reads graph input `input` at byte `offset` (BindInputsInPlace).
+  struct Redirect {
+    const void** loc;
+    int input;
+    std::ptrdiff_t offset;
+  };
+  void BindInputsInPlace();
+  std::vector<Redirect> redirects_;
+  std::vector<bool> in_place_input_;        // per graph input: read from the caller's tensor
+  std::vector<const std::byte*> input_base_;  // per graph input: this Run's base address
   bool profiling_ = false;
   std::vector<int64_t> step_nanos_;
 };

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "driver/session.h"
 #include "ir/infer.h"
 #include "runtime/plan.h"
@@ -49,6 +51,54 @@ TEST(Plan, MatchesTheReferenceExecutorWithViewsAndInPlace) {
       }
     }
     EXPECT_LE((*plan)->memory().arena_bytes, (*plan)->memory().naive_bytes);
+  }
+}
+
+// Graph inputs are read in place (no copy into the arena) when aligned: a second Run with
+// other tensors must see their values, an unaligned tensor is copied, the caller's tensors
+// are never written, an output that is a view of an input is right, and a plan of reference
+// kernels copies its inputs.
+TEST(Plan, ReadsAlignedInputsInPlaceAndCopiesTheRest) {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {2, 8}));
+  Value* w = g.AddInput("w", MakeType(DType::kF32, {2, 8}));
+  Node* relu = g.AddNode(OpKind::kRelu, "relu", {x}, 1, {"r"});
+  Node* add = g.AddNode(OpKind::kAdd, "add", {relu->output(0), w}, 1, {"sum"});
+  Node* flat = g.AddNode(OpKind::kReshape, "flat", {x, g.AddConstant("shape", Tensor::VectorI64({16}))}, 1, {"xflat"});
+  g.MarkOutput(add->output(0));
+  g.MarkOutput(flat->output(0));
+  ASSERT_TRUE(InferShapes(g).ok());
+  for (bool fast : {true, false}) {
+    PlanOptions po;
+    po.fast_kernels = fast;
+    auto plan = Plan::Build(g.Clone(), po);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    PlanExecutor exec(**plan);
+    EXPECT_EQ(exec.inputs_read_in_place(), (std::vector<bool>{fast, fast})) << (fast ? "fast" : "reference");
+    std::vector<Tensor> got;
+    std::vector<float> unaligned_storage(2 * 8 + 1);
+    for (int rep = 0; rep < 4; ++rep) {
+      auto inputs = RandomInputs(g, 11 + rep, 1);
+      if (rep == 2) {  // an unaligned caller tensor: copied into the arena
+        Tensor view = Tensor::View(DType::kF32, {2, 8}, unaligned_storage.data() + 1);
+        std::memcpy(view.raw(), inputs.at("x").raw(), view.nbytes());
+        inputs["x"] = view;
+      }
+      std::map<std::string, Tensor> before;
+      for (auto& [name, t] : inputs) before[name] = t.Clone();
+      auto want = ReferenceExecutor(g).Run(inputs);
+      ASSERT_TRUE(want.ok());
+      ASSERT_TRUE(exec.Run(inputs, &got).ok());
+      ASSERT_EQ(got.size(), 2u);
+      for (size_t o = 0; o < 2; ++o) {
+        for (int64_t i = 0; i < got[o].numel(); ++i) {
+          ASSERT_EQ(got[o].data<float>()[i], (*want)[o].data<float>()[i]) << "rep " << rep << " output " << o << " element " << i;
+        }
+      }
+      for (auto& [name, t] : inputs) {
+        EXPECT_EQ(std::memcmp(t.raw(), before[name].raw(), t.nbytes()), 0) << name << " was written";
+      }
+    }
   }
 }
 
