@@ -348,6 +348,34 @@ TEST(CpuInt8, QLinearMatMulEqualsReference) {
   EXPECT_GT(ran, 20);
 }
 
+// Values at, just below and just above (k + 0.5) · scale for every k of the range, many
+// scales: the fast QuantizeLinear must round x / scale half to even exactly as the
+// reference does (a loop that multiplied by 1 / scale would differ at some of them).
+TEST(CpuInt8, QuantizeRoundsTiesAsTheDivision) {
+  std::mt19937 rng(815);
+  for (int trial = 0; trial < 24; ++trial) {
+    const DType qt = trial % 2 ? DType::kI8 : DType::kU8;
+    const float s = trial == 0 ? 0.1f : trial == 1 ? 1.f / 3.f : RandScale(rng, 0.0005f, 0.5f);
+    const int64_t z = qt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    std::vector<float> values;
+    for (int k = -300; k <= 300; ++k) {
+      const float tie = (static_cast<float>(k) + 0.5f) * s;
+      float below = tie, above = tie;
+      for (int u = 0; u < 3; ++u) {
+        values.push_back(below);
+        values.push_back(above);
+        below = std::nextafter(below, -INFINITY);
+        above = std::nextafter(above, INFINITY);
+      }
+    }
+    Tensor x(DType::kF32, {1, static_cast<int64_t>(values.size())});
+    std::copy(values.begin(), values.end(), x.data<float>());
+    FastCase q{OpKind::kQuantizeLinear, {x, ScalarF(s), ScalarQ(qt, z)}, {}};
+    q.constants = {1, 2};
+    ForEachIsa([&] { ExpectMatchesRef(q, 0, 0, fmt::format("quantize near ties, scale {} trial {}", s, trial)); });
+  }
+}
+
 TEST(CpuInt8, QuantizeDequantizeEqualReference) {
   std::mt19937 rng(810);
   for (int trial = 0; trial < 40; ++trial) {
