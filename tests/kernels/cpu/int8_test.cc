@@ -154,6 +154,50 @@ TEST(CpuInt8, QLinearConvEqualsReference) {
   if (refused) std::printf("QLinearConv: %d case(s) refused (no VNNI or only oneDNN's reference), %d ran\n", refused, ran);
 }
 
+// A QLinearConv of one pixel through a 1x1 kernel (an SE block's FC, a classifier) runs on
+// the own VNNI GEMV where the CPU has it: inputs not a multiple of 4, outputs not a multiple
+// of 16 (and fewer than 4 blocks), u8 and i8 rows with zero points, clamps, 2 images, 2
+// threads, every ISA, bit for bit.
+TEST(CpuInt8, QLinearConvOfOnePixelEqualsReference) {
+  std::mt19937 rng(814);
+  int gemv = 0, ran = 0;
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{3, 1}, {4, 15}, {17, 16}, {64, 17}, {96, 70}, {576, 1000}, {1, 33}};
+  for (int trial = 0; trial < 21; ++trial) {
+    const auto [k, m] = shapes[trial % shapes.size()];
+    const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 == 2 ? DType::kI8 : DType::kU8;
+    const Dims xd = {1 + trial % 2, k, 1, 1}, wd = {m, k, 1, 1};
+    const bool per_channel = trial % 4 != 3;
+    Tensor w_scale(DType::kF32, per_channel ? Dims{m} : Dims{});
+    for (int64_t c = 0; c < w_scale.numel(); ++c) w_scale.data<float>()[c] = RandScale(rng, 0.001f, 0.02f);
+    const float x_scale = 0.02f;
+    const int64_t x_zp = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    const int64_t y_zp = yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+    Attributes a;
+    if (trial % 5 == 1) {
+      a.Set("edgec_qmin", std::min<int64_t>(y_zp + 3, yt == DType::kU8 ? 255 : 127));
+      a.Set("edgec_qmax", std::min<int64_t>(y_zp + 90, yt == DType::kU8 ? 255 : 127));
+    }
+    testing_mv::Inputs inputs = {RandomActivation(xt, xd, rng, trial % 7 == 6), ScalarF(x_scale), ScalarQ(xt, x_zp),
+                                 RandomInts<int8_t>(DType::kI8, wd, rng, -127, 127), w_scale, ScalarQ(DType::kI8, 0),
+                                 ScalarF(x_scale * 0.01f * std::sqrt(static_cast<float>(k)) * 40.f), ScalarQ(yt, y_zp)};
+    if (trial % 3 != 0) inputs.push_back(RandomInts<int32_t>(DType::kI32, {m}, rng, -20000, 20000));
+    FastCase c{OpKind::kQLinearConv, inputs, a};
+    c.constants = {1, 2, 3, 4, 5, 6, 7, 8};
+    c.nhwc = trial % 2 == 0;
+    c.threads = 1 + trial % 2;
+    const std::string what = fmt::format("trial {} k {} m {} {} -> {} zp {}", trial, k, m, DTypeName(xt), DTypeName(yt), x_zp);
+    if (NoVnniRefusal(RefusalOf(c))) continue;  // no VNNI: the Plan runs the reference kernel
+    ForEachIsa([&] {
+      const std::string d = ExpectMatchesRef(c, 0, 0, what);
+      gemv += d.find("own int8 gemv") != std::string::npos;
+    });
+    ++ran;
+  }
+  EXPECT_GT(ran, 10);
+  static const bool vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+  if (vnni) EXPECT_GE(gemv, ran);  // at least the avx512 pass of every case
+}
+
 // A row-major image of 3 channels (a model's quantized input) is interleaved into NHWC by
 // the kernel itself (64 pixels per step with AVX-512 VBMI, the rest and other CPUs pixel by
 // pixel): images whose pixel count is and is not a multiple of 64, NHWC and row-major
