@@ -284,7 +284,38 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(cons
   const __m512 ra = _mm512_set1_ps(f.add.ra), ratio = _mm512_set1_ps(f.mul.ratio), zy = _mm512_set1_ps(f.mul.zy);
   const __m512i za = _mm512_set1_epi32(f.mul.za);
   const __m512 vlo = _mm512_set1_ps(f.lo), vhi = _mm512_set1_ps(f.hi);
+  // Whole rows of a multiple of 16 elements (up to 1024) that share B's row (NHWC with one B
+  // value per channel: the squeeze-excitation gate) take B's terms once for the run of rows
+  // instead of per pixel (mobilenet_v3_small's 9 SE Muls: 0.086 -> 0.069 ms).
+  const bool runs = !walk.b_one && walk.row % 16 == 0 && walk.row <= 1024;
   for (RowCursor c(walk, lo); lo < hi; c.NextRow()) {
+    if (runs && c.j == 0 && hi - lo >= walk.row) {
+      const uint8_t* bp = b + c.BOffset();
+      const int groups = static_cast<int>(walk.row / 16);
+      __m512i bt[64];
+      for (int g = 0; g < groups; ++g) bt[g] = BTerm16<kMul>(Widen16(bp + 16 * g, 0xFFFF, b_u8), f);
+      // Rows until B's row changes (r reaches div) or the range ends.
+      int64_t rows = std::min<int64_t>(walk.div - c.r, (hi - lo) / walk.row);
+      for (int64_t k = 0; k < rows; ++k, lo += walk.row) {
+        for (int g = 0; g < groups; ++g) {
+          const __m512i qa = Widen16(a + lo + 16 * g, 0xFFFF, a_u8);
+          __m512 v;
+          if constexpr (kMul) {
+            const __m512 product = _mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(qa, za), bt[g]));
+            v = _mm512_add_ps(_mm512_mul_ps(product, ratio), zy);
+          } else {
+            v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qa), ra, _mm512_castsi512_ps(bt[g]));
+          }
+          v = _mm512_mask_mov_ps(zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
+          v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+          const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, vlo), vhi));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(y + lo + 16 * g), _mm512_cvtepi32_epi8(q));
+        }
+      }
+      // The cursor stands at the last row done: NextRow moves it past.
+      for (int64_t k = 1; k < rows; ++k) c.NextRow();
+      continue;
+    }
     const int64_t n = c.Length(hi - lo);
     const uint8_t* bp = b + c.BOffset();
     const __m512i bt_one = walk.b_one ? BTerm16<kMul>(_mm512_set1_epi32(b_u8 ? bp[0] : static_cast<int8_t>(bp[0])), f)
