@@ -416,7 +416,10 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
     }
     if (first_layer && measured == MeasuredChoice::kMeasure) {
       std::unique_ptr<ConvKernel> other = build(*first_layer, true, first_layer_in_place);
-      std::vector<size_t> in_bytes = {NumElements(req.inputs[0].dims) * sizeof(float), 0, 0};
+      // Buffers for what the kernels read at run time: the source, a bias that is not a
+      // constant (the weights always are), the residual.
+      const size_t run_time_bias = bias_desc && !ConstantOrNull(req, 2) ? NumElements(bias_desc->dims) * sizeof(float) : 0;
+      std::vector<size_t> in_bytes = {NumElements(req.inputs[0].dims) * sizeof(float), 0, run_time_bias};
       if (residual) in_bytes.push_back(NumElements(residual->dims) * sizeof(float));
       const auto [ms_kept, ms_other] = TimeTwoKernels(*kernel, *other, in_bytes, {kernel->out_bytes_});
       if (ms_other < ms_kept) std::swap(kernel, other);

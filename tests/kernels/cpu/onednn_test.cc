@@ -251,18 +251,18 @@ TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
                                             {3, 24, 3, 2, true}, {3, 16, 3, 2, true}, {2, 16, 5, 1, true},
                                             {8, 24, 3, 2, false}}) {
     const int64_t hw = 29, pad = sh.k / 2, out = (hw + 2 * pad - sh.k) / sh.stride + 1;
-    for (int variant = 0; variant < 2; ++variant) {
+    for (int variant = 0; variant < 3; ++variant) {  // plain; Relu + residual; a bias given at run time
       Attributes a = Attrs({{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
                             {"strides", std::vector<int64_t>{sh.stride, sh.stride}}});
-      if (variant) Merge(a, Attrs({{"activation", std::string("Relu")}}));
+      if (variant == 1) Merge(a, Attrs({{"activation", std::string("Relu")}}));
       testing_mv::Inputs in = {Random({2, sh.c_in, hw, hw}, rng),
                                Random({sh.c_out, sh.c_in, sh.k, sh.k}, rng, -0.3f, 0.3f), Random({sh.c_out}, rng)};
-      if (variant) in.push_back(Random({2, sh.c_out, out, out}, rng));  // a residual
-      FastCase c{variant ? OpKind::kFusedConv : OpKind::kConv, in, a};
-      c.constants = {1, 2};
+      if (variant == 1) in.push_back(Random({2, sh.c_out, out, out}, rng));  // a residual
+      FastCase c{variant == 1 ? OpKind::kFusedConv : OpKind::kConv, in, a};
+      c.constants = variant == 2 ? std::set<int>{1} : std::set<int>{1, 2};
       c.nhwc = sh.nhwc;
       if (sh.nhwc) c.row_major_inputs = {0};  // an NHWC region's first conv reads the image row-major
-      c.threads = 1 + variant;
+      c.threads = 1 + variant % 2;
       const bool two = sh.c_in <= 4;
       for (auto choice : {cpu::MeasuredChoice::kFirst, cpu::MeasuredChoice::kSecond, cpu::MeasuredChoice::kMeasure}) {
         cpu::SetMeasuredChoice(choice);
