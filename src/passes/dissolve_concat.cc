@@ -26,11 +26,11 @@
 // classifier (512 -> 1000) does not. The MACs are the same; the sums are added in another
 // order (float rounding).
 //
-// Not dissolved: a Concat with a reader that is not a convolution (a pool must be its only
-// reader) or that is a graph output, along another
-// axis, with an input that is a constant or has unknown shape; a convolution with a group,
-// a weight that is not a constant, or an input other than X from the Concat; non-float
-// types (the int8 forms quantize each tensor, and a partial sum would need a scale).
+// Not dissolved: a Concat that is a graph output, has a reader that is not a convolution (a
+// pool must be its only reader), joins another axis, or has an input that is a constant or
+// of unknown shape; a convolution with a group, a weight that is not a constant, or the
+// Concat as an input other than X; non-float types (the int8 forms quantize each tensor,
+// and a partial sum would need a scale of its own).
 #include <algorithm>
 #include <cstring>
 
