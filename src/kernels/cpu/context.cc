@@ -105,6 +105,19 @@ std::vector<std::string_view> VectorIsas() {
 
 std::string_view VectorIsa() { return vec::Kernels().isa; }
 
+bool OwnAvx512(Avx512Ext ext) {
+  static const bool bw = __builtin_cpu_supports("avx512bw"), vl = __builtin_cpu_supports("avx512vl"),
+                    vbmi = __builtin_cpu_supports("avx512vbmi"), vnni = __builtin_cpu_supports("avx512vnni");
+  if (&vec::Kernels() != &vec::kAvx512Table || !bw) return false;
+  switch (ext) {
+    case Avx512Ext::kBw: return true;
+    case Avx512Ext::kBwVl: return vl;
+    case Avx512Ext::kVbmi: return vbmi;
+    case Avx512Ext::kVnni: return vnni;
+  }
+  return false;
+}
+
 const vec::Table& vec::Kernels() { return *TableByCap()[g_isa_cap.load(std::memory_order_relaxed)]; }
 
 DnnlContext& GetDnnlContext(int threads) {

@@ -18,6 +18,12 @@ namespace edgec::cpu {
 // The count SetThreads gave (default: all cores).
 int Threads();
 
+// Whether the own kernels' AVX-512 code may run with AVX-512BW and the extension `ext`: the
+// vector ISA in use (within its cap, cpu::CapVectorIsa) is AVX-512 and the CPU has both. One
+// table-pointer comparison and cached CPUID reads: cheap enough for a kernel's inner calls.
+enum class Avx512Ext { kBw, kBwVl, kVbmi, kVnni };
+bool OwnAvx512(Avx512Ext ext);
+
 // Makes OpenMP (and so oneDNN) run the next parallel regions of this thread with n threads.
 inline void UseThreads(int n) {
   if (omp_get_max_threads() != n) omp_set_num_threads(n);

@@ -72,8 +72,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void InterleaveRgbVbmi(co
 
 void InterleavePlanes(const uint8_t* src, int64_t channels, int64_t pixels, uint8_t* dst) {
   int64_t p = 0;
-  static const bool vbmi = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-  if (channels == 3 && vbmi && VectorIsa() == "avx512") InterleaveRgbVbmi(src, pixels, dst, &p);
+  if (channels == 3 && OwnAvx512(Avx512Ext::kVbmi)) InterleaveRgbVbmi(src, pixels, dst, &p);
   for (; p < pixels; ++p)
     for (int64_t c = 0; c < channels; ++c) dst[p * channels + c] = src[c * pixels + p];
 }
@@ -292,7 +291,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8GemvBlocks(const
 class Int8GemvKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
-    auto* row = static_cast<uint8_t*>(scratch);  // the row as u8, padded to whole quads with 0
+    // The row as u8 in scratch; bytes past k_ up to a whole quad are left as they are (their
+    // packed weights are 0).
+    auto* row = static_cast<uint8_t*>(scratch);
     auto* acc = reinterpret_cast<int32_t*>(row + row_bytes_);
     const auto* x = static_cast<const uint8_t*>(in[0]);
     for (int64_t n = 0; n < images_; ++n) {
@@ -322,8 +323,7 @@ StatusOr<std::unique_ptr<Kernel>> MaybeInt8Gemv(const KernelRequest& req, const 
                                                 int32_t y_zp, const int32_t* bias) {
   const TensorDesc& x = req.inputs[0];
   const TensorDesc& y = req.outputs[0];
-  static const bool vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
-  if (!vnni || VectorIsa() != "avx512") return std::unique_ptr<Kernel>();
+  if (!OwnAvx512(Avx512Ext::kVnni)) return std::unique_ptr<Kernel>();
   if (x.dims[2] != 1 || x.dims[3] != 1 || y.dims[2] != 1 || y.dims[3] != 1 || wt.dim(2) != 1 || wt.dim(3) != 1 ||
       req.attrs->GetInt("group", 1) != 1 || !IsDense(x) || !IsDense(y)) {
     return std::unique_ptr<Kernel>();

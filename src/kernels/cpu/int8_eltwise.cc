@@ -276,14 +276,35 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i BTerm16(__m5
   return _mm512_castps_si512(_mm512_fmadd_ps(_mm512_cvtepi32_ps(qb), _mm512_set1_ps(f.add.rb), _mm512_set1_ps(f.add.base)));
 }
 
+// The ratio form of 16 values: A's widened values qa with B's term bt, rounded half to even,
+// NaN -> the zero point, clamped; int32 within the output type's range.
+struct RatioConstants16 {
+  __m512 ra, ratio, zy, lo, hi;
+  __m512i za;
+};
+
+template <bool kMul>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i Ratio16(__m512i qa, __m512i bt,
+                                                                          const RatioConstants16& k) {
+  __m512 v;
+  if constexpr (kMul) {
+    const __m512 product = _mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(qa, k.za), bt));
+    v = _mm512_add_ps(_mm512_mul_ps(product, k.ratio), k.zy);
+  } else {
+    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qa), k.ra, _mm512_castsi512_ps(bt));
+  }
+  v = _mm512_mask_mov_ps(k.zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> the zero point
+  v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, k.lo), k.hi));
+}
+
 template <bool kMul>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(const uint8_t* a, const uint8_t* b,
                                                                    uint8_t* y, int64_t lo, int64_t hi,
                                                                    const RowWalk& walk, const BinaryForm& f, bool a_u8,
                                                                    bool b_u8, bool y_u8) {
-  const __m512 ra = _mm512_set1_ps(f.add.ra), ratio = _mm512_set1_ps(f.mul.ratio), zy = _mm512_set1_ps(f.mul.zy);
-  const __m512i za = _mm512_set1_epi32(f.mul.za);
-  const __m512 vlo = _mm512_set1_ps(f.lo), vhi = _mm512_set1_ps(f.hi);
+  const RatioConstants16 k{_mm512_set1_ps(f.add.ra), _mm512_set1_ps(f.mul.ratio), _mm512_set1_ps(f.mul.zy),
+                           _mm512_set1_ps(f.lo),     _mm512_set1_ps(f.hi),        _mm512_set1_epi32(f.mul.za)};
   // Whole rows of a multiple of 16 elements (up to 1024) that share B's row (NHWC with one B
   // value per channel: the squeeze-excitation gate) take B's terms once for the run of rows
   // instead of per pixel (mobilenet_v3_small's 9 SE Muls: 0.086 -> 0.069 ms).
@@ -296,24 +317,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(cons
       for (int g = 0; g < groups; ++g) bt[g] = BTerm16<kMul>(Widen16(bp + 16 * g, 0xFFFF, b_u8), f);
       // Rows until B's row changes (r reaches div) or the range ends.
       int64_t rows = std::min<int64_t>(walk.div - c.r, (hi - lo) / walk.row);
-      for (int64_t k = 0; k < rows; ++k, lo += walk.row) {
+      for (int64_t r = 0; r < rows; ++r, lo += walk.row) {
         for (int g = 0; g < groups; ++g) {
-          const __m512i qa = Widen16(a + lo + 16 * g, 0xFFFF, a_u8);
-          __m512 v;
-          if constexpr (kMul) {
-            const __m512 product = _mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(qa, za), bt[g]));
-            v = _mm512_add_ps(_mm512_mul_ps(product, ratio), zy);
-          } else {
-            v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qa), ra, _mm512_castsi512_ps(bt[g]));
-          }
-          v = _mm512_mask_mov_ps(zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
-          v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-          const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, vlo), vhi));
+          const __m512i q = Ratio16<kMul>(Widen16(a + lo + 16 * g, 0xFFFF, a_u8), bt[g], k);
           _mm_storeu_si128(reinterpret_cast<__m128i*>(y + lo + 16 * g), _mm512_cvtepi32_epi8(q));
         }
       }
       // The cursor stands at the last row done: NextRow moves it past.
-      for (int64_t k = 1; k < rows; ++k) c.NextRow();
+      for (int64_t r = 1; r < rows; ++r) c.NextRow();
       continue;
     }
     const int64_t n = c.Length(hi - lo);
@@ -323,17 +334,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(cons
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
       const __m512i bt = walk.b_one ? bt_one : BTerm16<kMul>(Widen16(bp + i, m, b_u8), f);
-      const __m512i qa = Widen16(a + lo + i, m, a_u8);
-      __m512 v;
-      if constexpr (kMul) {
-        const __m512 product = _mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(qa, za), bt));
-        v = _mm512_add_ps(_mm512_mul_ps(product, ratio), zy);
-      } else {
-        v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qa), ra, _mm512_castsi512_ps(bt));
-      }
-      v = _mm512_mask_mov_ps(zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> the zero point
-      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      const __m512i q = _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, vlo), vhi));
+      const __m512i q = Ratio16<kMul>(Widen16(a + lo + i, m, a_u8), bt, k);
       // q is within the output type's range: keep its low byte.
       _mm_mask_storeu_epi8(y + lo + i, m, _mm512_cvtepi32_epi8(q));
     }
@@ -342,9 +343,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(cons
 }
 
 bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl");
-  return has && VectorIsa() == "avx512";
+  return OwnAvx512(Avx512Ext::kBwVl);
 }
 
 // QLinearAdd / QLinearMul on operands of one shape, or with B one value per channel (and per

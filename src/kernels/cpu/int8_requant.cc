@@ -1,6 +1,8 @@
 #include "kernels/cpu/int8_requant.h"
 
+#include "kernels/cpu/context.h"
 #include "kernels/cpu/kernel.h"
+#include "kernels/cpu/vec.h"
 
 #include <immintrin.h>
 
@@ -88,6 +90,17 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i QuantizeGroup(c
   return _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
 }
 
+// Stores 64 values in [qmin, qmax], q0..q3 in order, as bytes: per 128-bit lane L the packs
+// give [q0.L, q1.L, q2.L, q3.L] (4 bytes each) and the permute puts q0's 16 bytes first.
+// Values are in range, so the saturating packs are exact (vpmovdb takes two shuffles per 16).
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void Store64(__m512i q0, __m512i q1, __m512i q2,
+                                                                               __m512i q3, bool u8, uint8_t* out) {
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i w01 = _mm512_packs_epi32(q0, q1), w23 = _mm512_packs_epi32(q2, q3);
+  const __m512i b = u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+  _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, b));
+}
+
 // The requantization of n values of dense rows (n a multiple of channels, 16 <= channels < 64) as one flat
 // stream, 64 at a time through the packs: a group of 16 starting at channel c takes the
 // per-channel bias and multiplier of channels c... and, when it runs past the last channel
@@ -96,17 +109,16 @@ template <bool kMayWrap>
 __attribute__((target("avx512f,avx512bw"))) void FlatRows(const Int8Requant& rq, const int32_t* a, int64_t channels,
                                                             int64_t n, uint8_t* out, const int32_t* bias, __m512 lo,
                                                             __m512 hi, __m512i zp) {
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const float* mult = rq.multiplier.data();
   auto next = [&](int64_t c) { return c + 16 < channels ? c + 16 : c + 16 - channels; };
   const int64_t wide = n / 64 * 64;
   int64_t c = 0;  // the channel of element i
   for (int64_t i = 0; i < wide; i += 64) {
     const int64_t c1 = next(c), c2 = next(c1), c3 = next(c2);
-    const __m512i w01 = _mm512_packs_epi32(QuantizeGroup<kMayWrap>(a + i, bias, mult, channels, c, lo, hi, zp), QuantizeGroup<kMayWrap>(a + i + 16, bias, mult, channels, c1, lo, hi, zp));
-    const __m512i w23 = _mm512_packs_epi32(QuantizeGroup<kMayWrap>(a + i + 32, bias, mult, channels, c2, lo, hi, zp), QuantizeGroup<kMayWrap>(a + i + 48, bias, mult, channels, c3, lo, hi, zp));
-    const __m512i b = rq.u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
-    _mm512_storeu_si512(out + i, _mm512_permutexvar_epi32(order, b));
+    Store64(QuantizeGroup<kMayWrap>(a + i, bias, mult, channels, c, lo, hi, zp),
+            QuantizeGroup<kMayWrap>(a + i + 16, bias, mult, channels, c1, lo, hi, zp),
+            QuantizeGroup<kMayWrap>(a + i + 32, bias, mult, channels, c2, lo, hi, zp),
+            QuantizeGroup<kMayWrap>(a + i + 48, bias, mult, channels, c3, lo, hi, zp), rq.u8, out + i);
     c = next(c3);
   }
   for (int64_t i = wide; i < n; i += 16, c = next(c)) {
@@ -131,7 +143,6 @@ __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Req
   const __m512 lo = _mm512_set1_ps(static_cast<float>(rq.qmin - rq.zero_point));
   const __m512 hi = _mm512_set1_ps(static_cast<float>(rq.qmax - rq.zero_point));
   const __m512i zp = _mm512_set1_epi32(rq.zero_point);
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const float* mult = rq.multiplier.data();
   auto* y8 = static_cast<uint8_t*>(y);
   // (No lambdas here: a lambda does not inherit the target attribute, so what it calls would
@@ -150,13 +161,9 @@ __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Req
     const int32_t* a = acc + r * channels;
     uint8_t* out = y8 + r * row_stride;
     for (int64_t c = 0; c < wide_end; c += 64) {
-      const __m512i q0 = Quantize16(a, bias, mult, c, 0xffff, lo, hi, zp), q1 = Quantize16(a, bias, mult, c + 16, 0xffff, lo, hi, zp);
-      const __m512i q2 = Quantize16(a, bias, mult, c + 32, 0xffff, lo, hi, zp), q3 = Quantize16(a, bias, mult, c + 48, 0xffff, lo, hi, zp);
-      // Per 128-bit lane L the packs give [q0.L, q1.L, q2.L, q3.L] (4 bytes each); the permute
-      // puts q0's 16 bytes first. Values are in range, so the saturating packs are exact.
-      const __m512i w01 = _mm512_packs_epi32(q0, q1), w23 = _mm512_packs_epi32(q2, q3);
-      const __m512i b = rq.u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
-      _mm512_storeu_si512(out + c, _mm512_permutexvar_epi32(order, b));
+      Store64(Quantize16(a, bias, mult, c, 0xffff, lo, hi, zp), Quantize16(a, bias, mult, c + 16, 0xffff, lo, hi, zp),
+              Quantize16(a, bias, mult, c + 32, 0xffff, lo, hi, zp), Quantize16(a, bias, mult, c + 48, 0xffff, lo, hi, zp),
+              rq.u8, out + c);
     }
     for (int64_t c = wide_end; c < channels; c += 16) {
       const __mmask16 m = channels - c >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (channels - c)) - 1u);
@@ -173,10 +180,9 @@ void Int8Requant::Run(const int32_t* acc, int64_t channels, int64_t begin, int64
   const int32_t* b = bias_override ? bias_override : bias.data();
   int64_t c_begin = 0;
   if (!fixed_point && channel_stride == 1) {
-    const std::string_view isa = VectorIsa();  // the own kernels' ISA, with its cap
-    static const bool bw = __builtin_cpu_supports("avx512bw");
-    if (isa == "avx512" && bw) c_begin = RunFloatAvx512(*this, acc, channels, begin, end, y, row_stride, b);
-    else if (isa == "avx2") c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride, b);
+    // The own kernels' ISA, with its cap (table pointers: this runs once per row run).
+    if (OwnAvx512(Avx512Ext::kBw)) c_begin = RunFloatAvx512(*this, acc, channels, begin, end, y, row_stride, b);
+    else if (&vec::Kernels() == &vec::kAvx2Table) c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride, b);
   }
   if (c_begin == channels) return;
   if (u8) RunScalar(*this, acc, channels, begin, end, static_cast<uint8_t*>(y), row_stride, channel_stride, c_begin, b);

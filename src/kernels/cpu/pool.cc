@@ -50,8 +50,7 @@ void WindowMax8Scalar(const uint8_t* const* x, int taps, uint8_t* y, int64_t n) 
 }
 
 void WindowMax8(bool is_signed, const uint8_t* const* x, int taps, uint8_t* y, int64_t n) {
-  static const bool bw = __builtin_cpu_supports("avx512bw");
-  if (bw && VectorIsa() == "avx512") {
+  if (OwnAvx512(Avx512Ext::kBw)) {
     if (is_signed) WindowMax8Avx512<true>(x, taps, y, n);
     else WindowMax8Avx512<false>(x, taps, y, n);
   } else if (is_signed) {
