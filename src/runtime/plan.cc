@@ -420,7 +420,7 @@ void PlanExecutor::BindInputsInPlace() {
     auto it = input_of_buffer.find(m->buffer);
     return it == input_of_buffer.end() ? -1 : it->second;
   };
-  std::vector<bool> copied(g.inputs().size(), false);
+  in_place_input_.assign(g.inputs().size(), true);
   std::vector<Redirect> redirects;
   auto add = [&](const void** loc, int input) {
     redirects.push_back({loc, input, static_cast<const std::byte*>(*loc) - static_cast<const std::byte*>(input_slots_[input].second.first)});
@@ -431,13 +431,13 @@ void PlanExecutor::BindInputsInPlace() {
     Bound& b = bound_[s];
     if (step.view) continue;  // runs nothing; its readers are bound to the same buffer
     for (const Value* o : n->outputs()) {
-      if (int i = input_of(o); i >= 0) copied[i] = true;  // written into: keep the arena copy
+      if (int i = input_of(o); i >= 0) in_place_input_[i] = false;  // written into: keep the arena copy
     }
     for (size_t j = 0; j < n->inputs().size(); ++j) {
       const int i = input_of(n->input(static_cast<int>(j)));
       if (i < 0) continue;
       if (step.ref) {
-        copied[i] = true;
+        in_place_input_[i] = false;
         continue;
       }
       bool staged = false;
@@ -453,10 +453,8 @@ void PlanExecutor::BindInputsInPlace() {
     if (int i = input_of(g.outputs()[o]); i >= 0) add(&output_slots_[o].first, i);
   }
   for (const Redirect& r : redirects) {
-    if (!copied[r.input]) redirects_.push_back(r);
+    if (in_place_input_[r.input]) redirects_.push_back(r);
   }
-  in_place_input_.assign(g.inputs().size(), false);
-  for (size_t i = 0; i < g.inputs().size(); ++i) in_place_input_[i] = !copied[i];
   input_base_.assign(g.inputs().size(), nullptr);
 }
 
@@ -467,7 +465,7 @@ Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vecto
   for (size_t i = 0; i < input_slots_.size(); ++i) {
     const auto& [name, slot] = input_slots_[i];
     const Tensor& t = inputs.at(name);
-    const bool direct = in_place_input_[i] && reinterpret_cast<uintptr_t>(t.raw()) % 64 == 0;
+    const bool direct = in_place_input_[i] && reinterpret_cast<uintptr_t>(t.raw()) % memory::kArenaAlignment == 0;
     input_base_[i] = direct ? static_cast<const std::byte*>(t.raw()) : static_cast<const std::byte*>(slot.first);
     if (!direct && slot.second) std::memcpy(slot.first, t.raw(), slot.second);
   }
