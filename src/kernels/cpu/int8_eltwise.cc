@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
+#include "kernels/cpu/vec.h"
 #include "quant/fixed_point.h"
 #include "quant/ratio_forms.h"
 
@@ -24,7 +25,7 @@ constexpr int64_t kGrain = 16384;
 // EDGEC_CPU_ISA=scalar), as for the other own kernels.
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
-  return has && VectorIsa() != "scalar";
+  return has && &vec::Kernels() != &vec::kScalarTable;
 }
 
 bool HasAvx2Fma() {
@@ -150,7 +151,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t LookupVbmi(const 
 
 bool HasVbmi() {
   static const bool has = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-  return has && VectorIsa() != "scalar";
+  return has && &vec::Kernels() != &vec::kScalarTable;
 }
 
 class LookupKernel final : public Kernel {
