@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 
 #include "driver/session.h"
 #include "ir/infer.h"
@@ -97,6 +98,99 @@ TEST(Plan, ReadsAlignedInputsInPlaceAndCopiesTheRest) {
       }
       for (auto& [name, t] : inputs) {
         EXPECT_EQ(std::memcmp(t.raw(), before[name].raw(), t.nbytes()), 0) << name << " was written";
+      }
+    }
+  }
+}
+
+// x u8 [1, 8, 6, 6] -> QLinearConv 3x3 (16) -> QuantizedLookup -> QLinearConv 1x1 (8) -> y;
+// `extra_reader`: the first conv's output is also read by a MaxPool (a second output);
+// `lookup_out`: the lookup's output is a graph output too.
+Graph ConvLookupGraph(bool extra_reader, bool lookup_out) {
+  std::mt19937 rng(17);
+  auto bytes = [&](DType t, Dims d, int lo, int hi) {
+    Tensor v(t, d);
+    std::uniform_int_distribution<int> u(lo, hi);
+    for (int64_t i = 0; i < v.numel(); ++i) {
+      if (t == DType::kI8) v.data<int8_t>()[i] = static_cast<int8_t>(u(rng));
+      else v.data<uint8_t>()[i] = static_cast<uint8_t>(u(rng));
+    }
+    return v;
+  };
+  auto scalar_u8 = [](uint8_t z) {
+    Tensor t(DType::kU8, {});
+    t.data<uint8_t>()[0] = z;
+    return t;
+  };
+  auto scalar_i8 = [] { return Tensor(DType::kI8, {}); };
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kU8, {1, 8, 6, 6}));
+  auto conv = [&](const std::string& name, Value* in, int64_t cin, int64_t cout, int64_t k) {
+    std::vector<Value*> ins = {in,
+                               g.AddConstant(name + "_xs", Tensor::Scalar(0.02f)),
+                               g.AddConstant(name + "_xz", scalar_u8(120)),
+                               g.AddConstant(name + "_w", bytes(DType::kI8, {cout, cin, k, k}, -127, 127)),
+                               g.AddConstant(name + "_ws", Tensor::Scalar(0.01f)),
+                               g.AddConstant(name + "_wz", scalar_i8()),
+                               g.AddConstant(name + "_ys", Tensor::Scalar(0.05f)),
+                               g.AddConstant(name + "_yz", scalar_u8(100))};
+    Node* n = g.AddNode(OpKind::kQLinearConv, name, ins, 1);
+    n->attrs.Set("pads", std::vector<int64_t>(4, k / 2));
+    return n;
+  };
+  Node* c1 = conv("c1", x, 8, 16, 3);
+  Node* lookup = g.AddNode(OpKind::kQuantizedLookup, "lookup",
+                           {c1->output(0), g.AddConstant("table", bytes(DType::kU8, {256}, 0, 255))}, 1);
+  Node* c2 = conv("c2", lookup->output(0), 16, 8, 1);
+  g.MarkOutput(c2->output(0));
+  if (extra_reader) {
+    Node* pool = g.AddNode(OpKind::kMaxPool, "pool", {c1->output(0)}, 1);
+    pool->attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
+    g.MarkOutput(pool->output(0));
+  }
+  if (lookup_out) g.MarkOutput(lookup->output(0));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return g;
+}
+
+// The plan runs fuse-output-table on its graph: a lookup that alone reads an int8 conv is
+// gone from the steps (into the conv's requantization), and the plan's outputs equal the
+// reference executor's on the graph as given, fast kernels or reference ones; a conv output
+// with another reader, or a lookup whose output is a graph output, stays a step.
+TEST(Plan, FusesALookupIntoTheIntegerOpBeforeIt) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool extra = variant == 1, lookup_out = variant == 2;
+    Graph g = ConvLookupGraph(extra, lookup_out);
+    std::map<std::string, Tensor> inputs;
+    Tensor x(DType::kU8, {1, 8, 6, 6});
+    std::mt19937 rng(5);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(rng() % 256);
+    inputs["x"] = x;
+    auto want = ReferenceExecutor(g).Run(inputs);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    for (bool fast : {true, false}) {
+      PlanOptions po;
+      po.fast_kernels = fast;
+      auto plan = Plan::Build(g.Clone(), po);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      int lookups = 0, tabled = 0;
+      for (const PlanStepInfo& s : (*plan)->steps()) {
+        lookups += s.node->op() == OpKind::kQuantizedLookup;
+        tabled += s.node->attrs.Has("edgec_output_table");
+        if (s.node->attrs.Has("edgec_output_table") && s.kernel != "reference") {
+          EXPECT_NE(s.kernel.find("fused 256-entry lookup"), std::string::npos) << s.kernel;
+        }
+      }
+      EXPECT_EQ(lookups, variant == 0 ? 0 : 1) << "variant " << variant;
+      EXPECT_EQ(tabled, variant == 0 ? 1 : 0) << "variant " << variant;
+      PlanExecutor exec(**plan);
+      std::vector<Tensor> got;
+      ASSERT_TRUE(exec.Run(inputs, &got).ok());
+      ASSERT_EQ(got.size(), want->size());
+      for (size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(got[o].nbytes(), (*want)[o].nbytes());
+        EXPECT_EQ(std::memcmp(got[o].raw(), (*want)[o].raw(), got[o].nbytes()), 0)
+            << "variant " << variant << (fast ? " fast" : " reference") << " output " << o;
       }
     }
   }

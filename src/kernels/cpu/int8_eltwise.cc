@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
+#include "kernels/cpu/int8_requant.h"
 #include "kernels/cpu/vec.h"
 #include "quant/fixed_point.h"
 #include "quant/ratio_forms.h"
@@ -154,14 +155,22 @@ bool HasVbmi() {
   return has && &vec::Kernels() != &vec::kScalarTable;
 }
 
+}  // namespace
+
+void LookupBytes(const uint8_t* by_byte, const uint8_t* x, uint8_t* y, int64_t n) {
+  int64_t i = HasVbmi() ? LookupVbmi(by_byte, x, y, 0, n) : 0;
+  for (; i < n; ++i) y[i] = by_byte[x[i]];
+}
+
+namespace {
+
 class LookupKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void*) override {
     const auto* x = static_cast<const uint8_t*>(in[0]);
     auto* y = static_cast<uint8_t*>(out[0]);
     ParallelFor(threads_, numel_, kGrain, [&](int64_t b, int64_t e) {
-      if (HasVbmi()) b = LookupVbmi(by_byte_, x, y, b, e);
-      for (int64_t i = b; i < e; ++i) y[i] = by_byte_[x[i]];
+      LookupBytes(by_byte_, x + b, y + b, e - b);
     });
     return Status::Ok();
   }

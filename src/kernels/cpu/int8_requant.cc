@@ -184,15 +184,30 @@ void Int8Requant::Run(const int32_t* acc, int64_t channels, int64_t begin, int64
     if (OwnAvx512(Avx512Ext::kBw)) c_begin = RunFloatAvx512(*this, acc, channels, begin, end, y, row_stride, b);
     else if (&vec::Kernels() == &vec::kAvx2Table) c_begin = RunFloatAvx2(*this, acc, channels, begin, end, y, row_stride, b);
   }
-  if (c_begin == channels) return;
-  if (u8) RunScalar(*this, acc, channels, begin, end, static_cast<uint8_t*>(y), row_stride, channel_stride, c_begin, b);
-  else RunScalar(*this, acc, channels, begin, end, static_cast<int8_t*>(y), row_stride, channel_stride, c_begin, b);
+  if (c_begin < channels) {
+    if (u8) RunScalar(*this, acc, channels, begin, end, static_cast<uint8_t*>(y), row_stride, channel_stride, c_begin, b);
+    else RunScalar(*this, acc, channels, begin, end, static_cast<int8_t*>(y), row_stride, channel_stride, c_begin, b);
+  }
+  if (table.empty()) return;
+  // The fused lookup over the rows just written, while they are in L1.
+  auto* y8 = static_cast<uint8_t*>(y);
+  if (channel_stride == 1 && row_stride == channels) {
+    LookupBytes(table.data(), y8 + begin * channels, y8 + begin * channels, (end - begin) * channels);
+  } else {
+    for (int64_t r = begin; r < end; ++r) {
+      uint8_t* row = y8 + r * row_stride;
+      if (channel_stride == 1) LookupBytes(table.data(), row, row, channels);
+      else
+        for (int64_t c = 0; c < channels; ++c) row[c * channel_stride] = table[row[c * channel_stride]];
+    }
+  }
 }
 
 std::string Int8Requant::Word() const {
   std::string s = fixed_point ? "fixed-point requant" : "float requant";
   const int32_t tmin = u8 ? 0 : -128, tmax = u8 ? 255 : 127;
   if (qmin != tmin || qmax != tmax) s += fmt::format(", clamp [{}, {}]", qmin, qmax);
+  if (!table.empty()) s += ", fused 256-entry lookup";
   return s;
 }
 
@@ -211,6 +226,18 @@ StatusOr<Int8Requant> MakeInt8Requant(const Attributes& attrs, const std::string
   rq.qmax = static_cast<int32_t>(std::min<int64_t>(attrs.GetInt("edgec_qmax", tmax), tmax));
   if (rq.qmin > rq.qmax) return InvalidArgument("{}: edgec_qmin {} > edgec_qmax {}", label, rq.qmin, rq.qmax);
   rq.zero_point = y_zp;
+  if (attrs.Has("edgec_output_table")) {
+    const std::vector<int64_t> t = attrs.GetInts("edgec_output_table");
+    const int64_t lowest = rq.u8 ? 0 : -128;
+    if (t.size() != 256) return InvalidArgument("{}: edgec_output_table has {} values, expected 256", label, t.size());
+    rq.table.resize(256);
+    for (int raw = 0; raw < 256; ++raw) {
+      const int64_t v = t[rq.u8 ? raw : raw ^ 0x80];  // entry (value - lowest) of the value with this byte
+      if (v < lowest || v > lowest + 255)
+        return InvalidArgument("{}: edgec_output_table value {} is outside {}", label, v, DTypeName(out));
+      rq.table[raw] = static_cast<uint8_t>(v);
+    }
+  }
   for (int64_t c = 0; c < channels; ++c) {
     const float ws = w_scale.size() == 1 ? w_scale[0] : w_scale[c];
     rq.multiplier.push_back(x_scale * ws / y_scale);

@@ -4,7 +4,8 @@
 //   "float"       (ONNX): saturate(round_half_to_even(f32(acc + b[c]) · m[c]) + zp),
 //                 m[c] = x_scale · w_scale[c] / y_scale computed in f32 as the reference does;
 //   "fixed_point" (NPU):  quant::Requantize(acc + b[c], multiplier + shift, zp, qmin, qmax);
-// each then clamped to [edgec_qmin, edgec_qmax] (a fused Relu/Clip). The node's
+// each then clamped to [edgec_qmin, edgec_qmax] (a fused Relu/Clip), and mapped through
+// `edgec_output_table` when the node has one (a QuantizedLookup fused into it). The node's
 // `edgec_requant` attribute picks the mode.
 #pragma once
 
@@ -26,6 +27,7 @@ struct Int8Requant {
   std::vector<quant::FixedPointMultiplier> fixed;   // per channel (fixed-point mode)
   std::vector<int32_t> bias;                        // per channel (zeros when absent)
   int32_t zero_point = 0, qmin = 0, qmax = 255;
+  std::vector<uint8_t> table;                       // by the output's raw byte; empty: none
 
   // Rows of `channels` accumulators (acc[r * channels + c]) into y at
   // y[r * row_stride + c * channel_stride] (elements), rows [begin, end); with
@@ -34,6 +36,10 @@ struct Int8Requant {
            int64_t channel_stride, const int32_t* bias_override = nullptr) const;
   std::string Word() const;  // "float requant" / "fixed-point requant", with the clamp
 };
+
+// y[i] = by_byte[x[i]] for i in [0, n): AVX-512 VBMI permutes where the own kernels' ISA has
+// them (int8_eltwise.cc), else one byte at a time.
+void LookupBytes(const uint8_t* by_byte, const uint8_t* x, uint8_t* y, int64_t n);
 
 // From the node's attributes, the per-channel f32 scales of input and weights (the
 // products are formed as the reference does), the output scale and zero point.

@@ -66,12 +66,17 @@ Status StoreQuantized(const KernelContext& ctx, Tensor& y, ValueFn value, ZeroPo
 // ops.def): `edgec_requant` "float" (the default, ONNX's formula: f32 multiply by
 // x_scale·w_scale/y_scale, round half to even) or "fixed_point" (quant/fixed_point.h, what the
 // NPU computes); then the zero point, saturation, and the optional fused activation clamp
-// [edgec_qmin, edgec_qmax] in the output's integer domain.
+// [edgec_qmin, edgec_qmax] in the output's integer domain; then, with `edgec_output_table`
+// (256 values of the output type, fused from a QuantizedLookup that read only this output),
+// the value v becomes table[v - lowest].
 struct Requantizer {
   bool fixed_point = false;
   std::vector<float> multiplier;                    // per channel (float mode)
   std::vector<quant::FixedPointMultiplier> fixed;  // per channel (fixed-point mode)
   int32_t qmin = 0, qmax = 0;
+  int32_t lowest = 0;
+  std::vector<int64_t> table;  // empty: none
+  int32_t Finish(int32_t v) const { return table.empty() ? v : static_cast<int32_t>(table[v - lowest]); }
 
   float Value(int32_t acc, int64_t c) const { return static_cast<float>(acc) * multiplier[c]; }
   int32_t Apply(int32_t acc, int64_t c, int32_t zero_point) const {
@@ -102,6 +107,15 @@ StatusOr<Requantizer> MakeRequantizer(const KernelContext& ctx, const std::vecto
   r.qmin = static_cast<int32_t>(std::max<int64_t>(ctx.attrs.GetInt("edgec_qmin", u8 ? 0 : -128), u8 ? 0 : -128));
   r.qmax = static_cast<int32_t>(std::min<int64_t>(ctx.attrs.GetInt("edgec_qmax", u8 ? 255 : 127), u8 ? 255 : 127));
   if (r.qmin > r.qmax) return ctx.Error("edgec_qmin {} > edgec_qmax {}", r.qmin, r.qmax);
+  r.lowest = u8 ? 0 : -128;
+  if (ctx.attrs.Has("edgec_output_table")) {
+    r.table = ctx.attrs.GetInts("edgec_output_table");
+    if (r.table.size() != 256) return ctx.Error("edgec_output_table has {} values, expected 256", r.table.size());
+    for (int64_t v : r.table) {
+      if (v < r.lowest || v > r.lowest + 255)
+        return ctx.Error("edgec_output_table value {} is outside {}", v, DTypeName(out));
+    }
+  }
   return r;
 }
 
@@ -110,7 +124,7 @@ template <typename AccFn, typename ChannelFn, typename ZeroPointFn>
 void StoreRequantized(Tensor& y, const Requantizer& rq, AccFn acc, ChannelFn channel, ZeroPointFn zero_point) {
   auto store = [&](auto* yp) {
     using Q = std::remove_pointer_t<decltype(yp)>;
-    for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<Q>(rq.Apply(acc(i), channel(i), zero_point(i)));
+    for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<Q>(rq.Finish(rq.Apply(acc(i), channel(i), zero_point(i))));
   };
   if (y.dtype() == DType::kU8) store(y.data<uint8_t>());
   else store(y.data<int8_t>());
@@ -335,6 +349,7 @@ Status QLinearGlobalAveragePool(KernelContext& ctx) {
   // The real multiplier of the fixed-point form: x_scale / (y_scale * count).
   ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {sx / sy / static_cast<float>(plane)},
                                                    {static_cast<double>(sx) / sy / static_cast<double>(plane)}, y.dtype()));
+  if (!rq.table.empty()) return ctx.Error("edgec_output_table is for QLinearConv and QLinearMatMul");
   std::vector<int32_t> out(planes);
   for (int64_t c = 0; c < planes; ++c) {
     if (rq.fixed_point) {
@@ -379,6 +394,7 @@ Status QLinearBinary(KernelContext& ctx, RatioParams (*make_ratio)(float, int32_
   Tensor& y = ctx.outputs[0];
   // The clamp and the requantization mode as the other QLinear kernels read them.
   ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {1.f}, {1.0}, y.dtype()));
+  if (!rq.table.empty()) return ctx.Error("edgec_output_table is for QLinearConv and QLinearMatMul");
   Params params;
   if (rq.fixed_point) {
     auto p = make(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax);

@@ -47,6 +47,14 @@ struct Int8ConvCase {
   std::string what;
 };
 
+// 256 random values of `t` (u8 or i8): an `edgec_output_table` (a QuantizedLookup fused
+// into the integer op).
+std::vector<int64_t> RandomOutputTable(std::mt19937& rng, DType t) {
+  std::vector<int64_t> table(256);
+  for (int64_t& v : table) v = t == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+  return table;
+}
+
 // `large`: outputs of 64-96 channels over 48-64 pixels square, whose int32 accumulators
 // exceed the kernel's band size, so that it runs them in bands of rows.
 Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial, bool large = false) {
@@ -102,6 +110,7 @@ Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial, bool large = false) {
     a.Set("edgec_qmin", std::min<int64_t>(y_zp + 3, 127));
     a.Set("edgec_qmax", std::min<int64_t>(y_zp + 90, 127));
   }
+  if (trial % 5 == 3) a.Set("edgec_output_table", RandomOutputTable(rng, yt));  // a fused lookup
   testing_mv::Inputs inputs = {RandomActivation(xt, xd, rng, extreme), ScalarF(x_scale), ScalarQ(xt, x_zp), w, w_scale,
                                ScalarQ(DType::kI8, 0), ScalarF(y_scale), ScalarQ(yt, y_zp)};
   if (trial % 3 != 0) inputs.push_back(RandomInts<int32_t>(DType::kI32, {cout}, rng, -20000, 20000));
@@ -128,7 +137,7 @@ std::string RefusalWith7BitFallback(Int8ConvCase& t) {
 
 TEST(CpuInt8, QLinearConvEqualsReference) {
   std::mt19937 rng(808);
-  int ran = 0, refused = 0, folded = 0, bordered = 0;
+  int ran = 0, refused = 0, folded = 0, bordered = 0, tabled = 0;
   std::set<std::string> impls;
   for (int trial = 0; trial < 300; ++trial) {
     Int8ConvCase t = RandomInt8Conv(rng, trial);
@@ -143,8 +152,13 @@ TEST(CpuInt8, QLinearConvEqualsReference) {
     impls.insert(d.substr(0, d.find(']') + 1));
     folded += d.find("(zero point in the bias)") != std::string::npos;
     bordered += d.find("(zero point in the bias and border sums)") != std::string::npos;
+    if (t.c.attrs.Has("edgec_output_table")) {
+      ++tabled;
+      EXPECT_NE(d.find("fused 256-entry lookup"), std::string::npos) << t.what << ": " << d;
+    }
     ++ran;
   }
+  EXPECT_GE(tabled, 20) << "cases with a fused lookup";
   EXPECT_GT(ran, 100);
   EXPECT_GE(folded, 10) << "unpadded cases whose source zero point went into the bias";
   EXPECT_GE(bordered, 40) << "padded cases whose source zero point went into the bias and border sums";
@@ -152,6 +166,51 @@ TEST(CpuInt8, QLinearConvEqualsReference) {
   for (const auto& s : impls) list += "\n  " + s;
   RecordProperty("implementations", list);
   if (refused) std::printf("QLinearConv: %d case(s) refused (no VNNI or only oneDNN's reference), %d ran\n", refused, ran);
+}
+
+// The reference's `edgec_output_table` is a QuantizedLookup of the op's output: QLinearConv
+// with the table equals QuantizedLookup(QLinearConv without it, table) on u8 and i8 outputs,
+// clamps and both requantizations; a table of the wrong size or with a value outside the
+// output type is an error naming the attribute.
+TEST(CpuInt8, OutputTableIsTheLookupOfTheOutput) {
+  std::mt19937 rng(816);
+  int checked = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    Int8ConvCase t = RandomInt8Conv(rng, trial);
+    if (!t.c.attrs.Has("edgec_output_table")) continue;
+    auto fused = testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs);
+    if (!fused.ok()) continue;  // window larger than the input
+    const DType yt = (*fused)[0].dtype();
+    const std::vector<int64_t> entries = t.c.attrs.GetInts("edgec_output_table");
+    Attributes plain = t.c.attrs;
+    plain.Erase("edgec_output_table");
+    auto conv = testing_mv::RunOp(t.c.op, t.c.inputs, plain);
+    ASSERT_TRUE(conv.ok()) << t.what;
+    Tensor table(yt, {256});
+    for (int i = 0; i < 256; ++i) {
+      if (yt == DType::kU8) table.data<uint8_t>()[i] = static_cast<uint8_t>(entries[i]);
+      else table.data<int8_t>()[i] = static_cast<int8_t>(entries[i]);
+    }
+    auto looked_up = testing_mv::RunOp(OpKind::kQuantizedLookup, {(*conv)[0], table}, {});
+    ASSERT_TRUE(looked_up.ok()) << t.what;
+    EXPECT_TRUE(Close((*fused)[0], (*looked_up)[0], 0, 0)) << t.what;
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+  Int8ConvCase t = RandomInt8Conv(rng, 0);
+  t.c.attrs.Set("edgec_output_table", std::vector<int64_t>(255, 0));
+  auto short_table = testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs);
+  ASSERT_FALSE(short_table.ok());
+  EXPECT_NE(short_table.status().message().find("edgec_output_table has 255 values"), std::string::npos)
+      << short_table.status().message();
+  std::vector<int64_t> bad(256, 0);
+  bad[7] = 300;
+  t.c.attrs.Set("edgec_output_table", bad);
+  auto out_of_range = testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs);
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_NE(out_of_range.status().message().find("value 300 is outside"), std::string::npos)
+      << out_of_range.status().message();
+  EXPECT_NE(RefusalOf(t.c).find("value 300 is outside"), std::string::npos) << RefusalOf(t.c);
 }
 
 // A QLinearConv of one pixel through a 1x1 kernel (an SE block's FC, a classifier) runs on
@@ -178,6 +237,7 @@ TEST(CpuInt8, QLinearConvOfOnePixelEqualsReference) {
       a.Set("edgec_qmin", std::min<int64_t>(y_zp + 3, yt == DType::kU8 ? 255 : 127));
       a.Set("edgec_qmax", std::min<int64_t>(y_zp + 90, yt == DType::kU8 ? 255 : 127));
     }
+    if (trial % 3 == 1) a.Set("edgec_output_table", RandomOutputTable(rng, yt));
     testing_mv::Inputs inputs = {RandomActivation(xt, xd, rng, trial % 7 == 6), ScalarF(x_scale), ScalarQ(xt, x_zp),
                                  RandomInts<int8_t>(DType::kI8, wd, rng, -127, 127), w_scale, ScalarQ(DType::kI8, 0),
                                  ScalarF(x_scale * 0.01f * std::sqrt(static_cast<float>(k)) * 40.f), ScalarQ(yt, y_zp)};
@@ -374,6 +434,7 @@ TEST(CpuInt8, QLinearMatMulEqualsReference) {
     const float y_scale = a_scale * bs.data<float>()[0] * std::sqrt(static_cast<float>(k)) * RandScale(rng, 20.f, 200.f);
     Attributes a;
     if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
+    if (trial % 4 == 3) a.Set("edgec_output_table", RandomOutputTable(rng, yt));  // a fused lookup
     const int64_t zlo = at == DType::kU8 ? 0 : -128, zhi = at == DType::kU8 ? 255 : 127;
     testing_mv::Inputs in = {RandomActivation(at, ad, rng, trial % 5 == 4), ScalarF(a_scale), ScalarQ(at, RandInt(rng, zlo, zhi)),
                              RandomInts<int8_t>(DType::kI8, {k, n}, rng, -127, 127), bs, ScalarQ(DType::kI8, 0), ScalarF(y_scale),
