@@ -122,10 +122,10 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
   plan->graph_ = std::move(g);
   {
     // CPU-only rewrites of the plan's own graph (see the pass): a lookup that alone reads an
-    // int8 conv or matmul goes into its requantization.
+    // int8 conv or matmul goes into its requantization. The node order stays topological
+    // (the lookup's readers already came after the op).
     passes::PassContext pc;
     RETURN_IF_ERROR(passes::RunFuseOutputTable(plan->graph_, pc, {}));
-    if (pc.stats().nodes_fused) RETURN_IF_ERROR(plan->graph_.TopoSort());
   }
   const Graph& graph = plan->graph_;
   for (const Value* v : graph.inputs()) {

@@ -3,6 +3,7 @@
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/kernel.h"
 #include "kernels/cpu/vec.h"
+#include "quant/output_table.h"
 
 #include <immintrin.h>
 
@@ -226,17 +227,12 @@ StatusOr<Int8Requant> MakeInt8Requant(const Attributes& attrs, const std::string
   rq.qmax = static_cast<int32_t>(std::min<int64_t>(attrs.GetInt("edgec_qmax", tmax), tmax));
   if (rq.qmin > rq.qmax) return InvalidArgument("{}: edgec_qmin {} > edgec_qmax {}", label, rq.qmin, rq.qmax);
   rq.zero_point = y_zp;
-  if (attrs.Has("edgec_output_table")) {
-    const std::vector<int64_t> t = attrs.GetInts("edgec_output_table");
-    const int64_t lowest = rq.u8 ? 0 : -128;
-    if (t.size() != 256) return InvalidArgument("{}: edgec_output_table has {} values, expected 256", label, t.size());
+  auto table = quant::ReadOutputTable(attrs, out);
+  if (!table.ok()) return InvalidArgument("{}: {}", label, table.status().message());
+  if (!table->empty()) {
     rq.table.resize(256);
-    for (int raw = 0; raw < 256; ++raw) {
-      const int64_t v = t[rq.u8 ? raw : raw ^ 0x80];  // entry (value - lowest) of the value with this byte
-      if (v < lowest || v > lowest + 255)
-        return InvalidArgument("{}: edgec_output_table value {} is outside {}", label, v, DTypeName(out));
-      rq.table[raw] = static_cast<uint8_t>(v);
-    }
+    for (int raw = 0; raw < 256; ++raw)  // entry (value - lowest) of the value with this byte
+      rq.table[raw] = static_cast<uint8_t>((*table)[rq.u8 ? raw : raw ^ 0x80]);
   }
   for (int64_t c = 0; c < channels; ++c) {
     const float ws = w_scale.size() == 1 ? w_scale[0] : w_scale[c];

@@ -9,6 +9,7 @@
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
 #include "quant/fixed_point.h"
+#include "quant/output_table.h"
 #include "quant/ratio_forms.h"
 
 namespace edgec::ref {
@@ -108,14 +109,11 @@ StatusOr<Requantizer> MakeRequantizer(const KernelContext& ctx, const std::vecto
   r.qmax = static_cast<int32_t>(std::min<int64_t>(ctx.attrs.GetInt("edgec_qmax", u8 ? 255 : 127), u8 ? 255 : 127));
   if (r.qmin > r.qmax) return ctx.Error("edgec_qmin {} > edgec_qmax {}", r.qmin, r.qmax);
   r.lowest = u8 ? 0 : -128;
-  if (ctx.attrs.Has("edgec_output_table")) {
-    r.table = ctx.attrs.GetInts("edgec_output_table");
-    if (r.table.size() != 256) return ctx.Error("edgec_output_table has {} values, expected 256", r.table.size());
-    for (int64_t v : r.table) {
-      if (v < r.lowest || v > r.lowest + 255)
-        return ctx.Error("edgec_output_table value {} is outside {}", v, DTypeName(out));
-    }
-  }
+  auto table = quant::ReadOutputTable(ctx.attrs, out);
+  if (!table.ok()) return ctx.Error("{}", table.status().message());
+  r.table = std::move(table).value();
+  if (!r.table.empty() && ctx.op != OpKind::kQLinearConv && ctx.op != OpKind::kQLinearMatMul)
+    return ctx.Error("edgec_output_table is for QLinearConv and QLinearMatMul");
   return r;
 }
 
@@ -349,7 +347,6 @@ Status QLinearGlobalAveragePool(KernelContext& ctx) {
   // The real multiplier of the fixed-point form: x_scale / (y_scale * count).
   ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {sx / sy / static_cast<float>(plane)},
                                                    {static_cast<double>(sx) / sy / static_cast<double>(plane)}, y.dtype()));
-  if (!rq.table.empty()) return ctx.Error("edgec_output_table is for QLinearConv and QLinearMatMul");
   std::vector<int32_t> out(planes);
   for (int64_t c = 0; c < planes; ++c) {
     if (rq.fixed_point) {
@@ -394,7 +391,6 @@ Status QLinearBinary(KernelContext& ctx, RatioParams (*make_ratio)(float, int32_
   Tensor& y = ctx.outputs[0];
   // The clamp and the requantization mode as the other QLinear kernels read them.
   ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {1.f}, {1.0}, y.dtype()));
-  if (!rq.table.empty()) return ctx.Error("edgec_output_table is for QLinearConv and QLinearMatMul");
   Params params;
   if (rq.fixed_point) {
     auto p = make(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax);
