@@ -1,5 +1,7 @@
 #include "quant/calibrator.h"
 
+#include "quant/exact_scale.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -180,12 +182,12 @@ ScaleZeroPoint ParamsFromRange(Range r, DType storage, bool symmetric) {
   ScaleZeroPoint p;
   if (symmetric) {
     const double a = std::max(-lo, hi);
-    p.scale = a > 0 ? static_cast<float>(a / 127.0) : 1.0f;
+    p.scale = a > 0 ? RoundScaleForExactDequantization(a / 127.0) : 1.0f;
     p.zero_point = u8 ? 128 : 0;
     return p;
   }
   if (hi - lo <= 0) return {1.0f, u8 ? 0 : 0};
-  p.scale = static_cast<float>((hi - lo) / (qmax - qmin));
+  p.scale = RoundScaleForExactDequantization((hi - lo) / (qmax - qmin));
   const double zp = std::nearbyint(qmin - lo / p.scale);
   p.zero_point = static_cast<int32_t>(std::clamp<double>(zp, qmin, qmax));
   return p;

@@ -68,8 +68,9 @@ double MseThreshold(const std::vector<double>& abs_counts, double bin_width, int
 
 // Scale and zero point for [lo, hi] (widened to hold 0) on `storage` (u8 or i8), ONNX
 // QuantizeLinear semantics. Symmetric: zero point 0 (i8) or 128 (u8), scale max|x| / 127.
-// Asymmetric: scale (hi − lo) / 255, zero point round(qmin − lo / scale). A zero range
-// gives scale 1.
+// Asymmetric: scale (hi − lo) / 255, zero point round(qmin − lo / scale). The scale is
+// rounded up to 16 significant bits, so that every dequantized value is exact in f32
+// (quant/exact_scale.h). A zero range gives scale 1.
 struct ScaleZeroPoint {
   float scale = 1;
   int32_t zero_point = 0;

@@ -2,10 +2,13 @@
 // doubling), percentile thresholds, KL divergences of the entropy procedure, the MSE
 // threshold, and the scale/zero point of a range.
 #include <cmath>
+#include <limits>
+#include <random>
 
 #include <gtest/gtest.h>
 
 #include "quant/calibrator.h"
+#include "quant/exact_scale.h"
 
 namespace edgec::quant {
 namespace {
@@ -130,23 +133,61 @@ TEST(Calibrator, OneSidedDataUseTheWholeUnsignedGrid) {
 }
 
 TEST(Calibrator, ParamsFromRange) {
+  // The formula's scale rounded up to 16 significant bits (quant/exact_scale.h): never
+  // smaller, at most 2^-15 larger, every dequantized value exact in f32.
+  auto expect_scale = [](float got, double formula) {
+    EXPECT_GE(got, formula);
+    EXPECT_LT(got, formula * (1 + 0x1p-15)) << formula;
+    EXPECT_TRUE(DequantizesExactly(got)) << got;
+    EXPECT_EQ(got, RoundScaleForExactDequantization(formula));
+  };
   ScaleZeroPoint p = ParamsFromRange({0, 2.55}, DType::kU8, false);
-  EXPECT_FLOAT_EQ(p.scale, 0.01f);
+  expect_scale(p.scale, 0.01);
   EXPECT_EQ(p.zero_point, 0);
   p = ParamsFromRange({-1, 1.55}, DType::kU8, false);  // zp = round(0 + 1 / 0.01)
-  EXPECT_FLOAT_EQ(p.scale, 0.01f);
+  expect_scale(p.scale, 0.01);
   EXPECT_EQ(p.zero_point, 100);
   p = ParamsFromRange({-1, 3}, DType::kI8, false);  // zp = round(-128 + 63.75) = -64
-  EXPECT_FLOAT_EQ(p.scale, 4.0f / 255);
+  expect_scale(p.scale, 4.0 / 255);
   EXPECT_EQ(p.zero_point, -64);
   p = ParamsFromRange({-2, 1}, DType::kI8, true);
-  EXPECT_FLOAT_EQ(p.scale, 2.0f / 127);
+  expect_scale(p.scale, 2.0 / 127);
   EXPECT_EQ(p.zero_point, 0);
   p = ParamsFromRange({0.5, 2}, DType::kU8, false);  // widened to hold 0
-  EXPECT_FLOAT_EQ(p.scale, 2.0f / 255);
+  expect_scale(p.scale, 2.0 / 255);
   EXPECT_EQ(p.zero_point, 0);
   p = ParamsFromRange({0, 0}, DType::kU8, false);
   EXPECT_FLOAT_EQ(p.scale, 1.0f);
+}
+
+TEST(Calibrator, ExactDequantizationScales) {
+  // Rounded scales keep every (q - zp) * s exact in f32; others do not, and the check says so.
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> log_scale(-20, 5);
+  int inexact_seen = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const double s = std::exp2(log_scale(rng));
+    const float r = RoundScaleForExactDequantization(s);
+    ASSERT_GE(r, s);
+    ASSERT_LT(r, s * (1 + 0x1p-15));
+    ASSERT_TRUE(DequantizesExactly(r)) << r;
+    EXPECT_EQ(RoundScaleForExactDequantization(r), r);  // idempotent
+    for (int k = -255; k <= 255; k += 7) {
+      const float f = static_cast<float>(k) * r;
+      ASSERT_EQ(static_cast<double>(f), static_cast<double>(k) * static_cast<double>(r)) << k << " * " << r;
+    }
+    // The plain f32 scale: its products are exact only by chance, and the check must not
+    // claim it when they are not.
+    const float plain = static_cast<float>(s);
+    bool all_exact = true;
+    for (int k = -255; k <= 255; ++k)
+      all_exact &= static_cast<double>(static_cast<float>(k) * plain) == static_cast<double>(k) * plain;
+    if (DequantizesExactly(plain)) EXPECT_TRUE(all_exact) << plain;
+    inexact_seen += !all_exact;
+  }
+  EXPECT_GT(inexact_seen, 1900);  // a random f32 scale almost never dequantizes exactly
+  EXPECT_FALSE(DequantizesExactly(0.0f));
+  EXPECT_FALSE(DequantizesExactly(std::numeric_limits<float>::infinity()));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
 #include "ir/infer.h"
+#include "quant/exact_scale.h"
 #include "quant/fold_qdq.h"
 #include "quant/pipeline.h"
 #include "runtime/reference_executor.h"
@@ -674,8 +675,18 @@ TEST(ScaleTable, JsonRoundTripAndEdits) {
   }
   back = ReadScaleTable(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_FLOAT_EQ(back->activations.at("v").scale, 0.01f);
+  EXPECT_EQ(back->activations.at("v").scale, RoundScaleForExactDequantization(2.55 / 255));  // as chosen from a range
   EXPECT_EQ(back->activations.at("v").zero_point, 0);
+  // A scale written by hand is taken as written, not rounded.
+  {
+    std::ofstream f(path);
+    f << R"({"format": "edgec-quant-scales/1", "dtype": "u8",
+             "activations": {"v": {"scale": 0.0123, "zero_point": 3}}})";
+  }
+  back = ReadScaleTable(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->activations.at("v").scale, 0.0123f);
+  EXPECT_FALSE(DequantizesExactly(0.0123f));
   {
     std::ofstream f(path);
     f << R"({"format": "edgec-quant-scales/1", "dtype": "u8",

@@ -13,6 +13,7 @@
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/int8_requant.h"
 #include "kernels/cpu/vec.h"
+#include "quant/exact_scale.h"
 #include "quant/fixed_point.h"
 #include "quant/ratio_forms.h"
 
@@ -483,6 +484,52 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) int64_t PoolSumsNhwcAvx512(
   return c;
 }
 
+// The integer sums sum(q) of channels [c0, c1) over `plane` pixels of an NHWC image, added
+// into isum[0, c1 - c0): 128 channels per pass over the pixels, 16-bit sums in four
+// registers for up to 128 pixels at a time (|sum| <= 128 · 255 fits), then widened and
+// added. A load, a widening and an add per 32 values; the f64 sums of the float mode take
+// eight operations per 16.
+template <bool kU8>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i Widen32(__m256i v) {
+  return kU8 ? _mm512_cvtepu8_epi16(v) : _mm512_cvtepi8_epi16(v);
+}
+
+template <bool kU8>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void PoolIntegerSumsNhwcAvx512(const uint8_t* x, int64_t plane,
+                                                                                   int64_t channels, int64_t c0,
+                                                                                   int64_t c1, int32_t* isum) {
+  constexpr int64_t kChunk = 128;
+  for (int64_t c = c0; c < c1; c += 128) {
+    const int64_t n = std::min<int64_t>(128, c1 - c);
+    __mmask32 m[4];
+    for (int j = 0; j < 4; ++j) {
+      const int64_t k = std::clamp<int64_t>(n - 32 * j, 0, 32);
+      m[j] = k == 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << k) - 1);
+    }
+    int32_t* sum = isum + (c - c0);
+    for (int64_t p0 = 0; p0 < plane; p0 += kChunk) {
+      __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+      const uint8_t* px = x + p0 * channels + c;
+      for (int64_t p = p0, end = std::min(plane, p0 + kChunk); p < end; ++p, px += channels) {
+        a0 = _mm512_add_epi16(a0, Widen32<kU8>(_mm256_maskz_loadu_epi8(m[0], px)));
+        a1 = _mm512_add_epi16(a1, Widen32<kU8>(_mm256_maskz_loadu_epi8(m[1], px + 32)));
+        a2 = _mm512_add_epi16(a2, Widen32<kU8>(_mm256_maskz_loadu_epi8(m[2], px + 64)));
+        a3 = _mm512_add_epi16(a3, Widen32<kU8>(_mm256_maskz_loadu_epi8(m[3], px + 96)));
+      }
+      const __m512i acc[4] = {a0, a1, a2, a3};
+      for (int j = 0; j < 4; ++j) {
+        for (int h = 0; h < 2; ++h) {
+          const __mmask16 mh = static_cast<__mmask16>(m[j] >> (16 * h));
+          if (!mh) continue;
+          const __m256i half = h ? _mm512_extracti64x4_epi64(acc[j], 1) : _mm512_castsi512_si256(acc[j]);
+          int32_t* at = sum + 32 * j + 16 * h;
+          _mm512_mask_storeu_epi32(at, mh, _mm512_add_epi32(_mm512_maskz_loadu_epi32(mh, at), _mm512_cvtepi16_epi32(half)));
+        }
+      }
+    }
+  }
+}
+
 // QLinearGlobalAveragePool over [N, C, spatial] in row-major or NHWC: the reference's arithmetic
 // (see ops.def) per channel, the channels split between threads; the NHWC form walks pixels
 // outermost so it reads memory in order.
@@ -505,24 +552,22 @@ class GlobalAveragePoolKernel final : public Kernel {
                  isum + (t * n_ + b) * c_);
       });
       for (int64_t i = 0; i < n_ * c_; ++i) {
-        double f = fsum[i];
-        int32_t q = isum[i];
-        for (int64_t t = 1; t < threads_; ++t) f += fsum[t * n_ * c_ + i], q += isum[t * n_ * c_ + i];
-        y[i] = static_cast<uint8_t>(Requantize(f, q));
+        for (int64_t t = 1; t < threads_; ++t) fsum[i] += fsum[t * n_ * c_ + i], isum[i] += isum[t * n_ * c_ + i];
       }
+      RequantizeSums(fsum, isum, n_ * c_, y);
       return Status::Ok();
     }
     ParallelFor(threads_, n_ * c_, std::max<int64_t>(1, kGrain / plane_), [&](int64_t lo, int64_t hi) {
       for (int64_t b = lo / c_; b * c_ < hi; ++b) {
         const int64_t c0 = std::max(lo - b * c_, int64_t{0}), c1 = std::min(hi - b * c_, c_);
         Pool(x, b, 0, plane_, c0, c1, fsum + b * c_ + c0, isum + b * c_ + c0);
-        for (int64_t c = c0; c < c1; ++c) y[b * c_ + c] = static_cast<uint8_t>(Requantize(fsum[b * c_ + c], isum[b * c_ + c]));
+        RequantizeSums(fsum + b * c_ + c0, isum + b * c_ + c0, c1 - c0, y + b * c_ + c0);
       }
     });
     return Status::Ok();
   }
   bool SplitsPixels() const {
-    return nhwc_ && threads_ > 1 && plane_ >= 64 * threads_ && plane_ < kExactPoolPlane && !fixed_point_;
+    return nhwc_ && threads_ > 1 && plane_ >= 64 * threads_ && (exact_ || (plane_ < kExactPoolPlane && !fixed_point_));
   }
   size_t scratch_bytes() const override {
     return static_cast<size_t>(threads_ * n_ * c_) * (sizeof(double) + sizeof(int32_t));
@@ -535,11 +580,17 @@ class GlobalAveragePoolKernel final : public Kernel {
     std::fill(isum, isum + (c1 - c0), 0);
     int64_t from = c0;
     const uint8_t* first = x + (b * plane_ + p0) * c_;  // NHWC: pixel p0 of image b
+    if (nhwc_ && HasAvx512() && IntegerSums()) {
+      if (x_u8_) PoolIntegerSumsNhwcAvx512<true>(first, p1 - p0, c_, c0, c1, isum);
+      else PoolIntegerSumsNhwcAvx512<false>(first, p1 - p0, c_, c0, c1, isum);
+      for (int64_t c = c0; c < c1; ++c) isum[c - c0] -= static_cast<int32_t>((p1 - p0) * zx_);
+      return;
+    }
     if (nhwc_ && HasAvx512())
-      from = PoolSumsNhwcAvx512(first, p1 - p0, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, fixed_point_);
+      from = PoolSumsNhwcAvx512(first, p1 - p0, c_, c0, c1, x_u8_, zx_, sx_, fsum, isum, IntegerSums());
     if (nhwc_ && HasAvx2())
       from = PoolSumsNhwcAvx2(first, p1 - p0, c_, from, c1, x_u8_, zx_, sx_, fsum + (from - c0),
-                              isum + (from - c0), fixed_point_);
+                              isum + (from - c0), IntegerSums());
     auto add = [&](int64_t c, int64_t at) {
       const int32_t q = (x_u8_ ? x[at] : static_cast<int8_t>(x[at])) - zx_;
       isum[c - c0] += q;
@@ -553,22 +604,51 @@ class GlobalAveragePoolKernel final : public Kernel {
         for (int64_t p = p0; p < p1; ++p) add(c, (b * c_ + c) * plane_ + p);
     }
   }
+  // The sums in integers: the fixed-point mode's, and the float mode's when every term
+  // (q − zx)·sx is exact in f32. Their f64 sum is then exactly sx · sum(q − zx).
+  bool IntegerSums() const { return fixed_point_ || exact_; }
   int32_t Requantize(double fsum, int32_t isum) const {
     if (fixed_point_) return quant::Requantize(isum, mult_, zy_, qmin_, qmax_);
+    if (exact_) fsum = static_cast<double>(isum) * static_cast<double>(sx_);
     float f = static_cast<float>(fsum / static_cast<double>(plane_)) / sy_;
     if (std::isnan(f)) f = 0;
     return static_cast<int32_t>(
         std::min(std::max(std::nearbyint(f) + static_cast<float>(zy_), static_cast<float>(qmin_)), static_cast<float>(qmax_)));
   }
+  // y[i] = Requantize(fsum[i], isum[i]) for i < n; in the float mode 8 at a time with
+  // AVX-512, the same operations (f64 quotient, f32 conversion and quotient, round to even).
+  void RequantizeSums(const double* fsum, const int32_t* isum, int64_t n, uint8_t* y) const {
+    int64_t i = 0;
+    if (!fixed_point_ && HasAvx512()) i = RequantizeSumsAvx512(fsum, isum, n, y);
+    for (; i < n; ++i) y[i] = static_cast<uint8_t>(Requantize(fsum[i], isum[i]));
+  }
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) int64_t RequantizeSumsAvx512(const double* fsum,
+                                                                                    const int32_t* isum, int64_t n,
+                                                                                    uint8_t* y) const {
+    const __m512d count = _mm512_set1_pd(static_cast<double>(plane_)), sx = _mm512_set1_pd(static_cast<double>(sx_));
+    const __m256 sy = _mm256_set1_ps(sy_), zy = _mm256_set1_ps(static_cast<float>(zy_));
+    const __m256 lo = _mm256_set1_ps(static_cast<float>(qmin_)), hi = _mm256_set1_ps(static_cast<float>(qmax_));
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m512d sum = exact_ ? _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(isum + i))), sx)
+                                 : _mm512_loadu_pd(fsum + i);
+      __m256 f = _mm256_div_ps(_mm512_cvtpd_ps(_mm512_div_pd(sum, count)), sy);
+      f = _mm256_mask_mov_ps(f, _mm256_cmp_ps_mask(f, f, _CMP_UNORD_Q), _mm256_setzero_ps());  // NaN -> 0
+      f = _mm256_add_ps(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zy);
+      const __m256i q = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(f, lo), hi));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm256_cvtepi32_epi8(q));  // in [qmin, qmax]: the low byte
+    }
+    return i;
+  }
   std::string Describe() const override {
-    return fmt::format("own quantized global average pool{}{}{}", fixed_point_ ? " (fixed point)" : "",
+    return fmt::format("own quantized global average pool{}{}{}", fixed_point_ ? " (fixed point)" : exact_ ? " (integer sums: exact scale)" : "",
                        !nhwc_ ? "" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "",
                        SplitsPixels() ? fmt::format(", pixels split between {} threads", threads_) : "");
   }
   float sx_ = 1, sy_ = 1;
   int32_t zx_ = 0, zy_ = 0, qmin_ = 0, qmax_ = 255;
   quant::FixedPointMultiplier mult_;
-  bool fixed_point_ = false, x_u8_ = true, nhwc_ = false;
+  bool fixed_point_ = false, exact_ = false, x_u8_ = true, nhwc_ = false;
   int64_t n_ = 1, c_ = 1, plane_ = 1;
   int threads_ = 1;
 };
@@ -620,6 +700,8 @@ KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req) {
   k->c_ = x.dims[1];
   k->plane_ = x.dims[2] * x.dims[3];
   if (k->plane_ < 1) return Refuse(req, "empty spatial plane");
+  // Integer sums in int32: at most 255 · plane in magnitude.
+  k->exact_ = !k->fixed_point_ && quant::DequantizesExactly(k->sx_) && k->plane_ < (int64_t{1} << 23);
   if (k->fixed_point_) {
     auto m = quant::QuantizeMultiplier(static_cast<double>(k->sx_) / k->sy_ / static_cast<double>(k->plane_));
     if (!m.ok()) return Refuse(req, "{}", m.status().message());

@@ -10,6 +10,7 @@
 
 #include "cpu_test_util.h"
 #include "kernels/cpu/int8_requant.h"
+#include "quant/exact_scale.h"
 
 namespace edgec::testing_cpu {
 namespace {
@@ -676,17 +677,22 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
   // The fast kernel equals the reference in both modes, NHWC and row-major; the reference's
   // float mode equals DequantizeLinear -> GlobalAveragePool -> QuantizeLinear on the
   // reference kernels bit for bit, and the fixed-point mode is within one step of it.
+  // Half the trials have an input scale of 16 significant bits, as the quantizer chooses
+  // (quant/exact_scale.h): the fast kernel's float mode then sums integers, and must still
+  // equal the island.
   std::mt19937 rng(815);
-  int split = 0;
+  int split = 0, integer_sums = 0;
   for (int trial = 0; trial < 30; ++trial) {
     const DType xt = trial % 2 ? DType::kI8 : DType::kU8, yt = trial % 3 ? DType::kU8 : DType::kI8;
     Dims dims = {RandInt(rng, 1, 2), RandInt(rng, 1, 70), RandInt(rng, 1, 9), RandInt(rng, 1, 9)};
     // Large planes on two threads: row-major splits the channels (of both images), NHWC in
     // float mode the pixels (their partial sums added after).
-    if (trial % 5 == 4) dims = {RandInt(rng, 1, 2), RandInt(rng, 20, 70), RandInt(rng, 40, 60), RandInt(rng, 40, 60)};
+    if (trial % 5 == 4) dims = {RandInt(rng, 1, 2), RandInt(rng, 20, 300), RandInt(rng, 40, 60), RandInt(rng, 40, 60)};
     const int64_t zx = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
     const int64_t zy = yt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
-    const float sx = RandScale(rng, 0.005f, 0.05f), sy = RandScale(rng, 0.002f, 0.03f);
+    float sx = RandScale(rng, 0.005f, 0.05f);
+    const float sy = RandScale(rng, 0.002f, 0.03f);
+    if ((trial / 2) % 2 == 0) sx = quant::RoundScaleForExactDequantization(sx);
     Attributes a;
     if (trial % 3 == 1) a.Set("edgec_requant", std::string("fixed_point"));
     Tensor x = RandomActivation(xt, dims, rng, false);
@@ -698,6 +704,8 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
       const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("qgap {} {} trial {}", DimsStr(dims), AttrsStr(a), trial));
       EXPECT_NE(d.find("global average pool"), std::string::npos) << d;
       split += d.find("pixels split between 2 threads") != std::string::npos;
+      integer_sums += d.find("integer sums") != std::string::npos;
+      EXPECT_EQ(d.find("integer sums") != std::string::npos, trial % 3 != 1 && quant::DequantizesExactly(sx)) << d;
     });
     auto folded = testing_mv::RunOp(c.op, c.inputs, a);
     auto dq = testing_mv::RunOp(OpKind::kDequantizeLinear, {x, ScalarF(sx), ScalarQ(xt, zx)});
@@ -709,6 +717,7 @@ TEST(CpuInt8, QuantizedGlobalAveragePoolEqualsReferenceAndTheIsland) {
     EXPECT_TRUE(Close((*folded)[0], (*island)[0], 0, trial % 3 == 1 ? 1 : 0)) << "trial " << trial;
   }
   EXPECT_GE(split, 2) << "NHWC cases whose pixels were split between threads";
+  EXPECT_GE(integer_sums, 8) << "float-mode cases with an exact input scale";
 }
 
 TEST(CpuInt8, RefusesWhatItCannotDoExactly) {
