@@ -118,7 +118,15 @@ Status DequantizeLinear(InferContext& ctx) {
 
 Status QLinearConv(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(8, 9));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  // edgec_quantize_input: input 0 is f32, quantized by x_scale and x_zero_point first (ops.def).
+  const bool quantize_input = ctx.attrs().GetInt("edgec_quantize_input", 0) != 0;
+  if (quantize_input) {
+    RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32}));
+    if (!ctx.has_input(2)) return ctx.Error("edgec_quantize_input needs input 2 (x_zero_point) for the quantized type");
+    RETURN_IF_ERROR(ctx.ExpectDType(2, kQuantTypes));
+  } else {
+    RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  }
   RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
   for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
@@ -131,7 +139,7 @@ Status QLinearConv(InferContext& ctx) {
   const int64_t out_channels = w.rank_known && w.rank() > 0 ? w.dims[0] : kUnknownDim;
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 4, "w_scale", out_channels, "output channels"));
   RETURN_IF_ERROR(ExpectSingleOrVector(ctx, 5, "w_zero_point", out_channels, "output channels"));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype, false));
+  if (!quantize_input) RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype, false));
   RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype, false));
   return InferConvLike(ctx, ConvInputs{0, 3, 8}, ctx.input_type(7).dtype);
 }

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -153,6 +154,19 @@ Graph ConvLookupGraph(bool extra_reader, bool lookup_out) {
   return g;
 }
 
+// The plan's outputs on `inputs` equal `want` byte for byte.
+void ExpectRunsBitForBit(const Plan& plan, const std::map<std::string, Tensor>& inputs, const std::vector<Tensor>& want,
+                         const std::string& what) {
+  PlanExecutor exec(plan);
+  std::vector<Tensor> got;
+  ASSERT_TRUE(exec.Run(inputs, &got).ok()) << what;
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].nbytes(), want[o].nbytes()) << what;
+    EXPECT_EQ(std::memcmp(got[o].raw(), want[o].raw(), got[o].nbytes()), 0) << what << " output " << o;
+  }
+}
+
 // The plan runs fuse-output-table on its graph: a lookup that alone reads an int8 conv is
 // gone from the steps (into the conv's requantization), and the plan's outputs equal the
 // reference executor's on the graph as given, fast kernels or reference ones; a conv output
@@ -183,15 +197,77 @@ TEST(Plan, FusesALookupIntoTheIntegerOpBeforeIt) {
       }
       EXPECT_EQ(lookups, variant == 0 ? 0 : 1) << "variant " << variant;
       EXPECT_EQ(tabled, variant == 0 ? 1 : 0) << "variant " << variant;
-      PlanExecutor exec(**plan);
-      std::vector<Tensor> got;
-      ASSERT_TRUE(exec.Run(inputs, &got).ok());
-      ASSERT_EQ(got.size(), want->size());
-      for (size_t o = 0; o < got.size(); ++o) {
-        ASSERT_EQ(got[o].nbytes(), (*want)[o].nbytes());
-        EXPECT_EQ(std::memcmp(got[o].raw(), (*want)[o].raw(), got[o].nbytes()), 0)
-            << "variant " << variant << (fast ? " fast" : " reference") << " output " << o;
+      ExpectRunsBitForBit(**plan, inputs, *want, fmt::format("variant {}{}", variant, fast ? " fast" : " reference"));
+    }
+  }
+}
+
+// x (f32) -> QuantizeLinear -> QLinearConv (3 -> 16, 3x3 stride 2) -> output. Variant 1: the
+// quantized input is also read by a max pool (an output); 2: the conv's x_scale differs from
+// the quantize's; 3: the quantized input is itself a graph output.
+Graph QuantizeConvGraph(int variant) {
+  std::mt19937 rng(18);
+  Tensor w(DType::kI8, {16, 3, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+  auto u8 = [](uint8_t z) {
+    Tensor t(DType::kU8, {});
+    t.data<uint8_t>()[0] = z;
+    return t;
+  };
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 20, 20}));
+  Node* q = g.AddNode(OpKind::kQuantizeLinear, "q",
+                      {x, g.AddConstant("q_s", Tensor::Scalar(0.03f)), g.AddConstant("q_z", u8(110))}, 1);
+  Node* c = g.AddNode(OpKind::kQLinearConv, "c1",
+                      {q->output(0), g.AddConstant("c1_xs", Tensor::Scalar(variant == 2 ? 0.031f : 0.03f)),
+                       g.AddConstant("c1_xz", u8(110)), g.AddConstant("c1_w", w),
+                       g.AddConstant("c1_ws", Tensor::Scalar(0.01f)), g.AddConstant("c1_wz", Tensor(DType::kI8, {})),
+                       g.AddConstant("c1_ys", Tensor::Scalar(0.2f)), g.AddConstant("c1_yz", u8(100))},
+                      1);
+  c->attrs.Set("pads", std::vector<int64_t>(4, 1));
+  c->attrs.Set("strides", std::vector<int64_t>{2, 2});
+  g.MarkOutput(c->output(0));
+  if (variant == 1) {
+    Node* pool = g.AddNode(OpKind::kMaxPool, "pool", {q->output(0)}, 1);
+    pool->attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
+    g.MarkOutput(pool->output(0));
+  }
+  if (variant == 3) g.MarkOutput(q->output(0));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return g;
+}
+
+// The plan runs fuse-input-quantize on its graph: a quantize that alone feeds an int8 conv,
+// with the conv's own input parameters, is gone from the steps (the conv quantizes the f32
+// image as it interleaves it), and the outputs equal the reference executor's on the graph
+// as given, fast kernels or reference ones; another reader, other parameters or a graph
+// output keep the quantize a step.
+TEST(Plan, FusesTheInputQuantizeIntoTheConvAfterIt) {
+  for (int variant = 0; variant < 4; ++variant) {
+    Graph g = QuantizeConvGraph(variant);
+    Tensor x(DType::kF32, {1, 3, 20, 20});
+    std::mt19937 rng(6);
+    std::uniform_real_distribution<float> u(-5.f, 5.f);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
+    const std::map<std::string, Tensor> inputs = {{"x", x}};
+    auto want = ReferenceExecutor(g).Run(inputs);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    for (bool fast : {true, false}) {
+      PlanOptions po;
+      po.fast_kernels = fast;
+      auto plan = Plan::Build(g.Clone(), po);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      int quantizes = 0, fused = 0;
+      for (const PlanStepInfo& s : (*plan)->steps()) {
+        quantizes += s.node->op() == OpKind::kQuantizeLinear;
+        fused += s.node->attrs.GetInt("edgec_quantize_input", 0) != 0;
+        if (s.node->attrs.Has("edgec_quantize_input") && s.kernel != "reference") {
+          EXPECT_NE(s.kernel.find("quantize"), std::string::npos) << s.kernel;
+        }
       }
+      EXPECT_EQ(quantizes, variant == 0 ? 0 : 1) << "variant " << variant;
+      EXPECT_EQ(fused, variant == 0 ? 1 : 0) << "variant " << variant;
+      ExpectRunsBitForBit(**plan, inputs, *want, fmt::format("variant {}{}", variant, fast ? " fast" : " reference"));
     }
   }
 }

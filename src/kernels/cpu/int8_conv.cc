@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -37,14 +38,15 @@ namespace {
 // The int32 accumulators of one band of output rows (see CreateInt8ConvKernel).
 constexpr int64_t kInt8BandBytes = 512 << 10;
 
-// dst[p * 3 + c] = src[c * pixels + p]: the 3 planes of a row-major 1-byte image
-// interleaved into NHWC. oneDNN 2.6's reorder does this at ~9 GB/s (0.032 ms for 224x224);
-// with AVX-512 VBMI each 64 output bytes are three byte permutes of the 64-pixel plane
-// vectors (the r plane's bytes, then g's and b's merged under masks).
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void InterleaveRgbVbmi(const uint8_t* src, int64_t pixels,
-                                                                               uint8_t* dst, int64_t* done) {
+// The byte permutes that interleave three planes of 64 pixels into NHWC (AVX-512 VBMI):
+// output vector k takes pixel (64k + j) / 3's byte of plane (64k + j) % 3 at byte j.
+struct RgbInterleave {
   __m512i idx[3];
   __mmask64 mask[3][3];
+};
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) RgbInterleave MakeRgbInterleave() {
+  RgbInterleave t;
   for (int k = 0; k < 3; ++k) {
     alignas(64) uint8_t bytes[64];
     uint64_t m[3] = {0, 0, 0};
@@ -53,20 +55,35 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void InterleaveRgbVbmi(co
       bytes[j] = static_cast<uint8_t>(g / 3);
       m[g % 3] |= uint64_t{1} << j;
     }
-    idx[k] = _mm512_load_si512(bytes);
-    for (int c = 0; c < 3; ++c) mask[k][c] = m[c];
+    t.idx[k] = _mm512_load_si512(bytes);
+    for (int c = 0; c < 3; ++c) t.mask[k][c] = m[c];
   }
+  return t;
+}
+
+// 64 pixels of the r, g, b planes as 192 interleaved bytes at dst.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"), always_inline)) inline void StoreRgb64(const RgbInterleave& t, __m512i r,
+                                                                                           __m512i g, __m512i b,
+                                                                                           uint8_t* dst) {
+  for (int k = 0; k < 3; ++k) {
+    __m512i o = _mm512_maskz_permutexvar_epi8(t.mask[k][0], t.idx[k], r);
+    o = _mm512_mask_permutexvar_epi8(o, t.mask[k][1], t.idx[k], g);
+    o = _mm512_mask_permutexvar_epi8(o, t.mask[k][2], t.idx[k], b);
+    _mm512_storeu_si512(dst + 64 * k, o);
+  }
+}
+
+// dst[p * 3 + c] = src[c * pixels + p]: the 3 planes of a row-major 1-byte image
+// interleaved into NHWC. oneDNN 2.6's reorder does this at ~9 GB/s (0.032 ms for 224x224);
+// with AVX-512 VBMI each 64 output bytes are three byte permutes of the 64-pixel plane
+// vectors (the r plane's bytes, then g's and b's merged under masks).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void InterleaveRgbVbmi(const uint8_t* src, int64_t pixels,
+                                                                               uint8_t* dst, int64_t* done) {
+  const RgbInterleave t = MakeRgbInterleave();
   int64_t p = 0;
-  for (; p + 64 <= pixels; p += 64) {
-    const __m512i r = _mm512_loadu_si512(src + p), g = _mm512_loadu_si512(src + pixels + p),
-                  b = _mm512_loadu_si512(src + 2 * pixels + p);
-    for (int k = 0; k < 3; ++k) {
-      __m512i o = _mm512_maskz_permutexvar_epi8(mask[k][0], idx[k], r);
-      o = _mm512_mask_permutexvar_epi8(o, mask[k][1], idx[k], g);
-      o = _mm512_mask_permutexvar_epi8(o, mask[k][2], idx[k], b);
-      _mm512_storeu_si512(dst + 3 * p + 64 * k, o);
-    }
-  }
+  for (; p + 64 <= pixels; p += 64)
+    StoreRgb64(t, _mm512_loadu_si512(src + p), _mm512_loadu_si512(src + pixels + p),
+               _mm512_loadu_si512(src + 2 * pixels + p), dst + 3 * p);
   *done = p;
 }
 
@@ -77,13 +94,83 @@ void InterleavePlanes(const uint8_t* src, int64_t channels, int64_t pixels, uint
     for (int64_t c = 0; c < channels; ++c) dst[p * channels + c] = src[c * pixels + p];
 }
 
+// QuantizeLinear's arithmetic (the reference's and the fast kernel's): x / scale in f32,
+// NaN -> 0, rounded half to even, + zp, saturated to the type.
+inline uint8_t QuantizeOne(float x, float scale, float zp, float lo, float hi) {
+  float v = x / scale;
+  if (std::isnan(v)) v = 0;
+  const float r = std::min(std::max(std::nearbyint(v) + zp, lo), hi);
+  return static_cast<uint8_t>(static_cast<int32_t>(r));  // the low byte: u8 or i8
+}
+
+// 16 values of QuantizeOne as int32.
+__attribute__((target("avx512f"), always_inline)) inline __m512i Quantize16F(const float* x, __m512 scale, __m512 zp,
+                                                                           __m512 lo, __m512 hi) {
+  __m512 v = _mm512_div_ps(_mm512_loadu_ps(x), scale);
+  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+  v = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));  // whole values: exact
+}
+
+// 64 quantized values of one plane as 64 bytes in order.
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i Quantize64F(const float* x, __m512 scale,
+                                                                                    __m512 zp, __m512 lo, __m512 hi) {
+  __m512i b = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(Quantize16F(x, scale, zp, lo, hi)));
+  b = _mm512_inserti32x4(b, _mm512_cvtepi32_epi8(Quantize16F(x + 16, scale, zp, lo, hi)), 1);
+  b = _mm512_inserti32x4(b, _mm512_cvtepi32_epi8(Quantize16F(x + 32, scale, zp, lo, hi)), 2);
+  return _mm512_inserti32x4(b, _mm512_cvtepi32_epi8(Quantize16F(x + 48, scale, zp, lo, hi)), 3);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t QuantizeRgbVbmi(const float* src, int64_t pixels,
+                                                                                int64_t p, int64_t end, float scale,
+                                                                                float zp, float lo, float hi,
+                                                                                uint8_t* dst) {
+  const RgbInterleave t = MakeRgbInterleave();
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zp), l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+  for (; p + 64 <= end; p += 64)
+    StoreRgb64(t, Quantize64F(src + p, s, z, l, h), Quantize64F(src + pixels + p, s, z, l, h),
+               Quantize64F(src + 2 * pixels + p, s, z, l, h), dst + 3 * p);
+  return p;
+}
+
+__attribute__((target("avx512f,avx512bw"))) int64_t QuantizeFlatAvx512(const float* src, int64_t p, int64_t end,
+                                                                        float scale, float zp, float lo, float hi,
+                                                                        uint8_t* dst) {
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zp), l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+  for (; p + 64 <= end; p += 64) _mm512_storeu_si512(dst + p, Quantize64F(src + p, s, z, l, h));
+  for (; p + 16 <= end; p += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + p), _mm512_cvtepi32_epi8(Quantize16F(src + p, s, z, l, h)));
+  return p;
+}
+
+// Pixels [p0, p1) of a row-major f32 image of `channels` planes, quantized and interleaved
+// into NHWC: dst[p * channels + c] = Q(src[c * pixels + p]).
+void QuantizeInterleave(const float* src, int64_t channels, int64_t pixels, int64_t p0, int64_t p1, float scale,
+                        int32_t zp, bool u8, uint8_t* dst) {
+  const float z = static_cast<float>(zp), lo = u8 ? 0.f : -128.f, hi = u8 ? 255.f : 127.f;
+  int64_t p = p0;
+  if (channels == 3 && OwnAvx512(Avx512Ext::kVbmi)) p = QuantizeRgbVbmi(src, pixels, p, p1, scale, z, lo, hi, dst);
+  if (channels == 1 && OwnAvx512(Avx512Ext::kBw)) p = QuantizeFlatAvx512(src, p, p1, scale, z, lo, hi, dst);
+  for (; p < p1; ++p)
+    for (int64_t c = 0; c < channels; ++c) dst[p * channels + c] = QuantizeOne(src[c * pixels + p], scale, z, lo, hi);
+}
+
 class Int8ConvKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     UseThreads(threads_);
     dnnl::stream& stream = GetDnnlContext(threads_).stream;
-    if (interleave_channels_ > 0) {  // a row-major image of 3 channels, NHWC in scratch
-      const int64_t image = interleave_channels_ * interleave_pixels_;
+    const int64_t image = interleave_channels_ * interleave_pixels_;
+    // Pixels [p0, p1) of every image of an f32 input quantized into NHWC scratch.
+    auto quantize_in = [&](int64_t p0, int64_t p1) {
+      for (int64_t n = 0; n < images_in_; ++n)
+        QuantizeInterleave(static_cast<const float*>(in[0]) + n * image, interleave_channels_, interleave_pixels_, p0, p1,
+                           in_scale_, in_zero_point_, in_u8_, static_cast<uint8_t*>(scratch) + n * image);
+    };
+    if (quantize_input_ && lanes_ == 1) {
+      ParallelFor(threads_, interleave_pixels_, kGrainPixels, quantize_in);
+    } else if (quantize_input_) {
+      // Done by the lanes below, each the pixels of its own rows.
+    } else if (interleave_channels_ > 0) {  // a row-major image of 3 channels, NHWC in scratch
       for (int64_t n = 0; n < images_in_; ++n)
         InterleavePlanes(static_cast<const uint8_t*>(in[0]) + n * image, interleave_channels_, interleave_pixels_,
                          static_cast<uint8_t*>(scratch) + n * image);
@@ -121,6 +208,12 @@ class Int8ConvKernel final : public Kernel {
 #pragma omp parallel num_threads(lanes_)
       {
         const int lane = omp_get_thread_num(), lanes = omp_get_num_threads();
+        if (quantize_input_) {
+          // The lane's share of the pixels (its bands' rows, but for the window's overlap),
+          // then a barrier: a band may read rows another lane quantized.
+          quantize_in(interleave_pixels_ * lane / lanes, interleave_pixels_ * (lane + 1) / lanes);
+#pragma omp barrier
+        }
         for (int64_t i = items * lane / lanes; i < items * (lane + 1) / lanes && failed[lane].ok(); ++i)
           failed[lane] = band(lane, i, lane_streams_[lane], 1);
       }
@@ -180,6 +273,11 @@ class Int8ConvKernel final : public Kernel {
   BoundPrimitive reorder_src_, reorder_dst_;
   // Instead of reorder_src_ for a row-major source of 3 channels: InterleavePlanes.
   int64_t interleave_channels_ = 0, interleave_pixels_ = 0, images_in_ = 0;
+  // edgec_quantize_input on the interleave path: the f32 image is quantized as it is interleaved.
+  bool quantize_input_ = false, in_u8_ = true;
+  float in_scale_ = 1;
+  int32_t in_zero_point_ = 0;
+  static constexpr int64_t kGrainPixels = 8192;
   std::vector<dnnl::memory> weights_;
   Int8Requant rq_;
   std::vector<Band> bands_;
@@ -363,7 +461,78 @@ StatusOr<std::unique_ptr<Kernel>> MaybeInt8Gemv(const KernelRequest& req, const 
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
+namespace {
+
+// A QLinearConv with edgec_quantize_input whose kernel does not quantize its input itself:
+// the input quantized into scratch (in parallel, QuantizeLinear's arithmetic), then that kernel.
+class QuantizeInputKernel final : public Kernel {
+ public:
+  Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
+    auto* q = static_cast<uint8_t*>(scratch);
+    const auto* x = static_cast<const float*>(in[0]);
+    ParallelFor(threads_, numel_, 16384, [&](int64_t b, int64_t e) { QuantizeInterleave(x, 1, numel_, b, e, scale_, zp_, u8_, q); });
+    std::array<const void*, 9> inner_in{};
+    for (size_t i = 0; i < in.size() && i < inner_in.size(); ++i) inner_in[i] = in[i];
+    inner_in[0] = q;
+    return inner_->Run(std::span<const void* const>(inner_in.data(), in.size()), out,
+                       inner_->scratch_bytes() ? static_cast<std::byte*>(scratch) + offset_ : nullptr);
+  }
+  size_t scratch_bytes() const override { return offset_ + inner_->scratch_bytes(); }
+  std::string Describe() const override { return "own quantize in, then " + inner_->Describe(); }
+
+  std::unique_ptr<Kernel> inner_;
+  float scale_ = 1;
+  int32_t zp_ = 0;
+  bool u8_ = true;
+  int64_t numel_ = 0;
+  size_t offset_ = 0;  // of the inner kernel's scratch: after the quantized input, 64-byte aligned
+  int threads_ = 1;
+};
+
+KernelOr CreateQuantizedInt8Conv(const KernelRequest& req);
+
+}  // namespace
+
+// edgec_quantize_input (passes/fuse_input_quantize.cc): the kernel for the quantized input,
+// told to quantize the f32 image as it interleaves it, or else wrapped in a quantize.
 KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
+  if (!req.attrs || req.attrs->GetInt("edgec_quantize_input", 0) == 0) return CreateQuantizedInt8Conv(req);
+  if (req.inputs.size() < 8 || req.inputs[0].dtype != DType::kF32 || !InputOrNull(req, 2) || !IsQuantType(req.inputs[2].dtype))
+    return Refuse(req, "edgec_quantize_input needs an f32 input 0 and a u8/i8 zero point (input 2)");
+  if (!IsDense(req.inputs[0])) return Refuse(req, "edgec_quantize_input with a strided input");
+  ASSIGN_OR_RETURN(float scale, ScalarScale(req, 1));
+  ASSIGN_OR_RETURN(int32_t zp, ScalarZeroPoint(req, 2));
+  Attributes attrs = *req.attrs;
+  attrs.Erase("edgec_quantize_input");
+  KernelRequest quantized = req;
+  quantized.attrs = &attrs;
+  quantized.inputs[0].dtype = req.inputs[2].dtype;
+  ASSIGN_OR_RETURN(std::unique_ptr<Kernel> inner, CreateQuantizedInt8Conv(quantized));
+  const bool u8 = req.inputs[2].dtype == DType::kU8;
+  if (auto* conv = dynamic_cast<Int8ConvKernel*>(inner.get()); conv && conv->interleave_channels_ > 0) {
+    conv->quantize_input_ = true;
+    conv->in_scale_ = scale;
+    conv->in_zero_point_ = zp;
+    conv->in_u8_ = u8;
+    const std::string from = " via own interleave in";
+    if (const size_t at = conv->describe_.find(from); at != std::string::npos)
+      conv->describe_.replace(at, from.size(), " via own quantize + interleave in");
+    return inner;
+  }
+  auto k = std::make_unique<QuantizeInputKernel>();
+  k->numel_ = NumElements(req.inputs[0].dims);
+  k->offset_ = static_cast<size_t>((k->numel_ + 63) / 64 * 64);
+  k->inner_ = std::move(inner);
+  k->scale_ = scale;
+  k->zp_ = zp;
+  k->u8_ = u8;
+  k->threads_ = std::max(1, req.threads);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+namespace {
+
+KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
   if (req.inputs.size() < 8) return Refuse(req, "expected 8 or 9 inputs");
   const TensorDesc& x = req.inputs[0];
   const TensorDesc& w = req.inputs[3];
@@ -698,5 +867,7 @@ KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
     return other;
   });
 }
+
+}  // namespace
 
 }  // namespace edgec::cpu

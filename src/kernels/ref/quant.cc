@@ -245,10 +245,22 @@ Status DequantizeLinear(KernelContext& ctx) {
 // --- quantized convolution ---
 
 Status QLinearConv(KernelContext& ctx) {
-  const Tensor& x = *ctx.inputs[0];
   const Tensor& w = *ctx.inputs[3];
   const float x_scale = ReadScales(*ctx.inputs[1]).at(0);
   const int32_t x_zp = ReadZeroPoints(ctx.input(2)).at(0);
+  // `edgec_quantize_input` (fused from the QuantizeLinear that alone fed input 0): input 0 is
+  // f32 and is first quantized by x_scale and x_zero_point, as QuantizeLinear does.
+  Tensor quantized;
+  const bool quantize_input = ctx.attrs.GetInt("edgec_quantize_input", 0) != 0;
+  if (quantize_input) {
+    const Tensor& xf = *ctx.inputs[0];
+    if (xf.dtype() != DType::kF32) return ctx.Error("edgec_quantize_input needs an f32 input 0, got {}", DTypeName(xf.dtype()));
+    if (!ctx.input(2)) return ctx.Error("edgec_quantize_input needs input 2 (x_zero_point) for the quantized type");
+    quantized = Tensor(ctx.input(2)->dtype(), xf.dims());
+    const float* xp = xf.data<float>();
+    RETURN_IF_ERROR(StoreQuantized(ctx, quantized, [&](int64_t i) { return xp[i] / x_scale; }, [&](int64_t) { return x_zp; }));
+  }
+  const Tensor& x = quantize_input ? quantized : *ctx.inputs[0];
   const PerChannel<float> w_scale = ReadScales(*ctx.inputs[4]);
   const PerChannel<int32_t> w_zp = ReadZeroPoints(ctx.input(5));
   const float y_scale = ReadScales(*ctx.inputs[6]).at(0);

@@ -297,6 +297,87 @@ TEST(CpuInt8, QLinearConvOfAThreeChannelImageEqualsReference) {
   if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0).c))) EXPECT_GE(interleaved, 16);
 }
 
+// edgec_quantize_input (fuse-input-quantize): input 0 is f32 and the conv quantizes it first.
+// The reference equals QuantizeLinear then QLinearConv bit for bit (ties, saturation, NaN and
+// infinities among the values); the fast kernel equals the reference on every ISA: a
+// three-channel image quantized as it is interleaved (small, and 224x224 in bands, on two
+// threads side by side each quantizing its own rows), and any other conv behind a quantize.
+TEST(CpuInt8, QuantizedInputIsTheQuantizeOfTheFloatInput) {
+  std::mt19937 rng(817);
+  int fused = 0, wrapped = 0, checked = 0;
+  for (int trial = 0; trial < 14; ++trial) {
+    FastCase c{OpKind::kQLinearConv, {}, {}};
+    std::string what;
+    if (trial % 2 == 0) {
+      const int64_t side = trial == 0 || trial == 6 ? 224 : std::vector<int64_t>{9, 13, 32, 50}[trial / 2 % 4];
+      const DType xt = trial % 3 == 2 ? DType::kI8 : DType::kU8;
+      Tensor w_scale(DType::kF32, Dims{16});
+      for (int64_t k = 0; k < 16; ++k) w_scale.data<float>()[k] = RandScale(rng, 0.001f, 0.02f);
+      const int64_t x_zp = xt == DType::kU8 ? RandInt(rng, 0, 255) : RandInt(rng, -128, 127);
+      c.inputs = {Tensor(DType::kF32, {1 + trial % 4 / 2, 3, side, side + 3 * (trial % 3)}), ScalarF(0.02f), ScalarQ(xt, x_zp),
+                  RandomInts<int8_t>(DType::kI8, {16, 3, 3, 3}, rng, -127, 127), w_scale, ScalarQ(DType::kI8, 0),
+                  ScalarF(0.02f * 0.01f * 300.f), ScalarQ(DType::kU8, 128), RandomInts<int32_t>(DType::kI32, {16}, rng, -20000, 20000)};
+      c.attrs = testing_mv::Attrs({{"strides", Dims{2, 2}}, {"pads", Dims{1, 1, 1, 1}}});
+      c.constants = {1, 2, 3, 4, 5, 6, 7, 8};
+      c.nhwc = true;
+      c.row_major_inputs = {0};
+      c.threads = trial % 4 == 0 ? 2 : 1 + trial % 2;
+      what = fmt::format("trial {} image {} {}", trial, DimsStr(c.inputs[0]->dims()), DTypeName(xt));
+    } else {
+      Int8ConvCase t = RandomInt8Conv(rng, trial);
+      c = t.c;
+      c.inputs[0] = Tensor(DType::kF32, c.inputs[0]->dims());
+      what = t.what;
+    }
+    // Values around every step of the quantized range and beyond: whole and half steps (ties
+    // to even), saturation, NaN, infinities.
+    Tensor& x = *c.inputs[0];
+    const float scale = c.inputs[1]->data<float>()[0];
+    std::uniform_int_distribution<int> step(-300, 300), kind(0, 99);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int k = kind(rng);
+      x.data<float>()[i] = k == 0   ? std::numeric_limits<float>::quiet_NaN()
+                           : k == 1 ? (i % 2 ? 1 : -1) * std::numeric_limits<float>::infinity()
+                           : k < 30 ? (static_cast<float>(step(rng)) + 0.5f) * scale
+                                    : static_cast<float>(step(rng)) * scale * 0.37f;
+    }
+    c.attrs.Set("edgec_quantize_input", int64_t{1});
+    // The reference: the fused attribute is QuantizeLinear, then the conv.
+    auto with = testing_mv::RunOp(c.op, c.inputs, c.attrs);
+    if (!with.ok()) continue;  // a random window larger than its input
+    auto q = testing_mv::RunOp(OpKind::kQuantizeLinear, {x, *c.inputs[1], *c.inputs[2]});
+    ASSERT_TRUE(q.ok()) << what;
+    testing_mv::Inputs plain_inputs = c.inputs;
+    plain_inputs[0] = (*q)[0];
+    Attributes plain = c.attrs;
+    plain.Erase("edgec_quantize_input");
+    auto without = testing_mv::RunOp(c.op, plain_inputs, plain);
+    ASSERT_TRUE(without.ok()) << what;
+    EXPECT_TRUE(Close((*with)[0], (*without)[0], 0, 0)) << what;
+    ++checked;
+    if (NoVnniRefusal(RefusalOf(c))) continue;  // no VNNI: the Plan runs the reference kernel
+    ForEachIsa([&] {
+      const std::string d = ExpectMatchesRef(c, 0, 0, what);
+      fused += d.find("via own quantize + interleave in") != std::string::npos;
+      wrapped += d.find("own quantize in, then") != std::string::npos;
+      if (trial % 2 == 0) EXPECT_EQ(d.find("own quantize in, then"), std::string::npos) << d;
+    });
+  }
+  EXPECT_GE(checked, 10);
+  if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0).c))) {
+    EXPECT_GE(fused, 10);
+    EXPECT_GE(wrapped, 6);
+  }
+  // Not f32: an error that names the input and its dtype.
+  Int8ConvCase t = RandomInt8Conv(rng, 0);
+  t.c.attrs.Set("edgec_quantize_input", int64_t{1});
+  auto wrong = testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("input 0 has dtype u8, expected one of f32"), std::string::npos)
+      << wrong.status().message();
+  EXPECT_NE(RefusalOf(t.c).find("input 0 has dtype u8, expected one of f32"), std::string::npos) << RefusalOf(t.c);
+}
+
 // Large layers run in bands of output rows (each band's accumulators requantized while in
 // cache): the first and last bands carry the padding, a band's input rows overlap its
 // neighbours' by the window; with 2 threads each runs whole bands, side by side (the band
