@@ -91,14 +91,60 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i QuantizeGroup(c
   return _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
 }
 
-// Stores 64 values in [qmin, qmax], q0..q3 in order, as bytes: per 128-bit lane L the packs
-// give [q0.L, q1.L, q2.L, q3.L] (4 bytes each) and the permute puts q0's 16 bytes first.
-// Values are in range, so the saturating packs are exact (vpmovdb takes two shuffles per 16).
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void Store64(__m512i q0, __m512i q1, __m512i q2,
-                                                                               __m512i q3, bool u8, uint8_t* out) {
+// The 64-wide paths round first and offset and clamp after narrowing to 16 bits, per 32
+// values instead of per 16: (acc + bias)·m capped above at 2^30 (so the conversion cannot
+// overflow; a product below -2^31 converts to INT32_MIN and saturates the same way), rounded
+// to nearest even by the conversion, packed to int16 with saturation, + zp and clamped to
+// [qmin, qmax] in int16 (with saturation; the clamp is left to the byte packs when the bounds
+// are the type's), then bytes. It equals clamp(round(f) + zp, qmin, qmax): a value that
+// saturates 16 bits lies beyond [qmin, qmax] with or without the zero point.
+struct Narrow16 {
+  __m512 cap;
+  __m512i zp, lo, hi;  // 16-bit lanes
+  bool clamp, u8;
+};
+
+__attribute__((target("avx512f,avx512bw"))) inline Narrow16 MakeNarrow16(const Int8Requant& rq) {
+  const int32_t tmin = rq.u8 ? 0 : -128, tmax = rq.u8 ? 255 : 127;
+  return {_mm512_set1_ps(0x1p30f), _mm512_set1_epi16(static_cast<int16_t>(rq.zero_point)),
+          _mm512_set1_epi16(static_cast<int16_t>(rq.qmin)), _mm512_set1_epi16(static_cast<int16_t>(rq.qmax)),
+          rq.qmin != tmin || rq.qmax != tmax, rq.u8};
+}
+
+// round(min((acc + bias)·m, 2^30)) of 16 channels from c, as int32 (no zero point, no clamp).
+__attribute__((target("avx512f"), always_inline)) inline __m512i Round16(const int32_t* a, const int32_t* bias, const float* mult,
+                                                                       int64_t c, __m512 cap) {
+  const __m512i v = _mm512_add_epi32(_mm512_loadu_si512(a + c), _mm512_loadu_si512(bias + c));
+  const __m512 f = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_loadu_ps(mult + c)), cap);
+  return _mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+// Round16 of a group of a flat stream (see QuantizeGroup).
+template <bool kMayWrap>
+__attribute__((target("avx512f"), always_inline)) inline __m512i RoundGroup(const int32_t* a, const int32_t* bias, const float* mult,
+                                                                          int64_t channels, int64_t c, __m512 cap) {
+  if (!kMayWrap || c + 16 <= channels) return Round16(a - c, bias, mult, c, cap);
+  const int64_t k = channels - c;
+  const __mmask16 first = static_cast<__mmask16>((1u << k) - 1u), rest = static_cast<__mmask16>(~first);
+  const __m512i b = _mm512_mask_loadu_epi32(_mm512_maskz_loadu_epi32(first, bias + c), rest, bias - k);
+  const __m512 m = _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(first, mult + c), rest, mult - k);
+  const __m512 f = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(a), b)), m), cap);
+  return _mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+// 64 rounded values r0..r3 (Round16) as bytes, in order: + zp and the clamp in int16; per
+// 128-bit lane L the packs give [r0.L, r1.L, r2.L, r3.L] (4 bytes each) and the permute puts
+// r0's 16 bytes first (vpmovdb takes two shuffles per 16).
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void StoreRounded64(__m512i r0, __m512i r1, __m512i r2,
+                                                                                      __m512i r3, const Narrow16& n,
+                                                                                      uint8_t* out) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i w01 = _mm512_packs_epi32(q0, q1), w23 = _mm512_packs_epi32(q2, q3);
-  const __m512i b = u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+  __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), n.zp), w23 = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), n.zp);
+  if (n.clamp) {
+    w01 = _mm512_min_epi16(_mm512_max_epi16(w01, n.lo), n.hi);
+    w23 = _mm512_min_epi16(_mm512_max_epi16(w23, n.lo), n.hi);
+  }
+  const __m512i b = n.u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
   _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, b));
 }
 
@@ -111,15 +157,16 @@ __attribute__((target("avx512f,avx512bw"))) void FlatRows(const Int8Requant& rq,
                                                             int64_t n, uint8_t* out, const int32_t* bias, __m512 lo,
                                                             __m512 hi, __m512i zp) {
   const float* mult = rq.multiplier.data();
+  const Narrow16 narrow = MakeNarrow16(rq);
   auto next = [&](int64_t c) { return c + 16 < channels ? c + 16 : c + 16 - channels; };
   const int64_t wide = n / 64 * 64;
   int64_t c = 0;  // the channel of element i
   for (int64_t i = 0; i < wide; i += 64) {
     const int64_t c1 = next(c), c2 = next(c1), c3 = next(c2);
-    Store64(QuantizeGroup<kMayWrap>(a + i, bias, mult, channels, c, lo, hi, zp),
-            QuantizeGroup<kMayWrap>(a + i + 16, bias, mult, channels, c1, lo, hi, zp),
-            QuantizeGroup<kMayWrap>(a + i + 32, bias, mult, channels, c2, lo, hi, zp),
-            QuantizeGroup<kMayWrap>(a + i + 48, bias, mult, channels, c3, lo, hi, zp), rq.u8, out + i);
+    StoreRounded64(RoundGroup<kMayWrap>(a + i, bias, mult, channels, c, narrow.cap),
+                   RoundGroup<kMayWrap>(a + i + 16, bias, mult, channels, c1, narrow.cap),
+                   RoundGroup<kMayWrap>(a + i + 32, bias, mult, channels, c2, narrow.cap),
+                   RoundGroup<kMayWrap>(a + i + 48, bias, mult, channels, c3, narrow.cap), narrow, out + i);
     c = next(c3);
   }
   for (int64_t i = wide; i < n; i += 16, c = next(c)) {
@@ -145,6 +192,7 @@ __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Req
   const __m512 hi = _mm512_set1_ps(static_cast<float>(rq.qmax - rq.zero_point));
   const __m512i zp = _mm512_set1_epi32(rq.zero_point);
   const float* mult = rq.multiplier.data();
+  const Narrow16 narrow = MakeNarrow16(rq);
   auto* y8 = static_cast<uint8_t*>(y);
   // (No lambdas here: a lambda does not inherit the target attribute, so what it calls would
   // not be inlined.)
@@ -162,9 +210,8 @@ __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Req
     const int32_t* a = acc + r * channels;
     uint8_t* out = y8 + r * row_stride;
     for (int64_t c = 0; c < wide_end; c += 64) {
-      Store64(Quantize16(a, bias, mult, c, 0xffff, lo, hi, zp), Quantize16(a, bias, mult, c + 16, 0xffff, lo, hi, zp),
-              Quantize16(a, bias, mult, c + 32, 0xffff, lo, hi, zp), Quantize16(a, bias, mult, c + 48, 0xffff, lo, hi, zp),
-              rq.u8, out + c);
+      StoreRounded64(Round16(a, bias, mult, c, narrow.cap), Round16(a, bias, mult, c + 16, narrow.cap),
+                     Round16(a, bias, mult, c + 32, narrow.cap), Round16(a, bias, mult, c + 48, narrow.cap), narrow, out + c);
     }
     for (int64_t c = wide_end; c < channels; c += 16) {
       const __mmask16 m = channels - c >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (channels - c)) - 1u);
