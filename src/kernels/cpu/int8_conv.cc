@@ -188,13 +188,24 @@ class Int8ConvKernel final : public Kernel {
     auto band = [&](int lane, int64_t i, dnnl::stream& stream, int threads) {
       const int64_t n = i / static_cast<int64_t>(bands_.size());
       const Band& b = bands_[i % bands_.size()];
-      const std::pair<int, int64_t> shift[] = {{DNNL_ARG_SRC, n * image_src_bytes_ + b.in_row * src_row_bytes_}};
+      const int64_t y_offset = (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
+      const std::pair<int, int64_t> shift[] = {{DNNL_ARG_SRC, n * image_src_bytes_ + b.in_row * src_row_bytes_},
+                                               {DNNL_ARG_DST, y_offset}};
       RETURN_IF_ERROR(CatchDnnl(label_, [&] {
-        band_prims_[lane * prims_per_lane_ + b.prim].Execute(stream, in, out, scratch, shift);
+        band_prims_[lane * prims_per_lane_ + b.prim].Execute(stream, in, out, scratch,
+                                                             std::span(shift, fused_ ? 2 : 1));
         return Status::Ok();
       }));
+      std::byte* y = q + y_offset;
+      if (fused_) {
+        if (rq_.table.empty()) return Status::Ok();
+        auto* y8 = reinterpret_cast<uint8_t*>(y);
+        ParallelFor(threads, b.pixels * channels_, 16384, [&](int64_t begin, int64_t end) {
+          LookupBytes(rq_.table.data(), y8 + begin, y8 + begin, end - begin);
+        });
+        return Status::Ok();
+      }
       const auto* acc = reinterpret_cast<const int32_t*>(static_cast<std::byte*>(scratch) + acc_offset_ + lane * lane_bytes_);
-      std::byte* y = q + (n * image_pixels_ + b.out_row * out_width_) * channels_;  // 1-byte elements
       ParallelFor(threads, b.pixels, std::max<int64_t>(1, 4096 / channels_), [&](int64_t begin, int64_t end) {
         Requantize(acc, n * image_rows_ + b.out_row, begin, end, y);
       });
@@ -280,6 +291,10 @@ class Int8ConvKernel final : public Kernel {
   static constexpr int64_t kGrainPixels = 8192;
   std::vector<dnnl::memory> weights_;
   Int8Requant rq_;
+  // oneDNN requantizes (its output scales and post-ops, see OnednnRequantExact) and writes the
+  // u8/i8 result itself; the own part is the fused lookup, if any. bias_ wraps rq_.bias.
+  bool fused_ = false;
+  dnnl::memory bias_;
   std::vector<Band> bands_;
   int64_t images_ = 1, channels_ = 0, out_width_ = 0, image_rows_ = 0, image_pixels_ = 0;
   int64_t src_row_bytes_ = 0, image_src_bytes_ = 0;
@@ -342,6 +357,26 @@ bool Int8SumsExact(DType src, const Tensor& w, std::string* why) {
       *why = "8-bit weights without VNNI (oneDNN's u8·s8 pair sums saturate 16 bits; --reduce-range avoids it)";
       return false;
     }
+  }
+  return true;
+}
+
+// Whether oneDNN's own int8 epilogue can requantize this layer bit for bit like the
+// reference (and the own requantization): it computes f32(sum(x w)) + f32(bias), times the
+// channel's f32 multiplier (one rounding, as the reference's f32(acc) * m), then the post-ops
+// round half to even, + zero point and clamp, all exact on whole numbers, and the saturating
+// conversion. That is the reference's arithmetic when the sums and the bias are exact in f32:
+// |sum(x w)| + |bias| <= 2^24 for every channel, bounded by the source's largest magnitude
+// times sum |w|. The zero point's border sums have no place in oneDNN's epilogue (one bias
+// per channel), nor has the fixed-point mode.
+bool OnednnRequantExact(const Int8Requant& rq, DType src, const Tensor& w, int64_t channels, bool border_sums) {
+  if (rq.fixed_point || border_sums) return false;
+  const int64_t per_channel = w.numel() / channels, largest = src == DType::kU8 ? 255 : 128;
+  const int8_t* wp = w.data<int8_t>();
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < per_channel; ++i) sum += std::abs(static_cast<int>(wp[c * per_channel + i]));
+    if (largest * sum + std::abs(static_cast<int64_t>(rq.bias[c])) > (int64_t{1} << 24)) return false;
   }
   return true;
 }
@@ -655,11 +690,13 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
   ASSIGN_OR_RETURN(Int8Requant rq, MakeInt8Requant(*req.attrs, req.label, x_scale, w_scale, m, y_scale, y_zp,
                                                    y.dtype, x_zp != 0 ? folded.data() : bias));
   const int threads = std::max(1, req.threads);
+  const bool onednn_requant = OnednnRequantExact(rq, x.dtype, *wt, m, !class_bias.empty());
 
   const bool dilated = geom->dilations[0] != 1 || geom->dilations[1] != 1;
   // The kernel on oneDNN's first implementation for each of its convolutions, or with
-  // `skip_amx` on the first that is not AMX (always for dilated layers, see make_pd).
-  auto build = [&](bool skip_amx) -> KernelOr {
+  // `skip_amx` on the first that is not AMX (always for dilated layers, see make_pd); with
+  // `fused` oneDNN requantizes in its epilogue (see OnednnRequantExact) and writes u8/i8.
+  auto build = [&](bool skip_amx, bool fused) -> KernelOr {
     UseThreads(threads);
     DnnlContext& ctx = GetDnnlContext(threads);
     using tag = dnnl::memory::format_tag;
@@ -673,6 +710,18 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
     const dnnl_md w_any(ToDnnlDims(wd), dt::s8, tag::any);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (fused) {
+      using alg = dnnl::algorithm;
+      attr.set_output_scales(1 << 1, rq.multiplier);  // per output channel
+      dnnl::post_ops po;
+      po.append_eltwise(1.f, alg::eltwise_round, 0.f, 0.f);  // half to even, as MXCSR's default
+      if (rq.zero_point != 0) po.append_eltwise(1.f, alg::eltwise_linear, 1.f, static_cast<float>(rq.zero_point));
+      const int32_t tmin = rq.u8 ? 0 : -128, tmax = rq.u8 ? 255 : 127;
+      if (rq.qmin != tmin || rq.qmax != tmax)
+        po.append_eltwise(1.f, alg::eltwise_clip_v2, static_cast<float>(rq.qmin), static_cast<float>(rq.qmax));
+      attr.set_post_ops(po);
+    }
+    const dnnl_md bias_md = fused ? dnnl_md({m}, dt::s32, tag::x) : dnnl_md();
     // oneDNN 2.6's older AMX int8 convolutions (jit, jit_1x1: not brgemm) are never used. The
     // jit one sums wrongly on some layers with a source zero point (CpuInt8's candidates test
     // on a Sapphire Rapids: a 3x1 kernel, 64 input channels, 40 columns, zero point 22 gave
@@ -694,9 +743,9 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
     // with these top and bottom pads (the width's are the node's).
     auto make_pd = [&](int64_t images, int64_t in_rows, int64_t out_rows, int64_t pad_t, int64_t pad_b) {
       const dnnl_md src({images, xd[1], in_rows, xd[3]}, DnnlType(x.dtype), tag::nhwc);
-      const dnnl_md dst({images, yd[1], out_rows, yd[3]}, dt::s32, tag::nhwc);
+      const dnnl_md dst({images, yd[1], out_rows, yd[3]}, fused ? DnnlType(y.dtype) : dt::s32, tag::nhwc);
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        src, w_any, dnnl_md(), dst, strides, dilates, {pad_t, pad_l[1]},
+                                        src, w_any, bias_md, dst, strides, dilates, {pad_t, pad_l[1]},
                                         {pad_b, pad_r[1]});
       dnnl::convolution_forward::primitive_desc made(d, attr, ctx.engine);
       // oneDNN 2.6's AMX int8 convolution (jit:avx512_core_amx_int8) computes dilated windows
@@ -715,6 +764,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
     k->label_ = req.label;
     k->threads_ = threads;
     k->rq_ = rq;  // a copy: build runs once per candidate
+    k->fused_ = fused;
     k->channels_ = m;
     k->out_width_ = y.dims[3];
     k->image_rows_ = y.dims[2];
@@ -738,7 +788,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
     // and requantization then stay on one core, with no barrier between them); the band count
     // is made a multiple of the threads. Layers of fewer rows than threads keep oneDNN's own
     // threading.
-    const int64_t out_rows = y.dims[2], row_acc_bytes = y.dims[3] * m * 4;
+    const int64_t out_rows = y.dims[2], row_acc_bytes = y.dims[3] * m * (fused ? 1 : 4);
     int64_t band_rows = std::max<int64_t>(1, kInt8BandBytes / row_acc_bytes);
     if (threads > 1 && out_rows >= threads) {
       const int64_t count = (out_rows + band_rows - 1) / band_rows;
@@ -792,7 +842,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
     for (const auto& b : k->bands_) acc_pixels = std::max(acc_pixels, b.pixels);
     size_t pad_bytes = 0;
     for (const auto& band_pd : pds) pad_bytes = std::max(pad_bytes, band_pd.scratchpad_desc().get_size());
-    const size_t acc_bytes = align(static_cast<size_t>(acc_pixels * m) * sizeof(int32_t));
+    const size_t acc_bytes = fused ? 0 : align(static_cast<size_t>(acc_pixels * m) * sizeof(int32_t));
     k->lane_bytes_ = align(acc_bytes + pad_bytes);
     if (!k->nhwc_out_) {
       const dnnl_md y_user = PlainDesc(y);
@@ -813,6 +863,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
       k->reorder_src_.Bind(DNNL_ARG_TO, src_nhwc, Src::kScratch, 0);
     }
     k->prims_per_lane_ = static_cast<int>(pds.size());
+    if (fused) k->bias_ = dnnl::memory(bias_md, ctx.engine, k->rq_.bias.data());
     for (int lane = 0; lane < k->lanes_; ++lane) {
       const size_t lane_offset = acc_offset + lane * k->lane_bytes_;
       if (k->lanes_ > 1) k->lane_streams_.emplace_back(ctx.engine);
@@ -826,7 +877,10 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
         BoundPrimitive& p = k->band_prims_.emplace_back(dnnl::primitive(band_pd), ctx.engine);
         p.Bind(DNNL_ARG_SRC, band_pd.src_desc(), reorder ? Src::kScratch : Src::kInput, 0);
         p.Fix(DNNL_ARG_WEIGHTS, *packed);
-        p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(lane_offset));
+        if (!fused) p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(lane_offset));
+        else if (k->nhwc_out_) p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kOutput, 0);
+        else p.Bind(DNNL_ARG_DST, band_pd.dst_desc(), Src::kScratch, static_cast<int64_t>(q_offset));
+        if (fused) p.Fix(DNNL_ARG_BIAS, k->bias_);
         p.BindScratchpad(band_pd.scratchpad_desc(), static_cast<int64_t>(lane_offset + acc_bytes));
       }
     }
@@ -837,21 +891,31 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
                                                  k->lanes_ > 1 ? fmt::format(" on {} threads side by side", k->lanes_) : "")
                                    : std::string();
     k->impl_ = pds[0].impl_info_str();
-    k->describe_ = fmt::format("onednn conv {} {}->s32 [{}]{}{} + own {}{}", LayoutWord(y.layout), DTypeName(x.dtype),
-                               k->impl_, banded,
+    const std::string requant = fused ? fmt::format(" with its requant{}", k->rq_.table.empty() ? "" : ", then own 256-entry lookup")
+                                      : " + own " + k->rq_.Word();
+    k->describe_ = fmt::format("onednn conv {} {}->{} [{}]{}{}{}{}", LayoutWord(y.layout), DTypeName(x.dtype),
+                               fused ? DTypeName(y.dtype) : "s32", k->impl_, banded,
                                !reorder ? (k->nhwc_out_ ? "" : " via reorder out")
                                : k->interleave_channels_ ? (k->nhwc_out_ ? " via own interleave in" : " via own interleave in, reorder out")
                                : (k->nhwc_out_ ? " via reorder in" : " via reorders in out"),
-                               k->rq_.Word(),
+                               requant,
                                x_zp == 0 ? "" : class_bias.empty() ? " (zero point in the bias)" : " (zero point in the bias and border sums)");
     for (const auto& band_pd : pds) k->amx_ = k->amx_ || IsAmxImpl(band_pd);
     return std::unique_ptr<Kernel>(std::move(k));
   };
   return CatchDnnl(req.label, [&]() -> KernelOr {
-    ASSIGN_OR_RETURN(std::unique_ptr<Kernel> first, build(dilated));
+    // oneDNN's epilogue where it is exact and oneDNN has it for this layer, else the own one.
+    auto build_best = [&](bool skip_amx) -> KernelOr {
+      if (onednn_requant) {
+        KernelOr k = CatchDnnl(req.label, [&] { return build(skip_amx, true); });
+        if (k.ok()) return k;
+      }
+      return build(skip_amx, false);
+    };
+    ASSIGN_OR_RETURN(std::unique_ptr<Kernel> first, build_best(dilated));
     const MeasuredChoice choice = CurrentMeasuredChoice();
     if (!static_cast<Int8ConvKernel&>(*first).amx_ || choice == MeasuredChoice::kFirst) return first;
-    KernelOr other = build(/*skip_amx=*/true);
+    KernelOr other = build_best(/*skip_amx=*/true);
     if (!other.ok()) return first;  // AMX is all oneDNN has here
     if (choice == MeasuredChoice::kSecond) return other;
     // oneDNN's brgemm AMX convolutions win on large layers (resnet18's 3x3s 2-3.7x) and lose
