@@ -714,8 +714,13 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
       using alg = dnnl::algorithm;
       attr.set_output_scales(1 << 1, rq.multiplier);  // per output channel
       dnnl::post_ops po;
-      po.append_eltwise(1.f, alg::eltwise_round, 0.f, 0.f);  // half to even, as MXCSR's default
-      if (rq.zero_point != 0) po.append_eltwise(1.f, alg::eltwise_linear, 1.f, static_cast<float>(rq.zero_point));
+      // Without a zero point the conversion's own rounding (half to even) is the reference's,
+      // and clamping to whole bounds before it equals clamping after. With one, the value is
+      // rounded first so that adding the zero point is exact in f32.
+      if (rq.zero_point != 0) {
+        po.append_eltwise(1.f, alg::eltwise_round, 0.f, 0.f);  // half to even, as MXCSR's default
+        po.append_eltwise(1.f, alg::eltwise_linear, 1.f, static_cast<float>(rq.zero_point));
+      }
       const int32_t tmin = rq.u8 ? 0 : -128, tmax = rq.u8 ? 255 : 127;
       if (rq.qmin != tmin || rq.qmax != tmax)
         po.append_eltwise(1.f, alg::eltwise_clip_v2, static_cast<float>(rq.qmin), static_cast<float>(rq.qmax));
