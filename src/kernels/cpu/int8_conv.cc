@@ -1,15 +1,19 @@
 // Fast QLinearConv: oneDNN's int8 convolution (u8 or s8 activations, s8 weights, no zero
-// point) accumulating into int32 with no scales, then the own requantization epilogue
-// (int8_requant.h) with the bias, per-channel multipliers and the fused clamp. The source
+// point), requantized by oneDNN's own epilogue where that is exact (OnednnRequantExact:
+// output scales, round, + zero point, clamp as post-ops, u8/i8 out), else accumulating into
+// int32 with no scales, then the own requantization epilogue (int8_requant.h) with the bias,
+// per-channel multipliers and the fused clamp. The source
 // zero point zp is the kernel's own: sum((x - zp) w) over a window = sum(x w) - zp sum(w)
 // with ONNX's padding (pads hold zp, so they add nothing), and oneDNN's zero padding makes
 // sum(x w) skip the pads; so -zp sum(w) goes into the bias, and outputs whose window
 // overlaps the padding get zp times the weights over the padded taps added back through
 // their bias (one bias per class of border row and column, used by the requantization).
 // oneDNN 2.6's brgemm and AMX convolutions take no zero point at all, and its jit AMX one
-// sums some layers wrongly with one. Keeping oneDNN to the integer sum is what makes the
-// kernel equal the reference bit for bit: its own f32 scale/bias/zero-point post-processing
-// rounds and orders differently. The s32 accumulators are NHWC in scratch; a row-major
+// sums some layers wrongly with one. oneDNN's epilogue adds a zero point in f32, which rounds
+// unless the value is whole first (hence its round post-op), and its f32 sums equal the
+// reference's only below 2^24; where that cannot be shown, oneDNN is kept to the integer sum
+// and the own epilogue makes the kernel equal the reference bit for bit. The s32
+// accumulators are NHWC in scratch; a row-major
 // source is reordered to NHWC in scratch first.
 //
 // Exactness depends on oneDNN's integer sum being exact: it is on CPUs with VNNI
@@ -364,8 +368,9 @@ bool Int8SumsExact(DType src, const Tensor& w, std::string* why) {
 // Whether oneDNN's own int8 epilogue can requantize this layer bit for bit like the
 // reference (and the own requantization): it computes f32(sum(x w)) + f32(bias), times the
 // channel's f32 multiplier (one rounding, as the reference's f32(acc) * m), then the post-ops
-// round half to even, + zero point and clamp, all exact on whole numbers, and the saturating
-// conversion. That is the reference's arithmetic when the sums and the bias are exact in f32:
+// (with a zero point: round half to even, + zero point; a clamp), exact on whole numbers, and
+// the saturating conversion, which itself rounds half to even. That is the reference's
+// arithmetic when the sums and the bias are exact in f32:
 // |sum(x w)| + |bias| <= 2^24 for every channel, bounded by the source's largest magnitude
 // times sum |w|. The zero point's border sums have no place in oneDNN's epilogue (one bias
 // per channel), nor has the fixed-point mode.
