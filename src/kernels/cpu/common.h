@@ -26,6 +26,7 @@ KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
 KernelOr CreateGemvKernel(const KernelRequest& req);       // gemv.cc (tried first for one-row products)
 KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
 KernelOr CreateMaxPoolNhwcKernel(const KernelRequest& req);  // pool.cc (tried first for NHWC f32 MaxPool)
+KernelOr CreateGlobalAveragePoolNhwcKernel(const KernelRequest& req);  // pool.cc (tried first for NHWC f32)
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
 KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc
 KernelOr CreateInt8MatMulKernel(const KernelRequest& req); // int8_matmul.cc

@@ -67,7 +67,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       if (own.ok()) return own;
       return CreatePoolKernel(req);
     }
-    case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool:
+    case OpKind::kGlobalAveragePool: {
+      KernelOr own = CreateGlobalAveragePoolNhwcKernel(req);
+      if (own.ok()) return own;
+      return CreatePoolKernel(req);
+    }
+    case OpKind::kAveragePool: case OpKind::kGlobalMaxPool:
       return CreatePoolKernel(req);
     case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
     case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2: case OpKind::kReduceSumSquare:

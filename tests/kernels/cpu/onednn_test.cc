@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "cpu_test_util.h"
+#include "kernels/cpu/context.h"
 
 namespace edgec::testing_cpu {
 namespace {
@@ -576,6 +577,33 @@ TEST(CpuPool, GlobalPools) {
         ExpectMatchesRef(c, 1e-5, 1e-6, fmt::format("{} {}", OpName(op), DimsStr(x)));
       }
     }
+  }
+}
+
+// The own NHWC f32 GlobalAveragePool (AVX-512): one image per thread, or the pixels of one
+// image split between threads (partial sums, then the channels split to add them up);
+// channel counts with masked tails, pixel counts that leave a share's remainder.
+TEST(CpuPool, OwnGlobalAveragePoolSplitsPixels) {
+  std::mt19937 rng(84);
+  int own = 0, split = 0;
+  struct Shape { Dims x; int threads; };
+  for (const Shape& t : {Shape{{1, 40, 57, 56}, 2}, Shape{{1, 1152, 7, 7}, 2}, Shape{{2, 24, 30, 31}, 2},
+                         Shape{{1, 40, 57, 56}, 1}, Shape{{3, 17, 5, 3}, 2}, Shape{{1, 16, 1, 1}, 2}}) {
+    ForEachIsa([&] {
+      FastCase c{OpKind::kGlobalAveragePool, {Random(t.x, rng)}, {}};
+      c.nhwc = true;
+      c.threads = t.threads;
+      const std::string d = ExpectMatchesRef(c, 1e-5, 1e-6, fmt::format("{} on {} threads", DimsStr(t.x), t.threads));
+      if (d.find("own GlobalAveragePool") == std::string::npos) return;  // not AVX-512: oneDNN's
+      ++own;
+      const bool splits = d.find("pixels split") != std::string::npos;
+      split += splits;
+      EXPECT_EQ(splits, t.threads == 2 && t.x[0] == 1 && t.x[1] * t.x[2] * t.x[3] >= 32768) << DimsStr(t.x) << ": " << d;
+    });
+  }
+  if (cpu::OwnAvx512(cpu::Avx512Ext::kBw)) {
+    EXPECT_GE(own, 6);
+    EXPECT_GE(split, 2);
   }
 }
 
