@@ -281,9 +281,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i Widen16(cons
   return u8 ? _mm512_cvtepu8_epi32(raw) : _mm512_cvtepi8_epi32(raw);
 }
 
+// The mul's (qb - zb) as f32 (a whole number below 2^9: the product with qa - za is exact in
+// f32, as the int32 product converted), or the add's base with B folded in, as 32-bit lanes.
 template <bool kMul>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i BTerm16(__m512i qb, const BinaryForm& f) {
-  if constexpr (kMul) return _mm512_sub_epi32(qb, _mm512_set1_epi32(f.mul.zb));
+  if constexpr (kMul) return _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_sub_epi32(qb, _mm512_set1_epi32(f.mul.zb))));
   return _mm512_castps_si512(_mm512_fmadd_ps(_mm512_cvtepi32_ps(qb), _mm512_set1_ps(f.add.rb), _mm512_set1_ps(f.add.base)));
 }
 
@@ -294,22 +296,24 @@ struct RatioConstants16 {
   __m512i za;
 };
 
-template <bool kMul>
+// kNaN: the ratios may make v NaN (an infinite ratio times a zero product, or overflowing
+// terms of opposite signs); without, the check is left out. The clamp comes before the
+// rounding, in the conversion (half to even, MXCSR's default): equal, as the bounds are whole.
+template <bool kMul, bool kNaN>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512i Ratio16(__m512i qa, __m512i bt,
                                                                           const RatioConstants16& k) {
   __m512 v;
   if constexpr (kMul) {
-    const __m512 product = _mm512_cvtepi32_ps(_mm512_mullo_epi32(_mm512_sub_epi32(qa, k.za), bt));
+    const __m512 product = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(qa, k.za)), _mm512_castsi512_ps(bt));
     v = _mm512_add_ps(_mm512_mul_ps(product, k.ratio), k.zy);
   } else {
     v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(qa), k.ra, _mm512_castsi512_ps(bt));
   }
-  v = _mm512_mask_mov_ps(k.zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> the zero point
-  v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm512_cvttps_epi32(_mm512_min_ps(_mm512_max_ps(v, k.lo), k.hi));
+  if constexpr (kNaN) v = _mm512_mask_mov_ps(k.zy, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> the zero point
+  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, k.lo), k.hi));
 }
 
-template <bool kMul>
+template <bool kMul, bool kNaN>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(const uint8_t* a, const uint8_t* b,
                                                                    uint8_t* y, int64_t lo, int64_t hi,
                                                                    const RowWalk& walk, const BinaryForm& f, bool a_u8,
@@ -330,7 +334,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(cons
       int64_t rows = std::min<int64_t>(walk.div - c.r, (hi - lo) / walk.row);
       for (int64_t r = 0; r < rows; ++r, lo += walk.row) {
         for (int g = 0; g < groups; ++g) {
-          const __m512i q = Ratio16<kMul>(Widen16(a + lo + 16 * g, 0xFFFF, a_u8), bt[g], k);
+          const __m512i q = Ratio16<kMul, kNaN>(Widen16(a + lo + 16 * g, 0xFFFF, a_u8), bt[g], k);
           _mm_storeu_si128(reinterpret_cast<__m128i*>(y + lo + 16 * g), _mm512_cvtepi32_epi8(q));
         }
       }
@@ -345,7 +349,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void BinaryRatioAvx512(cons
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
       const __m512i bt = walk.b_one ? bt_one : BTerm16<kMul>(Widen16(bp + i, m, b_u8), f);
-      const __m512i q = Ratio16<kMul>(Widen16(a + lo + i, m, a_u8), bt, k);
+      const __m512i q = Ratio16<kMul, kNaN>(Widen16(a + lo + i, m, a_u8), bt, k);
       // q is within the output type's range: keep its low byte.
       _mm_mask_storeu_epi8(y + lo + i, m, _mm512_cvtepi32_epi8(q));
     }
@@ -368,8 +372,10 @@ class QuantizedBinaryKernel final : public Kernel {
     auto* y = static_cast<uint8_t*>(out[0]);
     ParallelFor(threads_, numel_, kGrain, [&](int64_t lo, int64_t hi) {
       if (!fixed_point_ && HasAvx512()) {
-        if (mul_) BinaryRatioAvx512<true>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
-        else BinaryRatioAvx512<false>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
+        if (mul_ && may_nan_) BinaryRatioAvx512<true, true>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
+        else if (mul_) BinaryRatioAvx512<true, false>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
+        else if (may_nan_) BinaryRatioAvx512<false, true>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
+        else BinaryRatioAvx512<false, false>(a, b, y, lo, hi, walk_, form_, a_u8_, b_u8_, y_u8_);
         return;
       }
       if (!fixed_point_ && HasAvx2Fma()) {
@@ -403,6 +409,9 @@ class QuantizedBinaryKernel final : public Kernel {
   quant::QuantizedAddParams fixed_add_;
   quant::QuantizedMulParams fixed_mul_;
   bool mul_ = false, fixed_point_ = false, a_u8_ = true, b_u8_ = true, y_u8_ = true;
+  // Whether v can be NaN (see Ratio16): a ratio that is not finite or so large that terms of
+  // |q| <= 255 (products <= 65025) may overflow.
+  bool may_nan_ = true;
   int a_input_ = 0;
   RowWalk walk_;
   int64_t numel_ = 0;
@@ -745,6 +754,9 @@ KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req) {
   k->form_.mul = quant::MakeRatioMul(p[0], zp[0], p[1], zp[1], p[2], zp[2]);
   k->form_.lo = static_cast<float>(qmin);
   k->form_.hi = static_cast<float>(qmax);
+  auto small = [](float r) { return std::isfinite(r) && std::fabs(r) < 1e30f; };
+  k->may_nan_ = k->mul_ ? !small(k->form_.mul.ratio)
+                        : !(small(k->form_.add.ra) && small(k->form_.add.rb) && small(k->form_.add.base));
   if (k->fixed_point_) {
     if (k->mul_) {
       auto fp = quant::MakeQuantizedMul(p[0], zp[0], p[1], zp[1], p[2], zp[2], qmin, qmax);

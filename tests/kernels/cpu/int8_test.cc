@@ -704,6 +704,31 @@ TEST(CpuInt8, QuantizedAddEqualsReference) {
   EXPECT_NE(RefusalOf(b).find("broadcasting"), std::string::npos) << RefusalOf(b);
 }
 
+// Output scales so small that the ratios are huge or infinite: products of zero give NaN
+// (the zero point, as the reference), the rest saturate; the kernel keeps its NaN check for
+// them and drops it for ordinary scales, which must not change a value either way.
+TEST(CpuInt8, QuantizedAddAndMulWithExtremeRatiosEqualReference) {
+  std::mt19937 rng(817);
+  int ran = 0;
+  for (OpKind op : {OpKind::kQLinearMul, OpKind::kQLinearAdd}) {
+    for (float sy : {1e-44f, 1e-36f, 3e-33f, 0.05f}) {
+      for (bool per_channel : {false, true}) {
+        const Dims x = {1, 48, 5, 7};
+        const Dims bd = per_channel ? Dims{1, 48, 1, 1} : x;
+        Tensor a = RandomActivation(DType::kU8, x, rng, false), b = RandomActivation(DType::kU8, bd, rng, false);
+        for (int64_t i = 0; i < a.numel(); i += 5) a.data<uint8_t>()[i] = 17;  // a - za = 0: a zero product
+        FastCase c{op, {a, ScalarF(0.01f), ScalarQ(DType::kU8, 17), b, ScalarF(0.02f), ScalarQ(DType::kU8, 3),
+                        ScalarF(sy), ScalarQ(DType::kU8, 100)}, {}};
+        c.constants = {1, 2, 4, 5, 6, 7};
+        c.nhwc = true;
+        ForEachIsa([&] { ExpectMatchesRef(c, 0, 0, fmt::format("{} sy {} {}", OpName(op), sy, DimsStr(bd))); });
+        ++ran;
+      }
+    }
+  }
+  EXPECT_EQ(ran, 16);
+}
+
 // One seeded QLinearMul case: same shapes, or the squeeze-excitation form x[N,C,H,W] · gate[N|1,C,1,1]
 // in either order; u8/i8 operands and result, random zero points, output scales from
 // "most products saturate" to "fine steps", a clamp, both modes, NHWC and row-major, 1 and 2
