@@ -2,6 +2,7 @@
 
 #include "driver/load.h"
 #include "frontend/onnx/importer.h"
+#include "lower/cpu_lower.h"
 #include "runtime/reference_executor.h"
 #include "runtime/shape_binding.h"
 
@@ -31,7 +32,7 @@ StatusOr<Session::Entry*> Session::EntryFor(const std::map<std::string, Dims>& s
   passes::PassContext ctx;
   Status opt = driver::Optimize(g, options_.opt_level, options_.pipeline, ctx);
   if (!opt.ok()) return opt.WithContext(what_);
-  auto plan = Plan::Build(std::move(g), options_.plan);
+  auto plan = lower::BuildCpuPlan(std::move(g), options_.plan);
   if (!plan.ok()) return plan.status().WithContext(what_);
   auto entry = std::make_unique<Entry>();
   entry->plan = std::move(plan).value();

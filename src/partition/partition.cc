@@ -3,7 +3,7 @@
 #include <set>
 
 #include "npu/vector_tiler.h"
-#include "partition/layer_of.h"
+#include "lower/npu_layers.h"
 
 namespace edgec::partition {
 namespace {
@@ -43,7 +43,7 @@ bool IsDramView(const Node& n) {
 }
 
 double CpuSeconds(const Node& n, const CpuCost& cpu) {
-  if (const int64_t macs = MacsOf(n)) return macs / cpu.int8_macs_per_s;
+  if (const int64_t macs = lower::MacsOf(n)) return macs / cpu.int8_macs_per_s;
   int64_t bytes = 0;
   for (const Value* v : n.inputs())
     if (IsData(v)) bytes += Bytes(v);
@@ -64,11 +64,11 @@ std::string NpuSupport(const Node& n, const npu::Target& t) {
     if (IsData(v) && !v->type.IsStatic()) return "dynamic shape";
   for (const Value* v : n.outputs())
     if (v && !v->type.IsStatic()) return "dynamic shape";
-  if (IsVectorNode(n)) {
-    auto v = VectorLayerOf(n);
+  if (lower::IsVectorNode(n)) {
+    auto v = lower::VectorLayerOf(n);
     return v.ok() ? "" : v.status().message();
   }
-  auto q = QuantizedLayerOf(n);
+  auto q = lower::QuantizedLayerOf(n);
   if (!q.ok()) return q.status().message();
   return "";
 }
@@ -79,7 +79,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
   for (const Node* n : g.nodes()) {
     NodePlacement p;
     p.node = n;
-    p.macs = MacsOf(*n);
+    p.macs = lower::MacsOf(*n);
     p.reason = NpuSupport(*n, t);
     const Node* from = n->input(0) ? n->input(0)->producer() : nullptr;
     if (IsDramView(*n) && from && legal.count(from)) {
@@ -87,10 +87,10 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       p.plan = "view of the DRAM tensor (no work, no copy)";
       p.legal = true;
       legal.insert(n);
-    } else if (p.reason.empty() && IsVectorNode(*n)) {
-      ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(*n));
-      auto tr = v.kind == VectorLayer::Kind::kAdd    ? npu::ChooseEltwiseTiling(v.add, t, o.tiler)
-                : v.kind == VectorLayer::Kind::kPool ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
+    } else if (p.reason.empty() && lower::IsVectorNode(*n)) {
+      ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(*n));
+      auto tr = v.kind == lower::VectorLayer::Kind::kAdd    ? npu::ChooseEltwiseTiling(v.add, t, o.tiler)
+                : v.kind == lower::VectorLayer::Kind::kPool ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
                                                      : npu::ChooseDepthwiseTiling(v.depthwise, t, o.tiler);
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();
@@ -102,7 +102,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
         legal.insert(n);
       }
     } else if (p.reason.empty()) {
-      ASSIGN_OR_RETURN(npu::ConvLayer shape, GemmLayerShape(*n));
+      ASSIGN_OR_RETURN(npu::ConvLayer shape, lower::GemmLayerShape(*n));
       auto tr = npu::ChooseTiling(shape, t, o.tiler);
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();

@@ -1,5 +1,5 @@
 // The `edgec_output_table` attribute of QLinearConv / QLinearMatMul (src/ir/ops.def; set by
-// passes/fuse_output_table.cc): read and checked in one place for the reference kernels and
+// lower/cpu_fuse_output_table.cc): read and checked in one place for the reference kernels and
 // the fast requantization.
 #pragma once
 

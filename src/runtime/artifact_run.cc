@@ -6,7 +6,7 @@
 #include "frontend/onnx/importer.h"
 #include "kernels/ref/kernel.h"
 #include "npu/isa.h"
-#include "partition/layer_of.h"
+#include "lower/npu_layers.h"
 #include "partition/partition.h"
 #include "quant/fixed_point.h"
 #include "runtime/reference_executor.h"
@@ -54,10 +54,10 @@ StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
 // conv/matmul (int32) + bias + fixed-point requantization; the add and the global average pool
 // in their fixed-point modes (as the VEC add and avgpool); max pooling as it is (exact).
 StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
-  partition::QuantizedLayer q;
-  if (partition::IsVectorNode(n)) {
-    ASSIGN_OR_RETURN(partition::VectorLayer v, partition::VectorLayerOf(n));
-    if (v.kind != partition::VectorLayer::Kind::kDepthwise) {  // the reference kernel, fixed point
+  lower::QuantizedLayer q;
+  if (lower::IsVectorNode(n)) {
+    ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(n));
+    if (v.kind != lower::VectorLayer::Kind::kDepthwise) {  // the reference kernel, fixed point
       Attributes attrs = n.attrs;
       if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
       ASSIGN_OR_RETURN(Tensor y, Tensor::Create(n.output(0)->type.dtype, n.output(0)->type.dims));
@@ -77,7 +77,7 @@ StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
     q.layer.act_max = d.act_max;
     q.output_u8 = v.output_u8;
   } else {
-    ASSIGN_OR_RETURN(q, partition::QuantizedLayerOf(n));
+    ASSIGN_OR_RETURN(q, lower::QuantizedLayerOf(n));
   }
   const TensorType& yt = n.output(0)->type;
   ASSIGN_OR_RETURN(Tensor acc, Tensor::Create(DType::kI32, yt.dims));
@@ -176,7 +176,7 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
     LayerRun lr;
     lr.node = n->name();
     lr.op = std::string(OpName(n->op()));
-    lr.macs = partition::MacsOf(*n);
+    lr.macs = lower::MacsOf(*n);
     auto seg = npu_segment.find(n->name());
     std::vector<Tensor> outs;
     if (seg != npu_segment.end()) lr.unit = Unit::kNpu;

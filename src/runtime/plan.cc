@@ -7,7 +7,6 @@
 
 #include "ir/infer_movement_util.h"
 #include "ir/physical_layout.h"
-#include "passes/pass.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec {
@@ -120,15 +119,6 @@ StatusOr<PlanStage> MakeStage(int index, const cpu::TensorDesc& arena, const cpu
 StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options) {
   auto plan = std::unique_ptr<Plan>(new Plan());
   plan->graph_ = std::move(g);
-  {
-    // CPU-only rewrites of the plan's own graph (see the passes): a lookup that alone reads
-    // an int8 conv or matmul goes into its requantization, a quantize that alone feeds an
-    // int8 conv into the conv. The node order stays topological (the lookup's readers already
-    // came after the op; the conv's new input came before the quantize).
-    passes::PassContext pc;
-    RETURN_IF_ERROR(passes::RunFuseOutputTable(plan->graph_, pc, {}));
-    RETURN_IF_ERROR(passes::RunFuseInputQuantize(plan->graph_, pc, {}));
-  }
   const Graph& graph = plan->graph_;
   for (const Value* v : graph.inputs()) {
     if (!v->type.IsStatic()) return InvalidArgument("input '{}' has unbound dims {}", v->name(), v->type.ToString());

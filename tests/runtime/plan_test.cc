@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "lower/cpu_lower.h"
 #include "driver/session.h"
 #include "ir/infer.h"
 #include "runtime/plan.h"
@@ -167,7 +168,7 @@ void ExpectRunsBitForBit(const Plan& plan, const std::map<std::string, Tensor>& 
   }
 }
 
-// The plan runs fuse-output-table on its graph: a lookup that alone reads an int8 conv is
+// The CPU lowering (lower/cpu_lower.h) fuses the output table: a lookup that alone reads an int8 conv is
 // gone from the steps (into the conv's requantization), and the plan's outputs equal the
 // reference executor's on the graph as given, fast kernels or reference ones; a conv output
 // with another reader, or a lookup whose output is a graph output, stays a step.
@@ -185,7 +186,7 @@ TEST(Plan, FusesALookupIntoTheIntegerOpBeforeIt) {
     for (bool fast : {true, false}) {
       PlanOptions po;
       po.fast_kernels = fast;
-      auto plan = Plan::Build(g.Clone(), po);
+      auto plan = lower::BuildCpuPlan(g.Clone(), po);
       ASSERT_TRUE(plan.ok()) << plan.status().message();
       int lookups = 0, tabled = 0;
       for (const PlanStepInfo& s : (*plan)->steps()) {
@@ -237,7 +238,7 @@ Graph QuantizeConvGraph(int variant) {
   return g;
 }
 
-// The plan runs fuse-input-quantize on its graph: a quantize that alone feeds an int8 conv,
+// The CPU lowering (lower/cpu_lower.h) fuses the input quantize: a quantize that alone feeds an int8 conv,
 // with the conv's own input parameters, is gone from the steps (the conv quantizes the f32
 // image as it interleaves it), and the outputs equal the reference executor's on the graph
 // as given, fast kernels or reference ones; another reader, other parameters or a graph
@@ -255,7 +256,7 @@ TEST(Plan, FusesTheInputQuantizeIntoTheConvAfterIt) {
     for (bool fast : {true, false}) {
       PlanOptions po;
       po.fast_kernels = fast;
-      auto plan = Plan::Build(g.Clone(), po);
+      auto plan = lower::BuildCpuPlan(g.Clone(), po);
       ASSERT_TRUE(plan.ok()) << plan.status().message();
       int quantizes = 0, fused = 0;
       for (const PlanStepInfo& s : (*plan)->steps()) {

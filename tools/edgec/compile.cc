@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "frontend/onnx/importer.h"
-#include "partition/compile.h"
+#include "lower/npu_compile.h"
 #include "quant/calibration_data.h"
 #include "quant/pipeline.h"
 #include "runtime/shape_binding.h"
@@ -80,7 +80,7 @@ int CompileMain(const CompileFlags& f) {
   po.cpu.int8_macs_per_s = f.cpu_gmacs * 1e9;
   po.tiler.allow_double = !f.single;
   po.cost_rule = !f.all_npu;
-  auto r = partition::CompileGraph(*folded, *target, f.model, po);
+  auto r = lower::CompileGraph(*folded, *target, f.model, po);
   if (!r.ok()) return ReportError(fmt::format("{}: {}", f.model, r.status().message()));
   st = artifact_io::WriteArtifact(f.output, r->model);
   if (!st.ok()) return ReportError(st.message());

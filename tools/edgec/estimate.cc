@@ -9,7 +9,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "npu/estimate.h"
-#include "partition/layer_of.h"
+#include "lower/npu_layers.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
@@ -23,7 +23,7 @@ struct EstimateFlags {
   bool tiling = false, single = false, compare_buffering = false;
 };
 
-StatusOr<npu::ConvLayer> LayerOf(const Node& n) { return partition::GemmLayerShape(n); }
+StatusOr<npu::ConvLayer> LayerOf(const Node& n) { return lower::GemmLayerShape(n); }
 
 }  // namespace
 
@@ -42,7 +42,7 @@ StatusOr<std::vector<npu::RepeatedLayer>> ModelLayers(const std::string& model, 
     auto l = LayerOf(*n);
     if (l.ok()) {
       out.push_back({*l, 1});
-    } else if (l.status().message() != partition::kNotGemm && fallbacks) {
+    } else if (l.status().message() != lower::kNotGemm && fallbacks) {
       fallbacks->push_back(fmt::format("{} '{}': {}", OpName(n->op()), n->name(), l.status().message()));
     }
   }

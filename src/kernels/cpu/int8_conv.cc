@@ -533,7 +533,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req);
 
 }  // namespace
 
-// edgec_quantize_input (passes/fuse_input_quantize.cc): the kernel for the quantized input,
+// edgec_quantize_input (lower/cpu_fuse_input_quantize.cc): the kernel for the quantized input,
 // told to quantize the f32 image as it interleaves it, or else wrapped in a quantize.
 KernelOr CreateInt8ConvKernel(const KernelRequest& req) {
   if (!req.attrs || req.attrs->GetInt("edgec_quantize_input", 0) == 0) return CreateQuantizedInt8Conv(req);

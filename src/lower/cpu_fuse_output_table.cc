@@ -5,7 +5,7 @@
 // threads, its fork and join are gone. Exact: the table is applied to the same values.
 //
 // Not in the named pipelines: the NPU has no lookup (a QLinearConv with a table would stay
-// on the CPU), so the CPU plan runs this pass on each graph it builds (runtime/plan.cc)
+// on the CPU), so the CPU plan runs this pass on each graph it builds (lower/cpu_lower.cc)
 // after partitioning. The lookup's output must not be a graph output (its name would
 // change) and must be stored as the op's output is.
 //
@@ -13,12 +13,12 @@
 // After:   %y' = QLinearConv(%x, ...) {edgec_qmin=0, edgec_output_table=[table...]}
 //          (%y's readers read the conv's output)
 #include "ir/physical_layout.h"
-#include "passes/pass.h"
+#include "lower/cpu_lower.h"
 #include "passes/pass_util.h"
 
-namespace edgec::passes {
+namespace edgec::lower {
 
-Status RunFuseOutputTable(Graph& g, PassContext& ctx, const PassOptions&) {
+Status FuseOutputTable(Graph& g, passes::PassStats& stats) {
   for (Node* lookup : g.nodes()) {
     if (lookup->op() != OpKind::kQuantizedLookup || lookup->num_inputs() != 2) continue;
     Value* v = lookup->input(0);
@@ -35,13 +35,13 @@ Status RunFuseOutputTable(Graph& g, PassContext& ctx, const PassOptions&) {
     if ((dt != DType::kU8 && dt != DType::kI8) || table->constant().dtype() != dt) continue;
     std::vector<int64_t> entries = table->constant().ToInt64Vector();
     op->attrs.Set("edgec_output_table", entries);
-    AbsorbProvenance(op, lookup);
+    passes::AbsorbProvenance(op, lookup);
     g.ReplaceAllUses(y, v);
     g.RemoveNode(lookup);
-    ctx.stats().nodes_fused += 1;
-    ctx.stats().rewrites[std::string(OpName(op->op())) + "+QuantizedLookup"] += 1;
+    stats.nodes_fused += 1;
+    stats.rewrites[std::string(OpName(op->op())) + "+QuantizedLookup"] += 1;
   }
   return Status::Ok();
 }
 
-}  // namespace edgec::passes
+}  // namespace edgec::lower

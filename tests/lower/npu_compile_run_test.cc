@@ -11,7 +11,7 @@
 #include <random>
 
 #include "ir/infer.h"
-#include "partition/compile.h"
+#include "lower/npu_compile.h"
 #include "quant/pipeline.h"
 #include "report/html_report.h"
 #include "runtime/artifact_run.h"
@@ -19,7 +19,11 @@
 
 #include "../quant/quant_test_util.h"
 
-namespace edgec::partition {
+namespace edgec::lower {
+using partition::Partition;
+using partition::PartitionOptions;
+using partition::NodePlacement;
+using partition::NpuSupport;
 namespace {
 
 using Ints = std::vector<int64_t>;
@@ -335,4 +339,4 @@ TEST(CompileRunTest, ForeignFileIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace edgec::partition
+}  // namespace edgec::lower

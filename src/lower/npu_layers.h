@@ -7,7 +7,7 @@
 #include "ir/graph.h"
 #include "npu/lower.h"
 
-namespace edgec::partition {
+namespace edgec::lower {
 
 // Message of GemmLayerShape for nodes that are not Conv/MatMul/Gemm-like at all.
 inline constexpr const char* kNotGemm = "not a GEMM-class op";
@@ -49,4 +49,4 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n);
 // Multiply-accumulates of a node: GEMM-class nodes and grouped/depthwise convolutions; 0 else.
 int64_t MacsOf(const Node& n);
 
-}  // namespace edgec::partition
+}  // namespace edgec::lower

@@ -21,16 +21,16 @@
 #include "partition/partition.h"
 #include "runtime/artifact.h"
 
-namespace edgec::partition {
+namespace edgec::lower {
 
 struct CompileResult {
   artifact_io::CompiledModel model;
-  std::vector<NodePlacement> placements;
+  std::vector<partition::NodePlacement> placements;
   std::string listing;  // the NPU programs as assembly (--emit=asm)
   std::string memory_summary;  // "arena 1.2 MiB (lower bound 1.2 MiB, naive 9.8 MiB), ..."
 };
 
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
-                                     const PartitionOptions& o = {});
+                                     const partition::PartitionOptions& o = {});
 
-}  // namespace edgec::partition
+}  // namespace edgec::lower

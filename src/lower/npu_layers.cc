@@ -1,11 +1,11 @@
-#include "partition/layer_of.h"
+#include "lower/npu_layers.h"
 
 #include <cmath>
 #include <tuple>
 
 #include "ir/conv_geometry.h"
 
-namespace edgec::partition {
+namespace edgec::lower {
 namespace {
 
 StatusOr<Dims> StaticDims(const Node& n, int i) {
@@ -351,4 +351,4 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   return Unimplemented("{} is not lowered to the NPU", OpName(n.op()));
 }
 
-}  // namespace edgec::partition
+}  // namespace edgec::lower

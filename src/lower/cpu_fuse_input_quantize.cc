@@ -6,16 +6,16 @@
 // tensor and the other core's share of it are gone. Exact: the same formula on the same values.
 //
 // Not in the named pipelines, for the reason fuse-output-table gives: the CPU plan runs it on
-// its own graph (runtime/plan.cc). The QuantizeLinear's output must not be a graph output and
+// its own graph (lower/cpu_lower.cc). The QuantizeLinear's output must not be a graph output and
 // must be stored as its input is.
 //
 // Before:  %q = QuantizeLinear(%x, %s, %z); %y = QLinearConv(%q, %s, %z, %w, ...)
 // After:   %y = QLinearConv(%x, %s, %z, %w, ...) {edgec_quantize_input=1}
 #include "ir/physical_layout.h"
-#include "passes/pass.h"
+#include "lower/cpu_lower.h"
 #include "passes/pass_util.h"
 
-namespace edgec::passes {
+namespace edgec::lower {
 
 namespace {
 
@@ -29,7 +29,7 @@ bool SameScalar(const Value* a, const Value* b) {
 
 }  // namespace
 
-Status RunFuseInputQuantize(Graph& g, PassContext& ctx, const PassOptions&) {
+Status FuseInputQuantize(Graph& g, passes::PassStats& stats) {
   for (Node* q : g.nodes()) {
     if (q->op() != OpKind::kQuantizeLinear || q->num_inputs() < 2 || q->num_outputs() != 1) continue;
     Value* x = q->input(0);
@@ -45,12 +45,12 @@ Status RunFuseInputQuantize(Graph& g, PassContext& ctx, const PassOptions&) {
     if (!SamePlacement(x->physical, v->physical) || x->physical.is_view || v->physical.is_view) continue;
     g.SetInput(conv, 0, x);
     conv->attrs.Set("edgec_quantize_input", int64_t{1});
-    AbsorbProvenance(conv, q);
+    passes::AbsorbProvenance(conv, q);
     g.RemoveNode(q);
-    ctx.stats().nodes_fused += 1;
-    ctx.stats().rewrites["QuantizeLinear+QLinearConv"] += 1;
+    stats.nodes_fused += 1;
+    stats.rewrites["QuantizeLinear+QLinearConv"] += 1;
   }
   return Status::Ok();
 }
 
-}  // namespace edgec::passes
+}  // namespace edgec::lower

@@ -1,13 +1,13 @@
-#include "partition/compile.h"
+#include "lower/npu_compile.h"
 
 #include <set>
 
 #include "frontend/onnx/exporter.h"
 #include "memory/liveness.h"
 #include "npu/isa.h"
-#include "partition/layer_of.h"
+#include "lower/npu_layers.h"
 
-namespace edgec::partition {
+namespace edgec::lower {
 namespace {
 
 using artifact_io::Unit;
@@ -43,9 +43,9 @@ void Boundary(const std::vector<const Node*>& nodes, artifact_io::Segment& s) {
 }
 
 // The NPU program of a node placed on the NPU, with its data, for the tiling chosen.
-StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const NodePlacement& p) {
+StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const partition::NodePlacement& p) {
   StatusOr<npu::Program> prog = Internal("no lowering");
-  if (IsDramView(n)) {
+  if (partition::IsDramView(n)) {
     prog = npu::Program{};  // no instructions: the runtime aliases the DRAM tensor
   } else if (IsVectorNode(n)) {
     ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
@@ -72,9 +72,9 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const Node
 }  // namespace
 
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
-                                     const PartitionOptions& o) {
+                                     const partition::PartitionOptions& o) {
   CompileResult r;
-  ASSIGN_OR_RETURN(r.placements, Partition(g, t, o));
+  ASSIGN_OR_RETURN(r.placements, partition::Partition(g, t, o));
   artifact_io::CompiledModel& m = r.model;
   m.source_model = source_model;
   m.target_json = npu::TargetToJson(t).dump();
@@ -93,7 +93,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     m.segments.push_back(std::move(s));
     cpu_run.clear();
   };
-  for (const NodePlacement& p : r.placements) {
+  for (const partition::NodePlacement& p : r.placements) {
     m.placements.push_back({p.node->name(), p.unit, p.reason});
     if (p.unit == Unit::kCpu) {
       cpu_run.push_back(p.node);
@@ -109,7 +109,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     for (const Value* v : p.node->inputs())
       if (v && !v->is_constant()) s.inputs.push_back(v->name());
     s.outputs = {p.node->output(0)->name()};
-    if (!IsDramView(*p.node)) s.npu = ToData(prog);  // a view has no program
+    if (!partition::IsDramView(*p.node)) s.npu = ToData(prog);  // a view has no program
     m.segments.push_back(std::move(s));
   }
   flush();
@@ -124,4 +124,4 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   return r;
 }
 
-}  // namespace edgec::partition
+}  // namespace edgec::lower
