@@ -8,7 +8,7 @@ namespace edgec {
 
 namespace {
 constexpr std::array<InferFn, kNumOpKinds> kInferFns = {
-#define EDGEC_OP(name, family) &infer::name,
+#define EDGEC_OP(name, family, traits) &infer::name,
 #include "ir/ops.def"
 };
 }  // namespace

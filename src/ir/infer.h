@@ -93,6 +93,6 @@ TensorType UnknownRank(DType dtype);
 }  // namespace edgec
 
 namespace edgec::infer {
-#define EDGEC_OP(name, family) Status name(InferContext& ctx);
+#define EDGEC_OP(name, family, traits) Status name(InferContext& ctx);
 #include "ir/ops.def"
 }  // namespace edgec::infer

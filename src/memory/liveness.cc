@@ -42,30 +42,7 @@ namespace {
 // --- which ops alias their input ---
 
 // A reshape-like op or an Identity: its output may be a view of its input.
-bool ViewsItsInput(OpKind op) { return IsReshapeLike(op) || op == OpKind::kIdentity; }
-
-// Element i of the output depends only on element i of each same-shaped input, so the
-// output may overwrite such an input.
-bool IsElementwise(OpKind op) {
-  switch (op) {
-    // unary math and activations
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
-    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal:
-    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil:
-    case OpKind::kNot: case OpKind::kCast: case OpKind::kDropout: case OpKind::kGelu:
-    // broadcasting binary, variadic and select
-    case OpKind::kPRelu: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul:
-    case OpKind::kDiv: case OpKind::kPow: case OpKind::kMax: case OpKind::kMin:
-    case OpKind::kSum: case OpKind::kMean: case OpKind::kEqual: case OpKind::kLess:
-    case OpKind::kGreater: case OpKind::kAnd: case OpKind::kOr: case OpKind::kWhere:
-    // fused
-    case OpKind::kFusedAdd:
-      return true;
-    default:
-      return false;
-  }
-}
+bool ViewsItsInput(OpKind op) { return HasTrait(op, op_trait::kViewOfInput); }
 
 bool IsContiguousRowMajor(const Value& v) {
   const PhysicalLayout& p = v.physical;
@@ -245,7 +222,7 @@ class LivenessBuilder {
 
   // The input whose buffer the output may take over, or -1.
   int InPlaceInput(const Node& n, int step) const {
-    if (!options_.in_place || !IsElementwise(n.op())) return -1;
+    if (!options_.in_place || !IsComputedElementwise(n.op())) return -1;
     const Value& y = *n.output(0);
     for (int j = 0; j < n.num_inputs(); ++j) {
       const Value* x = n.input(j);

@@ -78,31 +78,10 @@
 namespace edgec::passes {
 namespace {
 
-bool IsUnaryElementwise(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf: case OpKind::kExp:
-    case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal: case OpKind::kNeg:
-    case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kNot:
-    case OpKind::kIdentity: case OpKind::kCast: case OpKind::kGelu: case OpKind::kClip:
-    case OpKind::kDropout:
-      return true;
-    default:
-      return false;
-  }
-}
-
+// Elementwise ops the layout pass may put in an NHWC region (ops.def traits).
+bool IsUnaryElementwise(OpKind op) { return HasTrait(op, op_trait::kUnary) && HasTrait(op, op_trait::kAnyLayout); }
 bool IsBinaryElementwise(OpKind op) {
-  switch (op) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kPow: case OpKind::kMax: case OpKind::kMin: case OpKind::kSum:
-    case OpKind::kMean: case OpKind::kEqual: case OpKind::kLess: case OpKind::kGreater:
-    case OpKind::kAnd: case OpKind::kOr: case OpKind::kWhere: case OpKind::kPRelu:
-    case OpKind::kFusedAdd:
-      return true;
-    default:
-      return false;
-  }
+  return HasTrait(op, op_trait::kBroadcast) && HasTrait(op, op_trait::kAnyLayout);
 }
 
 int64_t Bytes(const Value* v) {

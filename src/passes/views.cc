@@ -52,23 +52,6 @@
 namespace edgec::passes {
 namespace {
 
-bool IsElementwise(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kPRelu: case OpKind::kClip:
-    case OpKind::kSigmoid: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh:
-    case OpKind::kErf: case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt:
-    case OpKind::kReciprocal: case OpKind::kNeg: case OpKind::kAbs: case OpKind::kFloor:
-    case OpKind::kCeil: case OpKind::kNot: case OpKind::kCast: case OpKind::kAdd: case OpKind::kSub:
-    case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: case OpKind::kMax: case OpKind::kMin:
-    case OpKind::kSum: case OpKind::kMean: case OpKind::kEqual: case OpKind::kLess:
-    case OpKind::kGreater: case OpKind::kAnd: case OpKind::kOr: case OpKind::kWhere:
-    case OpKind::kFusedAdd: case OpKind::kGelu:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsMatMulFamily(OpKind op) {
   return op == OpKind::kMatMul || op == OpKind::kFusedMatMul || op == OpKind::kGemm ||
          op == OpKind::kAttention;
@@ -187,7 +170,7 @@ class ViewAnalysis {
     // The producer writes the transposed order: x gets the strides that make y dense.
     Node* p = x->producer();
     if (options_.strided && p && IsFresh(x) && HasSingleUse(x) && p->num_outputs() == 1 &&
-        (IsMatMulFamily(p->op()) || IsElementwise(p->op()))) {
+        (IsMatMulFamily(p->op()) || IsComputedElementwise(p->op()))) {
       Strides dense = RowMajorStrides(y->type.dims);
       Strides xs(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) xs[perm[i]] = dense[i];
@@ -254,7 +237,7 @@ class ViewAnalysis {
     for (const Use& u : v->uses()) {
       const Node* c = u.node;
       if (IsMatMulFamily(c->op())) continue;
-      if (IsElementwise(c->op()) && unit_inner) continue;
+      if (IsComputedElementwise(c->op()) && unit_inner) continue;
       bool movement = IsReshapeLike(c->op()) || c->op() == OpKind::kTranspose ||
                       c->op() == OpKind::kSlice || c->op() == OpKind::kSplit;
       if (movement && u.input_index == 0 && c->output(0)->physical.is_view) continue;

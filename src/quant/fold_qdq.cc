@@ -11,6 +11,8 @@
 namespace edgec::quant {
 namespace {
 
+bool IsTabulable(OpKind op) { return HasTrait(op, op_trait::kTabulable); }
+
 using passes::ConstantOf;
 using passes::HasSingleUse;
 
@@ -226,7 +228,7 @@ std::optional<QParams> ParamsOf(const Node* n, DType dtype) {
 // MaxPool commutes with DQ because DQ is monotonic; the others only move elements. All data
 // inputs must come from DQs with equal parameters (Concat), the others be constants.
 StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
-  if (!MovesValues(n->op()) || n->num_outputs() != 1 || n->output(0)->is_graph_output()) return false;
+  if (!HasTrait(n->op(), op_trait::kMovesValues) || n->num_outputs() != 1 || n->output(0)->is_graph_output()) return false;
   if (n->op() == OpKind::kMaxPool && n->num_outputs() > 1) return false;
   Node* first = nullptr;
   std::optional<QParams> params;
@@ -358,17 +360,6 @@ bool CancelRequantize(Graph& g, Node* q) {
 
 // --- single-input float islands as a 256-entry table ---
 
-bool TabulatableUnary(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
-    case OpKind::kExp: case OpKind::kGelu: case OpKind::kNeg: case OpKind::kAbs: case OpKind::kIdentity:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool ScalarConstantsFrom(const Node* n, int first) {
   for (int i = first; i < n->num_inputs(); ++i) {
     const Value* v = n->input(i);
@@ -436,32 +427,19 @@ std::optional<UnaryIsland> MatchUnaryIsland(const Node* last) {
     for (int i = 0; i < 2 && !m.unary; ++i) {
       const Node* u = last->input(i) ? last->input(i)->producer() : nullptr;
       Value* x = last->input(1 - i);
-      if (u && x && TabulatableUnary(u->op()) && u->input(0) == x && HasSingleUse(u->output(0))) {
+      if (u && x && IsTabulable(u->op()) && u->input(0) == x && HasSingleUse(u->output(0))) {
         m.unary = u;
         m.x = x;
       }
     }
     m.mul = last;
-  } else if (TabulatableUnary(last->op())) {
+  } else if (IsTabulable(last->op())) {
     m.unary = last;
     m.x = last->input(0);
   }
   if (!m.unary || !m.x || !ScalarConstantsFrom(m.unary, 1)) return std::nullopt;
   return m;
 }
-
-bool MovesValues(OpKind op) {
-  switch (op) {
-    case OpKind::kMaxPool: case OpKind::kGlobalMaxPool: case OpKind::kConcat: case OpKind::kReshape:
-    case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
-    case OpKind::kSlice: case OpKind::kIdentity: case OpKind::kChannelShuffle:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool KeepsValues(OpKind op) { return MovesValues(op) && op != OpKind::kConcat; }
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;

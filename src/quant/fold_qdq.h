@@ -57,12 +57,10 @@ struct FoldOptions {
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});
 
-// Ops that only move or compare values (see above): op(DQ(q)) = DQ(op(q)).
-bool MovesValues(OpKind op);
-// The single-input ones among them (all but Concat): the output holds (a subset of) its
-// input's values, so it is best quantized with the input's parameters and runs on the int8
-// values with no requantize after it.
-bool KeepsValues(OpKind op);
+// Ops that only move or compare values (trait kMovesValues in ops.def): op(DQ(q)) = DQ(op(q)).
+// The single-input ones among them (kKeepsValues: all but Concat) hold (a subset of) their
+// input's values, so they are best quantized with the input's parameters and run on the int8
+// values with no requantize after them.
 
 // A node computing U(x) or x·U(x) from one value x, U an elementwise unary op whose other
 // inputs are scalar constants (Sigmoid, HardSigmoid, HardSwish, Clip, ...; x·Sigmoid(x) is

@@ -56,9 +56,9 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
         join(out, v->name());
         in_group.insert(v->name());
       }
-    } else if (KeepsValues(n->op()) && n->num_outputs() >= 1 && n->input(0)) {
+    } else if (HasTrait(n->op(), op_trait::kKeepsValues) && n->num_outputs() >= 1 && n->input(0)) {
       const Value* src = n->input(0);
-      while (!acts.count(src->name()) && src->producer() && KeepsValues(src->producer()->op()) &&
+      while (!acts.count(src->name()) && src->producer() && HasTrait(src->producer()->op(), op_trait::kKeepsValues) &&
              src->producer()->input(0))
         src = src->producer()->input(0);
       if (!acts.count(src->name())) continue;

@@ -165,7 +165,7 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
                                  quantizable(n->input(0)) && quantizable(n->input(1));
       const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
       const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
-      const bool moves_a_point = KeepsValues(n->op()) && is_point(n->input(0));
+      const bool moves_a_point = HasTrait(n->op(), op_trait::kKeepsValues) && is_point(n->input(0));
       if (mul_of_points || pool_of_point) {
         for (const Value* v : n->inputs()) add(v);
       }

@@ -67,10 +67,6 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req);
 // buffers, and its copies of graph outputs that are not row-major.
 StatusOr<std::unique_ptr<Kernel>> CreateCopyKernel(const TensorDesc& from, const TensorDesc& to, int threads);
 
-// Layouts a fast kernel for `op` accepts for its first input (the Plan uses it to decide
-// where layout conversions are needed). Always includes kRowMajor for ops it supports.
-std::vector<Layout> PreferredLayouts(OpKind op);
-
 // Sets the number of threads fast kernels use (OpenMP, shared with oneDNN).
 void SetThreads(int n);
 

@@ -12,10 +12,8 @@ namespace {
 // Strided (non-dense) buffers: the binary loops and the copies read and write any strides;
 // matmul and attention read strided operands; every other kernel needs dense buffers.
 Status ExpectSupportedStrides(const KernelRequest& req) {
+  if (HasTrait(req.op, op_trait::kBroadcast)) return Status::Ok();
   switch (req.op) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kMax: case OpKind::kMin: case OpKind::kPow: case OpKind::kPRelu:
-    case OpKind::kFusedAdd:
     case OpKind::kTranspose: case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice:
     case OpKind::kChannelShuffle:
       return Status::Ok();
@@ -33,19 +31,11 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
   RETURN_IF_ERROR(ExpectKnownLayouts(req));
   RETURN_IF_ERROR(ExpectSupportedStrides(req));
+  // Elementwise ops (ops.def traits): the unary and binary families take those the vector
+  // layer computes and refuse the others with the reason.
+  if (HasTrait(req.op, op_trait::kUnary)) return CreateUnaryKernel(req);
+  if (HasTrait(req.op, op_trait::kBroadcast)) return CreateBinaryKernel(req);
   switch (req.op) {
-    // elementwise: unary math and activations
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
-    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal:
-    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil:
-    case OpKind::kGelu: case OpKind::kIdentity:
-      return CreateUnaryKernel(req);
-    // elementwise: broadcasting binary
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kMax: case OpKind::kMin: case OpKind::kPow: case OpKind::kPRelu:
-    case OpKind::kFusedAdd:
-      return CreateBinaryKernel(req);
     case OpKind::kSoftmax: case OpKind::kLogSoftmax:
       return CreateSoftmaxKernel(req);
     case OpKind::kLayerNormalization: case OpKind::kRmsNormalization: case OpKind::kInstanceNormalization:
@@ -91,33 +81,6 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateQuantizedGlobalAveragePoolKernel(req);
     default:
       return Refuse(req, "no fast CPU kernel for {}", OpName(req.op));
-  }
-}
-
-std::vector<Layout> PreferredLayouts(OpKind op) {
-  switch (op) {
-    // oneDNN's direct (non-im2col) convolutions and the pools want channels last.
-    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
-    case OpKind::kMaxPool: case OpKind::kAveragePool: case OpKind::kGlobalAveragePool:
-    case OpKind::kGlobalMaxPool: case OpKind::kQLinearConv: case OpKind::kQLinearGlobalAveragePool:
-      return {Layout::kNHWC, Layout::kRowMajor};
-    // Layout-agnostic (elementwise) or layout-aware (axis remapped) kernels.
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kClip: case OpKind::kSigmoid:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh: case OpKind::kErf:
-    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kReciprocal:
-    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kFloor: case OpKind::kCeil:
-    case OpKind::kGelu: case OpKind::kIdentity: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul:
-    case OpKind::kDiv: case OpKind::kMax: case OpKind::kMin: case OpKind::kPow:
-    case OpKind::kPRelu: case OpKind::kFusedAdd: case OpKind::kSoftmax: case OpKind::kLogSoftmax:
-    case OpKind::kResize: case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice:
-    case OpKind::kTranspose: case OpKind::kReduceMean: case OpKind::kReduceSum: case OpKind::kReduceMax:
-    case OpKind::kReduceMin: case OpKind::kReduceProd: case OpKind::kReduceL1: case OpKind::kReduceL2:
-    case OpKind::kReduceSumSquare: case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
-    case OpKind::kQuantizedLookup: case OpKind::kQLinearAdd: case OpKind::kQLinearMul:
-    case OpKind::kChannelShuffle:
-      return {Layout::kRowMajor, Layout::kNHWC};
-    default:
-      return {Layout::kRowMajor};
   }
 }
 

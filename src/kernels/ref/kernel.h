@@ -37,7 +37,7 @@ struct KernelContext {
 using KernelFn = Status (*)(KernelContext&);
 KernelFn GetKernel(OpKind op);
 
-#define EDGEC_OP(name, family) Status name(KernelContext& ctx);
+#define EDGEC_OP(name, family, traits) Status name(KernelContext& ctx);
 #include "ir/ops.def"
 
 }  // namespace edgec::ref

@@ -5,7 +5,7 @@
 namespace edgec::ref {
 namespace {
 constexpr std::array<KernelFn, kNumOpKinds> kKernels = {
-#define EDGEC_OP(name, family) &name,
+#define EDGEC_OP(name, family, traits) &name,
 #include "ir/ops.def"
 };
 }  // namespace
