@@ -12,6 +12,7 @@
 
 #include "ir/infer.h"
 #include "lower/npu_compile.h"
+#include "lower/npu_layers.h"
 #include "quant/pipeline.h"
 #include "report/html_report.h"
 #include "runtime/artifact_run.h"
@@ -161,10 +162,11 @@ TEST(PartitionTest, DynamicShapeStaysOnCpu) {
 }
 
 TEST(PartitionTest, VectorCoreReasons) {
-  // A broadcasting add, a max pool with ceil_mode and one on f32 stay on the CPU, each with why.
+  // An add broadcasting along rows (not a channel row or a scalar), a max pool with ceil_mode and
+  // one on f32 stay on the CPU, each with why.
   Graph g;
   Value* a = g.AddInput("a", MakeType(DType::kI8, {1, 4, 5, 5}));
-  Value* b = g.AddInput("b", MakeType(DType::kI8, {1, 4, 1, 1}));
+  Value* b = g.AddInput("b", MakeType(DType::kI8, {1, 1, 5, 5}));
   Value* f = g.AddInput("f", MakeType(DType::kF32, {1, 4, 5, 5}));
   auto scalar = [&](const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); };
   auto zp = [&](const std::string& n) { return g.AddConstant(n, Tensor::FromVector<int8_t>(DType::kI8, {}, {0})); };
@@ -189,9 +191,9 @@ TEST(PartitionTest, VectorCoreReasons) {
   EXPECT_NE(NpuSupport(*g.nodes()[2], t).find("int8 only"), std::string::npos) << NpuSupport(*g.nodes()[2], t);
 }
 
-TEST(PartitionTest, QuantizedMulStaysOnTheCpu) {
-  // The squeeze-excitation QLinearMul: no target lists Mul, and one that did would still find
-  // no lowering (the vector cores have no int8 multiply of two tensors).
+TEST(PartitionTest, QuantizedMulNeedsMulInTheTarget) {
+  // The squeeze-excitation QLinearMul: the targets that list Mul take it on the vector cores
+  // (a per-channel gate), edge-mcu does not list it.
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kI8, {1, 16, 6, 6}));
   Value* gate = g.AddInput("gate", MakeType(DType::kI8, {1, 16, 1, 1}));
@@ -204,16 +206,13 @@ TEST(PartitionTest, QuantizedMulStaysOnTheCpu) {
   for (const char* target : {"edge-default", "edge-large", "edge-mcu"}) {
     auto t = npu::LoadTarget(target);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
-    EXPECT_EQ(NpuSupport(*g.nodes()[0], *t), "unsupported op Mul") << target;
+    EXPECT_EQ(NpuSupport(*g.nodes()[0], *t), std::string(target) == "edge-mcu" ? "unsupported op Mul" : "") << target;
   }
-  npu::Target t = npu::DefaultTarget();
-  t.supported_ops.push_back("Mul");
-  EXPECT_EQ(NpuSupport(*g.nodes()[0], t), "QLinearMul is not lowered to the NPU");
-  PartitionOptions slow;  // even where the NPU would win on cost
-  slow.cpu.copy_bytes_per_s = 1;
-  auto ps = Partition(g, t, slow);
-  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
-  EXPECT_EQ((*ps)[0].unit, artifact_io::Unit::kCpu) << (*ps)[0].reason;
+  auto v = VectorLayerOf(*g.nodes()[0]);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->eltwise.op, npu::VecOp::kMul);
+  EXPECT_EQ(v->eltwise.broadcast, npu::EltwiseLayer::Broadcast::kRow);
+  EXPECT_EQ(v->eltwise.cols, 16);
 }
 
 std::string TempPath(const std::string& name) {
