@@ -52,7 +52,10 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
     const npu::VectorTiling& vt = p.vector_tiling;
     int64_t a, b, y;
     switch (v.kind) {
-      case VectorLayer::Kind::kAdd: prog = npu::LowerEltwise(v.add, t, vt.chunk, vt.double_buffer, &a, &b, &y); break;
+      case VectorLayer::Kind::kEltwise:
+        prog = npu::LowerEltwise(v.eltwise, t, vt.chunk, vt.double_buffer, &a, &b, &y);
+        break;
+      case VectorLayer::Kind::kMove: prog = npu::LowerMove(v.move, t, vt.chunk, vt.double_buffer); break;
       case VectorLayer::Kind::kPool:
         prog = npu::LowerPool(v.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);
         break;
@@ -108,7 +111,8 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     // The data inputs in order: the program's regions "<node>.input", "<node>.input1", ...
     for (const Value* v : p.node->inputs())
       if (v && !v->is_constant()) s.inputs.push_back(v->name());
-    s.outputs = {p.node->output(0)->name()};
+    for (const Value* v : p.node->outputs())  // regions "<node>.output", "<node>.output1", ...
+      if (v) s.outputs.push_back(v->name());
     if (!partition::IsDramView(*p.node)) s.npu = ToData(prog);  // a view has no program
     m.segments.push_back(std::move(s));
   }

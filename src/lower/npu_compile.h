@@ -4,8 +4,9 @@
 //
 // The artifact's graph is the whole integer graph (weights included): the CPU runs its CPU
 // nodes from it, and `edgec run --device cpu` runs every node from it. Each NPU node is one
-// NPU segment whose program reads its input from the region "<node>.input" and writes
-// "<node>.output" of its DRAM image, NHWC int8; weights and requantization parameters are
+// NPU segment whose program reads its inputs from the regions "<node>.input", "<node>.input1",
+// ... and writes "<node>.output" (and "<node>.output1", ... for a Split) of its DRAM image, NHWC
+// int8; weights and requantization parameters are
 // in the image's constant part (dram_init). Consecutive NPU nodes hand their tensors over in
 // DRAM in that layout (no copy); CPU nodes are grouped into maximal CPU segments.
 //

@@ -1,9 +1,11 @@
 #include "lower/npu_layers.h"
 
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "ir/conv_geometry.h"
+#include "ir/infer_movement_util.h"
 
 namespace edgec::lower {
 namespace {
@@ -243,9 +245,19 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
 
 }  // namespace
 
+bool IsMoveNode(const Node& n) {
+  switch (n.op()) {
+    case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit:
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsVectorNode(const Node& n) {
-  return n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool ||
-         IsDepthwise(n);
+  return n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul || n.op() == OpKind::kQuantizedLookup ||
+         n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || IsDepthwise(n) || IsMoveNode(n);
 }
 
 int64_t MacsOf(const Node& n) {
@@ -260,6 +272,154 @@ int64_t MacsOf(const Node& n) {
   return NumElements(y->type.dims) * (NumElements(w->type.dims) / w->type.dims[0]);
 }
 
+namespace {
+
+bool Is8(const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; }
+
+// Refines two shapes of equal size into one list of dims ("atoms") each of whose dims is a
+// product of consecutive atoms; fails when a dim boundary of one falls inside a dim of the
+// other without dividing it. Per atom: its stride (in elements of its dim, i.e. the atoms
+// inside it) and the dim it belongs to, for each side.
+struct Atom {
+  int64_t size;
+  int in_dim, out_dim;
+  int64_t in_inner, out_inner;
+};
+std::optional<std::vector<Atom>> CommonRefinement(const Dims& in, const Dims& out) {
+  std::vector<int> id, od;
+  for (int i = 0; i < static_cast<int>(in.size()); ++i)
+    if (in[i] != 1) id.push_back(i);
+  for (int i = 0; i < static_cast<int>(out.size()); ++i)
+    if (out[i] != 1) od.push_back(i);
+  std::vector<Atom> atoms;
+  size_t i = 0, j = 0;
+  int64_t ri = i < id.size() ? in[id[0]] : 1, ro = j < od.size() ? out[od[0]] : 1;
+  while (i < id.size() && j < od.size()) {
+    const int64_t s = std::min(ri, ro);
+    if (std::max(ri, ro) % s != 0) return std::nullopt;
+    atoms.push_back({s, id[i], od[j], ri / s, ro / s});
+    ri /= s;
+    ro /= s;
+    if (ri == 1 && ++i < id.size()) ri = in[id[i]];
+    if (ro == 1 && ++j < od.size()) ro = out[od[j]];
+  }
+  if (i != id.size() || j != od.size()) return std::nullopt;
+  return atoms;
+}
+
+StatusOr<std::vector<int64_t>> ConstInts(const Node& n, int i, const char* what) {
+  const Value* v = n.input(i);
+  if (!v) return std::vector<int64_t>{};
+  if (!v->is_constant()) return Unimplemented("{} is not a constant", what);
+  return v->constant().ToInt64Vector();
+}
+
+}  // namespace
+
+StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
+  npu::MoveLayer m;
+  m.name = n.name();
+  std::vector<const Value*> ins;
+  for (const Value* v : n.inputs())
+    if (v && !v->is_constant()) ins.push_back(v);
+  if (n.op() == OpKind::kConcat) {
+    for (const Value* v : n.inputs())
+      if (v && v->is_constant() && NumElements(v->type.dims) > 0) return Unimplemented("constant concat operand not lowered");
+  } else if (ins.size() != 1 || ins[0] != n.input(0)) {
+    return Unimplemented("{} of a computed shape or index not lowered", OpName(n.op()));
+  }
+  for (const Value* v : ins) {
+    if (!Is8(v)) return Unimplemented("dtype {} {} not lowered (8-bit only)", DTypeName(v->type.dtype), OpName(n.op()));
+    if (!v->type.IsStatic()) return Unimplemented("dynamic shape");
+    m.input_bytes.push_back(NumElements(v->type.dims));
+  }
+  for (const Value* v : n.outputs()) {
+    if (!v) return Unimplemented("{} with an unused output", OpName(n.op()));
+    if (!Is8(v) || !v->type.IsStatic()) return Unimplemented("dtype or shape of output '{}'", v->name());
+    m.output_bytes.push_back(NumElements(v->type.dims));
+  }
+  const Dims& x = ins[0]->type.dims;
+  const Dims& y = n.output(0)->type.dims;
+  const int rank = static_cast<int>(x.size());
+  const std::vector<int64_t> xs = npu::NpuByteStrides(x), ys = npu::NpuByteStrides(y);
+  auto axis_of = [&](int64_t a) { return a < 0 ? a + rank : a; };
+  switch (n.op()) {
+    case OpKind::kConcat: {
+      m.what = "concat";
+      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
+      int64_t off = 0;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        const Dims& d = ins[i]->type.dims;
+        if (static_cast<int>(d.size()) != rank || axis < 0 || axis >= rank) return Unimplemented("concat axis {}", axis);
+        m.boxes.push_back({static_cast<int>(i), 0, 0, off * ys[axis], d, npu::NpuByteStrides(d), ys});
+        off += d[axis];
+      }
+      break;
+    }
+    case OpKind::kTranspose: {
+      m.what = "transpose";
+      std::vector<int64_t> perm = n.attrs.GetInts("perm");
+      if (perm.empty())
+        for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+      if (static_cast<int>(perm.size()) != rank) return Unimplemented("transpose perm of {} dims for rank {}", perm.size(), rank);
+      npu::MoveBox b{0, 0, 0, 0, y, {}, ys};
+      for (int64_t p : perm) b.src_strides.push_back(xs[axis_of(p)]);
+      m.boxes.push_back(std::move(b));
+      break;
+    }
+    case OpKind::kSlice: {
+      m.what = "slice";
+      ASSIGN_OR_RETURN(std::vector<int64_t> starts, ConstInts(n, 1, "slice starts"));
+      ASSIGN_OR_RETURN(std::vector<int64_t> ends, ConstInts(n, 2, "slice ends"));
+      ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstInts(n, 3, "slice axes"));
+      ASSIGN_OR_RETURN(std::vector<int64_t> steps, ConstInts(n, 4, "slice steps"));
+      if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size()) ||
+          (!steps.empty() && steps.size() != starts.size()))
+        return Unimplemented("slice parameters of different lengths");
+      npu::MoveBox b{0, 0, 0, 0, y, xs, ys};
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const int64_t a = axis_of(axes.empty() ? static_cast<int64_t>(i) : axes[i]);
+        const int64_t step = steps.empty() ? 1 : steps[i];
+        if (a < 0 || a >= rank) return Unimplemented("slice axis {}", a);
+        if (step <= 0) return Unimplemented("slice with step {} not lowered (positive steps only)", step);
+        const infer::SliceAxisRange r = infer::ClampSliceAxis(x[a], starts[i], ends[i], step);
+        if (r.length != y[a]) return Unimplemented("slice of {} on axis {} is not {} long", DimsToString(x), a, y[a]);
+        b.src_offset += r.start * xs[a];
+        b.src_strides[a] = step * xs[a];
+      }
+      m.boxes.push_back(std::move(b));
+      break;
+    }
+    case OpKind::kSplit: {
+      m.what = "split";
+      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
+      if (axis < 0 || axis >= rank) return Unimplemented("split axis {}", axis);
+      int64_t off = 0;
+      for (int o = 0; o < n.num_outputs(); ++o) {
+        const Dims& d = n.output(o)->type.dims;
+        m.boxes.push_back({0, o, off * xs[axis], 0, d, xs, npu::NpuByteStrides(d)});
+        off += d[axis];
+      }
+      if (off != x[axis]) return Unimplemented("split of {} into parts of {} on axis {}", x[axis], off, axis);
+      break;
+    }
+    default: {  // reshape-likes: the same row-major element order, in the NPU's layouts
+      m.what = "reshape";
+      auto atoms = CommonRefinement(x, y);
+      if (!atoms) return Unimplemented("reshape {} -> {} is not a strided copy", DimsToString(x), DimsToString(y));
+      npu::MoveBox b;
+      for (const Atom& a : *atoms) {
+        b.counts.push_back(a.size);
+        b.src_strides.push_back(xs[a.in_dim] * a.in_inner);
+        b.dst_strides.push_back(ys[a.out_dim] * a.out_inner);
+      }
+      m.boxes.push_back(std::move(b));
+      break;
+    }
+  }
+  return m;
+}
+
 StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   VectorLayer v;
   if (IsDepthwise(n)) {
@@ -268,31 +428,98 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     v.output_u8 = n.output(0)->type.dtype == DType::kU8;
     return v;
   }
+  if (IsMoveNode(n)) {
+    ASSIGN_OR_RETURN(v.move, MoveLayerOf(n));
+    v.kind = VectorLayer::Kind::kMove;
+    return v;
+  }
   const Value* y = n.output(0);
-  auto is8 = [](const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; };
-  if (n.op() == OpKind::kQLinearAdd) {
+  auto is8 = Is8;
+  // In the NPU's i8 terms: u8 values and their zero points shift by -128.
+  auto s8 = [](const Value* x, int32_t z) { return x->type.dtype == DType::kU8 ? z - 128 : z; };
+  if (n.op() == OpKind::kQuantizedLookup) {
+    const Value* x = n.input(0);
+    if (!is8(x) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    if (!x->type.IsStatic()) return Unimplemented("dynamic shape");
+    const Tensor* table = ConstInput(n, 1);
+    if (!table || table->numel() != 256 || DTypeSize(table->dtype()) != 1) return Unimplemented("lookup table is not 256 constant bytes");
+    // Index = the NPU's value + 128 = the reference's index (x - lowest) for u8 and i8 alike.
+    const uint8_t flip = y->type.dtype == DType::kU8 ? 0x80 : 0;
+    const auto* t = static_cast<const uint8_t*>(table->raw());
+    std::vector<int8_t> npu_table(256);
+    for (int i = 0; i < 256; ++i) npu_table[i] = static_cast<int8_t>(t[i] ^ flip);
+    v.kind = VectorLayer::Kind::kEltwise;
+    v.output_u8 = y->type.dtype == DType::kU8;
+    v.eltwise = npu::EltwiseLayer::Lookup(n.name(), NumElements(y->type.dims), std::move(npu_table));
+    return v;
+  }
+  if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul) {
+    const bool add = n.op() == OpKind::kQLinearAdd;
+    const char* what = add ? "add" : "mul";
     const Value* a = n.input(0);
     const Value* b = n.input(3);
     if (!is8(a) || !is8(b) || !is8(y)) return Unimplemented("dtype not 8-bit");
-    if (!a->type.IsStatic() || !b->type.IsStatic()) return Unimplemented("dynamic shape");
-    if (a->type.dims != y->type.dims || b->type.dims != y->type.dims)
-      return Unimplemented("broadcasting add {} + {} not lowered", DimsToString(a->type.dims), DimsToString(b->type.dims));
-    ASSIGN_OR_RETURN(std::vector<double> sa, Scales(n, 1, "A scale"));
-    ASSIGN_OR_RETURN(std::vector<double> sb, Scales(n, 4, "B scale"));
+    if (!a->type.IsStatic() || !b->type.IsStatic() || !y->type.IsStatic()) return Unimplemented("dynamic shape");
+    // How an operand covers the result in the NPU's layout: the whole tensor, one channel row
+    // (the innermost dim: C of a 4-d NHWC tensor, the last dim otherwise) or one value.
+    const Dims& yd = y->type.dims;
+    const int rank = static_cast<int>(yd.size());
+    const int channel = rank == 4 ? 1 : rank - 1;
+    using B = npu::EltwiseLayer::Broadcast;
+    auto cover = [&](const Value* x) -> std::optional<B> {
+      const Dims& d = x->type.dims;
+      if (NumElements(d) == 1) return B::kScalar;
+      if (static_cast<int>(d.size()) > rank) return std::nullopt;
+      Dims al(rank - d.size(), 1);
+      al.insert(al.end(), d.begin(), d.end());
+      if (al == yd) return B::kFull;
+      for (int i = 0; i < rank; ++i)
+        if (i == channel ? al[i] != yd[i] : al[i] != 1) return std::nullopt;
+      return B::kRow;
+    };
+    const std::optional<B> ca = cover(a), cb = cover(b);
+    if (!ca || !cb || (*ca != B::kFull && *cb != B::kFull) || (*ca == B::kFull && a->is_constant()) ||
+        (*cb == B::kFull && *ca != B::kFull && b->is_constant()))
+      return Unimplemented("broadcasting {} {} {} {} not lowered", what, DimsToString(a->type.dims), add ? "+" : "*",
+                           DimsToString(b->type.dims));
+    // The full operand is the VEC's a; the other (broadcast) its b; both operations commute.
+    const bool swap = *ca != B::kFull;
+    const int ia = swap ? 3 : 0, ib = swap ? 0 : 3;
+    const Value* va = n.input(ia);
+    const Value* vb = n.input(ib);
+    ASSIGN_OR_RETURN(std::vector<double> sa, Scales(n, ia + 1, "A scale"));
+    ASSIGN_OR_RETURN(std::vector<double> sb, Scales(n, ib + 1, "B scale"));
     ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 6, "C scale"));
-    ASSIGN_OR_RETURN(int32_t za, ScalarZeroPoint(n, 2, "A zero point"));
-    ASSIGN_OR_RETURN(int32_t zb, ScalarZeroPoint(n, 5, "B zero point"));
+    ASSIGN_OR_RETURN(int32_t za, ScalarZeroPoint(n, ia + 2, "A zero point"));
+    ASSIGN_OR_RETURN(int32_t zb, ScalarZeroPoint(n, ib + 2, "B zero point"));
     ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "C zero point"));
-    // In the NPU's i8 terms: u8 values and their zero points shift by -128.
-    auto s8 = [](const Value* x, int32_t z) { return x->type.dtype == DType::kU8 ? z - 128 : z; };
+    if (sa.size() != 1 || sb.size() != 1 || sy.size() != 1) return Unimplemented("per-axis scales not lowered");
     v.output_u8 = y->type.dtype == DType::kU8;
     const auto [qmin, qmax] = ClampInI8(n, v.output_u8);
     // The scales as the reference reads them (f32).
-    auto p = quant::MakeQuantizedAdd(static_cast<float>(sa[0]), s8(a, za), static_cast<float>(sb[0]), s8(b, zb),
-                                     static_cast<float>(sy[0]), s8(y, zy), qmin, qmax);
-    if (!p.ok()) return Unimplemented("{}", p.status().message());
-    v.kind = VectorLayer::Kind::kAdd;
-    v.add = npu::EltwiseLayer::Add(n.name(), NumElements(y->type.dims), *p);
+    const float fa = static_cast<float>(sa[0]), fb = static_cast<float>(sb[0]), fy = static_cast<float>(sy[0]);
+    if (add) {
+      auto p = quant::MakeQuantizedAdd(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
+      if (!p.ok()) return Unimplemented("{}", p.status().message());
+      v.eltwise = npu::EltwiseLayer::Add(n.name(), NumElements(yd), *p);
+    } else {
+      auto p = quant::MakeQuantizedMul(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
+      if (!p.ok()) return Unimplemented("{}", p.status().message());
+      v.eltwise = npu::EltwiseLayer::Mul(n.name(), NumElements(yd), *p);
+    }
+    npu::EltwiseLayer& e = v.eltwise;
+    e.broadcast = swap ? *ca : *cb;
+    if (e.broadcast == B::kRow) e.cols = yd[channel];
+    if (vb->is_constant()) {
+      const Tensor& c = vb->constant();
+      const uint8_t flip = vb->type.dtype == DType::kU8 ? 0x80 : 0;
+      const auto* d = static_cast<const uint8_t*>(c.raw());
+      for (int64_t i = 0; i < c.numel(); ++i) e.b_const.push_back(static_cast<int8_t>(d[i] ^ flip));
+    }
+    // Regions follow the node's data inputs in order (".input", ".input1").
+    if (swap && !vb->is_constant()) std::swap(e.a_region, e.b_region);
+    if (!swap && va->is_constant()) e.a_region = ".input1";  // not reached: a full constant is refused
+    v.kind = VectorLayer::Kind::kEltwise;
     return v;
   }
   if (n.op() == OpKind::kQLinearGlobalAveragePool) {

@@ -6,6 +6,7 @@
 #include "edgec/status.h"
 #include "ir/graph.h"
 #include "npu/lower.h"
+#include "npu/move.h"
 
 namespace edgec::lower {
 
@@ -30,21 +31,32 @@ struct QuantizedLayer {
 // fixed point (quant/fixed_point.h), the arithmetic every integer unit of edgec uses.
 StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 
-// An integer node the NPU's vector cores run: QLinearAdd (same-shape operands; a fused ReLU as
-// its clamp) as an elementwise add in quant::QuantizedAdd's arithmetic, an int8 MaxPool (2-d,
-// no dilation, floor rounding) as a pool, or a depthwise QLinearConv (group = channels, 2-d,
-// no dilation, symmetric weights) with per-channel fixed-point requantization. Tensors cross as
+// An integer node the NPU's vector cores (or its DMA alone) run: QLinearAdd and QLinearMul with
+// operands of the same shape, one of them per channel (NHWC rows: [1, C, 1, 1] against
+// [N, C, H, W], or the last dim of other ranks) or a scalar (the other full; a constant
+// broadcast operand is laid into the program's DRAM image), a fused ReLU as the clamp, in
+// quant::QuantizedAdd's / QuantizedMul's arithmetic; a QuantizedLookup as a 256-entry table;
+// an int8 MaxPool (2-d, no dilation, floor rounding) or QLinearGlobalAveragePool as a pool;
+// a depthwise QLinearConv (group = channels, 2-d, no dilation, symmetric weights) with
+// per-channel fixed-point requantization; and the data movement of 8-bit tensors as strided
+// DMA copies (npu/move.h): Concat, Transpose, Slice (constant starts, positive steps), Split,
+// and Reshape / Flatten / Squeeze / Unsqueeze whose NPU byte order changes. Tensors cross as
 // for QuantizedLayerOf (u8 shifted to i8, NHWC), so operands and result must be 8-bit.
 struct VectorLayer {
-  enum class Kind { kAdd, kPool, kDepthwise } kind = Kind::kAdd;
-  npu::EltwiseLayer add;
+  enum class Kind { kEltwise, kPool, kDepthwise, kMove } kind = Kind::kEltwise;
+  npu::EltwiseLayer eltwise;
   npu::PoolLayer pool;
   npu::DepthwiseLayer depthwise;
+  npu::MoveLayer move;
   bool output_u8 = false;
 };
 // Whether `n` is of a kind the vector cores take (then VectorLayerOf says if this one can).
 bool IsVectorNode(const Node& n);
 StatusOr<VectorLayer> VectorLayerOf(const Node& n);
+
+// Data movement nodes (Concat, Transpose, Slice, Split, reshape-likes): their copy as DMA boxes.
+bool IsMoveNode(const Node& n);
+StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
 
 // Multiply-accumulates of a node: GEMM-class nodes and grouped/depthwise convolutions; 0 else.
 int64_t MacsOf(const Node& n);

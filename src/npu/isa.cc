@@ -38,6 +38,8 @@ const char* VecOpName(VecOp op) {
     case VecOp::kMaxPool: return "maxpool";
     case VecOp::kAvgPool: return "avgpool";
     case VecOp::kDwConv: return "dwconv";
+    case VecOp::kMul: return "mul";
+    case VecOp::kLut: return "lut";
   }
   return "?";
 }
@@ -53,7 +55,7 @@ void VisitFields(I& in, F&& f) {
     case Opcode::kDmaStore:
       f(in.dram_addr); f(in.sram_addr); f(in.row_bytes); f(in.sram_row_bytes); f(in.pad);
       f(in.ndims);
-      for (int d = 0; d < in.ndims && d < 2; ++d) {
+      for (int d = 0; d < in.ndims && d < kMaxDmaDims; ++d) {
         f(in.dims[d].count); f(in.dims[d].dram_stride); f(in.dims[d].sram_stride);
         f(in.dims[d].valid_lo); f(in.dims[d].valid_hi);
       }
@@ -290,8 +292,9 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
       v = static_cast<std::remove_reference_t<decltype(v)>>(x);
     });
     if (!ok) return bad;
-    if (in.ndims > 2) return InvalidArgument("NPU program: DMA with {} strided dims (at most 2)", in.ndims);
-    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kDwConv)
+    if (in.ndims > kMaxDmaDims)
+      return InvalidArgument("NPU program: DMA with {} strided dims (at most {})", in.ndims, kMaxDmaDims);
+    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kLut)
       return InvalidArgument("NPU program: unknown vector operation {}", static_cast<int>(in.vec));
   }
   if (!r.done()) return InvalidArgument("NPU program: trailing bytes after the instructions");
@@ -334,7 +337,7 @@ Status ValidateProgram(const Program& p, int num_cores) {
     }
     if (in.queue != want) return err(fmt::format("{} belongs on the {} queue", OpcodeName(in.op), QueueName(want)));
     if (!in_task && in.op != Opcode::kTaskEnd) return err("instruction outside a task");
-    if ((in.op == Opcode::kDmaLoad || in.op == Opcode::kDmaStore) && (in.ndims > 2 || in.row_bytes <= 0))
+    if ((in.op == Opcode::kDmaLoad || in.op == Opcode::kDmaStore) && (in.ndims > kMaxDmaDims || in.row_bytes <= 0))
       return err("bad DMA shape");
   }
   if (in_task) return InvalidArgument("NPU program: the last task has no TASK_END");

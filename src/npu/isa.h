@@ -51,12 +51,23 @@ enum class VecOp : uint8_t {
   // bias[cols], mult[cols], shift[cols]; imm = zi, zo, lo, hi:
   //   dst[q][c] = clamp(zo + Requantize(sum_window (v - zi) * w[window][c] + bias[c], mult[c], shift[c]), lo, hi)
   kDwConv,
+  // Quantized multiply, imm = za, zb, zo, mult, shift, lo, hi (quant::QuantizedMul):
+  //   dst = clamp(zo + Mul((a - za) * (b - zb), mult, shift), lo, hi)
+  kMul,
+  // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM).
+  kLut,
 };
+// The binary ops (kAdd, kMul) read b at src2 + r * src2_stride + c, or, with
+// imm[kBroadcastImm] = 1, the one byte at src2 + r * src2_stride for every c (a scalar b).
+// A per-channel b (the same row for every row of a) is src2_stride = 0.
+inline constexpr int kBroadcastImm = 11;
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
 const char* OpcodeName(Opcode op);
 const char* QueueName(QueueKind q);
 const char* VecOpName(VecOp op);  // target's cycles_per_element keys
+
+inline constexpr int kMaxDmaDims = 3;
 
 // One strided dimension of a DMA transfer: `count` rows at `dram_stride` / `sram_stride`
 // bytes apart. Rows whose index is outside [valid_lo, valid_hi) are not read from DRAM; on a
@@ -74,14 +85,15 @@ struct Instr {
   uint8_t core = 0;
   QueueKind queue = QueueKind::kLoad;
 
-  // DMA_LD / DMA_ST: up to two strided dims (outer first) around a contiguous row.
+  // DMA_LD / DMA_ST: up to kMaxDmaDims strided dims (outer first) around a contiguous row
+  // (a target's dma.max_dims counts the row too).
   int64_t dram_addr = 0;
   int64_t sram_addr = 0;
   int32_t row_bytes = 0;       // bytes moved per row
   int32_t sram_row_bytes = 0;  // >= row_bytes on load: the rest is filled with pad (alignment)
   int8_t pad = 0;
   uint8_t ndims = 0;
-  DmaDim dims[2];
+  DmaDim dims[3];
 
   // MATMUL: acc[m][n] (+)= a[m][k] * b[k][n]; int8 operands in SRAM, int32 acc.
   // VEC/COPY: src/src2/dst addresses (src is the core's accumulators for kRequantize,

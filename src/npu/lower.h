@@ -105,14 +105,33 @@ struct LayerImage {
 StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& tiling, LayerImage* image);
 
 // Elementwise int8 layers on the vector cores (one task): y = op(a[, b]) over `elements`.
+// Binary ops (kAdd, kMul) take b of a's shape, one row of `cols` values repeated over a's
+// rows (a per-channel operand in NHWC: the squeeze-excitation gate x[N,C,H,W] * g[N,C,1,1]
+// with N = 1), or one value; a broadcast b is loaded once per core (SRAM-resident), as is the
+// lookup table of kLut. The chunks of a row-broadcast op are whole rows.
 struct EltwiseLayer {
+  enum class Broadcast { kFull, kRow, kScalar };
   std::string name = "eltwise";
-  VecOp op = VecOp::kAdd;  // kAdd or kRelu
+  VecOp op = VecOp::kAdd;  // kAdd, kMul, kRelu or kLut
   int64_t elements = 0;
   int32_t imm[12] = {};    // the VEC immediates (see isa.h)
-  // A quantized add (operands and result in the NPU's int8 terms).
+  Broadcast broadcast = Broadcast::kFull;
+  int64_t cols = 0;              // kRow: values in b's row
+  std::vector<int8_t> table;     // kLut: 256 values in the NPU's i8 terms, indexed by x + 128
+  std::vector<int8_t> b_const;   // a constant b (empty: b is a region)
+  // Region names of a and b: the node's data inputs in order are ".input", ".input1", ...
+  std::string a_region = ".input", b_region = ".input1";
+  bool binary() const { return op == VecOp::kAdd || op == VecOp::kMul; }
+  int64_t b_elements() const {
+    return broadcast == Broadcast::kFull ? elements : broadcast == Broadcast::kRow ? cols : 1;
+  }
+  // A quantized add / multiply / lookup (operands and result in the NPU's int8 terms).
   static EltwiseLayer Add(std::string name, int64_t elements, const quant::QuantizedAddParams& p);
+  static EltwiseLayer Mul(std::string name, int64_t elements, const quant::QuantizedMulParams& p);
+  static EltwiseLayer Lookup(std::string name, int64_t elements, std::vector<int8_t> table);
 };
+// `chunk` elements per DMA/VEC step (a multiple of `cols` for a row broadcast). The DRAM image
+// holds the constant part first (the table or a constant b), then a, b and y.
 StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
                                int64_t* a_addr, int64_t* b_addr, int64_t* y_addr);
 

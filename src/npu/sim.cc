@@ -62,6 +62,7 @@ int64_t SramEnd(const Instr& in) {
       }
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
+      if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
       return end;
     }
     default: return 0;

@@ -59,23 +59,27 @@ StatusOr<Effect> Dma(const Instr& in, const Memories& mem) {
   const DmaDim one{};
   const DmaDim& d0 = in.ndims >= 1 ? in.dims[0] : one;
   const DmaDim& d1 = in.ndims >= 2 ? in.dims[1] : one;
+  const DmaDim& d2 = in.ndims >= 3 ? in.dims[2] : one;
   const int32_t width = load ? std::max(in.sram_row_bytes, in.row_bytes) : in.row_bytes;
   for (int32_t i = 0; i < d0.count; ++i) {
     for (int32_t j = 0; j < d1.count; ++j) {
-      const bool valid = i >= d0.valid_lo && i < d0.valid_hi && j >= d1.valid_lo && j < d1.valid_hi;
-      const int64_t dram = in.dram_addr + i * d0.dram_stride + j * d1.dram_stride;
-      const int64_t sram = in.sram_addr + i * d0.sram_stride + j * d1.sram_stride;
-      if (!valid && !load) continue;  // a store skips rows outside the valid box
-      WriteChunk c{load ? sram : dram, std::vector<uint8_t>(width, static_cast<uint8_t>(in.pad))};
-      if (valid) {
-        const Space from = load ? Space::kDram : Space::kSram;
-        const int64_t src = load ? dram : sram;
-        RETURN_IF_ERROR(Check(mem, from, 0, src, in.row_bytes, "DMA source row"));
-        const auto& b = Bytes(mem, from, 0);
-        std::copy(b.begin() + src, b.begin() + src + in.row_bytes, c.bytes.begin());
+      for (int32_t k = 0; k < d2.count; ++k) {
+        const bool valid = i >= d0.valid_lo && i < d0.valid_hi && j >= d1.valid_lo && j < d1.valid_hi &&
+                           k >= d2.valid_lo && k < d2.valid_hi;
+        const int64_t dram = in.dram_addr + i * d0.dram_stride + j * d1.dram_stride + k * d2.dram_stride;
+        const int64_t sram = in.sram_addr + i * d0.sram_stride + j * d1.sram_stride + k * d2.sram_stride;
+        if (!valid && !load) continue;  // a store skips rows outside the valid box
+        WriteChunk c{load ? sram : dram, std::vector<uint8_t>(width, static_cast<uint8_t>(in.pad))};
+        if (valid) {
+          const Space from = load ? Space::kDram : Space::kSram;
+          const int64_t src = load ? dram : sram;
+          RETURN_IF_ERROR(Check(mem, from, 0, src, in.row_bytes, "DMA source row"));
+          const auto& b = Bytes(mem, from, 0);
+          std::copy(b.begin() + src, b.begin() + src + in.row_bytes, c.bytes.begin());
+        }
+        RETURN_IF_ERROR(Check(mem, e.space, 0, c.addr, width, "DMA destination row"));
+        e.chunks.push_back(std::move(c));
       }
-      RETURN_IF_ERROR(Check(mem, e.space, 0, c.addr, width, "DMA destination row"));
-      e.chunks.push_back(std::move(c));
     }
   }
   return e;
@@ -111,12 +115,15 @@ StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
 StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   Effect e{Space::kSram, in.core, {}};
   const int32_t* imm = in.imm;
-  if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd ||
-      in.vec == VecOp::kRequantize) {
+  if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd || in.vec == VecOp::kMul ||
+      in.vec == VecOp::kLut || in.vec == VecOp::kRequantize) {
     const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;
     const int64_t elem = from_acc ? 4 : 1;
     if (in.op == Opcode::kVec && in.vec == VecOp::kRequantize)
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, int64_t{12} * in.cols, "requantize params"));
+    if (in.op == Opcode::kVec && in.vec == VecOp::kLut)
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, 256, "lookup table"));
+    const bool scalar_b = imm[kBroadcastImm] == 1;
     for (int32_t r = 0; r < in.rows; ++r) {
       const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
       RETURN_IF_ERROR(Check(mem, from_acc ? Space::kAcc : Space::kSram, in.core, src, elem * in.cols, "VEC source row"));
@@ -136,15 +143,26 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
           ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(
               quant::Requantize(acc + bias, Mult(mult, shift), imm[0], imm[1], imm[2])));
         }
-      } else {  // add
+      } else if (in.vec == VecOp::kLut) {
+        for (int32_t c = 0; c < in.cols; ++c)
+          ch.bytes[c] = mem.sram[in.params + (mem.sram[src + c] ^ 0x80)];  // index = value + 128
+      } else {  // add, mul
         const int64_t src2 = in.src2 + int64_t{r} * in.src2_stride;
-        const quant::QuantizedAddParams add{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), Mult(imm[5], imm[6]),
-                                            Mult(imm[7], imm[8]), imm[9], imm[10]};
-        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, in.cols, "VEC second source row"));
-        for (int32_t c = 0; c < in.cols; ++c) {
-          const int32_t y = quant::QuantizedAdd(Load<int8_t>(mem, Space::kSram, 0, src + c),
-                                                Load<int8_t>(mem, Space::kSram, 0, src2 + c), add);
-          ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
+        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, scalar_b ? 1 : in.cols, "VEC second source row"));
+        auto b_at = [&](int32_t c) { return Load<int8_t>(mem, Space::kSram, 0, src2 + (scalar_b ? 0 : c)); };
+        if (in.vec == VecOp::kAdd) {
+          const quant::QuantizedAddParams add{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), Mult(imm[5], imm[6]),
+                                              Mult(imm[7], imm[8]), imm[9], imm[10]};
+          for (int32_t c = 0; c < in.cols; ++c) {
+            const int32_t y = quant::QuantizedAdd(Load<int8_t>(mem, Space::kSram, 0, src + c), b_at(c), add);
+            ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
+          }
+        } else {
+          const quant::QuantizedMulParams mul{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), imm[5], imm[6]};
+          for (int32_t c = 0; c < in.cols; ++c) {
+            const int32_t y = quant::QuantizedMul(Load<int8_t>(mem, Space::kSram, 0, src + c), b_at(c), mul);
+            ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
+          }
         }
       }
       e.chunks.push_back(std::move(ch));

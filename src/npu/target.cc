@@ -137,7 +137,9 @@ const char* kDefaultJson = R"JSON({
   "channel_alignment": 16,
   "supported_ops": ["QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "Add", "Relu",
                     "MaxPool", "AveragePool", "GlobalAveragePool", "QuantizeLinear",
-                    "DequantizeLinear"],
+                    "DequantizeLinear",
+                    "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Reshape",
+                    "Flatten", "Squeeze", "Unsqueeze"],
   "supported_dtypes": ["i8", "i32", "f16"]
 })JSON";
 

@@ -45,19 +45,40 @@ std::string VectorTiling::ToString() const {
 }
 
 StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt) {
+  // A row-broadcast op moves whole rows: the candidates count rows, not elements.
+  const bool rows = l.binary() && l.broadcast == EltwiseLayer::Broadcast::kRow && l.cols > 0;
+  const int64_t unit = rows ? l.cols : 1, units = rows ? CeilDiv(l.elements, l.cols) : l.elements;
   std::set<int64_t> chunks;
   for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
-    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(CeilDiv(l.elements, cores * steps));
-  for (int64_t c = 256; c < l.elements; c *= 2) chunks.insert(c);
+    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(CeilDiv(units, cores * steps) * unit);
+  for (int64_t c = 256; c < l.elements; c *= 2) chunks.insert(rows ? std::max<int64_t>(1, c / unit) * unit : c);
+  EltwiseLayer shape = l;  // timing does not need the data
+  if (l.op == VecOp::kLut) shape.table.assign(256, 0);
   Best b;
   for (int64_t chunk : chunks) {
     if (chunk < 1) continue;
     for (bool db : Bufferings(opt)) {
       int64_t a, bb, y;
-      b.Offer(LowerEltwise(l, t, chunk, db, &a, &bb, &y), t, VectorTiling{.chunk = chunk, .double_buffer = db});
+      b.Offer(LowerEltwise(shape, t, chunk, db, &a, &bb, &y), t, VectorTiling{.chunk = chunk, .double_buffer = db});
     }
   }
   if (!b.found) return InvalidArgument("eltwise layer '{}': no chunk fits: {}", l.name, b.why);
+  return b.best;
+}
+
+StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, const TilerOptions& opt) {
+  // Chunks of 4 KiB ... a quarter of the SRAM, the whole layer when smaller, and its share on
+  // 2, 4, ... all cores.
+  std::set<int64_t> chunks;
+  const int64_t total = std::max<int64_t>(1, l.bytes());
+  for (int64_t c = 4096; c <= t.shared_sram.bytes / 4; c *= 2) chunks.insert(std::min(c, total));
+  if (total < 4096) chunks.insert(total);
+  for (int64_t cores = 2; cores <= t.ai_cores.count; cores *= 2) chunks.insert(std::max<int64_t>(64, CeilDiv(total, cores)));
+  Best b;
+  for (int64_t chunk : chunks)
+    for (bool db : Bufferings(opt))
+      b.Offer(LowerMove(l, t, chunk, db), t, VectorTiling{.chunk = chunk, .double_buffer = db});
+  if (!b.found) return InvalidArgument("move layer '{}': no chunk fits: {}", l.name, b.why);
   return b.best;
 }
 

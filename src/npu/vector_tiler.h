@@ -6,13 +6,14 @@
 #include <string>
 
 #include "npu/lower.h"
+#include "npu/move.h"
 #include "npu/sim.h"
 #include "npu/tiler.h"
 
 namespace edgec::npu {
 
 struct VectorTiling {
-  int64_t chunk = 0;              // eltwise: elements per DMA/VEC step
+  int64_t chunk = 0;              // eltwise: elements per DMA/VEC step; move: bytes per tile
   int tile_rows = 0, tile_c = 0;  // pool: output rows x channels per tile
   bool double_buffer = true;
   double cycles = 0;  // simulated
@@ -24,6 +25,8 @@ struct VectorTiling {
 // single-buffered and, when `opt` allows it, double-buffered; those that do not fit SRAM are
 // skipped. Fails when none fits.
 StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt = {});
+// Data movement (move.h): chunks of 4 KiB up to a quarter of the SRAM, each buffering.
+StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 

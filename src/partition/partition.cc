@@ -17,7 +17,7 @@ int64_t Bytes(const Value* v) {
 // The target lists the internal integer ops as the operation they perform.
 std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearAdd) return "Add";
-  if (op == OpKind::kQLinearMul) return "Mul";  // no target lists it; VEC has no int8 multiply yet
+  if (op == OpKind::kQLinearMul) return "Mul";
   if (op == OpKind::kQLinearGlobalAveragePool) return "GlobalAveragePool";
   return std::string(OpName(op));
 }
@@ -31,7 +31,8 @@ bool NhwcIsRowMajor(const Value* v) {
 
 }  // namespace
 
-bool IsDramView(const Node& n) {
+// A reshape-like node whose bytes are the same in both layouts by the shapes alone.
+static bool IsRowMajorView(const Node& n) {
   if (!IsReshapeLike(n.op()) && n.op() != OpKind::kIdentity) return false;
   const Value* x = n.input(0);
   const Value* y = n.output(0);
@@ -40,6 +41,13 @@ bool IsDramView(const Node& n) {
   for (int i = 1; i < n.num_inputs(); ++i)
     if (n.input(i) && !n.input(i)->is_constant()) return false;
   return NhwcIsRowMajor(x) && NhwcIsRowMajor(y);
+}
+
+bool IsDramView(const Node& n) {
+  if (IsRowMajorView(n)) return true;
+  if (!lower::IsMoveNode(n) || n.num_outputs() != 1) return false;
+  auto m = lower::MoveLayerOf(n);
+  return m.ok() && m->identity();
 }
 
 double CpuSeconds(const Node& n, const CpuCost& cpu) {
@@ -89,9 +97,15 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       legal.insert(n);
     } else if (p.reason.empty() && lower::IsVectorNode(*n)) {
       ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(*n));
-      auto tr = v.kind == lower::VectorLayer::Kind::kAdd    ? npu::ChooseEltwiseTiling(v.add, t, o.tiler)
-                : v.kind == lower::VectorLayer::Kind::kPool ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
-                                                     : npu::ChooseDepthwiseTiling(v.depthwise, t, o.tiler);
+      using K = lower::VectorLayer::Kind;
+      auto tr = v.kind == K::kEltwise ? npu::ChooseEltwiseTiling(v.eltwise, t, o.tiler)
+                : v.kind == K::kPool  ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
+                : v.kind == K::kMove  ? npu::ChooseMoveTiling(v.move, t, o.tiler)
+                                      : npu::ChooseDepthwiseTiling(v.depthwise, t, o.tiler);
+      if (v.kind == K::kMove) {
+        p.moved_bytes = v.move.bytes();
+        p.element_rows = v.move.element_rows();
+      }
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();
       } else {
@@ -155,7 +169,35 @@ std::string FormatPlacements(const std::vector<NodePlacement>& ps) {
                      artifact_io::UnitName(p.unit), p.reason);
   }
   s += fmt::format("{} node(s): {} on the NPU, {} on the CPU\n", ps.size(), npu, ps.size() - npu);
+  const DataMovementSummary m = SummarizeDataMovement(ps);
+  if (m.views + m.npu_copies + m.cpu_moves > 0)
+    s += fmt::format("data movement: {} view(s) of DRAM tensors, {} strided DMA copies on the NPU ({} B; {} of them "
+                     "transposes that remain real data movement, {} with one-byte rows), {} on the CPU ({} "
+                     "transposes)\n",
+                     m.views, m.npu_copies, m.npu_bytes, m.npu_transposes, m.element_rows, m.cpu_moves,
+                     m.cpu_transposes);
   return s;
+}
+
+DataMovementSummary SummarizeDataMovement(const std::vector<NodePlacement>& ps) {
+  DataMovementSummary m;
+  for (const auto& p : ps) {
+    const bool move = lower::IsMoveNode(*p.node) || IsRowMajorView(*p.node);
+    if (!move) continue;
+    const bool transpose = p.node->op() == OpKind::kTranspose;
+    if (p.unit != artifact_io::Unit::kNpu) {
+      ++m.cpu_moves;
+      m.cpu_transposes += transpose;
+    } else if (IsDramView(*p.node)) {
+      ++m.views;
+    } else {
+      ++m.npu_copies;
+      m.npu_bytes += p.moved_bytes;
+      m.npu_transposes += transpose;
+      m.element_rows += p.element_rows;
+    }
+  }
+  return m;
 }
 
 }  // namespace edgec::partition

@@ -9,7 +9,8 @@
 //   3. static shapes                                        "dynamic shape"
 //   4. the lowering takes the op and its attributes         "depthwise conv not lowered (group=32)"
 //   5. the tiler finds a tiling that fits SRAM and the accumulators (GEMM-class nodes on the
-//      MAC array; QLinearAdd and int8 MaxPool on the vector cores, npu/vector_tiler.h)
+//      MAC array; QLinearAdd/Mul, QuantizedLookup, pools and depthwise convs on the vector
+//      cores, data movement as DMA, npu/vector_tiler.h)
 // Cost rule for the nodes that pass (all times in seconds):
 //   npu = simulated cycles of the chosen tiling (the task's dispatch overhead included) / clock
 //       + transfers: every input produced on the CPU (or a graph input) and every output with a
@@ -59,6 +60,8 @@ struct NodePlacement {
   int64_t macs = 0;
   double npu_s = 0, transfer_s = 0, cpu_s = 0;
   int64_t transfer_bytes = 0;
+  int64_t moved_bytes = 0;    // data movement nodes: bytes the DMA copies
+  bool element_rows = false;  // ... in rows of one byte (the innermost dim changes)
 };
 
 // Every node of `g` (topological order) with its unit and reason.
@@ -66,8 +69,9 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
 
 // A reshape-like node (Reshape, Flatten, Squeeze, Unsqueeze, Identity) on an int8 value whose
 // bytes in the NPU's DRAM layout are the same before and after (NHWC = row-major: one pixel
-// or one channel): when its input comes from an NPU node it is placed on the NPU as a view of
-// that DRAM tensor, with no program and no copy.
+// or one channel), or any data movement node (a Transpose too) whose strided copy keeps
+// every byte in place (lower::MoveLayerOf(...).identity()): when its input comes from an NPU
+// node it is placed on the NPU as a view of that DRAM tensor, with no program and no copy.
 bool IsDramView(const Node& n);
 
 // The cost rule's CPU time of a node.
@@ -76,7 +80,16 @@ double CpuSeconds(const Node& n, const CpuCost& cpu);
 // Legality alone (rules 1-4): "" when the NPU may take the node, else the reason.
 std::string NpuSupport(const Node& n, const npu::Target& t);
 
-// Table: node, op, unit, reason.
+// Table: node, op, unit, reason; the node counts; the data movement summary.
 std::string FormatPlacements(const std::vector<NodePlacement>& p);
+
+// Data movement nodes (Concat, Transpose, Slice, Split, reshape-likes) by where they ended:
+// views of the DRAM tensor (no work), strided DMA copies on the NPU (the transposes among
+// them are the ones that remain real data movement), or on the CPU.
+struct DataMovementSummary {
+  int views = 0, npu_copies = 0, npu_transposes = 0, element_rows = 0, cpu_moves = 0, cpu_transposes = 0;
+  int64_t npu_bytes = 0;
+};
+DataMovementSummary SummarizeDataMovement(const std::vector<NodePlacement>& p);
 
 }  // namespace edgec::partition

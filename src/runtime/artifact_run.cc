@@ -1,5 +1,6 @@
 #include "runtime/artifact_run.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -53,10 +54,11 @@ StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
 // The CPU's int8 form of an NPU node, on the node's own tensors (NCHW, u8 or i8): integer
 // conv/matmul (int32) + bias + fixed-point requantization; the add and the global average pool
 // in their fixed-point modes (as the VEC add and avgpool); max pooling as it is (exact).
-StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
+StatusOr<std::vector<Tensor>> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
   lower::QuantizedLayer q;
   if (lower::IsVectorNode(n)) {
     ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(n));
+    if (v.kind == lower::VectorLayer::Kind::kMove) return EvaluateNode(n, in);  // moves bytes only: exact
     if (v.kind != lower::VectorLayer::Kind::kDepthwise) {  // the reference kernel, fixed point
       Attributes attrs = n.attrs;
       if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
@@ -65,7 +67,7 @@ StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
       outs.push_back(std::move(y));
       ref::KernelContext k{n.op(), attrs, n.Label(), in, outs};
       RETURN_IF_ERROR(ref::GetKernel(n.op())(k));
-      return std::move(outs[0]);
+      return outs;
     }
     // Depthwise: the same integer conv, with the depthwise layer's bias and requantization.
     const npu::DepthwiseLayer& d = v.depthwise;
@@ -103,7 +105,9 @@ StatusOr<Tensor> CpuInt8(const Node& n, const std::vector<const Tensor*>& in) {
     if (q.output_u8) y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
     else y.data<int8_t>()[i] = static_cast<int8_t>(v);
   }
-  return y;
+  std::vector<Tensor> result;
+  result.push_back(std::move(y));
+  return result;
 }
 
 const artifact_io::Region* FindRegion(const artifact_io::NpuProgramData& d, const std::string& suffix) {
@@ -207,17 +211,20 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
       const artifact_io::Segment& s = a.meta.segments[seg->second];
       const artifact_io::NpuProgramData& d = s.npu;
       const artifact_io::Region* ri = FindRegion(d, ".input");
-      const artifact_io::Region* ro = FindRegion(d, ".output");
-      if (!ri || !ro) return InvalidArgument("{}: NPU segment of '{}' has no input/output region", path, n->name());
+      std::vector<const artifact_io::Region*> ro;  // "<node>.output", "<node>.output1", ...
+      for (int i = 0; i < n->num_outputs(); ++i)
+        if (n->output(i)) ro.push_back(FindRegion(d, i ? fmt::format(".output{}", i) : std::string(".output")));
+      if (!ri || ro.empty() || std::count(ro.begin(), ro.end(), nullptr))
+        return InvalidArgument("{}: NPU segment of '{}' has no input/output region", path, n->name());
       ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(d.instructions));
       p.dram_bytes = d.dram_bytes;
       p.cores_used = d.cores_used;
       p.semaphores = d.semaphores;
       p.task_names = d.task_names;
       const auto init = a.file->npu_dram_init(seg->second);
-      if (static_cast<int64_t>(init.size()) > d.dram_bytes || ri->addr + ri->bytes > d.dram_bytes ||
-          ro->addr + ro->bytes > d.dram_bytes)
-        return InvalidArgument("{}: NPU segment of '{}': regions outside its DRAM image", path, n->name());
+      bool outside = static_cast<int64_t>(init.size()) > d.dram_bytes || ri->addr + ri->bytes > d.dram_bytes;
+      for (const artifact_io::Region* r : ro) outside |= r->addr + r->bytes > d.dram_bytes;
+      if (outside) return InvalidArgument("{}: NPU segment of '{}': regions outside its DRAM image", path, n->name());
       std::vector<uint8_t> dram(d.dram_bytes, 0);
       std::memcpy(dram.data(), init.data(), init.size());
       for (size_t i = 0; i < s.inputs.size(); ++i) {
@@ -250,19 +257,23 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
       if (!sim.ok()) return sim.status().WithContext(path + ": " + n->Label());
       lr.simulated = true;
       lr.stats = sim->total;
-      std::vector<uint8_t> yb(dram.begin() + ro->addr, dram.begin() + ro->addr + ro->bytes);
-      const Value* y = n->output(0);
-      ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
-      count_copy_out(y, yt, lr);
-      in_dram[y->name()] = std::move(yb);
-      outs.push_back(std::move(yt));
+      for (size_t i = 0, k = 0; i < static_cast<size_t>(n->num_outputs()); ++i) {
+        const Value* y = n->output(i);
+        if (!y) continue;
+        const artifact_io::Region* r = ro[k++];
+        std::vector<uint8_t> yb(dram.begin() + r->addr, dram.begin() + r->addr + r->bytes);
+        ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
+        count_copy_out(y, yt, lr);
+        in_dram[y->name()] = std::move(yb);
+        outs.push_back(std::move(yt));
+      }
       lr.seconds = lr.stats.cycles / t.clock_hz + settle_copies(lr);
       r.npu_total.Add(lr.stats);
       r.npu_s += lr.stats.cycles / t.clock_hz;
     } else if (seg != npu_segment.end()) {
       auto y = CpuInt8(*n, in);
       if (!y.ok()) return y.status().WithContext(path);
-      outs.push_back(std::move(*y));
+      outs = std::move(*y);
       lr.unit = Unit::kCpu;
       lr.seconds = partition::CpuSeconds(*n, cpu);
       r.cpu_s += lr.seconds;

@@ -8,7 +8,10 @@
 // tensor stays in DRAM in the NPU's layout.
 // --device cpu: every node on the CPU; the NPU's nodes (QLinearConv, QLinearMatMul) as the
 // integer convolution / matmul (int32) plus the same fixed-point requantization the NPU uses
-// (quant/fixed_point.h), so the two devices agree bit for bit.
+// (quant/fixed_point.h); its adds, multiplies and average pools on the reference kernels in
+// fixed-point mode; lookups, max pools and data movement on the reference kernels (exact):
+// the two devices agree bit for bit. An NPU segment with several outputs (Split) has the
+// regions "<node>.output", "<node>.output1", ...
 //
 // Simulated latency (npu-sim) = NPU cycles / clock + CPU nodes by the partitioner's CPU cost
 // model (MACs / int8 rate, other nodes: bytes in + out / copy bandwidth) + copies (bytes /

@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "ir/infer.h"
 #include "lower/npu_compile.h"
+#include "lower/npu_layers.h"
 #include "quant/pipeline.h"
 #include "report/html_report.h"
 #include "runtime/artifact_run.h"
@@ -161,10 +164,11 @@ TEST(PartitionTest, DynamicShapeStaysOnCpu) {
 }
 
 TEST(PartitionTest, VectorCoreReasons) {
-  // A broadcasting add, a max pool with ceil_mode and one on f32 stay on the CPU, each with why.
+  // An add broadcasting along rows (not a channel row or a scalar), a max pool with ceil_mode and
+  // one on f32 stay on the CPU, each with why.
   Graph g;
   Value* a = g.AddInput("a", MakeType(DType::kI8, {1, 4, 5, 5}));
-  Value* b = g.AddInput("b", MakeType(DType::kI8, {1, 4, 1, 1}));
+  Value* b = g.AddInput("b", MakeType(DType::kI8, {1, 1, 5, 5}));
   Value* f = g.AddInput("f", MakeType(DType::kF32, {1, 4, 5, 5}));
   auto scalar = [&](const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); };
   auto zp = [&](const std::string& n) { return g.AddConstant(n, Tensor::FromVector<int8_t>(DType::kI8, {}, {0})); };
@@ -189,9 +193,9 @@ TEST(PartitionTest, VectorCoreReasons) {
   EXPECT_NE(NpuSupport(*g.nodes()[2], t).find("int8 only"), std::string::npos) << NpuSupport(*g.nodes()[2], t);
 }
 
-TEST(PartitionTest, QuantizedMulStaysOnTheCpu) {
-  // The squeeze-excitation QLinearMul: no target lists Mul, and one that did would still find
-  // no lowering (the vector cores have no int8 multiply of two tensors).
+TEST(PartitionTest, QuantizedMulNeedsMulInTheTarget) {
+  // The squeeze-excitation QLinearMul: the targets that list Mul take it on the vector cores
+  // (a per-channel gate), edge-mcu does not list it.
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kI8, {1, 16, 6, 6}));
   Value* gate = g.AddInput("gate", MakeType(DType::kI8, {1, 16, 1, 1}));
@@ -204,16 +208,13 @@ TEST(PartitionTest, QuantizedMulStaysOnTheCpu) {
   for (const char* target : {"edge-default", "edge-large", "edge-mcu"}) {
     auto t = npu::LoadTarget(target);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
-    EXPECT_EQ(NpuSupport(*g.nodes()[0], *t), "unsupported op Mul") << target;
+    EXPECT_EQ(NpuSupport(*g.nodes()[0], *t), std::string(target) == "edge-mcu" ? "unsupported op Mul" : "") << target;
   }
-  npu::Target t = npu::DefaultTarget();
-  t.supported_ops.push_back("Mul");
-  EXPECT_EQ(NpuSupport(*g.nodes()[0], t), "QLinearMul is not lowered to the NPU");
-  PartitionOptions slow;  // even where the NPU would win on cost
-  slow.cpu.copy_bytes_per_s = 1;
-  auto ps = Partition(g, t, slow);
-  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
-  EXPECT_EQ((*ps)[0].unit, artifact_io::Unit::kCpu) << (*ps)[0].reason;
+  auto v = VectorLayerOf(*g.nodes()[0]);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->eltwise.op, npu::VecOp::kMul);
+  EXPECT_EQ(v->eltwise.broadcast, npu::EltwiseLayer::Broadcast::kRow);
+  EXPECT_EQ(v->eltwise.cols, 16);
 }
 
 std::string TempPath(const std::string& name) {
@@ -324,6 +325,125 @@ TEST(CompileRunTest, U8ActivationsOnATargetThatHasThem) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_TRUE(t->SupportsDType("u8"));
   CheckBitExact(IntegerCnn(DType::kU8), *t, true, DType::kU8);
+}
+
+// x -> conv1 -> sigmoid -> [gap -> fc -> sigmoid = gate] -> mul (squeeze-excitation) ->
+// concat(conv1) -> transpose (H <-> W) -> conv2, quantized to int8 (lookups, QLinearMul, int8
+// Concat and Transpose).
+Graph SeBlockInt8() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 16, 24, 24}));
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({32, 16, 1, 1}, 11, 0.3)),
+                                     g.AddConstant("b1", Normal({32}, 12, 0.1))}, {}, "conv1");
+  Value* s = Add(g, OpKind::kSigmoid, {c1}, {}, "sigmoid");
+  Value* p = Add(g, OpKind::kGlobalAveragePool, {s}, {}, "gap");
+  Value* f = Add(g, OpKind::kConv, {p, g.AddConstant("wf", Normal({32, 32, 1, 1}, 13, 0.3)),
+                                    g.AddConstant("bf", Normal({32}, 14, 0.1))}, {}, "fc");
+  Value* gate = Add(g, OpKind::kSigmoid, {f}, {}, "gate");
+  Value* m = Add(g, OpKind::kMul, {s, gate}, {}, "se_mul");
+  Attributes cat;
+  cat.Set("axis", int64_t{1});
+  Value* cc = Add(g, OpKind::kConcat, {m, c1}, cat, "concat");
+  Attributes tr;
+  tr.Set("perm", Ints{0, 1, 3, 2});
+  Value* t = Add(g, OpKind::kTranspose, {cc}, tr, "transpose");
+  Value* c2 = Add(g, OpKind::kConv, {t, g.AddConstant("w2", Normal({8, 64, 1, 1}, 15, 0.3)),
+                                     g.AddConstant("b2", Normal({8}, 16, 0.1))}, {}, "conv2");
+  g.MarkOutput(c2);
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
+  std::vector<quant::Sample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 24, 24}, 200 + i)}});
+  quant::CalibrationOptions co;
+  co.storage = DType::kI8;
+  auto table = quant::Calibrate(g, samples, co, {}, false);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
+  auto folded = quant::Int8Executable(g);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  return std::move(*folded);
+}
+
+TEST(CompileRunTest, SqueezeExcitationLookupConcatTransposeGoToTheNpu) {
+  const Graph g = SeBlockInt8();
+  std::map<OpKind, int> ops;
+  for (const Node* n : g.nodes()) ++ops[n->op()];
+  ASSERT_EQ(ops[OpKind::kQuantizedLookup], 2);
+  ASSERT_EQ(ops[OpKind::kQLinearMul], 1);
+  ASSERT_EQ(ops[OpKind::kConcat], 1);
+  ASSERT_EQ(ops[OpKind::kTranspose], 1);
+  const std::set<OpKind> new_ops = {OpKind::kQuantizedLookup, OpKind::kQLinearMul, OpKind::kConcat, OpKind::kTranspose};
+  // edge-default, by the cost rule: every node but the input Quantize, the output Dequantize
+  // and the gate's path on the pooled 1 x 1 pixel (32 values: a dispatch costs more than the
+  // CPU's work) on the NPU; with the cost rule off (--all-npu) those two as well.
+  auto def = npu::LoadTarget("edge-default");
+  ASSERT_TRUE(def.ok());
+  auto r = CompileGraph(g, *def, "se_block");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string table = FormatPlacements(r->placements);
+  for (const NodePlacement& p : r->placements) {
+    const OpKind op = p.node->op();
+    if (op == OpKind::kQuantizeLinear || op == OpKind::kDequantizeLinear) continue;
+    if (p.node->name().rfind("fc/", 0) == 0) {
+      EXPECT_EQ(p.unit, artifact_io::Unit::kCpu) << p.node->Label();
+      EXPECT_EQ(p.reason.rfind("cost: cpu", 0), 0u) << p.node->Label() << ": " << p.reason;
+      continue;
+    }
+    EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node->Label() << ": " << p.reason << "\n" << table;
+  }
+  PartitionOptions all;
+  all.cost_rule = false;
+  auto ra = CompileGraph(g, *def, "se_block", all);
+  ASSERT_TRUE(ra.ok()) << ra.status().ToString();
+  for (const NodePlacement& p : ra->placements)
+    if (p.node->op() != OpKind::kQuantizeLinear && p.node->op() != OpKind::kDequantizeLinear)
+      EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node->Label() << ": " << p.reason;
+  EXPECT_NE(table.find("2 strided DMA copies on the NPU"), std::string::npos) << table;
+  EXPECT_NE(table.find("1 of them transposes that remain real data movement"), std::string::npos) << table;
+  // edge-mcu lists none of the new ops: each falls back with its reason.
+  auto mcu = npu::LoadTarget("edge-mcu");
+  ASSERT_TRUE(mcu.ok());
+  auto rm = CompileGraph(g, *mcu, "se_block");
+  ASSERT_TRUE(rm.ok()) << rm.status().ToString();
+  const std::map<OpKind, std::string> why = {{OpKind::kQuantizedLookup, "unsupported op QuantizedLookup"},
+                                             {OpKind::kQLinearMul, "unsupported op Mul"},
+                                             {OpKind::kConcat, "unsupported op Concat"},
+                                             {OpKind::kTranspose, "unsupported op Transpose"}};
+  for (const NodePlacement& p : rm->placements) {
+    if (!new_ops.count(p.node->op())) continue;
+    EXPECT_EQ(p.unit, artifact_io::Unit::kCpu) << p.node->Label();
+    EXPECT_EQ(p.reason, why.at(p.node->op())) << p.node->Label();
+  }
+  // The compiled files: npu-sim == cpu bit for bit (single and double buffering on edge-default).
+  // --all-npu on edge-default and edge-large, so that the gate's path runs on the NPU too.
+  auto large = npu::LoadTarget("edge-large");
+  ASSERT_TRUE(large.ok());
+  const std::vector<std::tuple<npu::Target, bool, bool>> cases = {
+      {*def, true, true}, {*def, false, true}, {*def, true, false}, {*mcu, true, true}, {*large, true, false}};
+  for (const auto& [t, db, cost_rule] : cases) {
+    PartitionOptions o;
+    o.tiler.allow_double = db;
+    o.cost_rule = cost_rule;
+    auto c = CompileGraph(g, t, "se_block", o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    const std::string path = TempPath("se_block_");
+    ASSERT_TRUE(artifact_io::WriteArtifact(path, c->model).ok());
+    auto file = artifact_io::MappedArtifact::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    auto loaded = LoadArtifact(**file);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    std::map<std::string, Tensor> in = {{"x", Normal({1, 16, 24, 24}, 300)}};
+    auto sim = RunArtifact(*loaded, ArtifactDevice::kNpuSim, in);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    auto cpu = RunArtifact(*loaded, ArtifactDevice::kCpu, in);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+    const Tensor &a = sim->outputs[0], &b = cpu->outputs[0];
+    ASSERT_EQ(a.nbytes(), b.nbytes());
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << t.name << (db ? " double" : " single");
+    for (const LayerRun& l : sim->layers)
+      if (l.simulated) EXPECT_GE(l.stats.cycles + 1e-6, l.stats.roofline_cycles(t)) << l.node;
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(CompileRunTest, ForeignFileIsRefusedByName) {

@@ -1,0 +1,260 @@
+// Data movement layers as DMA access patterns (see move.h).
+#include "npu/move.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace edgec::npu {
+namespace {
+
+int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+struct Dim {
+  int64_t count, src, dst;
+};
+
+// The box without unit dims, ordered by destination stride (outermost first) and with
+// neighbours that are contiguous on both sides merged; then the innermost dim, if contiguous
+// on both sides, as the row (else rows of one byte).
+struct Canonical {
+  std::vector<Dim> dims;
+  int64_t row = 1;
+};
+
+Canonical Canonicalize(const MoveBox& b) {
+  std::vector<Dim> d;
+  for (size_t i = 0; i < b.counts.size(); ++i)
+    if (b.counts[i] > 1) d.push_back({b.counts[i], b.src_strides[i], b.dst_strides[i]});
+  std::stable_sort(d.begin(), d.end(), [](const Dim& x, const Dim& y) {
+    return x.dst != y.dst ? x.dst > y.dst : x.src > y.src;
+  });
+  Canonical c;
+  for (const Dim& x : d) {
+    c.dims.push_back(x);
+    while (c.dims.size() >= 2) {
+      const Dim& o = c.dims[c.dims.size() - 2];
+      const Dim& i = c.dims.back();
+      if (o.src != i.count * i.src || o.dst != i.count * i.dst) break;
+      const Dim merged{o.count * i.count, i.src, i.dst};
+      c.dims.pop_back();
+      c.dims.back() = merged;
+    }
+  }
+  if (!c.dims.empty() && c.dims.back().src == 1 && c.dims.back().dst == 1) {
+    c.row = c.dims.back().count;
+    c.dims.pop_back();
+  }
+  return c;
+}
+
+// One load + one store through a compact SRAM block: rows of `row` bytes, then `dims`
+// (outermost first); the SRAM stride of a dim is the bytes of everything inside it.
+struct Unit {
+  int input, output;
+  int64_t src, dst, row;
+  std::vector<Dim> dims;
+  int64_t bytes() const {
+    int64_t n = row;
+    for (const Dim& d : dims) n *= d.count;
+    return n;
+  }
+};
+
+// Calls f(src, dst) for every index of `dims` (an odometer), offsets added to the bases.
+template <typename F>
+void ForEachIndex(const std::vector<Dim>& dims, int64_t src, int64_t dst, F&& f) {
+  std::vector<int64_t> idx(dims.size(), 0);
+  while (true) {
+    f(src, dst);
+    int d = static_cast<int>(dims.size()) - 1;
+    for (; d >= 0; --d) {
+      src += dims[d].src;
+      dst += dims[d].dst;
+      if (++idx[d] < dims[d].count) break;
+      src -= dims[d].src * dims[d].count;
+      dst -= dims[d].dst * dims[d].count;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Cuts a box into units of at most `chunk` bytes with at most `strided` dims each.
+void Units(const MoveBox& b, int64_t chunk, int strided, std::vector<Unit>& out) {
+  const Canonical c = Canonicalize(b);
+  const int n = static_cast<int>(c.dims.size());
+  if (c.row > chunk) {  // rows longer than a slot: pieces of a row, every dim outer
+    ForEachIndex(c.dims, b.src_offset, b.dst_offset, [&](int64_t s, int64_t d) {
+      for (int64_t off = 0; off < c.row; off += chunk)
+        out.push_back({b.input, b.output, s + off, d + off, std::min(chunk, c.row - off), {}});
+    });
+    return;
+  }
+  int k = std::min(strided, n);
+  auto inner_bytes = [&](int kk) {  // row x every inner dim but the outermost of the kk
+    int64_t v = c.row;
+    for (int i = n - kk + 1; i < n; ++i) v *= c.dims[i].count;
+    return v;
+  };
+  while (k > 1 && inner_bytes(k) > chunk) --k;
+  const std::vector<Dim> outer(c.dims.begin(), c.dims.begin() + (n - k));
+  const std::vector<Dim> inner(c.dims.begin() + (n - k), c.dims.end());
+  const int64_t piece = k > 0 ? std::max<int64_t>(1, chunk / inner_bytes(k)) : 1;
+  ForEachIndex(outer, b.src_offset, b.dst_offset, [&](int64_t s, int64_t d) {
+    if (k == 0) {
+      out.push_back({b.input, b.output, s, d, c.row, {}});
+      return;
+    }
+    for (int64_t i = 0; i < inner[0].count; i += piece) {
+      Unit u{b.input, b.output, s + i * inner[0].src, d + i * inner[0].dst, c.row, inner};
+      u.dims[0].count = std::min(piece, inner[0].count - i);
+      out.push_back(std::move(u));
+    }
+  });
+}
+
+// The DMA of one side of a unit: the dims contiguous on that side (stride = the bytes inside
+// them, as in SRAM) fold into the row; the rest are strided dims.
+Instr UnitDma(const Unit& u, bool load, int64_t dram_base, int64_t sram) {
+  Instr in{.op = load ? Opcode::kDmaLoad : Opcode::kDmaStore};
+  int64_t row = u.row;
+  int i = static_cast<int>(u.dims.size()) - 1;
+  for (; i >= 0 && (load ? u.dims[i].src : u.dims[i].dst) == row; --i) row *= u.dims[i].count;
+  in.dram_addr = dram_base + (load ? u.src : u.dst);
+  in.sram_addr = sram;
+  in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(row);
+  in.ndims = static_cast<uint8_t>(i + 1);
+  int64_t sram_stride = row;
+  for (int d = i; d >= 0; --d) {
+    const int32_t count = static_cast<int32_t>(u.dims[d].count);
+    in.dims[d] = {count, load ? u.dims[d].src : u.dims[d].dst, sram_stride, 0, count};
+    sram_stride *= count;
+  }
+  return in;
+}
+
+}  // namespace
+
+int64_t MoveBox::bytes() const {
+  return std::accumulate(counts.begin(), counts.end(), int64_t{1}, std::multiplies<>());
+}
+
+int64_t MoveLayer::bytes() const {
+  int64_t n = 0;
+  for (const MoveBox& b : boxes) n += b.bytes();
+  return n;
+}
+
+bool MoveLayer::element_rows() const {
+  for (const MoveBox& b : boxes) {
+    const Canonical c = Canonicalize(b);
+    if (c.row == 1 && !c.dims.empty()) return true;
+  }
+  return false;
+}
+
+bool MoveLayer::identity() const {
+  if (boxes.size() != 1 || input_bytes.size() != 1 || output_bytes.size() != 1) return false;
+  const MoveBox& b = boxes[0];
+  if (b.src_offset != 0 || b.dst_offset != 0 || b.bytes() != input_bytes[0] || b.bytes() != output_bytes[0]) return false;
+  const Canonical c = Canonicalize(b);
+  return c.dims.empty();
+}
+
+std::vector<int64_t> NpuByteStrides(const std::vector<int64_t>& dims) {
+  const int r = static_cast<int>(dims.size());
+  std::vector<int64_t> s(r, 1);
+  if (r == 4) {  // N, C, H, W stored as N, H, W, C
+    s[1] = 1;
+    s[3] = dims[1];
+    s[2] = dims[1] * dims[3];
+    s[0] = dims[1] * dims[2] * dims[3];
+    return s;
+  }
+  for (int i = r - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, bool double_buffer) {
+  if (chunk < 1) return InvalidArgument("move layer '{}': chunk {} bytes", l.name, chunk);
+  if (l.input_bytes.empty() || l.output_bytes.empty()) return InvalidArgument("move layer '{}': no tensors", l.name);
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t slot = AlignUp(chunk, t.shared_sram.alignment);
+  const int strided = std::min(kMaxDmaDims, t.dma.max_dims - 1);
+  std::vector<Unit> units;
+  for (const MoveBox& b : l.boxes) {
+    if (b.input < 0 || b.input >= static_cast<int>(l.input_bytes.size()) || b.output < 0 ||
+        b.output >= static_cast<int>(l.output_bytes.size()) || b.counts.size() != b.src_strides.size() ||
+        b.counts.size() != b.dst_strides.size())
+      return InvalidArgument("move layer '{}': malformed box", l.name);
+    if (b.bytes() > 0) Units(b, chunk, strided, units);
+  }
+  // Tiles: consecutive units up to `chunk` bytes.
+  std::vector<std::pair<size_t, size_t>> tiles;  // [first, last) unit
+  int64_t fill = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const int64_t b = units[i].bytes();
+    if (tiles.empty() || fill + b > chunk) {
+      tiles.push_back({i, i});
+      fill = 0;
+    }
+    tiles.back().second = i + 1;
+    fill += b;
+  }
+  const int cores = static_cast<int>(std::min<int64_t>(t.ai_cores.count, std::max<size_t>(1, tiles.size())));
+  if (slot * nbuf * cores > t.shared_sram.bytes)
+    return InvalidArgument("move layer '{}': {} slots of {} bytes on {} cores need {} bytes of SRAM, the target has {}",
+                           l.name, nbuf, slot, cores, slot * nbuf * cores, t.shared_sram.bytes);
+  Program p;
+  std::vector<int64_t> in_addr, out_addr;
+  int64_t addr = 0;
+  for (size_t i = 0; i < l.input_bytes.size(); ++i) {
+    in_addr.push_back(addr);
+    p.regions.push_back({l.name + (i ? fmt::format(".input{}", i) : ".input"), addr, l.input_bytes[i]});
+    addr = AlignUp(addr + l.input_bytes[i], 64);
+  }
+  for (size_t i = 0; i < l.output_bytes.size(); ++i) {
+    out_addr.push_back(addr);
+    p.regions.push_back({l.name + (i ? fmt::format(".output{}", i) : ".output"), addr, l.output_bytes[i]});
+    addr = AlignUp(addr + l.output_bytes[i], 64);
+  }
+  p.dram_bytes = addr;
+  p.cores_used = cores;
+  enum : int32_t { kFree = 0, kFull = 1 };
+  p.semaphores = 2;
+  p.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  for (int c = 0; c < cores; ++c) {
+    std::vector<Instr> ld, st;
+    auto add = [c](std::vector<Instr>& q, QueueKind k, Instr in) {
+      in.core = static_cast<uint8_t>(c);
+      in.queue = k;
+      q.push_back(in);
+    };
+    for (int s = 0; s < nbuf; ++s) add(st, QueueKind::kStore, Instr{.op = Opcode::kSignal, .sem = kFree});
+    int s = 0;
+    for (size_t ti = c; ti < tiles.size(); ti += cores) {
+      const int64_t base = (int64_t{c} * nbuf + s) * slot;
+      add(ld, QueueKind::kLoad, Instr{.op = Opcode::kWait, .sem = kFree});
+      add(st, QueueKind::kStore, Instr{.op = Opcode::kWait, .sem = kFull});
+      int64_t off = 0;
+      for (size_t ui = tiles[ti].first; ui < tiles[ti].second; ++ui) {
+        const Unit& u = units[ui];
+        add(ld, QueueKind::kLoad, UnitDma(u, true, in_addr[u.input], base + off));
+        add(st, QueueKind::kStore, UnitDma(u, false, out_addr[u.output], base + off));
+        off += u.bytes();
+      }
+      add(ld, QueueKind::kLoad, Instr{.op = Opcode::kSignal, .sem = kFull});
+      add(st, QueueKind::kStore, Instr{.op = Opcode::kSignal, .sem = kFree});
+      s = (s + 1) % nbuf;
+    }
+    p.instrs.insert(p.instrs.end(), ld.begin(), ld.end());
+    p.instrs.insert(p.instrs.end(), st.begin(), st.end());
+  }
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} ({} {} B)", l.name, l.what, l.bytes())};
+  return p;
+}
+
+}  // namespace edgec::npu

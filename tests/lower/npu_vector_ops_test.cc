@@ -1,0 +1,395 @@
+// The elementwise and data-movement ops the NPU takes (QuantizedLookup, QLinearMul and
+// QLinearAdd with full, per-channel and scalar operands, QLinearGlobalAveragePool, Concat,
+// Transpose, Slice, Split, reshapes that reorder bytes), each from a one-node integer graph:
+// mapped by VectorLayerOf, lowered with the tiler's choice and with a small chunk (many tiles
+// over the cores), run by the functional simulator on every target in targets/ with single and
+// double buffering, and compared bit for bit with the reference kernel (fixed-point mode) on
+// seeded random shapes, odd channel counts, u8 and i8. Every run also obeys its roofline.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ir/infer.h"
+#include "lower/npu_layers.h"
+#include "npu/sim.h"
+#include "npu/vector_tiler.h"
+#include "runtime/reference_executor.h"
+
+namespace edgec::lower {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// NCHW (4-d) or row-major integer tensor -> the NPU's NHWC int8 bytes, and back.
+std::vector<uint8_t> ToNpu(const Tensor& x) {
+  const uint8_t flip = x.dtype() == DType::kU8 ? 0x80 : 0;
+  const auto* s = static_cast<const uint8_t*>(x.raw());
+  std::vector<uint8_t> out(x.numel());
+  if (x.rank() != 4) {
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = s[i] ^ flip;
+    return out;
+  }
+  const int64_t N = x.dim(0), C = x.dim(1), HW = x.dim(2) * x.dim(3);
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) out[(b * HW + p) * C + c] = s[(b * C + c) * HW + p] ^ flip;
+  return out;
+}
+Tensor FromNpu(const uint8_t* s, const TensorType& type) {
+  Tensor y = *Tensor::Create(type.dtype, type.dims);
+  const uint8_t flip = type.dtype == DType::kU8 ? 0x80 : 0;
+  auto* d = static_cast<uint8_t*>(y.raw());
+  if (y.rank() != 4) {
+    for (int64_t i = 0; i < y.numel(); ++i) d[i] = s[i] ^ flip;
+    return y;
+  }
+  const int64_t N = y.dim(0), C = y.dim(1), HW = y.dim(2) * y.dim(3);
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) d[(b * C + c) * HW + p] = s[(b * HW + p) * C + c] ^ flip;
+  return y;
+}
+
+std::vector<npu::Target> Targets() {
+  auto t = npu::ListTargets();
+  EXPECT_TRUE(t.ok() && t->size() >= 3u) << "targets/*.json";
+  return t.ok() ? *t : std::vector<npu::Target>{};
+}
+
+Tensor RandomQ(DType dt, const Dims& dims, std::mt19937& rng) {
+  Tensor t = *Tensor::Create(dt, dims);
+  auto* d = static_cast<uint8_t*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) d[i] = static_cast<uint8_t>(rng());
+  return t;
+}
+
+struct Counts {
+  int runs = 0;
+};
+
+// Lowers node `n` (its data inputs given in order) for every target, buffering and chunk,
+// simulates it and compares every output with the reference kernel's.
+void CheckNode(const Node& n, const std::vector<Tensor>& data, Counts& counts) {
+  std::vector<const Tensor*> in;
+  size_t k = 0;
+  for (const Value* v : n.inputs()) {
+    if (!v) in.push_back(nullptr);
+    else if (v->is_constant()) in.push_back(&v->constant());
+    else in.push_back(&data.at(k++));
+  }
+  auto want = EvaluateNode(n, in);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  auto vl = VectorLayerOf(n);
+  ASSERT_TRUE(vl.ok()) << n.Label() << ": " << vl.status().ToString();
+  for (const npu::Target& t : Targets()) {
+    for (bool db : {false, true}) {
+      npu::TilerOptions opt;
+      opt.allow_double = db;
+      std::vector<StatusOr<npu::Program>> progs;
+      std::string how;
+      switch (vl->kind) {
+        case VectorLayer::Kind::kEltwise: {
+          const npu::EltwiseLayer& e = vl->eltwise;
+          auto ch = npu::ChooseEltwiseTiling(e, t, opt);
+          ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+          const int64_t small = e.broadcast == npu::EltwiseLayer::Broadcast::kRow && e.binary() ? e.cols : 64;
+          for (int64_t chunk : {ch->chunk, small}) {
+            int64_t a, b, y;
+            progs.push_back(npu::LowerEltwise(e, t, chunk, db, &a, &b, &y));
+          }
+          how = ch->ToString();
+          break;
+        }
+        case VectorLayer::Kind::kMove: {
+          auto ch = npu::ChooseMoveTiling(vl->move, t, opt);
+          ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+          for (int64_t chunk : {ch->chunk, int64_t{64}}) progs.push_back(npu::LowerMove(vl->move, t, chunk, db));
+          how = ch->ToString();
+          break;
+        }
+        case VectorLayer::Kind::kPool: {
+          auto ch = npu::ChoosePoolTiling(vl->pool, t, opt);
+          ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+          progs.push_back(npu::LowerPool(vl->pool, t, ch->tile_rows, ch->tile_c, db, nullptr));
+          break;
+        }
+        default:
+          FAIL() << "unexpected layer kind";
+      }
+      for (size_t pi = 0; pi < progs.size(); ++pi) {
+        ASSERT_TRUE(progs[pi].ok()) << progs[pi].status().ToString();
+        const npu::Program& p = *progs[pi];
+        auto region = [&](const std::string& suffix) -> const npu::DramRegion* {
+          for (const auto& r : p.regions)
+            if (r.name == n.name() + suffix) return &r;
+          return nullptr;
+        };
+        std::vector<uint8_t> dram(p.dram_bytes, 0x5A);
+        std::copy(p.dram_init.begin(), p.dram_init.end(), dram.begin());
+        for (size_t i = 0; i < data.size(); ++i) {
+          const npu::DramRegion* r = region(i ? fmt::format(".input{}", i) : ".input");
+          ASSERT_TRUE(r) << n.Label() << " input " << i;
+          const std::vector<uint8_t> b = ToNpu(data[i]);
+          ASSERT_EQ(static_cast<int64_t>(b.size()), r->bytes);
+          std::copy(b.begin(), b.end(), dram.begin() + r->addr);
+        }
+        npu::SimOptions so;
+        so.functional = true;
+        so.dram = &dram;
+        auto sim = npu::Simulate(p, t, so);
+        ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+        for (int o = 0; o < n.num_outputs(); ++o) {
+          const npu::DramRegion* r = region(o ? fmt::format(".output{}", o) : ".output");
+          ASSERT_TRUE(r);
+          const Tensor got = FromNpu(dram.data() + r->addr, n.output(o)->type);
+          const Tensor& w = (*want)[o];
+          ASSERT_EQ(got.nbytes(), w.nbytes());
+          ASSERT_EQ(std::memcmp(got.raw(), w.raw(), w.nbytes()), 0)
+              << n.Label() << " output " << o << " " << n.output(o)->type.ToString() << " on " << t.name
+              << (db ? " double" : " single") << (pi ? " small chunk" : " tiler's choice " + how);
+        }
+        // Timing: no layer beats its roofline bound; a move reads and writes every byte once.
+        EXPECT_GE(sim->total.cycles + 1e-6, sim->total.roofline_cycles(t)) << n.Label() << " on " << t.name;
+        EXPECT_LE(sim->total.sram_peak, t.shared_sram.bytes);
+        if (vl->kind == VectorLayer::Kind::kMove) {
+          EXPECT_EQ(sim->total.dram_read, vl->move.bytes()) << n.Label();
+          EXPECT_EQ(sim->total.dram_written, vl->move.bytes()) << n.Label();
+        }
+        ++counts.runs;
+      }
+    }
+  }
+}
+
+Value* Scale(Graph& g, const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); }
+Value* Zp(Graph& g, const std::string& n, DType dt, int v) {
+  return dt == DType::kU8 ? g.AddConstant(n, Tensor::FromVector<uint8_t>(dt, {}, {static_cast<uint8_t>(v)}))
+                          : g.AddConstant(n, Tensor::FromVector<int8_t>(dt, {}, {static_cast<int8_t>(v)}));
+}
+Attributes FixedPoint() {
+  Attributes a;
+  a.Set("edgec_requant", std::string("fixed_point"));
+  return a;
+}
+Node* AddNode(Graph& g, OpKind op, std::vector<Value*> in, Attributes a, int outs = 1) {
+  std::vector<std::string> names;
+  const std::string name = g.FreshName(std::string(OpName(op)));
+  for (int i = 0; i < outs; ++i) names.push_back(fmt::format("{}:{}", name, i));
+  Node* n = g.AddNode(op, name, std::move(in), outs, names);
+  n->attrs = std::move(a);
+  for (int i = 0; i < outs; ++i) g.MarkOutput(n->output(i));
+  return n;
+}
+
+TEST(NpuVectorOpsTest, LookupMatchesReference) {
+  std::mt19937 rng(41);
+  Counts c;
+  for (int i = 0; i < 6; ++i) {
+    const DType xt = i % 2 ? DType::kU8 : DType::kI8, yt = i % 3 ? DType::kI8 : DType::kU8;
+    const Dims d = {1, static_cast<int64_t>(1 + 2 * (rng() % 20)), static_cast<int64_t>(1 + rng() % 9),
+                    static_cast<int64_t>(1 + rng() % 9)};
+    Graph g;
+    Value* x = g.AddInput("x", MakeType(xt, d));
+    Value* table = g.AddConstant("table", RandomQ(yt, {256}, rng));
+    Node* n = AddNode(g, OpKind::kQuantizedLookup, {x, table}, {});
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_EQ(n->output(0)->type.dtype, yt);
+    CheckNode(*n, {RandomQ(xt, d, rng)}, c);
+  }
+  EXPECT_GE(c.runs, 6 * 3 * 2 * 2);
+}
+
+// QLinearMul / QLinearAdd: a full, b full / per channel / scalar, or a the broadcast one
+// (swapped), b data or constant, u8 and i8, with and without a ReLU clamp.
+TEST(NpuVectorOpsTest, BinaryOpsWithBroadcastingMatchReference) {
+  std::mt19937 rng(43);
+  auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  Counts c;
+  int kinds[3] = {0, 0, 0};
+  for (int i = 0; i < 24; ++i) {
+    const bool mul = i % 2 == 0;
+    const int kind = (i / 2) % 3;  // 0 full, 1 per channel, 2 scalar
+    const bool four_d = i % 5 != 4;
+    const bool swap = kind != 0 && i % 7 == 3;
+    const bool const_b = kind != 0 && i % 4 == 1;
+    const DType at = U(0, 1) ? DType::kU8 : DType::kI8, bt = U(0, 1) ? DType::kU8 : DType::kI8,
+                yt = U(0, 1) ? DType::kU8 : DType::kI8;
+    const int64_t C = 1 + 2 * U(0, 30);
+    const Dims full = four_d ? Dims{1, C, U(1, 9), U(1, 9)} : Dims{1, U(1, 7), C};
+    const Dims row = four_d ? Dims{1, C, 1, 1} : Dims{C};
+    const Dims bd = kind == 0 ? full : kind == 1 ? row : (U(0, 1) ? Dims{1} : Dims{});
+    Graph g;
+    auto zp = [&](DType dt) { return dt == DType::kU8 ? U(0, 255) : U(-128, 127); };
+    Value* full_v = g.AddInput("a", MakeType(at, full));
+    Value* bcast_v = const_b ? g.AddConstant("b", RandomQ(bt, bd, rng)) : g.AddInput("b", MakeType(bt, bd));
+    Value* sa = Scale(g, "sa", 0.01f * U(1, 40));
+    Value* za = Zp(g, "za", at, zp(at));
+    Value* sb = Scale(g, "sb", (mul ? 0.004f : 0.01f) * U(1, 40));
+    Value* zb = Zp(g, "zb", bt, zp(bt));
+    Attributes a = FixedPoint();
+    if (i % 3 == 2) a.Set("edgec_qmin", int64_t{yt == DType::kU8 ? U(0, 128) : U(-128, 0)});  // a fused ReLU
+    std::vector<Value*> ins = swap ? std::vector<Value*>{bcast_v, sb, zb, full_v, sa, za}
+                                   : std::vector<Value*>{full_v, sa, za, bcast_v, sb, zb};
+    ins.push_back(Scale(g, "sy", (mul ? 0.02f : 0.03f) * U(1, 20)));
+    ins.push_back(Zp(g, "zy", yt, zp(yt)));
+    Node* n = AddNode(g, mul ? OpKind::kQLinearMul : OpKind::kQLinearAdd, ins, a);
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_EQ(n->output(0)->type.dims, full);
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    ASSERT_EQ(static_cast<int>(v->eltwise.broadcast), kind) << n->Label();
+    ++kinds[kind];
+    std::vector<Tensor> data;
+    const Tensor fa = RandomQ(at, full, rng), fb = RandomQ(bt, bd, rng);
+    if (swap && !const_b) data = {fb, fa};
+    else if (const_b) data = {fa};
+    else data = {fa, fb};
+    CheckNode(*n, data, c);
+  }
+  EXPECT_GT(kinds[0] * kinds[1] * kinds[2], 0);
+  EXPECT_GE(c.runs, 24 * 3 * 2 * 2);
+}
+
+TEST(NpuVectorOpsTest, GlobalAveragePoolMatchesReference) {
+  std::mt19937 rng(47);
+  Counts c;
+  for (int i = 0; i < 4; ++i) {
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const Dims d = {1, static_cast<int64_t>(1 + 2 * (rng() % 40)), static_cast<int64_t>(1 + rng() % 8),
+                    static_cast<int64_t>(1 + rng() % 8)};
+    Graph g;
+    Node* n = AddNode(g, OpKind::kQLinearGlobalAveragePool,
+                      {g.AddInput("x", MakeType(dt, d)), Scale(g, "sx", 0.05f), Zp(g, "zx", dt, 3), Scale(g, "sy", 0.02f),
+                       Zp(g, "zy", dt, dt == DType::kU8 ? 120 : -4)},
+                      FixedPoint());
+    ASSERT_TRUE(InferShapes(g).ok());
+    CheckNode(*n, {RandomQ(dt, d, rng)}, c);
+  }
+}
+
+// Concat, Transpose, Slice, Split and byte-reordering reshapes: strided DMA copies.
+TEST(NpuVectorOpsTest, DataMovementMatchesReference) {
+  std::mt19937 rng(53);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  int transposes = 0, with_element_rows = 0;
+  for (int i = 0; i < 30; ++i) {
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const bool four_d = i % 3 != 2;
+    Dims d = four_d ? Dims{1, 1 + 2 * U(0, 12), U(1, 7), U(1, 7)} : Dims{U(1, 3), U(1, 9), 1 + 2 * U(0, 10)};
+    const int rank = static_cast<int>(d.size());
+    Graph g;
+    Node* n = nullptr;
+    std::vector<Tensor> data;
+    auto ints = [&](const std::string& name, Ints v) {
+      return g.AddConstant(name, Tensor::FromVector<int64_t>(DType::kI64, {static_cast<int64_t>(v.size())}, v));
+    };
+    switch (i % 5) {
+      case 0: {  // concat of 2-3 inputs on a random axis
+        const int64_t axis = U(0, rank - 1);
+        std::vector<Value*> ins;
+        for (int k = 0, parts = static_cast<int>(U(2, 3)); k < parts; ++k) {
+          Dims p = d;
+          p[axis] = 1 + 2 * U(0, 4);
+          ins.push_back(g.AddInput(fmt::format("x{}", k), MakeType(dt, p)));
+          data.push_back(RandomQ(dt, p, rng));
+        }
+        Attributes a;
+        a.Set("axis", axis);
+        n = AddNode(g, OpKind::kConcat, ins, a);
+        break;
+      }
+      case 1: {  // a random permutation
+        Ints perm(rank);
+        for (int k = 0; k < rank; ++k) perm[k] = k;
+        std::shuffle(perm.begin(), perm.end(), rng);
+        Attributes a;
+        a.Set("perm", perm);
+        n = AddNode(g, OpKind::kTranspose, {g.AddInput("x", MakeType(dt, d))}, a);
+        data.push_back(RandomQ(dt, d, rng));
+        break;
+      }
+      case 2: {  // constant starts / ends / steps on one or two axes
+        Ints starts, ends, axes, steps;
+        for (int64_t axis = 0; axis < rank; ++axis) {
+          if (d[axis] < 2 || U(0, 2) == 0) continue;
+          starts.push_back(U(0, static_cast<int>(d[axis]) - 1));
+          ends.push_back(U(0, 1) ? INT64_MAX : U(static_cast<int>(starts.back()) + 1, static_cast<int>(d[axis])));
+          axes.push_back(U(0, 1) ? axis : axis - rank);
+          steps.push_back(U(1, 2));
+        }
+        if (starts.empty()) {
+          starts = {0};
+          ends = {d[0]};
+          axes = {0};
+          steps = {1};
+        }
+        n = AddNode(g, OpKind::kSlice,
+                    {g.AddInput("x", MakeType(dt, d)), ints("starts", starts), ints("ends", ends), ints("axes", axes),
+                     ints("steps", steps)},
+                    {});
+        data.push_back(RandomQ(dt, d, rng));
+        break;
+      }
+      case 3: {  // split into 2-3 parts
+        int64_t axis = U(0, rank - 1);
+        d[axis] = 3 + 2 * U(0, 5);
+        const int64_t first = U(1, static_cast<int>(d[axis]) - 2), second = U(1, static_cast<int>(d[axis] - first) - 1);
+        Ints split = {first, second, d[axis] - first - second};
+        Attributes a;
+        a.Set("axis", axis);
+        n = AddNode(g, OpKind::kSplit, {g.AddInput("x", MakeType(dt, d)), ints("split", split)}, a, 3);
+        data.push_back(RandomQ(dt, d, rng));
+        break;
+      }
+      case 4: {  // a channel shuffle's reshape [N, C, H, W] -> [N, 2, C/2, H, W], or flatten
+        if (four_d) {
+          d[1] = 2 * (1 + U(0, 8));
+          if (d[2] * d[3] == 1) d[3] = 3;  // else a view
+          n = AddNode(g, OpKind::kReshape,
+                      {g.AddInput("x", MakeType(dt, d)), ints("shape", {d[0], 2, d[1] / 2, d[2], d[3]})}, {});
+        } else {
+          Attributes a;
+          a.Set("axis", int64_t{1});
+          d = Dims{1, 1 + 2 * U(0, 6), U(2, 5), U(2, 5)};
+          n = AddNode(g, OpKind::kFlatten, {g.AddInput("x", MakeType(dt, d))}, a);
+        }
+        data.push_back(RandomQ(dt, d, rng));
+        break;
+      }
+    }
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
+    ASSERT_EQ(v->kind, VectorLayer::Kind::kMove);
+    transposes += n->op() == OpKind::kTranspose;
+    with_element_rows += v->move.element_rows();
+    CheckNode(*n, data, c);
+  }
+  EXPECT_GT(transposes, 3);
+  EXPECT_GT(with_element_rows, 0);  // some copies change the innermost dim: one-byte rows
+}
+
+TEST(NpuVectorOpsTest, TransposeThatKeepsTheBytesIsAView) {
+  // A transpose that moves only a unit dim keeps every byte in place (a view); one that swaps
+  // two non-unit dims of the NHWC order does not.
+  Graph g;
+  Attributes a;
+  a.Set("perm", Ints{0, 2, 1, 3});
+  Node* n = AddNode(g, OpKind::kTranspose, {g.AddInput("x", MakeType(DType::kI8, {1, 1, 5, 7}))}, a);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto m = MoveLayerOf(*n);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_FALSE(m->identity()) << "[1,1,5,7] -> [1,5,1,7]: NHWC orders (h, w), then (w, h)";
+  Graph g2;
+  Attributes a2;
+  a2.Set("perm", Ints{0, 1, 3, 2});
+  Node* n2 = AddNode(g2, OpKind::kTranspose, {g2.AddInput("x", MakeType(DType::kI8, {1, 6, 1, 4}))}, a2);
+  ASSERT_TRUE(InferShapes(g2).ok());
+  auto m2 = MoveLayerOf(*n2);
+  ASSERT_TRUE(m2.ok());
+  EXPECT_TRUE(m2->identity()) << "a unit dim moving: the same bytes";
+}
+
+}  // namespace
+}  // namespace edgec::lower
