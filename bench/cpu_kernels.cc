@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 
+#include "driver/kernel_tuning.h"
 #include "kernels/cpu/int8_requant.h"
 #include "kernels/cpu/kernel.h"
 
@@ -43,6 +44,7 @@ cpu::TensorDesc Desc(const Dims& dims, Layout layout = Layout::kRowMajor) {
 void RunProblem(benchmark::State& state, Problem& p) {
   p.req.attrs = &p.attrs;
   p.req.threads = static_cast<int>(state.range(0));
+  p.req.tuning = driver::KernelTuningFromEnvironment();
   cpu::SetThreads(p.req.threads);
   auto kernel = cpu::CreateKernel(p.req);
   if (!kernel.ok()) {
@@ -238,4 +240,11 @@ BENCHMARK(BM_Sigmoid)->Args({1, 65536})->Args({1, 1204224})->Args({2, 1204224})-
 }  // namespace
 }  // namespace edgec
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  edgec::driver::ApplyCpuIsaFromEnvironment();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

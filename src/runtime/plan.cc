@@ -169,6 +169,7 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
     req.attrs = &n->attrs;
     req.label = n->Label();
     req.threads = threads;
+    req.tuning = options.tuning;
     for (const Value* in : n->inputs()) {
       req.inputs.push_back(DescOf(in));
       req.constants.push_back(in && in->is_constant() ? &in->constant() : nullptr);

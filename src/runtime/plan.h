@@ -26,6 +26,7 @@ struct PlanOptions {
   int threads = 0;            // 0: all cores
   bool fast_kernels = true;   // false: reference kernels only (for differential tests)
   bool in_place = true;
+  cpu::KernelTuning tuning;   // the fast kernels' choices (cpu/kernel.h)
 };
 
 struct PlanStepInfo {

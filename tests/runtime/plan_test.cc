@@ -296,3 +296,44 @@ TEST(Session, BuildsOnePlanPerInputShapeAndCachesIt) {
 
 }  // namespace
 }  // namespace edgec
+
+namespace edgec {
+namespace {
+
+// Kernel choices travel with each plan (PlanOptions::tuning), not in a process global: two
+// plans of one graph built one after the other keep their own choice, and both compute the
+// reference's numbers.
+TEST(Plan, KernelTuningIsPerPlan) {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 64}));
+  std::vector<float> w(64 * 48);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 13) - 6) / 8.f;
+  Node* mm = g.AddNode(OpKind::kMatMul, "mm", {x, g.AddConstant("w", Tensor::FromVector<float>(DType::kF32, {64, 48}, w))},
+                       1, {"y"});
+  g.MarkOutput(mm->output(0));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto inputs = RandomInputs(g, 9, 1);
+  auto want = ReferenceExecutor(g).Run(inputs);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  PlanOptions with, without;
+  without.tuning.gemv = false;
+  auto a = Plan::Build(g.Clone(), with);
+  auto b = Plan::Build(g.Clone(), without);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string ka = (*a)->steps().at(0).kernel, kb = (*b)->steps().at(0).kernel;
+  EXPECT_NE(ka.find("gemv"), std::string::npos) << ka;
+  EXPECT_EQ(kb.find("gemv"), std::string::npos) << kb;
+  // The first plan still runs its own kernel after the second was built.
+  EXPECT_EQ((*a)->steps().at(0).kernel, ka);
+  for (Plan* p : {a->get(), b->get()}) {
+    PlanExecutor ex(*p);
+    std::vector<Tensor> got;
+    ASSERT_TRUE(ex.Run(inputs, &got).ok());
+    ASSERT_EQ(got.size(), 1u);
+    const std::vector<double> gv = got[0].ToDoubleVector(), wv = (*want)[0].ToDoubleVector();
+    for (size_t i = 0; i < gv.size(); ++i) EXPECT_NEAR(gv[i], wv[i], 1e-4) << i;
+  }
+}
+
+}  // namespace
+}  // namespace edgec

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "driver/kernel_tuning.h"
 #include "driver/session.h"
 #include "frontend/onnx/importer.h"
 #include "ir/cost.h"
@@ -83,6 +84,7 @@ int BenchMain(const BenchFlags& f) {
   so.pipeline = f.passes;
   so.plan.threads = f.threads;
   so.plan.fast_kernels = !f.reference;
+  so.plan.tuning = driver::KernelTuningFromEnvironment();
   auto session = Session::FromGraph(std::move(g).value(), f.model, so);
   if (!session.ok()) return ReportError(session.status().message());
   std::map<std::string, Dims> shapes;

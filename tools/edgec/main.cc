@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/kernel_tuning.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -16,6 +17,7 @@ int ReportError(const std::string& message) {
 
 int main(int argc, char** argv) {
   edgec::cli::ChooseOmpWaitPolicy(argv);
+  edgec::driver::ApplyCpuIsaFromEnvironment();
   CLI::App app{
       "edgec: a compiler and runtime that deploys ONNX models to edge devices with an NPU.\n"
       "Run `edgec VERB --help` for a verb's flags."};

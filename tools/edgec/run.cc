@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "driver/kernel_tuning.h"
 #include "driver/load.h"
 #include "driver/session.h"
 #include "frontend/onnx/importer.h"
@@ -122,6 +123,7 @@ int RunMain(const RunFlags& f) {
     so.opt_level = level;
     so.pipeline = f.passes;
     so.plan.threads = f.threads;
+    so.plan.tuning = driver::KernelTuningFromEnvironment();
     so.verbose = f.verbose;
     auto session = Session::FromGraph(std::move(g).value(), f.model, so);
     if (!session.ok()) return ReportError(session.status().message());

@@ -63,19 +63,7 @@ const std::array<const vec::Table*, kNumIsas>& TableByCap() {
   return by_cap;
 }
 
-int CapFromEnvironment() {
-  const char* v = std::getenv("EDGEC_CPU_ISA");
-  if (!v || v[0] == '\0') return 0;
-  const int rank = IsaRank(v);
-  if (rank < 0) {
-    std::fprintf(stderr, "edgec: EDGEC_CPU_ISA='%s' is not one of avx512, avx2, scalar; ignored\n", v);
-    return 0;
-  }
-  return rank;
-}
-
-std::atomic<int> g_isa_cap{CapFromEnvironment()};
-std::atomic<MeasuredChoice> g_measured_choice{MeasuredChoice::kMeasure};
+std::atomic<int> g_isa_cap{0};
 
 }  // namespace
 
@@ -94,8 +82,6 @@ bool CapVectorIsa(std::string_view isa) {
   return true;
 }
 
-void SetMeasuredChoice(MeasuredChoice choice) { g_measured_choice.store(choice, std::memory_order_relaxed); }
-MeasuredChoice CurrentMeasuredChoice() { return g_measured_choice.load(std::memory_order_relaxed); }
 
 std::vector<std::string_view> VectorIsas() {
   std::vector<std::string_view> names;

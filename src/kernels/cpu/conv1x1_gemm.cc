@@ -6,7 +6,7 @@
 // a full-size addend, the activation the same. Used from 256 pixels per image up (below, the
 // GEMM's N is too narrow and the blocked convolution wins: bench_cpu_kernels
 // --benchmark_filter=Conv1x1, 1 thread, 232 channels at 7x7 0.032 ms blocked vs 0.047 ms as a
-// GEMM, 116 at 14x14 0.041 ms both). EDGEC_CPU_CONV1X1_GEMM_MIN_PIXELS=N moves the threshold
+// GEMM, 116 at 14x14 0.041 ms both). KernelTuning::conv1x1_gemm_min_pixels moves the threshold
 // (for such measurements).
 #include <cstdlib>
 #include <optional>
@@ -17,8 +17,6 @@
 namespace edgec::cpu {
 
 namespace {
-
-constexpr int64_t kMinPixels = 256;
 
 class Conv1x1GemmKernel final : public Kernel {
  public:
@@ -70,10 +68,7 @@ KernelOr CreateConv1x1GemmKernel(const KernelRequest& req) {
   if (w.dims[0] != m || w.dims[1] != c) return Refuse(req, "W does not match X and Y");
   // Few pixels make a narrow GEMM (N = pixels) that runs slower than the blocked
   // convolution, whose reorders are then cheap.
-  static const int64_t min_pixels = [] {
-    const char* v = std::getenv("EDGEC_CPU_CONV1X1_GEMM_MIN_PIXELS");
-    return v && v[0] ? std::max<int64_t>(1, std::atoll(v)) : kMinPixels;
-  }();
+  const int64_t min_pixels = req.tuning.conv1x1_gemm_min_pixels;
   if (pixels < min_pixels) return Refuse(req, "{} pixels; the GEMM form pays from {}", pixels, min_pixels);
 
   Attributes attrs;

@@ -8,7 +8,7 @@
 // come from DRAM, as they do once per inference (1280 x 1000 f32, 5 MB, cold cache, this
 // machine, 1 thread: 0.42 ms; 2 threads 0.28 ms), while one pass over packed panels reaches
 // 17 GB/s (0.30 ms; 2 threads 0.13 ms). With the weights in cache both take 0.07 ms.
-// EDGEC_CPU_GEMV=0 turns this kernel off (for such measurements).
+// KernelTuning::gemv = false turns this kernel off (for such measurements).
 #include <fmt/ranges.h>
 
 #include <cstdlib>
@@ -73,14 +73,6 @@ class GemvKernel final : public Kernel {
   int threads_ = 1;
   std::string describe_;
 };
-
-bool Enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("EDGEC_CPU_GEMV");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
-}
 
 KernelOr Build(const KernelRequest& req, GemvProblem p) {
   // Few columns would read mostly the zero padding of one panel.
@@ -203,7 +195,7 @@ KernelOr FromConv(const KernelRequest& req) {
 }  // namespace
 
 KernelOr CreateGemvKernel(const KernelRequest& req) {
-  if (!Enabled()) return Refuse(req, "turned off by EDGEC_CPU_GEMV=0");
+  if (!req.tuning.gemv) return Refuse(req, "turned off (KernelTuning::gemv)");
   RETURN_IF_ERROR(ExpectF32(req));
   switch (req.op) {
     case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:

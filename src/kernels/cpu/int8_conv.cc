@@ -344,12 +344,9 @@ bool HasVnni() {
 
 // Whether oneDNN's integer sums are exact for these operands on this CPU (see the file
 // comment); `why` says why not.
-bool Int8SumsExact(DType src, const Tensor& w, std::string* why) {
-  // EDGEC_INT8_UNCHECKED=1 skips the check: only for measuring oneDNN's non-VNNI paths.
-  static const bool unchecked = [] {
-    const char* v = std::getenv("EDGEC_INT8_UNCHECKED");
-    return v && v[0] == '1';
-  }();
+bool Int8SumsExact(DType src, const Tensor& w, bool unchecked, std::string* why) {
+  // `unchecked` (KernelTuning::int8_unchecked) skips the check: only for measuring oneDNN's
+  // non-VNNI paths.
   if (unchecked || HasVnni()) return true;
   if (src != DType::kU8) {
     *why = "s8 activations without VNNI (oneDNN halves the weights)";
@@ -611,7 +608,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
     if (gemv) return gemv;
   }
   std::string why;
-  if (!Int8SumsExact(x.dtype, *wt, &why)) return Refuse(req, "{}", why);
+  if (!Int8SumsExact(x.dtype, *wt, req.tuning.int8_unchecked, &why)) return Refuse(req, "{}", why);
 
   const Dims w_spatial(w.dims.begin() + 2, w.dims.end());
   WindowAttrOptions options;
@@ -923,7 +920,7 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
       return build(skip_amx, false);
     };
     ASSIGN_OR_RETURN(std::unique_ptr<Kernel> first, build_best(dilated));
-    const MeasuredChoice choice = CurrentMeasuredChoice();
+    const MeasuredChoice choice = req.tuning.measured_choice;
     if (!static_cast<Int8ConvKernel&>(*first).amx_ || choice == MeasuredChoice::kFirst) return first;
     KernelOr other = build_best(/*skip_amx=*/true);
     if (!other.ok()) return first;  // AMX is all oneDNN has here

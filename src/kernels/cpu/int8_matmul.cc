@@ -10,7 +10,7 @@
 
 namespace edgec::cpu {
 
-bool Int8SumsExact(DType src, const Tensor& w, std::string* why);  // int8_conv.cc
+bool Int8SumsExact(DType src, const Tensor& w, bool unchecked, std::string* why);  // int8_conv.cc
 
 namespace {
 
@@ -82,7 +82,7 @@ KernelOr CreateInt8MatMulKernel(const KernelRequest& req) {
     }
   }
   std::string why;
-  if (!Int8SumsExact(a.dtype, *bt, &why)) return Refuse(req, "{}", why);
+  if (!Int8SumsExact(a.dtype, *bt, req.tuning.int8_unchecked, &why)) return Refuse(req, "{}", why);
   std::vector<float> b_scale;
   for (double v : bs->ToDoubleVector()) b_scale.push_back(static_cast<float>(v));
   ASSIGN_OR_RETURN(Int8Requant rq, MakeInt8Requant(*req.attrs, req.label, a_scale, b_scale, n, y_scale, y_zp,

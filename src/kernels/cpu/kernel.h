@@ -36,6 +36,34 @@ struct TensorDesc {
 // dense ones (size-1 axes ignored).
 bool IsDense(const TensorDesc& d);
 
+// Kernels with two exact candidates and no rule that separates them build both and keep
+// the faster, timed side by side at creation (kMeasure, the default):
+//   - the int8 convolution on a CPU with AMX: oneDNN's first implementation (AMX) vs the
+//     first that is not AMX (VNNI);
+//   - the f32 convolution of a row-major source of at most 4 channels (an image): oneDNN's
+//     choice after reordering the source vs its first-layer kernel reading it as it is.
+// kFirst and kSecond take one of the two without measuring, for tests that check both
+// against the reference.
+enum class MeasuredChoice { kMeasure, kFirst, kSecond };
+
+// The choices a caller makes for the kernels it creates, carried by each request (a plan
+// passes its own, so two plans with different choices do not interfere). The defaults are
+// the product's; the others exist for measurements and tests. The kernels never read the
+// environment: driver/kernel_tuning.h reads it for the CLI and the benchmarks.
+struct KernelTuning {
+  MeasuredChoice measured_choice = MeasuredChoice::kMeasure;
+  // Winograd for 3x3 stride-1 f32 convolutions of at least this many input and output
+  // channels (onednn_conv.cc).
+  bool winograd = true;
+  int64_t winograd_min_channels = 32;
+  // A 1x1 f32 convolution runs as one GEMM from this many pixels (conv1x1_gemm.cc).
+  int64_t conv1x1_gemm_min_pixels = 256;
+  // The own f32 matrix-vector product for one-row MatMuls (gemv.cc).
+  bool gemv = true;
+  // Skip the check that oneDNN's int8 sums are exact without VNNI (measurements only).
+  bool int8_unchecked = false;
+};
+
 struct KernelRequest {
   OpKind op;
   const Attributes* attrs = nullptr;
@@ -44,6 +72,7 @@ struct KernelRequest {
   std::vector<const Tensor*> constants;    // per input: its value when constant, else nullptr
   std::vector<TensorDesc> outputs;
   int threads = 1;
+  KernelTuning tuning;
 };
 
 class Kernel {
@@ -73,24 +102,13 @@ void SetThreads(int n);
 // The own vectorized kernels (elementwise, softmax, norms, gemv, ...) run the widest code
 // the CPU has of AVX-512F ("avx512"), AVX2+FMA ("avx2") and portable scalar code ("scalar"),
 // chosen at run time. CapVectorIsa("avx2") or ("scalar") lowers that choice for every later
-// Run ("" lifts the cap; false for an unknown name); tests run each ISA the CPU has. The
-// environment variable EDGEC_CPU_ISA=avx2|scalar does the same from process start.
+// Run ("" lifts the cap; false for an unknown name); tests run each ISA the CPU has. The CLI
+// applies EDGEC_CPU_ISA=avx2|scalar the same way at start (driver/kernel_tuning.h).
 bool CapVectorIsa(std::string_view isa);
 // The ISAs this CPU can run, widest first.
 std::vector<std::string_view> VectorIsas();
 // The one the own kernels take now.
 std::string_view VectorIsa();
 
-// Kernels with two exact candidates and no rule that separates them build both and keep
-// the faster, timed side by side at creation (kMeasure, the default):
-//   - the int8 convolution on a CPU with AMX: oneDNN's first implementation (AMX) vs the
-//     first that is not AMX (VNNI);
-//   - the f32 convolution of a row-major source of at most 4 channels (an image): oneDNN's
-//     choice after reordering the source vs its first-layer kernel reading it as it is.
-// kFirst and kSecond take one of the two without measuring, for tests that check both
-// against the reference. Applies to kernels created afterwards.
-enum class MeasuredChoice { kMeasure, kFirst, kSecond };
-void SetMeasuredChoice(MeasuredChoice choice);
-MeasuredChoice CurrentMeasuredChoice();
 
 }  // namespace edgec::cpu

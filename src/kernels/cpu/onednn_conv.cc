@@ -155,14 +155,10 @@ StatusOr<ConvSetup> MakeSetup(const KernelRequest& req, bool transpose) {
 // 1.8x; bench_cpu_kernels --benchmark_filter=Conv3x3_RowMajor, 1 thread: 96 -> 32 at 64x64
 // 1.22 -> 0.71 ms, 32 -> 32 at 64x64 0.43 -> 0.30 ms, unet_small 5.8 -> 5.0 ms; 16 channels
 // within noise on squeezenet1_1 and unet_small; 7x7 pixels slower). Its error stays near 1e-6
-// relative in f32. EDGEC_CPU_WINOGRAD=0 turns it off; EDGEC_CPU_WINOGRAD_MIN_CHANNELS=N
+// relative in f32. KernelTuning::winograd turns it off and winograd_min_channels
 // moves the channel threshold (32) for such measurements.
 bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
-  static const bool disabled = [] {
-    const char* v = std::getenv("EDGEC_CPU_WINOGRAD");
-    return v && v[0] == '0';
-  }();
-  if (disabled || s.transpose || s.strides.size() != 2) return false;
+  if (!req.tuning.winograd || s.transpose || s.strides.size() != 2) return false;
   const TensorDesc& x = req.inputs[0];
   const TensorDesc& w = req.inputs[1];
   const TensorDesc& y = req.outputs[0];
@@ -170,10 +166,7 @@ bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
   for (size_t i = 0; i < 2; ++i) {
     if (s.strides[i] != 1 || s.dilates[i] != 0) return false;
   }
-  static const int64_t min_channels = [] {
-    const char* v = std::getenv("EDGEC_CPU_WINOGRAD_MIN_CHANNELS");
-    return v && v[0] ? std::max<int64_t>(1, std::atoll(v)) : int64_t{32};
-  }();
+  const int64_t min_channels = req.tuning.winograd_min_channels;
   return x.dims[1] >= min_channels && y.dims[1] >= min_channels && y.dims[2] * y.dims[3] >= 144;
 }
 
@@ -410,7 +403,7 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
     };
 
     std::unique_ptr<ConvKernel> kernel = build(*choice, internal, false);
-    const MeasuredChoice measured = CurrentMeasuredChoice();
+    const MeasuredChoice measured = req.tuning.measured_choice;
     if (first_layer && measured == MeasuredChoice::kSecond) {
       return std::unique_ptr<Kernel>(build(*first_layer, true, first_layer_in_place));
     }

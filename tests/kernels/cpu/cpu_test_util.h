@@ -33,6 +33,7 @@ struct FastCase {
   std::set<int> row_major_inputs;  // ... except these inputs
   bool nhwc_outputs = true;      // with nhwc: outputs too
   int threads = 1;
+  cpu::KernelTuning tuning;      // the request's kernel choices
   std::set<int> skip_outputs;    // outputs not requested (dtype kUndefined in the request)
   // Inputs stored as strided buffers: logical axes in this memory order (outermost first),
   // each row of the innermost axis followed by 3 unused elements.
@@ -135,6 +136,7 @@ inline StatusOr<cpu::KernelRequest> RequestOf(const FastCase& c) {
   req.attrs = &c.attrs;
   req.label = std::string(OpName(c.op)) + " 'node7'";
   req.threads = c.threads;
+  req.tuning = c.tuning;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     cpu::TensorDesc d;
     const Tensor* constant = nullptr;

@@ -131,11 +131,6 @@ Int8ConvCase RandomInt8Conv(std::mt19937& rng, int trial, bool large = false) {
 }
 
 // Sets the kernels' measured choice for a scope (kMeasure again at its end).
-struct ScopedMeasuredChoice {
-  explicit ScopedMeasuredChoice(cpu::MeasuredChoice c) { cpu::SetMeasuredChoice(c); }
-  ~ScopedMeasuredChoice() { cpu::SetMeasuredChoice(cpu::MeasuredChoice::kMeasure); }
-};
-
 // Whether the kernel described by `d` requantizes in oneDNN's epilogue (the words before the
 // measured candidates it beat, which may name either epilogue).
 bool OnednnRequantChosen(const std::string& d) {
@@ -157,12 +152,12 @@ std::string RefusalWith7BitFallback(Int8ConvCase& t) {
 TEST(CpuInt8, QLinearConvEqualsReference) {
   // oneDNN's first implementation with its epilogue where exact: what runs is known from the
   // case (the measured choice between candidates is QLinearConvAmxAndVnniCandidatesEqualReference's).
-  ScopedMeasuredChoice first(cpu::MeasuredChoice::kFirst);
   std::mt19937 rng(808);
   int ran = 0, refused = 0, folded = 0, bordered = 0, tabled = 0, by_onednn = 0, by_own = 0;
   std::set<std::string> impls;
   for (int trial = 0; trial < 300; ++trial) {
     Int8ConvCase t = RandomInt8Conv(rng, trial);
+    t.c.tuning.measured_choice = cpu::MeasuredChoice::kFirst;
     if (!testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs).ok()) continue;  // window larger than the input
     const std::string why = RefusalWith7BitFallback(t);
     if (NoVnniRefusal(why) || why.find("only its reference") != std::string::npos) {
@@ -412,11 +407,11 @@ TEST(CpuInt8, QuantizedInputIsTheQuantizeOfTheFloatInput) {
 // neighbours' by the window; with 2 threads each runs whole bands, side by side (the band
 // count a multiple of the threads); all of it must still equal the reference bit for bit.
 TEST(CpuInt8, QLinearConvInBandsEqualsReference) {
-  ScopedMeasuredChoice first(cpu::MeasuredChoice::kFirst);  // as in QLinearConvEqualsReference
   std::mt19937 rng(810);
   int banded = 0, side_by_side = 0, fused = 0;
   for (int trial = 0; trial < 16; ++trial) {
     Int8ConvCase t = RandomInt8Conv(rng, trial, /*large=*/true);
+    t.c.tuning.measured_choice = cpu::MeasuredChoice::kFirst;  // as in QLinearConvEqualsReference
     if (!testing_mv::RunOp(t.c.op, t.c.inputs, t.c.attrs).ok()) continue;
     if (!RefusalOf(t.c).empty()) continue;  // no VNNI: the 300 small cases cover what runs
     const std::string d = ExpectMatchesRef(t.c, 0, 0, t.what);
@@ -442,7 +437,6 @@ TEST(CpuInt8, QLinearConvInBandsEqualsReference) {
 // reference, the measured choice must say what it beat, dilated layers must never get AMX
 // (oneDNN 2.6's is wrong there), and without AMX nothing is measured.
 TEST(CpuInt8, QLinearConvAmxAndVnniCandidatesEqualReference) {
-  ScopedMeasuredChoice restore(cpu::MeasuredChoice::kMeasure);
   const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
   std::mt19937 rng(811);
   int both = 0, measured = 0, ran = 0;
@@ -452,11 +446,11 @@ TEST(CpuInt8, QLinearConvAmxAndVnniCandidatesEqualReference) {
     if (!RefusalWith7BitFallback(t).empty()) continue;  // i8 without VNNI, or only oneDNN's reference
     const Dims dil = t.c.attrs.GetInts("dilations", {1, 1});
     const bool dilated = dil[0] != 1 || dil[1] != 1;
-    cpu::SetMeasuredChoice(cpu::MeasuredChoice::kFirst);
+    t.c.tuning.measured_choice = cpu::MeasuredChoice::kFirst;
     const std::string first = ExpectMatchesRef(t.c, 0, 0, t.what + " (oneDNN's first)");
-    cpu::SetMeasuredChoice(cpu::MeasuredChoice::kSecond);
+    t.c.tuning.measured_choice = cpu::MeasuredChoice::kSecond;
     const std::string no_amx = ExpectMatchesRef(t.c, 0, 0, t.what + " (first not AMX)");
-    cpu::SetMeasuredChoice(cpu::MeasuredChoice::kMeasure);
+    t.c.tuning.measured_choice = cpu::MeasuredChoice::kMeasure;
     const std::string chosen = ExpectMatchesRef(t.c, 0, 0, t.what + " (measured)");
     ++ran;
     const bool first_amx = first.find("amx") != std::string::npos;

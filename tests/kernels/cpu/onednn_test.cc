@@ -240,9 +240,6 @@ TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
 // reordered out, except that 16 NHWC channels are nChw16c itself), and keeps the faster
 // (MeasuredChoice). Each candidate must match the reference; 8 channels measure nothing.
 TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
-  struct Restore {
-    ~Restore() { cpu::SetMeasuredChoice(cpu::MeasuredChoice::kMeasure); }
-  } restore;
   std::mt19937 rng(68);
   struct Shape {
     int64_t c_in, c_out, k, stride;
@@ -266,7 +263,7 @@ TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
       c.threads = 1 + variant % 2;
       const bool two = sh.c_in <= 4;
       for (auto choice : {cpu::MeasuredChoice::kFirst, cpu::MeasuredChoice::kSecond, cpu::MeasuredChoice::kMeasure}) {
-        cpu::SetMeasuredChoice(choice);
+        c.tuning.measured_choice = choice;
         const std::string what = fmt::format("conv {} -> {} channels {}x{} stride {} {} variant {} choice {}", sh.c_in,
                                              sh.c_out, sh.k, sh.k, sh.stride, sh.nhwc ? "nhwc" : "row-major", variant,
                                              static_cast<int>(choice));
