@@ -36,6 +36,8 @@ std::string_view UnaryName(vec::Unary u) {
     case vec::Unary::kAbs: return "abs";
     case vec::Unary::kFloor: return "floor";
     case vec::Unary::kCeil: return "ceil";
+    case vec::Unary::kSoftplus: return "softplus";
+    case vec::Unary::kSoftsign: return "softsign";
   }
   return "?";
 }
@@ -114,6 +116,8 @@ StatusOr<vec::UnaryFn> UnaryFnOf(const KernelRequest& req) {
     case OpKind::kAbs: return vec::UnaryFn{Unary::kAbs};
     case OpKind::kFloor: return vec::UnaryFn{Unary::kFloor};
     case OpKind::kCeil: return vec::UnaryFn{Unary::kCeil};
+    case OpKind::kSoftplus: return vec::UnaryFn{Unary::kSoftplus};
+    case OpKind::kSoftsign: return vec::UnaryFn{Unary::kSoftsign};
     case OpKind::kGelu: {
       const std::string approx = a.GetString("approximate", "none");
       if (approx == "none") return vec::UnaryFn{Unary::kGelu};

@@ -32,6 +32,8 @@ enum class Unary : uint8_t {
   kAbs,
   kFloor,
   kCeil,
+  kSoftplus,  // log(1 + e^x)
+  kSoftsign,  // x / (1 + |x|)
 };
 
 struct UnaryFn {

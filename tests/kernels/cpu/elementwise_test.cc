@@ -38,6 +38,9 @@ std::vector<UnaryCase> UnaryCases() {
       {OpKind::kAbs, -5, 5, {}},
       {OpKind::kFloor, -5, 5, {}},
       {OpKind::kCeil, -5, 5, {}},
+      {OpKind::kSoftplus, -30, 30, {}},
+      {OpKind::kSoftplus, -100, 100, {}},
+      {OpKind::kSoftsign, -50, 50, {}},
       {OpKind::kGelu, -8, 8, {}},
       {OpKind::kGelu, -8, 8, Attrs({{"approximate", std::string("tanh")}})},
   };
@@ -88,7 +91,8 @@ TEST(CpuElementwise, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
   const Tensor x = testing_mv::F32({9}, {nan, -inf, inf, -0.f, 0.f, 1e-30f, -1e-30f, 200.f, -200.f});
   ForEachIsa([&] {
-    for (OpKind op : {OpKind::kRelu, OpKind::kAbs, OpKind::kNeg, OpKind::kTanh, OpKind::kSigmoid, OpKind::kLog}) {
+    for (OpKind op : {OpKind::kRelu, OpKind::kAbs, OpKind::kNeg, OpKind::kTanh, OpKind::kSigmoid, OpKind::kLog,
+                      OpKind::kSoftplus, OpKind::kSoftsign}) {
       ExpectMatchesRef(FastCase{op, {x}, {}}, 1e-6, 1e-30, std::string(OpName(op)) + " special");
     }
     // Exp saturates at e^88 and ~1e-38 (documented); compare only in-range values.
