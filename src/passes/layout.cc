@@ -53,10 +53,8 @@
 //    conversions on the CPU: a region kept row-major has oneDNN reorder every convolution's
 //    input and output to its blocked format and back, so a lost in-place Concat (one copy
 //    of its output) replaces two reorders per convolution, while a boundary conversion only
-//    moves the reorders of the convolution next to it into a Transpose (measured with
-//    oneDNN 2.6 on AVX-512, 1 thread: squeezenet1_1, whose region costs only its 8 Concats,
-//    0.017 bytes/MAC, 4.5 -> 3.6 ms in NHWC; unet_small's regions, costing conversions at
-//    0.01-0.03 bytes/MAC, 6.6 -> 7.7 ms in NHWC). -O3 sets max_concat_copy_per_mac=0.066
+//    moves the reorders of the convolution next to it into a Transpose (the measurements are
+//    in docs/optimizer_layout.md). -O3 sets max_concat_copy_per_mac=0.066
 //    and keeps max_copy_per_mac=0 (docs/optimizer_layout.md). Values whose shape is not static stay
 //    row-major. `pad_channels=16` rounds NHWC channels up to a multiple of 16 elements
 //    (aligned kernels; the producer writes the zero padding); default 1, no padding.

@@ -1,13 +1,10 @@
 // 1x1 convolutions on row-major (NCHW) activations as one GEMM per image: Y[n] = W · X[n]
 // with W [M, C] and X[n] read as [C, H·W] where they lie, so no reorders to and from
-// oneDNN's blocked format (which cost more than the GEMM itself on small channel counts:
-// 96 -> 24 channels at 56x56 runs 0.25 ms through reorders, 0.07 ms as a GEMM). The conv's
-// epilogue maps onto the matmul's: bias per output channel is a per-row bias, the residual
-// a full-size addend, the activation the same. Used from 256 pixels per image up (below, the
-// GEMM's N is too narrow and the blocked convolution wins: bench_cpu_kernels
-// --benchmark_filter=Conv1x1, 1 thread, 232 channels at 7x7 0.032 ms blocked vs 0.047 ms as a
-// GEMM, 116 at 14x14 0.041 ms both). KernelTuning::conv1x1_gemm_min_pixels moves the threshold
-// (for such measurements).
+// oneDNN's blocked format (which cost more than the GEMM itself on small channel counts).
+// The conv's epilogue maps onto the matmul's: bias per output channel is a per-row bias, the
+// residual a full-size addend, the activation the same. Used from 256 pixels per image up
+// (below, the GEMM's N is too narrow and the blocked convolution wins; the measurements are
+// in docs/cpu_runtime.md). KernelTuning::conv1x1_gemm_min_pixels moves the threshold.
 #include <cstdlib>
 #include <optional>
 

@@ -729,11 +729,10 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
       attr.set_post_ops(po);
     }
     const dnnl_md bias_md = fused ? dnnl_md({m}, dt::s32, tag::x) : dnnl_md();
-    // oneDNN 2.6's older AMX int8 convolutions (jit, jit_1x1: not brgemm) are never used. The
-    // jit one sums wrongly on some layers with a source zero point (CpuInt8's candidates test
-    // on a Sapphire Rapids: a 3x1 kernel, 64 input channels, 40 columns, zero point 22 gave
-    // half the outputs off by up to 255) and for dilated windows, and both lost to the VNNI
-    // convolution on nearly every zoo layer measured (mobilenet_v3_small's 1x1s 3-9x).
+    // oneDNN 2.6's older AMX int8 convolutions (jit, jit_1x1: not brgemm) are never used: the
+    // jit one sums some layers with a source zero point and dilated windows wrongly
+    // (CpuInt8.QLinearConvAmxAndVnniCandidatesEqualReference; docs/quantization.md has the
+    // cases), and both are slower than the VNNI convolution.
     auto older_amx = [](const dnnl::convolution_forward::primitive_desc& p) {
       return IsAmxImpl(p) && std::string(p.impl_info_str()).rfind("brg", 0) != 0;
     };
@@ -755,11 +754,10 @@ KernelOr CreateQuantizedInt8Conv(const KernelRequest& req) {
                                         src, w_any, bias_md, dst, strides, dilates, {pad_t, pad_l[1]},
                                         {pad_b, pad_r[1]});
       dnnl::convolution_forward::primitive_desc made(d, attr, ctx.engine);
-      // oneDNN 2.6's AMX int8 convolution (jit:avx512_core_amx_int8) computes dilated windows
-      // wrongly (CpuInt8.QLinearConvEqualsReference on a Sapphire Rapids: dilations [2, 1]
-      // gave outputs off by up to 255), so a dilated layer skips every AMX one. The walk stops
-      // at the first usable implementation: walking on past some (resnet18's 7x7 stem past
-      // jit_int8:avx512_core_vnni) raises SIGFPE inside oneDNN 2.6.
+      // oneDNN 2.6's AMX int8 convolution computes dilated windows wrongly
+      // (CpuInt8.QLinearConvEqualsReference), so a dilated layer skips every AMX one. The walk
+      // stops at the first usable implementation: walking on past some raises SIGFPE inside
+      // oneDNN 2.6 (docs/quantization.md).
       while ((older_amx(made) || (skip_amx && IsAmxImpl(made))) && made.next_impl()) {
       }
       return made;

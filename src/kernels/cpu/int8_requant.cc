@@ -197,9 +197,8 @@ __attribute__((target("avx512f,avx512bw"))) int64_t RunFloatAvx512(const Int8Req
   // (No lambdas here: a lambda does not inherit the target attribute, so what it calls would
   // not be inlined.)
   // Dense rows of 16 to 63 channels (mobilenets' 16, 24, 40, 48): one flat stream (FlatRows),
-  // all of it through the packs (BM_Requant 12544 rows of 16: 40 -> 28 us, 3136 of 24: 18.6
-  // -> 14.4, of 48: 29.4 -> 20.5). Wider rows stay row by row (96 channels measured 10%
-  // slower flat out of L2).
+  // all of it through the packs; wider rows stay row by row (docs/cpu_runtime.md,
+  // "Measurements behind the kernels' rules"; CpuInt8.RequantizationEqualsTheFormulaOnEveryIsa).
   if (row_stride == channels && channels >= 16 && channels < 64) {
     if (channels % 16 == 0) FlatRows<false>(rq, acc + begin * channels, channels, (end - begin) * channels, y8 + begin * channels, bias, lo, hi, zp);
     else FlatRows<true>(rq, acc + begin * channels, channels, (end - begin) * channels, y8 + begin * channels, bias, lo, hi, zp);

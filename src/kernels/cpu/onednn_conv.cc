@@ -150,12 +150,9 @@ StatusOr<ConvSetup> MakeSetup(const KernelRequest& req, bool transpose) {
 
 // Whether Winograd F(2x2 or 4x4, 3x3) should replace the direct convolution: 2-D 3x3,
 // stride 1, no dilation, one group, and enough channels and pixels that its 2-4x fewer
-// multiplies outweigh the transforms and the reorders to and from the blocked format
-// (measured on AVX-512 with oneDNN 2.6: 64 channels at 56x56 1.5x faster, 256 at 14x14
-// 1.8x; bench_cpu_kernels --benchmark_filter=Conv3x3_RowMajor, 1 thread: 96 -> 32 at 64x64
-// 1.22 -> 0.71 ms, 32 -> 32 at 64x64 0.43 -> 0.30 ms, unet_small 5.8 -> 5.0 ms; 16 channels
-// within noise on squeezenet1_1 and unet_small; 7x7 pixels slower). Its error stays near 1e-6
-// relative in f32. KernelTuning::winograd turns it off and winograd_min_channels
+// multiplies outweigh the transforms and the reorders to and from the blocked format: at
+// least 32 input and output channels and 144 output pixels (docs/cpu_runtime.md has the
+// measurements). Its error stays near 1e-6 relative in f32 (CpuConv tests). KernelTuning::winograd turns it off and winograd_min_channels
 // moves the channel threshold (32) for such measurements.
 bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
   if (!req.tuning.winograd || s.transpose || s.strides.size() != 2) return false;

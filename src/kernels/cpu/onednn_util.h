@@ -29,9 +29,8 @@ dnnl_md PlainDesc(const TensorDesc& d);
 // Appends the epilogue activation as eltwise post-ops (nothing for kNone).
 void AppendActivation(dnnl::post_ops& po, const ActivationSpec& a);
 // Whether the own row loop after the primitive beats oneDNN's eltwise post-op for this
-// activation, so that the kernels try it first: SiLU (oneDNN 2.6's swish post-op costs
-// ~0.3 ns per element inside brgconv and brdgmm on a Zen 5, the own loop 0.11 in place
-// after it; efficientnet_b0's 49 SiLU convs 5.18 -> 3.10 ms without the post-op).
+// activation, so that the kernels try it first: SiLU (oneDNN 2.6's swish post-op is slower
+// than the own loop in place after the primitive; docs/cpu_runtime.md).
 bool OwnActivationFaster(const ActivationSpec& a);
 // "relu", "clip(0, 6)", ...: for Describe().
 std::string ActivationWord(const ActivationSpec& a);

@@ -2,7 +2,7 @@
 // Everything between the pragmas is compiled for AVX-512F; Kernels() only hands this table
 // out when the CPU (and the OS, for the zmm state) has it. Besides the width, a 512-bit
 // operation is one scheduler entry where AVX2 needs two, which is what the long dependent
-// chains of exp, sigmoid and erf are limited by (measured on a Zen 4: sigmoid ~2x AVX2).
+// chains of exp, sigmoid and erf are limited by.
 #include <immintrin.h>
 
 #include <cmath>
