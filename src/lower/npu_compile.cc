@@ -1,11 +1,13 @@
 #include "lower/npu_compile.h"
 
+#include <map>
 #include <set>
 
 #include "frontend/onnx/exporter.h"
 #include "memory/liveness.h"
 #include "npu/isa.h"
 #include "lower/npu_layers.h"
+#include "lower/npu_segment.h"
 
 namespace edgec::lower {
 namespace {
@@ -42,7 +44,52 @@ void Boundary(const std::vector<const Node*>& nodes, artifact_io::Segment& s) {
   }
 }
 
-// The NPU program of a node placed on the NPU, with its data, for the tiling chosen.
+// Cache maintenance around an NPU segment on a target whose CPU cache is not coherent: the
+// CPU cleans the lines of every value it wrote for the segment (an input not produced by an
+// NPU node), a barrier, the segment, then it drops the lines of every value it will read (an
+// output with a CPU consumer or a graph output) and a barrier. Guarded by
+// tests/lower/npu_segment_test.cc (dropping the flush gives stale input, wrong output).
+std::vector<artifact_io::HandOver> HandOverSteps(const Graph& g, const NpuSegmentBuild& b, const npu::Target& t,
+                                                 const std::set<const Node*>& on_npu) {
+  std::map<std::string, const Value*> by_name;
+  for (const Value* v : g.inputs()) by_name[v->name()] = v;
+  for (const Node* n : g.nodes())
+    for (const Value* v : n->outputs())
+      if (v) by_name[v->name()] = v;
+  const npu::CacheSpec& c = t.cpu_cache;
+  auto step = [&](artifact_io::HandOverKind kind, const std::string& value, int64_t bytes, bool after) {
+    const int64_t lines = bytes > 0 ? (bytes + c.line_bytes - 1) / c.line_bytes : 0;
+    const double cycles = kind == artifact_io::HandOverKind::kBarrier ? c.barrier_cycles : lines * c.cycles_per_line;
+    return artifact_io::HandOver{kind, value, bytes, cycles, after};
+  };
+  auto bytes_of = [](const Value* v) {
+    int64_t n = 1;
+    for (int64_t d : v->type.dims) n *= d;
+    return n;
+  };
+  std::vector<artifact_io::HandOver> steps;
+  for (const std::string& name : b.inputs) {
+    const Value* v = by_name.count(name) ? by_name[name] : nullptr;
+    if (v && (!v->producer() || !on_npu.count(v->producer())))
+      steps.push_back(step(artifact_io::HandOverKind::kFlush, name, bytes_of(v), false));
+  }
+  if (!steps.empty()) steps.push_back(step(artifact_io::HandOverKind::kBarrier, "", 0, false));
+  bool any_after = false;
+  for (const std::string& name : b.outputs) {
+    const Value* v = by_name.count(name) ? by_name[name] : nullptr;
+    if (!v) continue;
+    bool cpu = v->is_graph_output();
+    for (const auto& u : v->uses()) cpu |= !on_npu.count(u.node);
+    if (!cpu) continue;
+    steps.push_back(step(artifact_io::HandOverKind::kInvalidate, name, bytes_of(v), true));
+    any_after = true;
+  }
+  if (any_after) steps.push_back(step(artifact_io::HandOverKind::kBarrier, "", 0, true));
+  return steps;
+}
+
+}  // namespace
+
 StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const partition::NodePlacement& p) {
   StatusOr<npu::Program> prog = Internal("no lowering");
   if (partition::IsDramView(n)) {
@@ -72,8 +119,6 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
   return prog;
 }
 
-}  // namespace
-
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
                                      const partition::PartitionOptions& o) {
   CompileResult r;
@@ -87,6 +132,9 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) return Internal("{}: cannot serialize the compiled graph", source_model);
   m.graph_onnx.assign(bytes.begin(), bytes.end());
+  std::set<const Node*> on_npu;
+  for (const partition::NodePlacement& p : r.placements)
+    if (p.unit == Unit::kNpu) on_npu.insert(p.node);
   std::vector<const Node*> cpu_run;
   auto flush = [&] {
     if (cpu_run.empty()) return;
@@ -96,26 +144,45 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     m.segments.push_back(std::move(s));
     cpu_run.clear();
   };
+  // Consecutive NPU nodes form one segment: one program, one dispatch (npu_segment.h).
+  std::vector<const partition::NodePlacement*> npu_run;
+  auto flush_npu = [&]() -> Status {
+    if (npu_run.empty()) return Status::Ok();
+    const std::string name = fmt::format("segment {}", m.segments.size());
+    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name));
+    r.listing += fmt::format("; {} on {}: {} node(s)\n{}{}", name, t.name, b.nodes.size(), b.listing,
+                             npu::FormatProgram(b.program));
+    r.sram_summary += fmt::format("{}: {} node(s)\n{}", name, b.nodes.size(),
+                                  npu::FormatSramPlan(b.plan, b.plan_layers, b.plan_tensors));
+    artifact_io::Segment s;
+    s.unit = Unit::kNpu;
+    s.nodes = b.nodes;
+    s.inputs = b.inputs;
+    s.outputs = b.outputs;
+    if (!b.program.instrs.empty()) s.npu = ToData(b.program);  // views alone have no program
+    if (!b.program.instrs.empty() && !t.cpu_cache.coherent) s.hand_over = HandOverSteps(g, b, t, on_npu);
+    for (size_t i = 0; i < b.plan_layers.size(); ++i)
+      s.layer_plan.push_back({b.plan_layers[i].name, b.plan.work_base[i], b.plan_layers[i].work_bytes,
+                              b.plan.occupancy[i], static_cast<bool>(b.plan.prefetch[i])});
+    for (size_t x = 0; x < b.plan_tensors.size(); ++x)
+      s.sram_plan.push_back({b.plan_tensors[x].name, b.plan.tensors[x].in_sram, b.plan.tensors[x].addr,
+                             b.plan_tensors[x].bytes, b.plan_tensors[x].first, b.plan_tensors[x].last,
+                             b.plan.tensors[x].reason});
+    m.segments.push_back(std::move(s));
+    npu_run.clear();
+    return Status::Ok();
+  };
   for (const partition::NodePlacement& p : r.placements) {
     m.placements.push_back({p.node->name(), p.unit, p.reason});
     if (p.unit == Unit::kCpu) {
+      RETURN_IF_ERROR(flush_npu());
       cpu_run.push_back(p.node);
       continue;
     }
     flush();
-    ASSIGN_OR_RETURN(npu::Program prog, LowerNode(*p.node, t, p));
-    r.listing += fmt::format("; {} on {}: {}\n{}", p.node->Label(), t.name, p.plan, npu::FormatProgram(prog));
-    artifact_io::Segment s;
-    s.unit = Unit::kNpu;
-    s.nodes = {p.node->name()};
-    // The data inputs in order: the program's regions "<node>.input", "<node>.input1", ...
-    for (const Value* v : p.node->inputs())
-      if (v && !v->is_constant()) s.inputs.push_back(v->name());
-    for (const Value* v : p.node->outputs())  // regions "<node>.output", "<node>.output1", ...
-      if (v) s.outputs.push_back(v->name());
-    if (!partition::IsDramView(*p.node)) s.npu = ToData(prog);  // a view has no program
-    m.segments.push_back(std::move(s));
+    npu_run.push_back(&p);
   }
+  RETURN_IF_ERROR(flush_npu());
   flush();
   ASSIGN_OR_RETURN(memory::MemoryPlan plan, memory::PlanMemory(g));
   m.arena_bytes = plan.arena_bytes;

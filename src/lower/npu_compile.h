@@ -1,14 +1,15 @@
-// Compiling an integer graph for a target: partition (partition.h), lower every NPU node to
-// one NPU program (one task, the tiler's choice), and assemble the compiled model file's
-// contents (runtime/artifact.h).
+// Compiling an integer graph for a target: partition (partition.h), lower every NPU node
+// (the tiler's choice), assemble each run of consecutive NPU nodes into one NPU segment
+// program (npu_segment.h: one task, the SRAM residency plan), and assemble the compiled
+// model file's contents (runtime/artifact.h).
 //
 // The artifact's graph is the whole integer graph (weights included): the CPU runs its CPU
-// nodes from it, and `edgec run --device cpu` runs every node from it. Each NPU node is one
-// NPU segment whose program reads its inputs from the regions "<node>.input", "<node>.input1",
-// ... and writes "<node>.output" (and "<node>.output1", ... for a Split) of its DRAM image, NHWC
-// int8; weights and requantization parameters are
-// in the image's constant part (dram_init). Consecutive NPU nodes hand their tensors over in
-// DRAM in that layout (no copy); CPU nodes are grouped into maximal CPU segments.
+// nodes from it, and `edgec run --device cpu` runs every node from it. An NPU segment's
+// program reads the values entering the segment from DRAM regions named after them and
+// writes the values leaving it (read by the CPU, a later segment, or graph outputs) to
+// regions named after them, NHWC int8; weights and requantization parameters are in the
+// image's constant part (dram_init); tensors inside the segment stay in SRAM where the plan
+// keeps them. CPU nodes are grouped into maximal CPU segments.
 //
 // The activation memory plan (memory/liveness.h over the graph's order: one arena for every
 // non-constant value, CPU and NPU alike, views sharing their input's buffer) is stored with
@@ -29,7 +30,14 @@ struct CompileResult {
   std::vector<partition::NodePlacement> placements;
   std::string listing;  // the NPU programs as assembly (--emit=asm)
   std::string memory_summary;  // "arena 1.2 MiB (lower bound 1.2 MiB, naive 9.8 MiB), ..."
+  std::string sram_summary;    // each NPU segment's SRAM plan (occupancy per layer, tensors' places)
 };
+
+// The NPU program of one node placed on the NPU, lowered alone (regions "<node>.input", ...,
+// every DMA tagged with its region) for the tiling the partitioner chose; a view: an empty
+// program. The one place a layer kind's lowering is called; segments assemble these
+// (npu_segment.h).
+StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const partition::NodePlacement& p);
 
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
                                      const partition::PartitionOptions& o = {});

@@ -54,7 +54,7 @@ void VisitFields(I& in, F&& f) {
     case Opcode::kDmaLoad:
     case Opcode::kDmaStore:
       f(in.dram_addr); f(in.sram_addr); f(in.row_bytes); f(in.sram_row_bytes); f(in.pad);
-      f(in.ndims);
+      f(in.ndims); f(in.on_chip);
       for (int d = 0; d < in.ndims && d < kMaxDmaDims; ++d) {
         f(in.dims[d].count); f(in.dims[d].dram_stride); f(in.dims[d].sram_stride);
         f(in.dims[d].valid_lo); f(in.dims[d].valid_hi);
@@ -147,7 +147,7 @@ class Reader {
 };
 
 constexpr uint32_t kMagic = 0x504e4445;  // "EDNP"
-constexpr uint32_t kVersion = 2;  // 2: SIGNAL names its target core
+constexpr uint32_t kVersion = 3;  // 2: SIGNAL names its target core; 3: on-chip DMAs, layers
 
 }  // namespace
 
@@ -162,7 +162,7 @@ int64_t Instr::dma_bytes() const {
 }
 
 bool Instr::operator==(const Instr& o) const {
-  if (op != o.op || core != o.core || queue != o.queue) return false;
+  if (op != o.op || core != o.core || queue != o.queue || layer != o.layer) return false;
   std::vector<int64_t> a, b;
   VisitFields(*this, [&](const auto& v) { a.push_back(AsInt(v)); });
   VisitFields(o, [&](const auto& v) { b.push_back(AsInt(v)); });
@@ -183,13 +183,13 @@ std::string FormatInstr(const Instr& in) {
   };
   switch (in.op) {
     case Opcode::kDmaLoad:
-      return head + fmt::format("dram 0x{:x} -> sram 0x{:x}{} row {}B", in.dram_addr, in.sram_addr, dims(),
-                                in.row_bytes) +
+      return head + fmt::format("{} 0x{:x} -> sram 0x{:x}{} row {}B", in.on_chip ? "sram" : "dram", in.dram_addr,
+                                in.sram_addr, dims(), in.row_bytes) +
              (in.sram_row_bytes > in.row_bytes ? fmt::format(" padded to {}B", in.sram_row_bytes) : "") +
              fmt::format(" pad {}", in.pad);
     case Opcode::kDmaStore:
-      return head + fmt::format("sram 0x{:x} -> dram 0x{:x}{} row {}B", in.sram_addr, in.dram_addr, dims(),
-                                in.row_bytes);
+      return head + fmt::format("sram 0x{:x} -> {} 0x{:x}{} row {}B", in.sram_addr, in.on_chip ? "sram" : "dram",
+                                in.dram_addr, dims(), in.row_bytes);
     case Opcode::kMatMul:
       return head + fmt::format("acc 0x{:x} {}= a 0x{:x} [{}x{}] * b 0x{:x} [{}x{}]", in.acc_addr,
                                 in.accumulate ? "+" : "", in.a_addr, in.m, in.k, in.b_addr, in.k, in.n);
@@ -214,9 +214,15 @@ std::string FormatProgram(const Program& p) {
   std::string s;
   for (const DramRegion& r : p.regions)
     s += fmt::format("; dram 0x{:08x} {:>10} B  {}\n", r.addr, r.bytes, r.name);
+  int layer = -1;
   for (const Instr& in : p.instrs) {
     if (in.op == Opcode::kTaskBegin && in.sem >= 0 && in.sem < static_cast<int>(p.task_names.size()))
       s += fmt::format("; task {}: {}\n", in.sem, p.task_names[in.sem]);
+    if (in.layer != layer && in.op != Opcode::kTaskBegin && in.op != Opcode::kTaskEnd &&
+        in.layer < static_cast<int>(p.layer_names.size())) {
+      layer = in.layer;
+      s += fmt::format("; layer {}: {}\n", in.layer, p.layer_names[in.layer]);
+    }
     s += FormatInstr(in);
     s += '\n';
   }
@@ -232,6 +238,8 @@ std::vector<uint8_t> EncodeProgram(const Program& p) {
   w.S(p.dram_bytes);
   w.U(p.task_names.size());
   for (const std::string& n : p.task_names) w.Str(n);
+  w.U(p.layer_names.size());
+  for (const std::string& n : p.layer_names) w.Str(n);
   w.U(p.regions.size());
   for (const DramRegion& r : p.regions) {
     w.Str(r.name);
@@ -245,6 +253,7 @@ std::vector<uint8_t> EncodeProgram(const Program& p) {
     w.U(static_cast<uint8_t>(in.op));
     w.U(in.core);
     w.U(static_cast<uint8_t>(in.queue));
+    w.U(static_cast<uint64_t>(in.layer));
     VisitFields(in, [&](const auto& v) { w.S(AsInt(v)); });
   }
   return w.out;
@@ -268,6 +277,10 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
   for (auto& n : p.task_names)
     if (!r.Str(n)) return bad;
   if (!r.U(u) || u > bytes.size()) return bad;
+  p.layer_names.resize(u);
+  for (auto& n : p.layer_names)
+    if (!r.Str(n)) return bad;
+  if (!r.U(u) || u > bytes.size()) return bad;
   p.regions.resize(u);
   for (auto& reg : p.regions)
     if (!r.Str(reg.name) || !r.S(reg.addr) || !r.S(reg.bytes)) return bad;
@@ -275,10 +288,11 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
   if (!r.U(u) || u > bytes.size()) return bad;
   p.instrs.resize(u);
   for (Instr& in : p.instrs) {
-    uint64_t op, core, queue;
+    uint64_t op, core, queue, layer;
     if (!r.U(op) || op > static_cast<uint64_t>(Opcode::kTaskEnd) || !r.U(core) || core > 255 ||
-        !r.U(queue) || queue >= kNumQueues)
+        !r.U(queue) || queue >= kNumQueues || !r.U(layer) || layer > INT32_MAX)
       return bad;
+    in.layer = static_cast<int32_t>(layer);
     in.op = static_cast<Opcode>(op);
     in.core = static_cast<uint8_t>(core);
     in.queue = static_cast<QueueKind>(queue);

@@ -94,6 +94,14 @@ struct Instr {
   int8_t pad = 0;
   uint8_t ndims = 0;
   DmaDim dims[3];
+  // The far side is the shared SRAM too (dram_addr is an SRAM address): an on-chip copy
+  // between a tensor kept in SRAM by a segment's residency plan and a layer's working tile.
+  // It moves no DRAM byte; it costs setup + bytes / shared_sram.bandwidth_bytes_per_cycle.
+  bool on_chip = false;
+  // Lowering only (not encoded): the index in Program::regions of the region the DMA's
+  // dram_addr points into (its rows may reach outside it into the padding), -1 for none. The
+  // segment assembler (segment.h) relocates each DMA by its region's final location.
+  int16_t region = -1;
 
   // MATMUL: acc[m][n] (+)= a[m][k] * b[k][n]; int8 operands in SRAM, int32 acc.
   // VEC/COPY: src/src2/dst addresses (src is the core's accumulators for kRequantize,
@@ -111,6 +119,10 @@ struct Instr {
   int32_t imm[12] = {};
   // Pool: input tile [in_h][in_w][cols] at src (row = one pixel of cols bytes), window and stride.
   int32_t in_h = 0, in_w = 0, win_h = 0, win_w = 0, stride_h = 0, stride_w = 0;
+
+  // The layer of a segment program this instruction belongs to (index in
+  // Program::layer_names; per-layer statistics), 0 in a one-layer program.
+  int32_t layer = 0;
 
   // SIGNAL / WAIT: semaphore of this core. TASK_BEGIN: task index.
   int32_t sem = 0;
@@ -134,6 +146,7 @@ struct DramRegion {
 struct Program {
   std::vector<Instr> instrs;                // in program order, tasks bracketed
   std::vector<std::string> task_names;      // one per TASK_BEGIN, e.g. "conv1 (QLinearConv)"
+  std::vector<std::string> layer_names;     // a segment's layers (Instr::layer), may be empty
   std::vector<DramRegion> regions;
   int64_t dram_bytes = 0;                   // size of the DRAM image
   std::vector<uint8_t> dram_init;           // constant contents (weights, params); may be shorter

@@ -112,11 +112,12 @@ std::pair<int32_t, int32_t> ValidRange(int64_t base, int64_t stride, int count, 
 // all of them (whole bursts) and fill-only DMAs for the padded columns; otherwise one DMA
 // row per pixel.
 void EmitBandLoad(CoreEmitter& e, const Target& t, int64_t base, int in_h, int in_w, int C, int64_t iy0, int64_t ix0,
-                  int rows, int wp, int c0, int tc, int64_t sram, int8_t pad) {
+                  int rows, int wp, int c0, int tc, int64_t sram, int8_t pad, int16_t region) {
   auto [ylo, yhi] = ValidRange(iy0, 1, rows, in_h);
   auto [xlo, xhi] = ValidRange(ix0, 1, wp, in_w);
   Instr ld{.op = Opcode::kDmaLoad};
   ld.pad = pad;
+  ld.region = region;
   if (tc < C || xhi <= xlo) {
     ld.dram_addr = base + (iy0 * in_w + ix0) * C + c0;
     ld.sram_addr = sram;
@@ -287,6 +288,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
   p.dram_bytes = out_addr + out_bytes;
   p.regions = {{l.name + ".weights", w_addr, w_bytes}, {l.name + ".params", p_addr, p_bytes},
                {l.name + ".input", in_addr, in_bytes}, {l.name + ".output", out_addr, out_bytes}};
+  enum : int16_t { kWeightsRegion, kParamsRegion, kInputRegion, kOutputRegion };
   if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
   if (l.has_data()) {
     if (l.fp16) return InvalidArgument("{}: data given for an fp16 layer (timing only)", where);
@@ -388,6 +390,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
         const int64_t ix0 = int64_t{o.ow0} * l.stride_w + int64_t{s.kw0 + j} * l.dilation_w - l.pad_left;
         Instr in{.op = Opcode::kDmaLoad};
         in.dram_addr = in_addr + (((int64_t{o.b} * IH + iy0) * IW + ix0) * C + s.c0) * es;
+        in.region = kInputRegion;
         in.sram_addr = at + j * s.tc * es;
         in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(s.tc * es);
         in.pad = static_cast<int8_t>(l.x_zero_point);
@@ -413,6 +416,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
       const int32_t rows = static_cast<int32_t>(std::min(per, k - r0));
       Instr in{.op = Opcode::kDmaLoad};
       in.dram_addr = w_addr + ((k0 + r0) * N + n0) * es;
+      in.region = kWeightsRegion;
       in.sram_addr = dst + r0 * nn * es;
       in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(nn * es);
       in.ndims = 1;
@@ -480,6 +484,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
           e.Wait(QueueKind::kLoad, kParamsFree);
           Instr pl{.op = Opcode::kDmaLoad};
           pl.dram_addr = p_addr + int64_t{12} * o.n0;
+          pl.region = kParamsRegion;
           pl.sram_addr = par;
           pl.row_bytes = pl.sram_row_bytes = 12 * o.tn;
           EmitDma(e, t, pl);
@@ -496,6 +501,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
             e.Wait(QueueKind::kLoad, kStreamFree + ss);
             Instr in{.op = Opcode::kDmaLoad};
             in.pad = static_cast<int8_t>(l.x_zero_point);
+            in.region = kInputRegion;
             if (tc == C) {
               // Whole image rows are contiguous: one row per input row, the left padding by a
               // fill-only DMA (no DRAM read) and the right padding on load.
@@ -618,6 +624,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
         e.Wait(QueueKind::kStore, kOutFull);
         Instr st{.op = Opcode::kDmaStore};
         st.dram_addr = out_addr + (((int64_t{o.b} * OH + o.oh0) * OW + o.ow0) * N + o.n0) * es;
+        st.region = kOutputRegion;
         st.sram_addr = obuf;
         st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(o.tn * es);
         st.ndims = 2;
@@ -706,6 +713,8 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   if (binary && l.b_const.empty()) p.regions.push_back({l.name + l.b_region, *b_addr, b_bytes});
   if (const_bytes) p.regions.push_back({l.name + (l.op == VecOp::kLut ? ".table" : ".b"), 0, const_bytes});
   p.regions.push_back({l.name + ".output", *y_addr, l.elements});
+  const int16_t a_region = 0, b_region = 1, y_region = static_cast<int16_t>(p.regions.size() - 1);
+  const int16_t const_region = const_bytes ? y_region - 1 : -1;
   p.cores_used = cores;
   p.semaphores = kNumSems;
   const int64_t chunks = CeilDiv(l.elements, chunk);
@@ -720,6 +729,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
     if (once) {  // ahead of the first chunk's loads, so the chunk's "full" token covers it
       Instr in{.op = Opcode::kDmaLoad};
       in.dram_addr = l.op == VecOp::kLut || !l.b_const.empty() ? 0 : *b_addr;
+      in.region = l.op == VecOp::kLut || !l.b_const.empty() ? const_region : b_region;
       in.sram_addr = once_addr;
       in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(l.op == VecOp::kLut ? 256 : b_bytes);
       e.Add(QueueKind::kLoad, in);
@@ -728,16 +738,17 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
     for (int64_t i = c; i < chunks; i += cores) {
       const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
       const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
-      auto load = [&](int64_t dram, int64_t sram) {
+      auto load = [&](int64_t dram, int64_t sram, int16_t region) {
         Instr in{.op = Opcode::kDmaLoad};
         in.dram_addr = dram + off;
+        in.region = region;
         in.sram_addr = sram;
         in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(n);
         e.Add(QueueKind::kLoad, in);
       };
       e.Wait(QueueKind::kLoad, kStreamFree);
-      load(*a_addr, sa);
-      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb);
+      load(*a_addr, sa, a_region);
+      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region);
       e.Signal(QueueKind::kLoad, kStreamFull);
       e.Wait(QueueKind::kVector, kStreamFull);
       e.Wait(QueueKind::kVector, kOutFree);
@@ -764,6 +775,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       e.Wait(QueueKind::kStore, kOutFull);
       Instr st{.op = Opcode::kDmaStore};
       st.dram_addr = *y_addr + off;
+      st.region = y_region;
       st.sram_addr = sy;
       st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(n);
       e.Add(QueueKind::kStore, st);
@@ -829,6 +841,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
   p.dram_bytes = out_addr + out_bytes;
   p.regions = {{w.name + ".input", in_addr, in_bytes}, {w.name + ".output", out_addr, out_bytes}};
   if (w.params_bytes) p.regions.insert(p.regions.begin(), {w.name + ".params", 0, par_bytes});
+  const int16_t in_region = w.params_bytes ? 1 : 0, out_region = in_region + 1;
   if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
   if (w.fill_params) {
     p.dram_init.assign(par_bytes, 0);
@@ -858,10 +871,11 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
       const int64_t iy0 = int64_t{oh0} * w.stride_h - w.pad_top, ix0 = -w.pad_left;
       e.Wait(QueueKind::kLoad, kStreamFree);
       EmitBandLoad(e, t, in_addr + int64_t{b} * w.in_h * w.in_w * C, w.in_h, w.in_w, C, iy0, ix0, rows, wp, c0, tc, sin,
-                   w.pad);
+                   w.pad, in_region);
       if (w.params_bytes) {
         Instr lp{.op = Opcode::kDmaLoad};
         lp.dram_addr = block[ct];
+        lp.region = 0;
         lp.sram_addr = spar;
         lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(w.params_bytes(tc));
         EmitDma(e, t, lp);
@@ -890,6 +904,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
       e.Wait(QueueKind::kStore, kOutFull);
       Instr st{.op = Opcode::kDmaStore};
       st.dram_addr = out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0;
+      st.region = out_region;
       st.sram_addr = sout;
       st.row_bytes = st.sram_row_bytes = tc;
       st.ndims = 1;

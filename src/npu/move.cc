@@ -241,8 +241,12 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
       int64_t off = 0;
       for (size_t ui = tiles[ti].first; ui < tiles[ti].second; ++ui) {
         const Unit& u = units[ui];
-        add(ld, QueueKind::kLoad, UnitDma(u, true, in_addr[u.input], base + off));
-        add(st, QueueKind::kStore, UnitDma(u, false, out_addr[u.output], base + off));
+        Instr lu = UnitDma(u, true, in_addr[u.input], base + off);
+        lu.region = static_cast<int16_t>(u.input);
+        Instr su = UnitDma(u, false, out_addr[u.output], base + off);
+        su.region = static_cast<int16_t>(in_addr.size() + u.output);
+        add(ld, QueueKind::kLoad, lu);
+        add(st, QueueKind::kStore, su);
         off += u.bytes();
       }
       add(ld, QueueKind::kLoad, Instr{.op = Opcode::kSignal, .sem = kFull});

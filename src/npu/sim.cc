@@ -38,12 +38,21 @@ int64_t WindowElements(const Instr& in) {
   return oh * ow * in.cols * in.win_h * in.win_w;
 }
 
+}  // namespace
+
 int64_t SramEnd(const Instr& in) {
   switch (in.op) {
     case Opcode::kDmaLoad:
     case Opcode::kDmaStore: {
       int64_t end = in.sram_addr + std::max(in.row_bytes, in.sram_row_bytes);
       for (int d = 0; d < in.ndims; ++d) end += int64_t{in.dims[d].count - 1} * in.dims[d].sram_stride;
+      if (in.on_chip) {  // the far side: the rows in the valid box
+        int64_t far = in.dram_addr + in.row_bytes;
+        for (int d = 0; d < in.ndims; ++d)
+          if (in.dims[d].valid_hi > in.dims[d].valid_lo)
+            far += int64_t{in.dims[d].valid_hi - 1} * in.dims[d].dram_stride;
+        end = std::max(end, far);
+      }
       return end;
     }
     case Opcode::kMatMul:
@@ -69,7 +78,11 @@ int64_t SramEnd(const Instr& in) {
   }
 }
 
-}  // namespace
+int64_t SramFootprint(const Program& p) {
+  int64_t end = 0;
+  for (const Instr& in : p.instrs) end = std::max(end, SramEnd(in));
+  return end;
+}
 
 double MatMulCycles(const Target& t, int64_t m, int64_t k, int64_t n, bool fp16) {
   const int64_t r = t.ai_cores.mac_rows, c = t.ai_cores.mac_cols;
@@ -94,11 +107,14 @@ double VecCycles(const Target& t, const Instr& in) {
 }
 
 int64_t BurstBytes(const Target& t, const Instr& dma) {
+  if (dma.on_chip) return 0;
   const int64_t rows = dma.row_bytes ? dma.dma_bytes() / dma.row_bytes : 0;
   return rows * CeilDiv(dma.row_bytes, t.dram.burst_bytes) * t.dram.burst_bytes;
 }
 
 double DmaCycles(const Target& t, const Instr& dma) {
+  if (dma.on_chip)
+    return t.dma.setup_cycles + static_cast<double>(dma.dma_bytes()) / t.shared_sram.bandwidth_bytes_per_cycle;
   const int latency = dma.op == Opcode::kDmaLoad ? t.dram.read_latency_cycles : t.dram.write_latency_cycles;
   return t.dma.setup_cycles + latency + BurstBytes(t, dma) / t.dram_bytes_per_cycle();
 }
@@ -119,6 +135,7 @@ void Stats::Add(const Stats& o) {
   dram_read += o.dram_read;
   dram_written += o.dram_written;
   dram_burst_bytes += o.dram_burst_bytes;
+  onchip_bytes += o.onchip_bytes;
   sram_peak = std::max(sram_peak, o.sram_peak);
   instructions += o.instructions;
   dmas += o.dmas;
@@ -190,6 +207,7 @@ class TaskSim {
     double blocked_since = -1;
     double effect_start = 0;
     std::string blocked_cause;
+    int blocked_layer = 0;
     Effect effect;
   };
   struct ActiveDma {
@@ -199,31 +217,44 @@ class TaskSim {
   };
 
   void Account(const Instr& in) {
-    stats_.instructions++;
-    stats_.sram_peak = std::max(stats_.sram_peak, SramEnd(in));
+    AccountInto(stats_, in);
+    AccountInto(Layer(in).stats, in);
+  }
+  LayerSpan& Layer(const Instr& in) {
+    auto& layers = result_->layers;
+    if (in.layer >= static_cast<int>(layers.size())) layers.resize(in.layer + 1);
+    return layers[in.layer];
+  }
+  void AccountInto(Stats& st, const Instr& in) {
+    st.instructions++;
+    st.sram_peak = std::max(st.sram_peak, SramEnd(in));
     switch (in.op) {
       case Opcode::kDmaLoad:
       case Opcode::kDmaStore:
-        stats_.dmas++;
-        (in.op == Opcode::kDmaLoad ? stats_.dram_read : stats_.dram_written) += in.dma_bytes();
-        stats_.dram_burst_bytes += BurstBytes(t_, in);
+        st.dmas++;
+        if (in.on_chip) {
+          st.onchip_bytes += in.dma_bytes();
+          break;
+        }
+        (in.op == Opcode::kDmaLoad ? st.dram_read : st.dram_written) += in.dma_bytes();
+        st.dram_burst_bytes += BurstBytes(t_, in);
         break;
       case Opcode::kMatMul:
-        stats_.matmuls++;
-        stats_.macs += in.macs();
-        stats_.mapped_macs += MappedMacs(t_, in.m, in.k, in.n);
+        st.matmuls++;
+        st.macs += in.macs();
+        st.mapped_macs += MappedMacs(t_, in.m, in.k, in.n);
         break;
       case Opcode::kVec:
-        stats_.vecs++;
+        st.vecs++;
         if (in.vec == VecOp::kDwConv) {  // MACs on the lanes: a partial lane group still costs a full one
-          stats_.macs += WindowElements(in);
-          stats_.mapped_macs += WindowElements(in) / std::max(in.cols, 1) *
-                                CeilDiv(in.cols, t_.vector_cores.lanes) * t_.vector_cores.lanes;
+          st.macs += WindowElements(in);
+          st.mapped_macs += WindowElements(in) / std::max(in.cols, 1) *
+                            CeilDiv(in.cols, t_.vector_cores.lanes) * t_.vector_cores.lanes;
         }
         break;
       case Opcode::kCopy:
-        stats_.copies++;
-        stats_.copy_bytes += int64_t{in.rows} * in.cols;
+        st.copies++;
+        st.copy_bytes += int64_t{in.rows} * in.cols;
         break;
       default: break;
     }
@@ -248,16 +279,21 @@ class TaskSim {
 
   // `cause` names the stall; a token wait is named after its queue (built only when the
   // stall begins: TryStart runs for every attempt).
-  void Block(Queue& q, const char* cause, const Instr* waiting = nullptr) {
+  void Block(Queue& q, const char* cause, const Instr& in, bool token = false) {
     if (q.blocked_since < 0) {
       q.blocked_since = now_;
-      q.blocked_cause = waiting ? std::string(QueueName(waiting->queue)) + cause : cause;
+      q.blocked_cause = token ? std::string(QueueName(in.queue)) + cause : cause;
+      q.blocked_layer = in.layer;
     }
   }
   void Unblock(Queue& q) {
     if (q.blocked_since >= 0) {
       const double d = now_ - q.blocked_since;
-      if (d > kEps) stats_.stalls[q.blocked_cause] += d;
+      if (d > kEps) {
+        stats_.stalls[q.blocked_cause] += d;
+        if (q.blocked_layer < static_cast<int>(result_->layers.size()))
+          result_->layers[q.blocked_layer].stats.stalls[q.blocked_cause] += d;
+      }
       q.blocked_since = -1;
     }
   }
@@ -286,7 +322,7 @@ class TaskSim {
     switch (in.op) {
       case Opcode::kWait: {
         if (TokensReady(in) > now_ + kEps) {
-          Block(q, " waits on a token", &in);
+          Block(q, " waits on a token", in, true);
           return false;
         }
         auto& tk = Tokens(in);
@@ -314,7 +350,7 @@ class TaskSim {
       case Opcode::kCopy: {
         double& busy = vec_busy_[in.core % t_.vector_cores.count];
         if (busy > now_ + kEps) {
-          Block(q, "vector core busy");
+          Block(q, "vector core busy", in);
           return false;
         }
         RETURN_IF_ERROR(Begin(q, idx, in));
@@ -326,15 +362,19 @@ class TaskSim {
       case Opcode::kDmaLoad:
       case Opcode::kDmaStore: {
         if (dma_active_[in.core] >= t_.dma.engines) {
-          Block(q, "dma engine busy");
+          Block(q, "dma engine busy", in);
           return false;
         }
         RETURN_IF_ERROR(Begin(q, idx, in));
         dma_active_[in.core]++;
-        const int latency = in.op == Opcode::kDmaLoad ? t_.dram.read_latency_cycles : t_.dram.write_latency_cycles;
-        const double bytes = static_cast<double>(BurstBytes(t_, in));
-        dmas_.push_back({static_cast<int>(qi), now_ + t_.dma.setup_cycles + latency, bytes,
-                         bytes / t_.dram_bytes_per_cycle()});
+        if (in.on_chip) {  // no DRAM transfer: done after its own cost
+          dmas_.push_back({static_cast<int>(qi), now_ + DmaCycles(t_, in), 0, 0});
+        } else {
+          const int latency = in.op == Opcode::kDmaLoad ? t_.dram.read_latency_cycles : t_.dram.write_latency_cycles;
+          const double bytes = static_cast<double>(BurstBytes(t_, in));
+          dmas_.push_back({static_cast<int>(qi), now_ + t_.dma.setup_cycles + latency, bytes,
+                           bytes / t_.dram_bytes_per_cycle()});
+        }
         q.running = true;
         q.dma = true;
         q.end = now_;  // start time until it completes
@@ -362,10 +402,15 @@ class TaskSim {
     q.end = now_ + cycles;
     q.effect_start = now_;
     stats_.busy[static_cast<int>(in.queue)] += cycles;
+    Layer(in).stats.busy[static_cast<int>(in.queue)] += cycles;
   }
 
   void Finish(Queue& q, double start) {
     const int idx = q.list[q.next];
+    LayerSpan& span = Layer(p_.instrs[idx]);
+    span.start = span.ran ? std::min(span.start, start) : start;
+    span.end = span.ran ? std::max(span.end, now_) : now_;
+    span.ran = true;
     if (opt_.functional) CommitEffect(q.effect, *mem_);
     q.effect = Effect{};
     Trace(idx, start, now_);
@@ -386,8 +431,12 @@ class TaskSim {
         Queue& q = queues_[d.queue];
         const Instr& in = p_.instrs[q.list[q.next]];
         const double contention = (now_ - d.transfer_start) - d.ideal;
-        if (contention > kEps) stats_.stalls["dram contention"] += contention;
+        if (contention > kEps) {
+          stats_.stalls["dram contention"] += contention;
+          Layer(in).stats.stalls["dram contention"] += contention;
+        }
         stats_.busy[static_cast<int>(in.queue)] += now_ - q.end;
+        Layer(in).stats.busy[static_cast<int>(in.queue)] += now_ - q.end;
         dma_active_[in.core]--;
         Finish(q, q.end);
         dmas_.erase(dmas_.begin() + i);
@@ -455,6 +504,7 @@ StatusOr<SimResult> Simulate(const Program& p, const Target& t, const SimOptions
     r.total.Add(s);
     i = j;
   }
+  for (LayerSpan& l : r.layers) l.stats.cycles = l.ran ? l.end - l.start : 0;
   return r;
 }
 

@@ -6,7 +6,8 @@
 // has a free DMA engine. Costs:
 //   MATMUL  ceil(k/R) * ceil(n/C) * (2R + C + m - 2) / int8_rate      (fill and drain included;
 //           weight-stationary; output-stationary: ceil(m/R) * ceil(n/C) * (R + C + k - 2))
-//   DMA     setup + latency + burst_bytes_moved / (share of DRAM bandwidth)
+//   DMA     setup + latency + burst_bytes_moved / (share of DRAM bandwidth);
+//           on-chip (SRAM <-> SRAM): setup + bytes / shared_sram.bandwidth_bytes_per_cycle
 //   VEC     pipeline_latency + ceil(elements / lanes) * cycles_per_element(op)
 //   SIGNAL  visible to WAITs token_latency cycles later
 // DRAM bandwidth is shared equally between the DMA transfers active at each moment
@@ -37,6 +38,9 @@ int64_t BurstBytes(const Target& t, const Instr& dma);  // bytes the bursts move
 double DmaCycles(const Target& t, const Instr& dma);
 // Array slots used by a MATMUL: ceil(k/R)*R * ceil(n/C)*C * m (mapping efficiency's denominator).
 int64_t MappedMacs(const Target& t, int64_t m, int64_t k, int64_t n);
+// One past the highest shared-SRAM byte an instruction (or a program) touches.
+int64_t SramEnd(const Instr& in);
+int64_t SramFootprint(const Program& p);
 
 struct Stats {
   double cycles = 0;
@@ -44,6 +48,7 @@ struct Stats {
   int64_t mapped_macs = 0;
   int64_t dram_read = 0, dram_written = 0;  // useful bytes
   int64_t dram_burst_bytes = 0;             // bytes the bursts moved
+  int64_t onchip_bytes = 0;                 // bytes on-chip DMAs copied SRAM <-> SRAM
   int64_t sram_peak = 0;                    // highest SRAM byte any instruction touches
   int64_t instructions = 0, dmas = 0, matmuls = 0, vecs = 0, copies = 0, copy_bytes = 0;
   double compute_cycles = 0;                // sum of MATMUL busy cycles (all cores)
@@ -72,9 +77,19 @@ struct TraceEvent {
   double start = 0, end = 0;
 };
 
+// One layer of a segment program (Instr::layer): its instructions' statistics, and the span
+// from the first start to the last end of its instructions that do work (not SIGNAL/WAIT),
+// which is its `cycles` (layers may overlap in time, so they do not add up to the task).
+struct LayerSpan {
+  Stats stats;
+  double start = 0, end = 0;
+  bool ran = false;
+};
+
 struct SimResult {
   Stats total;
   std::vector<Stats> tasks;  // one per task, in program order
+  std::vector<LayerSpan> layers;  // one per layer index used (max Instr::layer + 1)
   std::vector<TraceEvent> trace;
 };
 

@@ -55,7 +55,8 @@ quant::FixedPointMultiplier Mult(int32_t m, int32_t s) { return {m, static_cast<
 StatusOr<Effect> Dma(const Instr& in, const Memories& mem) {
   const bool load = in.op == Opcode::kDmaLoad;
   Effect e;
-  e.space = load ? Space::kSram : Space::kDram;
+  const Space far = in.on_chip ? Space::kSram : Space::kDram;  // the side dram_addr addresses
+  e.space = load ? Space::kSram : far;
   const DmaDim one{};
   const DmaDim& d0 = in.ndims >= 1 ? in.dims[0] : one;
   const DmaDim& d1 = in.ndims >= 2 ? in.dims[1] : one;
@@ -71,7 +72,7 @@ StatusOr<Effect> Dma(const Instr& in, const Memories& mem) {
         if (!valid && !load) continue;  // a store skips rows outside the valid box
         WriteChunk c{load ? sram : dram, std::vector<uint8_t>(width, static_cast<uint8_t>(in.pad))};
         if (valid) {
-          const Space from = load ? Space::kDram : Space::kSram;
+          const Space from = load ? far : Space::kSram;
           const int64_t src = load ? dram : sram;
           RETURN_IF_ERROR(Check(mem, from, 0, src, in.row_bytes, "DMA source row"));
           const auto& b = Bytes(mem, from, 0);

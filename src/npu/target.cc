@@ -131,6 +131,7 @@ const char* kDefaultJson = R"JSON({
   "dram": {"bandwidth_bytes_per_s": 30e9, "read_latency_cycles": 500, "write_latency_cycles": 500,
            "burst_bytes": 128},
   "dma": {"engines": 2, "setup_cycles": 32, "max_dims": 3, "pad_on_load": true},
+  "cpu_cache": {"coherent": false, "line_bytes": 64, "cycles_per_line": 2, "barrier_cycles": 200},
   "dispatch_overhead_cycles": 1000,
   "token_latency_cycles": 2,
   "native_layout": "NHWC",
@@ -238,6 +239,15 @@ StatusOr<Target> ParseTarget(const json& j, const std::string& source) {
     r.Bool("pad_on_load", d.pad_on_load);
     r.Finish();
   }
+  if (const json* f = top.Field("cpu_cache")) {
+    ObjectReader r(*f, "cpu_cache", source, &err);
+    CacheSpec& c = t.cpu_cache;
+    r.Bool("coherent", c.coherent);
+    r.Int("line_bytes", c.line_bytes, 1, 1 << 16);
+    r.Real("cycles_per_line", c.cycles_per_line, -1e-300);
+    r.Int("barrier_cycles", c.barrier_cycles, 0);
+    r.Finish();
+  }
   top.Int("dispatch_overhead_cycles", t.dispatch_overhead_cycles, 0);
   top.Int("token_latency_cycles", t.token_latency_cycles, 0);
   top.String("native_layout", t.native_layout);
@@ -300,6 +310,11 @@ json TargetToJson(const Target& t) {
         {"setup_cycles", t.dma.setup_cycles},
         {"max_dims", t.dma.max_dims},
         {"pad_on_load", t.dma.pad_on_load}}},
+      {"cpu_cache",
+       {{"coherent", t.cpu_cache.coherent},
+        {"line_bytes", t.cpu_cache.line_bytes},
+        {"cycles_per_line", t.cpu_cache.cycles_per_line},
+        {"barrier_cycles", t.cpu_cache.barrier_cycles}}},
       {"dispatch_overhead_cycles", t.dispatch_overhead_cycles},
       {"token_latency_cycles", t.token_latency_cycles},
       {"native_layout", t.native_layout},

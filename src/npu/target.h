@@ -66,6 +66,17 @@ struct DmaSpec {
   bool pad_on_load = false;  // loads can fill out-of-bounds rows / channel padding
 };
 
+// The CPU's data cache at a CPU <-> NPU hand-over. Not coherent: the CPU flushes (cleans)
+// the lines of a buffer it wrote before the NPU reads it and invalidates the lines of a
+// buffer before it reads what the NPU wrote, each line costing cycles_per_line (NPU clock
+// cycles), plus a barrier per hand-over; coherent: no maintenance steps at all.
+struct CacheSpec {
+  bool coherent = false;
+  int line_bytes = 64;
+  double cycles_per_line = 0;
+  int barrier_cycles = 0;
+};
+
 struct Target {
   std::string name;
   std::string description;
@@ -75,6 +86,7 @@ struct Target {
   SramSpec shared_sram;
   DramSpec dram;
   DmaSpec dma;
+  CacheSpec cpu_cache;
   int dispatch_overhead_cycles = 0;  // the task queue's cost per TASK_BEGIN
   int token_latency_cycles = 0;      // a SIGNAL is visible to its WAIT after this long
   std::string native_layout;         // "NHWC"

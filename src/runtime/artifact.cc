@@ -20,6 +20,15 @@ namespace fb = edgec::artifact;
 
 const char* UnitName(Unit u) { return u == Unit::kNpu ? "npu" : "cpu"; }
 
+const char* HandOverName(HandOverKind k) {
+  switch (k) {
+    case HandOverKind::kFlush: return "flush";
+    case HandOverKind::kInvalidate: return "invalidate";
+    case HandOverKind::kBarrier: return "barrier";
+  }
+  return "?";
+}
+
 namespace {
 
 // The file is the FlatBuffer followed by a trailer: "EDGCSUM1" and the CRC-32 of the buffer
@@ -82,8 +91,21 @@ Status WriteArtifact(const std::string& path, const CompiledModel& m) {
                                  b.CreateVector(regions), s.npu.dram_bytes, init, s.npu.cores_used,
                                  s.npu.semaphores);
     }
+    std::vector<flatbuffers::Offset<fb::LayerSram>> layers;
+    for (const LayerSram& l : s.layer_plan)
+      layers.push_back(fb::CreateLayerSram(b, b.CreateString(l.layer), l.work_addr, l.work_bytes, l.occupancy,
+                                           l.prefetch));
+    std::vector<flatbuffers::Offset<fb::TensorSram>> tensors;
+    for (const TensorSram& x : s.sram_plan)
+      tensors.push_back(fb::CreateTensorSram(b, b.CreateString(x.value), x.in_sram, x.addr, x.bytes, x.first, x.last,
+                                             b.CreateString(x.reason)));
+    std::vector<flatbuffers::Offset<fb::HandOver>> steps;
+    for (const HandOver& h : s.hand_over)
+      steps.push_back(fb::CreateHandOver(b, static_cast<fb::HandOverKind>(h.kind), b.CreateString(h.value), h.bytes,
+                                         h.cycles, h.after));
     segments.push_back(fb::CreateSegment(b, static_cast<fb::Unit>(s.unit), Strings(b, s.nodes), Strings(b, s.inputs),
-                                         Strings(b, s.outputs), npu));
+                                         Strings(b, s.outputs), npu, b.CreateVector(layers), b.CreateVector(tensors),
+                                         b.CreateVector(steps)));
   }
   std::vector<flatbuffers::Offset<fb::Placement>> placements;
   for (const Placement& p : m.placements) {
@@ -203,6 +225,19 @@ CompiledModel MappedArtifact::Metadata() const {
         seg.npu.cores_used = p->cores_used();
         seg.npu.semaphores = p->semaphores();
       }
+      if (s->layer_sram())
+        for (const fb::LayerSram* l : *s->layer_sram())
+          seg.layer_plan.push_back({Str(l->layer()), l->work_addr(), l->work_bytes(), l->occupancy(), l->prefetch()});
+      if (s->tensor_sram())
+        for (const fb::TensorSram* x : *s->tensor_sram())
+          seg.sram_plan.push_back({Str(x->value()), x->in_sram(), x->addr(), x->bytes(), x->first(), x->last(),
+                                   Str(x->reason())});
+      if (s->hand_over())
+        for (const fb::HandOver* h : *s->hand_over()) {
+          if (h->kind() > fb::HandOverKind_MAX) continue;
+          seg.hand_over.push_back({static_cast<HandOverKind>(h->kind()), Str(h->value()), h->bytes(), h->cycles(),
+                                   h->after()});
+        }
       m.segments.push_back(std::move(seg));
     }
   }

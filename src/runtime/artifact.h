@@ -20,7 +20,7 @@
 
 namespace edgec::artifact_io {
 
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: one program per NPU segment, SRAM plan, hand-over steps
 
 enum class Unit : uint8_t { kCpu = 0, kNpu = 1 };
 const char* UnitName(Unit u);  // "cpu" / "npu"
@@ -40,10 +40,38 @@ struct NpuProgramData {
   int semaphores = 0;
 };
 
+struct LayerSram {
+  std::string layer;
+  int64_t work_addr = 0, work_bytes = 0, occupancy = 0;
+  bool prefetch = false;
+};
+
+struct TensorSram {
+  std::string value;
+  bool in_sram = false;
+  int64_t addr = 0, bytes = 0;
+  int first = -1, last = -1;
+  std::string reason;
+};
+
+enum class HandOverKind : uint8_t { kFlush = 0, kInvalidate = 1, kBarrier = 2 };
+const char* HandOverName(HandOverKind k);  // "flush", "invalidate", "barrier"
+
+struct HandOver {
+  HandOverKind kind = HandOverKind::kBarrier;
+  std::string value;  // flush / invalidate: the value whose cache lines it cleans or drops
+  int64_t bytes = 0;
+  double cycles = 0;
+  bool after = false;  // false: before the segment runs, true: after it
+};
+
 struct Segment {
   Unit unit = Unit::kCpu;
   std::vector<std::string> nodes, inputs, outputs;
   NpuProgramData npu;  // unit == kNpu
+  std::vector<LayerSram> layer_plan;   // unit == kNpu: the SRAM plan (npu/sram_plan.h)
+  std::vector<TensorSram> sram_plan;
+  std::vector<HandOver> hand_over;     // unit == kNpu: cache maintenance steps, in order
 };
 
 struct Placement {

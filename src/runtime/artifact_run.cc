@@ -10,6 +10,7 @@
 #include "lower/npu_layers.h"
 #include "partition/partition.h"
 #include "quant/fixed_point.h"
+#include "runtime/cpu_cache.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec {
@@ -110,12 +111,12 @@ StatusOr<std::vector<Tensor>> CpuInt8(const Node& n, const std::vector<const Ten
   return result;
 }
 
-const artifact_io::Region* FindRegion(const artifact_io::NpuProgramData& d, const std::string& suffix) {
+const artifact_io::Region* RegionNamed(const artifact_io::NpuProgramData& d, const std::string& name) {
   for (const auto& r : d.regions)
-    if (r.name.size() >= suffix.size() && r.name.compare(r.name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return &r;
+    if (r.name == name) return &r;
   return nullptr;
 }
+
 
 }  // namespace
 
@@ -164,7 +165,140 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
     r.copy_bytes += lr.copy_bytes;
     return s;
   };
+  // Values by name (the segment's boundary values).
+  std::unordered_map<std::string, const Value*> value_of;
+  for (const Value* v : a.graph.inputs()) value_of[v->name()] = v;
+  for (const Node* n : a.graph.nodes())
+    for (const Value* v : n->outputs())
+      if (v) value_of[v->name()] = v;
+  auto cpu_reads = [&](const Value* y) {
+    bool cpu = y->is_graph_output();
+    for (const auto& u : y->uses()) cpu |= !npu_segment.count(u.node->name());
+    return cpu;
+  };
+  // One NPU segment program, run whole when its first node comes up (npu-sim).
+  struct SegmentRun {
+    npu::SimResult sim;
+    std::unordered_map<std::string, int> layer_of;  // node -> layer index
+    int copies = 0;
+    int64_t copy_bytes = 0;
+    bool counted = false;  // its copies and totals went into the first node's row
+  };
+  std::unordered_map<size_t, SegmentRun> seg_runs;
+  auto run_segment = [&](size_t si) -> Status {
+    const artifact_io::Segment& s = a.meta.segments[si];
+    const artifact_io::NpuProgramData& d = s.npu;
+    SegmentRun sr;
+    ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(d.instructions));
+    p.dram_bytes = d.dram_bytes;
+    p.cores_used = d.cores_used;
+    p.semaphores = d.semaphores;
+    p.task_names = d.task_names;
+    const auto init = a.file->npu_dram_init(si);
+    if (static_cast<int64_t>(init.size()) > d.dram_bytes)
+      return InvalidArgument("{}: NPU segment {}: constants outside its DRAM image", path, si);
+    std::vector<uint8_t> dram(d.dram_bytes, 0);
+    std::memcpy(dram.data(), init.data(), init.size());
+    CpuCache cache(&dram, t.cpu_cache.line_bytes, t.cpu_cache.coherent);
+    auto region_of = [&](const std::string& name) -> StatusOr<const artifact_io::Region*> {
+      const artifact_io::Region* r = RegionNamed(d, name);
+      if (!r || r->addr < 0 || r->addr + r->bytes > d.dram_bytes)
+        return InvalidArgument("{}: NPU segment {} has no DRAM region for '{}'", path, si, name);
+      return r;
+    };
+    for (const std::string& name : s.inputs) {
+      ASSIGN_OR_RETURN(const artifact_io::Region* reg, region_of(name));
+      auto resident = in_dram.find(name);
+      std::vector<uint8_t> staged;
+      if (resident != in_dram.end()) {  // an earlier NPU segment's output: already in DRAM
+        staged = resident->second;
+        if (static_cast<int64_t>(staged.size()) != reg->bytes)
+          return InvalidArgument("{}: input '{}' has {} bytes, the NPU region {}", path, name, staged.size(), reg->bytes);
+        std::memcpy(dram.data() + reg->addr, staged.data(), staged.size());
+        continue;
+      }
+      auto it = env.find(name);
+      if (it == env.end()) return Internal("{}: NPU segment {}: input '{}' was not computed", path, si, name);
+      staged = ToNpu(it->second);  // the CPU's copy: layout change and shift, through its cache
+      if (static_cast<int64_t>(staged.size()) != reg->bytes)
+        return InvalidArgument("{}: input '{}' has {} bytes, the NPU region {}", path, name, staged.size(), reg->bytes);
+      cache.Write(reg->addr, staged.data(), reg->bytes);
+      ++sr.copies;
+      sr.copy_bytes += Bytes(it->second);
+    }
+    auto hand_over = [&](bool after) -> Status {
+      for (const artifact_io::HandOver& h : s.hand_over) {
+        if (h.after != after) continue;
+        r.cache_s += h.cycles / t.clock_hz;
+        ++r.cache_steps[static_cast<int>(h.kind)];
+        if (h.kind == artifact_io::HandOverKind::kBarrier) continue;
+        ASSIGN_OR_RETURN(const artifact_io::Region* reg, region_of(h.value));
+        if (h.kind == artifact_io::HandOverKind::kFlush) cache.Flush(reg->addr, reg->bytes);
+        else cache.Invalidate(reg->addr, reg->bytes);
+      }
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(hand_over(false));
+    npu::SimOptions so;
+    so.functional = true;
+    so.dram = &dram;
+    auto sim = npu::Simulate(p, t, so);
+    if (!sim.ok()) return sim.status().WithContext(fmt::format("{}: NPU segment {}", path, si));
+    RETURN_IF_ERROR(hand_over(true));
+    sr.sim = std::move(*sim);
+    for (size_t i = 0; i < p.layer_names.size(); ++i) sr.layer_of[p.layer_names[i]] = static_cast<int>(i);
+    for (const std::string& name : s.outputs) {
+      ASSIGN_OR_RETURN(const artifact_io::Region* reg, region_of(name));
+      auto vit = value_of.find(name);
+      if (vit == value_of.end()) return InvalidArgument("{}: NPU segment {}: unknown output '{}'", path, si, name);
+      const Value* y = vit->second;
+      std::vector<uint8_t> yb(reg->bytes);
+      const bool cpu = cpu_reads(y);
+      if (cpu) cache.Read(reg->addr, yb.data(), reg->bytes);  // the CPU reads through its cache
+      else std::memcpy(yb.data(), dram.data() + reg->addr, reg->bytes);
+      ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
+      if (cpu) {
+        ++sr.copies;
+        sr.copy_bytes += Bytes(yt);
+      }
+      in_dram[name] = std::move(yb);
+      env[name] = std::move(yt);
+    }
+    r.npu_total.Add(sr.sim.total);
+    r.npu_s += sr.sim.total.cycles / t.clock_hz;
+    r.npu_const_bytes += static_cast<int64_t>(init.size());
+    for (const std::string& name : s.inputs)
+      if (auto reg = RegionNamed(d, name)) r.npu_io_bytes += reg->bytes;
+    for (const std::string& name : s.outputs)
+      if (auto reg = RegionNamed(d, name)) r.npu_io_bytes += reg->bytes;
+    seg_runs[si] = std::move(sr);
+    return Status::Ok();
+  };
   for (const Node* n : a.graph.nodes()) {
+    if (auto seg = npu_segment.find(n->name()); seg != npu_segment.end() && device == ArtifactDevice::kNpuSim &&
+                                                 !a.meta.segments[seg->second].npu.instructions.empty()) {
+      if (!seg_runs.count(seg->second)) RETURN_IF_ERROR(run_segment(seg->second));
+      SegmentRun& sr = seg_runs[seg->second];
+      LayerRun lr;
+      lr.node = n->name();
+      lr.op = std::string(OpName(n->op()));
+      lr.macs = lower::MacsOf(*n);
+      lr.unit = Unit::kNpu;
+      lr.simulated = true;
+      auto li = sr.layer_of.find(n->name());
+      if (li != sr.layer_of.end() && li->second < static_cast<int>(sr.sim.layers.size())) {
+        lr.stats = sr.sim.layers[li->second].stats;
+        lr.start_cycle = sr.sim.layers[li->second].start;
+      }
+      if (!sr.counted) {  // the segment's copies on its first row
+        sr.counted = true;
+        lr.copies = sr.copies;
+        lr.copy_bytes = sr.copy_bytes;
+      }
+      lr.seconds = lr.stats.cycles / t.clock_hz + settle_copies(lr);
+      r.layers.push_back(std::move(lr));
+      continue;
+    }
     std::vector<const Tensor*> in;
     for (const Value* v : n->inputs()) {
       if (!v) {
@@ -207,69 +341,6 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
         lr.seconds = partition::CpuSeconds(*n, cpu);
         r.cpu_s += lr.seconds;
       }
-    } else if (seg != npu_segment.end() && device == ArtifactDevice::kNpuSim) {
-      const artifact_io::Segment& s = a.meta.segments[seg->second];
-      const artifact_io::NpuProgramData& d = s.npu;
-      const artifact_io::Region* ri = FindRegion(d, ".input");
-      std::vector<const artifact_io::Region*> ro;  // "<node>.output", "<node>.output1", ...
-      for (int i = 0; i < n->num_outputs(); ++i)
-        if (n->output(i)) ro.push_back(FindRegion(d, i ? fmt::format(".output{}", i) : std::string(".output")));
-      if (!ri || ro.empty() || std::count(ro.begin(), ro.end(), nullptr))
-        return InvalidArgument("{}: NPU segment of '{}' has no input/output region", path, n->name());
-      ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(d.instructions));
-      p.dram_bytes = d.dram_bytes;
-      p.cores_used = d.cores_used;
-      p.semaphores = d.semaphores;
-      p.task_names = d.task_names;
-      const auto init = a.file->npu_dram_init(seg->second);
-      bool outside = static_cast<int64_t>(init.size()) > d.dram_bytes || ri->addr + ri->bytes > d.dram_bytes;
-      for (const artifact_io::Region* r : ro) outside |= r->addr + r->bytes > d.dram_bytes;
-      if (outside) return InvalidArgument("{}: NPU segment of '{}': regions outside its DRAM image", path, n->name());
-      std::vector<uint8_t> dram(d.dram_bytes, 0);
-      std::memcpy(dram.data(), init.data(), init.size());
-      for (size_t i = 0; i < s.inputs.size(); ++i) {
-        const std::string& name = s.inputs[i];
-        const artifact_io::Region* r = i == 0 ? ri : FindRegion(d, fmt::format(".input{}", i));
-        if (!r || r->addr + r->bytes > d.dram_bytes)
-          return InvalidArgument("{}: NPU segment of '{}' has no region for input '{}'", path, n->name(), name);
-        auto resident = in_dram.find(name);
-        std::vector<uint8_t> staged;
-        const std::vector<uint8_t>* xb;
-        if (resident != in_dram.end()) {
-          xb = &resident->second;
-        } else {  // copy in from the CPU: layout change and shift
-          auto it = env.find(name);
-          if (it == env.end()) return Internal("{}: {}: input '{}' was not computed", path, n->Label(), name);
-          staged = ToNpu(it->second);
-          xb = &staged;
-          ++lr.copies;
-          lr.copy_bytes += Bytes(it->second);
-        }
-        if (static_cast<int64_t>(xb->size()) != r->bytes)
-          return InvalidArgument("{}: '{}': input '{}' has {} bytes, the NPU region {}", path, n->name(), name,
-                                 xb->size(), r->bytes);
-        std::memcpy(dram.data() + r->addr, xb->data(), xb->size());
-      }
-      npu::SimOptions so;
-      so.functional = true;
-      so.dram = &dram;
-      auto sim = npu::Simulate(p, t, so);
-      if (!sim.ok()) return sim.status().WithContext(path + ": " + n->Label());
-      lr.simulated = true;
-      lr.stats = sim->total;
-      for (size_t i = 0, k = 0; i < static_cast<size_t>(n->num_outputs()); ++i) {
-        const Value* y = n->output(i);
-        if (!y) continue;
-        const artifact_io::Region* r = ro[k++];
-        std::vector<uint8_t> yb(dram.begin() + r->addr, dram.begin() + r->addr + r->bytes);
-        ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
-        count_copy_out(y, yt, lr);
-        in_dram[y->name()] = std::move(yb);
-        outs.push_back(std::move(yt));
-      }
-      lr.seconds = lr.stats.cycles / t.clock_hz + settle_copies(lr);
-      r.npu_total.Add(lr.stats);
-      r.npu_s += lr.stats.cycles / t.clock_hz;
     } else if (seg != npu_segment.end()) {
       auto y = CpuInt8(*n, in);
       if (!y.ok()) return y.status().WithContext(path);
@@ -337,8 +408,25 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
     for (auto& [k, v] : tot.stalls) s += fmt::format("  {} {:.0f}", k, v);
     s += "\n";
   }
+  {
+    // The NPU part's lower bound: MAC array at peak, vector cores at peak, or the DRAM moving
+    // the constants (weights, parameters) and the segments' inputs and outputs once.
+    const double mac = tot.macs / t.peak_int8_macs_per_cycle();
+    const double vec = tot.busy[static_cast<int>(npu::QueueKind::kVector)] / std::max(1, t.vector_cores.count);
+    const double dram = (r.npu_const_bytes + r.npu_io_bytes) / t.dram_bytes_per_cycle();
+    const double bound = std::max({mac, vec, dram});
+    if (tot.cycles > 0)
+      s += fmt::format("NPU lower bound: {:.3f} ms = max(MAC array {:.3f} ms, vector {:.3f} ms, DRAM {:.3f} ms for {} B "
+                       "of constants + {} B in/out); NPU time / bound = {:.2f}\n",
+                       bound / t.clock_hz * 1e3, mac / t.clock_hz * 1e3, vec / t.clock_hz * 1e3,
+                       dram / t.clock_hz * 1e3, r.npu_const_bytes, r.npu_io_bytes, bound > 0 ? tot.cycles / bound : 0);
+  }
   s += fmt::format("CPU: {:.3f} ms (cost model); copies between units: {} ({} B, {:.3f} ms)\n", r.cpu_s * 1e3,
                    r.copies, r.copy_bytes, r.copy_s * 1e3);
+  if (r.cache_steps[0] + r.cache_steps[1] + r.cache_steps[2] > 0)
+    s += fmt::format("cache maintenance at CPU <-> NPU hand-overs: {} flush(es), {} invalidate(s), {} barrier(s), "
+                     "{:.3f} ms\n",
+                     r.cache_steps[0], r.cache_steps[1], r.cache_steps[2], r.cache_s * 1e3);
   s += fmt::format("activation memory plan: {} value(s) in one arena of {} B\n", a.meta.values.size(),
                    a.meta.arena_bytes);
   s += fmt::format("simulated latency: {:.3f} ms\n", r.latency_s() * 1e3);

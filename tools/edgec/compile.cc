@@ -91,6 +91,7 @@ int CompileMain(const CompileFlags& f) {
   }
   if (!f.quiet) {
     fmt::print("target {}\n{}", target->name, partition::FormatPlacements(r->placements));
+    fmt::print("{}", r->sram_summary);
     int npu_segments = 0;
     for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
     fmt::print("{} segment(s) ({} NPU); activation memory plan: {}\nwrote {}\n", r->model.segments.size(),

@@ -1,0 +1,37 @@
+// An NPU segment of the graph — a maximal run of consecutive nodes placed on the NPU — as one
+// NPU program (npu/segment.h): each node lowered alone by its one per-layer lowering
+// (LowerNode, npu_compile.h), the SRAM residency plan over the run's order (npu/sram_plan.h), and the
+// assembly into one task with tokens across layers.
+//
+// Tensors: every non-constant value the run's nodes read or write. A view (a reshape-like
+// node placed on the NPU as a view of its input, partition::IsDramView) is no layer: its
+// output is its input's tensor under a second name. A tensor read outside the run (by a CPU
+// node, a later segment, or as a graph output) or coming from outside stays in DRAM, its
+// region named after the value (and after each view of it); the others may stay in SRAM.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "npu/segment.h"
+#include "npu/sram_plan.h"
+#include "partition/partition.h"
+
+namespace edgec::lower {
+
+struct NpuSegmentBuild {
+  npu::Program program;                       // one task; layer_names = the nodes lowered, in order
+  std::vector<std::string> inputs, outputs;   // values crossing the segment's boundary
+  std::vector<std::string> nodes;             // every node of the run (views included)
+  std::vector<npu::SramPlanLayer> plan_layers;
+  std::vector<npu::SramPlanTensor> plan_tensors;
+  npu::SramPlan plan;
+  std::string listing;  // the SRAM plan and the per-node tilings, as text
+};
+
+// `run`: consecutive NPU placements (graph order).
+StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
+                                          const npu::Target& t, const std::string& name);
+
+}  // namespace edgec::lower

@@ -1,0 +1,240 @@
+// Assembly of a segment's layers into one program (see segment.h).
+#include "npu/segment.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "npu/sim.h"
+
+namespace edgec::npu {
+namespace {
+
+int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+struct Range {
+  int64_t lo, hi;
+  bool Overlaps(const Range& o) const { return lo < o.hi && o.lo < hi; }
+};
+
+bool AnyOverlap(const std::vector<Range>& a, const std::vector<Range>& b) {
+  for (const Range& x : a)
+    for (const Range& y : b)
+      if (x.Overlaps(y)) return true;
+  return false;
+}
+
+bool IsSramOperand(const Instr& in) { return !(in.op == Opcode::kVec && in.vec == VecOp::kRequantize); }
+
+}  // namespace
+
+std::pair<bool, int> RegionOperand(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  const std::string tail = dot == std::string::npos ? name : name.substr(dot + 1);
+  for (const char* kind : {"input", "output"}) {
+    const std::string k = kind;
+    if (tail.compare(0, k.size(), k) != 0) continue;
+    const std::string num = tail.substr(k.size());
+    if (!num.empty() && !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
+    return {k == "output", num.empty() ? 0 : std::stoi(num)};
+  }
+  return {false, -1};
+}
+
+StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::vector<SegmentTensor>& tensors,
+                                  const Target& t, const std::string& task_name) {
+  const int N = t.ai_cores.count;
+  const int L = static_cast<int>(layers.size());
+  Program out;
+  out.task_names = {task_name};
+  // The constant prefix: each layer's constant image (dram_init, or its constant regions'
+  // extent when lowered without data) at its own base.
+  std::vector<int64_t> const_base(L, 0);
+  int64_t addr = 0;
+  for (int i = 0; i < L; ++i) {
+    const Program& p = layers[i].program;
+    int64_t extent = static_cast<int64_t>(p.dram_init.size());
+    for (const DramRegion& r : p.regions)
+      if (RegionOperand(r.name).second < 0) extent = std::max(extent, r.addr + r.bytes);
+    const_base[i] = addr;
+    if (!p.dram_init.empty()) {
+      out.dram_init.resize(addr, 0);
+      out.dram_init.insert(out.dram_init.end(), p.dram_init.begin(), p.dram_init.end());
+    }
+    for (const DramRegion& r : p.regions)
+      if (RegionOperand(r.name).second < 0) out.regions.push_back({r.name, addr + r.addr, r.bytes});
+    addr = AlignUp(addr + extent, 64);
+  }
+  for (SegmentTensor& x : tensors) {
+    if (x.in_sram) continue;
+    x.addr = addr;
+    out.regions.push_back({x.name, addr, x.bytes});
+    addr = AlignUp(addr + x.bytes, 64);
+  }
+  out.dram_bytes = addr;
+
+  // Semaphores: each layer's own block, then its E (queue ends), V (vector done) and D (done).
+  std::vector<int32_t> sem_base(L);
+  int32_t sems = 0;
+  for (int i = 0; i < L; ++i) {
+    sem_base[i] = sems;
+    sems += layers[i].program.semaphores + 3;
+  }
+  out.semaphores = sems;
+  auto sem_e = [&](int i) { return sem_base[i] + layers[i].program.semaphores; };
+  auto sem_v = [&](int i) { return sem_e(i) + 1; };
+  auto sem_d = [&](int i) { return sem_e(i) + 2; };
+
+  // SRAM each layer writes (working area, resident outputs) and uses (also resident inputs).
+  std::vector<std::vector<Range>> writes(L), uses(L);
+  for (int i = 0; i < L; ++i) {
+    const SegmentLayer& l = layers[i];
+    const int64_t fp = SramFootprint(l.program);
+    if (fp > 0) writes[i].push_back({l.sram_base, l.sram_base + fp});
+    for (int x : l.outputs)
+      if (tensors[x].in_sram) writes[i].push_back({tensors[x].addr, tensors[x].addr + tensors[x].bytes});
+    uses[i] = writes[i];
+    for (int x : l.inputs)
+      if (tensors[x].in_sram) uses[i].push_back({tensors[x].addr, tensors[x].addr + tensors[x].bytes});
+    if (l.core_base < 0 || l.core_base + l.program.cores_used > N)
+      return InvalidArgument("segment '{}': layer '{}' on cores {}..{}, the target has {}", task_name, l.name,
+                             l.core_base, l.core_base + l.program.cores_used - 1, N);
+    for (int x : l.inputs)
+      if (x < 0 || x >= static_cast<int>(tensors.size()) || tensors[x].producer >= i)
+        return InvalidArgument("segment '{}': layer '{}' reads a tensor not produced before it", task_name, l.name);
+    for (const Instr& in : l.program.instrs)
+      if ((in.op == Opcode::kDmaLoad || in.op == Opcode::kDmaStore) &&
+          (in.region < 0 || in.region >= static_cast<int>(l.program.regions.size())))
+        return InvalidArgument("segment '{}': layer '{}': a DMA without its region (Instr::region)", task_name,
+                               l.name);
+  }
+
+  std::vector<std::vector<Instr>> q(static_cast<size_t>(N) * kNumQueues);
+  auto Q = [&](int core, QueueKind k) -> std::vector<Instr>& { return q[core * kNumQueues + static_cast<int>(k)]; };
+  std::vector<std::set<int>> waited(N);  // D semaphores each core's load queue has taken
+  std::vector<int> last_matmul(N, -1);   // per core: the last layer with MATMULs there
+  for (int i = 0; i < L; ++i) {
+    const SegmentLayer& l = layers[i];
+    const Program& p = l.program;
+    // The region -> tensor binding.
+    std::vector<int> region_tensor(p.regions.size(), -1);
+    for (size_t r = 0; r < p.regions.size(); ++r) {
+      auto [is_out, k] = RegionOperand(p.regions[r].name);
+      if (k < 0) continue;
+      const std::vector<int>& ops = is_out ? l.outputs : l.inputs;
+      if (k >= static_cast<int>(ops.size()))
+        return InvalidArgument("segment '{}': layer '{}': region '{}' has no tensor", task_name, l.name,
+                               p.regions[r].name);
+      region_tensor[r] = ops[k];
+      if (tensors[ops[k]].bytes != p.regions[r].bytes)
+        return InvalidArgument("segment '{}': layer '{}': region '{}' of {} bytes, tensor '{}' of {}", task_name,
+                               l.name, p.regions[r].name, p.regions[r].bytes, tensors[ops[k]].name,
+                               tensors[ops[k]].bytes);
+    }
+    std::vector<int> hazards;
+    for (int j = 0; j < i; ++j)
+      if (AnyOverlap(uses[j], writes[i])) hazards.push_back(j);
+    std::vector<std::vector<Instr>> local(static_cast<size_t>(p.cores_used) * kNumQueues);
+    std::vector<bool> has_matmul(p.cores_used, false);
+    for (const Instr& src : p.instrs) {
+      if (src.op == Opcode::kTaskBegin || src.op == Opcode::kTaskEnd) continue;
+      if (src.core >= p.cores_used)
+        return InvalidArgument("segment '{}': layer '{}': instruction on core {} of {}", task_name, l.name, src.core,
+                               p.cores_used);
+      Instr in = src;
+      in.layer = i;
+      in.core = static_cast<uint8_t>(src.core + l.core_base);
+      switch (in.op) {
+        case Opcode::kDmaLoad:
+        case Opcode::kDmaStore: {
+          in.sram_addr += l.sram_base;
+          const DramRegion& r = p.regions[src.region];
+          const int x = region_tensor[src.region];
+          if (x < 0) {
+            in.dram_addr += const_base[i];
+          } else {
+            in.dram_addr = in.dram_addr - r.addr + tensors[x].addr;
+            in.on_chip = tensors[x].in_sram;
+          }
+          break;
+        }
+        case Opcode::kMatMul:
+          in.a_addr += l.sram_base;
+          in.b_addr += l.sram_base;
+          has_matmul[src.core] = true;
+          break;
+        case Opcode::kVec:
+        case Opcode::kCopy:
+          if (IsSramOperand(in)) in.src += l.sram_base;
+          in.src2 += l.sram_base;
+          in.dst += l.sram_base;
+          in.params += l.sram_base;
+          break;
+        case Opcode::kSignal:
+          in.sem += sem_base[i];
+          if (in.to_core >= 0) in.to_core += l.core_base;
+          break;
+        case Opcode::kWait: in.sem += sem_base[i]; break;
+        default: break;
+      }
+      local[src.core * kNumQueues + static_cast<int>(in.queue)].push_back(in);
+    }
+    for (int lc = 0; lc < p.cores_used; ++lc) {
+      const int c = lc + l.core_base;
+      auto mk = [&](Opcode op, QueueKind k, int32_t sem, int32_t to = -1, int32_t count = 1) {
+        Instr in{.op = op, .sem = sem, .to_core = to, .count = count};
+        in.core = static_cast<uint8_t>(c);
+        in.queue = k;
+        in.layer = i;
+        return in;
+      };
+      auto wait_done = [&](std::vector<Instr>& dst, int j) {
+        if (!waited[c].insert(j).second) return;
+        dst.push_back(mk(Opcode::kWait, QueueKind::kLoad, sem_d(j), -1, layers[j].program.cores_used));
+      };
+      std::vector<Instr>& ld = Q(c, QueueKind::kLoad);
+      for (int j : hazards) wait_done(ld, j);
+      for (const Instr& in : local[lc * kNumQueues + static_cast<int>(QueueKind::kLoad)]) {
+        if (in.op == Opcode::kDmaLoad) {
+          const int x = region_tensor[in.region];
+          if (x >= 0 && tensors[x].producer >= 0) wait_done(ld, tensors[x].producer);
+        }
+        ld.push_back(in);
+      }
+      ld.push_back(mk(Opcode::kSignal, QueueKind::kLoad, sem_e(i)));
+      std::vector<Instr>& ex = Q(c, QueueKind::kExecute);
+      if (has_matmul[lc] && last_matmul[c] >= 0)
+        ex.push_back(mk(Opcode::kWait, QueueKind::kExecute, sem_v(last_matmul[c])));
+      const auto& lex = local[lc * kNumQueues + static_cast<int>(QueueKind::kExecute)];
+      ex.insert(ex.end(), lex.begin(), lex.end());
+      ex.push_back(mk(Opcode::kSignal, QueueKind::kExecute, sem_e(i)));
+      std::vector<Instr>& ve = Q(c, QueueKind::kVector);
+      const auto& lve = local[lc * kNumQueues + static_cast<int>(QueueKind::kVector)];
+      ve.insert(ve.end(), lve.begin(), lve.end());
+      ve.push_back(mk(Opcode::kSignal, QueueKind::kVector, sem_e(i)));
+      if (has_matmul[lc]) {
+        ve.push_back(mk(Opcode::kSignal, QueueKind::kVector, sem_v(i)));
+        last_matmul[c] = i;
+      }
+      std::vector<Instr>& st = Q(c, QueueKind::kStore);
+      const auto& lst = local[lc * kNumQueues + static_cast<int>(QueueKind::kStore)];
+      st.insert(st.end(), lst.begin(), lst.end());
+      st.push_back(mk(Opcode::kWait, QueueKind::kStore, sem_e(i), -1, 3));
+      st.push_back(mk(Opcode::kSignal, QueueKind::kStore, sem_d(i), 0, N));
+    }
+    out.layer_names.push_back(l.name);
+  }
+  out.cores_used = 0;
+  for (const SegmentLayer& l : layers) out.cores_used = std::max(out.cores_used, l.core_base + l.program.cores_used);
+  size_t count = 2;
+  for (const auto& v : q) count += v.size();
+  out.instrs.reserve(count);
+  out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  for (const auto& v : q) out.instrs.insert(out.instrs.end(), v.begin(), v.end());
+  out.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  return out;
+}
+
+}  // namespace edgec::npu

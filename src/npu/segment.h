@@ -1,0 +1,71 @@
+// One NPU program for a segment: a run of layers lowered one by one, assembled into one task
+// (one dispatch) with one instruction stream per core.
+//
+// Each layer is lowered alone, as for a one-layer program (lower.h, move.h): its own DRAM
+// image (constants first, then its tensors' regions "<layer>.input", ".input1", ...,
+// ".output", ".output1", ...), SRAM from 0, semaphores from 0, cores from 0, and every DMA
+// tagged with the region it addresses (Instr::region). That is the whole contract a layer
+// kind has with the segment: a new kind plugs in by lowering to such a program.
+//
+// AssembleSegment binds every region to its place and relocates the layer:
+//   - a tensor region to the tensor's location: a DRAM address of the segment's image, or an
+//     SRAM address when the residency plan (sram_plan.h) keeps the tensor on chip; a DMA to
+//     or from an SRAM-resident tensor becomes an on-chip DMA (Instr::on_chip), no DRAM byte;
+//   - a constant region (weights, parameters, tables) to the layer's slot in the image's
+//     constant prefix (dram_init);
+//   - SRAM addresses by the layer's working-area base, cores by its first core, semaphores
+//     by its own block (every layer has its own semaphores: a layer's token counts never mix
+//     with another's).
+// Tokens across layers, per core of each layer:
+//   - end of the layer: its load, exec and vector queues signal E, the store queue waits for
+//     the three and then signals D ("layer done") on every core of the target;
+//   - before its first DMA that reads a tensor produced by layer i, a core waits for D_i from
+//     each of i's cores (the producer's stores, or its SRAM-resident output, are complete);
+//   - before any of its SRAM writes (the head of its load queue) a core waits for D_i of each
+//     earlier layer i whose SRAM (working area, resident tensors) overlaps what this layer
+//     writes (its working area, its resident outputs): the SRAM write-after-read hazard;
+//   - the head of its exec queue waits for the vector queue of the previous MATMUL layer on
+//     that core (V): the accumulators are per core and every layer uses them from 0.
+//   A core waits for a given D at most once (its load queue is in layer order), so no layer
+//   takes another's token. Weight loads that come before the first input load (weights
+//   resident) therefore start while the producer still computes: weight prefetch, when the
+//   plan gives consecutive layers disjoint working areas.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgec/status.h"
+#include "npu/isa.h"
+#include "npu/target.h"
+
+namespace edgec::npu {
+
+struct SegmentTensor {
+  std::string name;
+  int64_t bytes = 0;
+  bool in_sram = false;  // kept in the shared SRAM (else in DRAM)
+  int64_t addr = 0;      // SRAM address when in_sram; the DRAM address is assigned by the assembler
+  int producer = -1;     // layer index; -1: a segment input, in DRAM before the task starts
+};
+
+struct SegmentLayer {
+  std::string name;
+  Program program;                   // lowered alone (see above), one task
+  std::vector<int> inputs, outputs;  // tensor indices of its regions ".input", ".input1", ... / ".output", ...
+  int core_base = 0;                 // its cores: [core_base, core_base + program.cores_used)
+  int64_t sram_base = 0;             // its working tiles: [sram_base, sram_base + SramFootprint(program))
+};
+
+// The assembled program: one task named `task_name`, layer_names = the layers' names, regions
+// = every DRAM tensor under its own name and every layer's constant regions. DRAM tensors get
+// their addresses here (written back into `tensors`), after the constants.
+StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::vector<SegmentTensor>& tensors,
+                                  const Target& t, const std::string& task_name);
+
+// The region suffix ".input", ".input1", ".output", ... names which operand a region holds:
+// {is_output, index}, or {false, -1} for a constant region.
+std::pair<bool, int> RegionOperand(const std::string& region_name);
+
+}  // namespace edgec::npu

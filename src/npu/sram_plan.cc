@@ -1,0 +1,159 @@
+// Greedy SRAM residency planning over a segment's layer order (see sram_plan.h).
+#include "npu/sram_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace edgec::npu {
+namespace {
+
+int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+struct Item {
+  int64_t addr = 0, bytes = 0;
+  int first = 0, last = 0;
+  bool placed = false;
+};
+
+// Lowest aligned offset where [off, off + bytes) meets no placed item (but `skip`) whose
+// steps intersect [first, last]; -1 when none fits below `limit`.
+int64_t Fit(const std::vector<Item>& items, int64_t bytes, int first, int last, int64_t limit, int64_t align,
+            size_t skip) {
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& x = items[i];
+    if (i == skip || !x.placed || x.bytes == 0 || x.last < first || x.first > last) continue;
+    busy.push_back({x.addr, x.addr + x.bytes});
+  }
+  std::sort(busy.begin(), busy.end());
+  int64_t off = 0;
+  for (auto [lo, hi] : busy) {
+    if (off + bytes <= lo) break;
+    off = std::max(off, AlignUp(hi, align));
+  }
+  return off + bytes <= limit ? off : -1;
+}
+
+}  // namespace
+
+SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
+                  int64_t sram_bytes, int64_t alignment) {
+  const int L = static_cast<int>(layers.size());
+  const int64_t al = std::max<int64_t>(alignment, 1);
+  SramPlan plan;
+  plan.sram_bytes = sram_bytes;
+  plan.work_base.assign(L, 0);
+  plan.prefetch.assign(L, false);
+  plan.tensors.resize(tensors.size());
+  std::vector<Item> items(L + tensors.size());
+  for (int j = 0; j < L; ++j) {
+    Item& w = items[j];
+    w.bytes = AlignUp(layers[j].work_bytes, al);
+    w.first = w.last = j;
+    w.addr = Fit(items, w.bytes, j, j, sram_bytes, al, items.size());
+    if (w.addr < 0) w.addr = 0;  // the tiling fits the SRAM alone (the tiler checked it)
+    w.placed = true;
+  }
+  std::vector<size_t> order;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SramPlanTensor& x = tensors[i];
+    SramPlan::Tensor& pt = plan.tensors[i];
+    if (!x.dram_reason.empty()) {
+      pt.reason = x.dram_reason;
+    } else if (x.first < 0 || x.last < x.first) {
+      pt.reason = "no producer and consumer in the segment";
+    } else {
+      order.push_back(i);
+    }
+  }
+  auto density = [&](size_t i) {
+    const SramPlanTensor& x = tensors[i];
+    return static_cast<double>(x.last - x.first + 1);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (density(a) != density(b)) return density(a) < density(b);
+    return tensors[a].bytes > tensors[b].bytes;
+  });
+  for (size_t i : order) {
+    const SramPlanTensor& x = tensors[i];
+    Item& it = items[L + i];
+    it.bytes = AlignUp(x.bytes, al);
+    it.first = x.first;
+    it.last = x.last;
+    const int64_t off = Fit(items, it.bytes, x.first, x.last, sram_bytes, al, items.size());
+    SramPlan::Tensor& pt = plan.tensors[i];
+    if (off >= 0) {
+      it.addr = off;
+      it.placed = true;
+      pt.in_sram = true;
+      pt.addr = off;
+      pt.reason = fmt::format("resident over layers {}..{}", x.first, x.last);
+      continue;
+    }
+    // Where it did not fit: the step with the least room.
+    int worst = x.first;
+    int64_t worst_free = INT64_MAX, worst_work = 0, worst_res = 0;
+    for (int s = x.first; s <= x.last; ++s) {
+      int64_t work = 0, res = 0;
+      for (size_t k = 0; k < items.size(); ++k) {
+        const Item& o = items[k];
+        if (!o.placed || o.last < s || o.first > s) continue;
+        (k < static_cast<size_t>(L) ? work : res) += o.bytes;
+      }
+      if (sram_bytes - work - res < worst_free) {
+        worst_free = sram_bytes - work - res;
+        worst = s;
+        worst_work = work;
+        worst_res = res;
+      }
+    }
+    pt.reason = fmt::format("spilled: needs {} B over layers {}..{}; at layer {} ({}) working tiles take {} B and "
+                            "resident tensors {} B of {} B",
+                            x.bytes, x.first, x.last, worst, layers[worst].name, worst_work, worst_res, sram_bytes);
+  }
+  // Prefetch: move each layer's working tiles to a range free over [j - 1, j].
+  for (int j = 1; j < L; ++j) {
+    Item& w = items[j];
+    if (w.bytes == 0) continue;
+    const int64_t off = Fit(items, w.bytes, j - 1, j, sram_bytes, al, j);
+    if (off < 0) continue;
+    w.addr = off;
+    w.first = j - 1;
+    plan.prefetch[j] = true;
+  }
+  for (int j = 0; j < L; ++j) plan.work_base[j] = items[j].addr;
+  plan.occupancy.assign(L, 0);
+  for (int s = 0; s < L; ++s)
+    for (const Item& o : items)
+      if (o.placed && o.first <= s && o.last >= s) plan.occupancy[s] += o.bytes;
+  return plan;
+}
+
+std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,
+                           const std::vector<SramPlanTensor>& tensors) {
+  std::string s = fmt::format("SRAM plan ({} B): per layer, occupancy (working tiles + resident tensors)\n",
+                              plan.sram_bytes);
+  const int L = static_cast<int>(layers.size());
+  for (int j = 0; j < L; ++j) {
+    const int width = 24;
+    const int filled = plan.sram_bytes ? static_cast<int>(width * plan.occupancy[j] / plan.sram_bytes) : 0;
+    std::string resident;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (plan.tensors[i].in_sram && tensors[i].first <= j && tensors[i].last >= j)
+        resident += (resident.empty() ? "" : ", ") + tensors[i].name;
+    s += fmt::format("  {:>3} {:<32} [{:<{}}] {:>8} B  tiles {:>7} B @0x{:x}{}  resident: {}\n", j,
+                     layers[j].name.substr(0, 32), std::string(std::min(filled, width), '#'), width,
+                     plan.occupancy[j], layers[j].work_bytes, plan.work_base[j],
+                     plan.prefetch[j] ? " prefetch" : "", resident.empty() ? "-" : resident);
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SramPlan::Tensor& t = plan.tensors[i];
+    s += fmt::format("  {:<40} {:>8} B  {}{}\n", tensors[i].name.substr(0, 40), tensors[i].bytes,
+                     t.in_sram ? fmt::format("sram @0x{:x}, ", t.addr) : "dram: ", t.reason);
+  }
+  return s;
+}
+
+}  // namespace edgec::npu

@@ -1,0 +1,58 @@
+// SRAM residency plan of an NPU segment: which tensors stay in the shared SRAM from their
+// producer to their last consumer, where every layer's working tiles go, and the SRAM
+// occupancy over the segment's layer order.
+//
+// Items in the SRAM, each an address range over an interval of layer steps:
+//   - working tiles of layer j: SramFootprint of its program, over [j, j]; and over
+//     [j - 1, j] when it also fits beside the previous layer's (its loads, weights first,
+//     can then run while the previous layer computes: prefetch across the layer boundary);
+//   - a tensor kept on chip: its bytes over [producer, last consumer].
+// Placement is greedy: an item goes to the lowest aligned offset that no placed item
+// overlapping it in time covers. Order: every layer's working tiles over [j, j] first (they
+// are needed), then the tensors by how long they are held (fewest layer steps first: a
+// chain's hand-over from one layer to the next), larger first on ties, then each layer's
+// working tiles are moved to a free range over [j - 1, j] where one exists.
+// Cost rule: a tensor the segment exchanges with the outside (a segment input, an output
+// read by the CPU or by a later segment, a graph output) stays in DRAM; any other is kept
+// on chip when a range fits, else spilled with the layer where it did not fit and why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace edgec::npu {
+
+struct SramPlanLayer {
+  std::string name;
+  int64_t work_bytes = 0;  // its working tiles (SramFootprint of its program)
+};
+
+struct SramPlanTensor {
+  std::string name;
+  int64_t bytes = 0;
+  int first = -1, last = -1;  // producer layer and last consumer layer (-1: none in the segment)
+  std::string dram_reason;    // non-empty: must stay in DRAM, and why
+};
+
+struct SramPlan {
+  struct Tensor {
+    bool in_sram = false;
+    int64_t addr = 0;
+    std::string reason;  // in DRAM: why; in SRAM: "resident over layers a..b"
+  };
+  std::vector<int64_t> work_base;  // per layer
+  std::vector<bool> prefetch;      // per layer: its working tiles are disjoint from the previous layer's
+  std::vector<Tensor> tensors;
+  std::vector<int64_t> occupancy;  // per layer step: bytes in use (working tiles + resident tensors)
+  int64_t sram_bytes = 0;
+};
+
+SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
+                  int64_t sram_bytes, int64_t alignment);
+
+// Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
+std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,
+                           const std::vector<SramPlanTensor>& tensors);
+
+}  // namespace edgec::npu

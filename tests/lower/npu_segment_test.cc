@@ -1,0 +1,183 @@
+// NPU segments as one program: a run of NPU nodes is one task, its inner tensors stay in SRAM
+// where the plan keeps them (no DRAM byte written for them), npu-sim equals the CPU's int8
+// kernels bit for bit, and the cache maintenance at the CPU <-> NPU hand-over matters: without
+// the flush of the input the NPU reads stale DRAM and the output changes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "ir/infer.h"
+#include "lower/npu_compile.h"
+#include "npu/segment.h"
+#include "npu/sim.h"
+#include "quant/pipeline.h"
+#include "runtime/artifact_run.h"
+
+#include "../quant/quant_test_util.h"
+
+namespace edgec::lower {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using testing_quant::Add;
+using testing_quant::Normal;
+
+// x[1,8,12,12] -> conv1 3x3 -> relu -> conv2 1x1 -> add(conv1) -> relu -> conv3 1x1 -> y
+Graph ResidualBlock() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 8, 12, 12}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({16, 8, 3, 3}, 1, 0.2)),
+                                     g.AddConstant("b1", Normal({16}, 2, 0.1))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", Normal({16, 16, 1, 1}, 3, 0.3)),
+                                     g.AddConstant("b2", Normal({16}, 4, 0.1))}, {}, "conv2");
+  Value* sum = Add(g, OpKind::kAdd, {c2, r1}, {}, "add");
+  Value* r2 = Add(g, OpKind::kRelu, {sum}, {}, "relu2");
+  Value* y = Add(g, OpKind::kConv, {r2, g.AddConstant("w3", Normal({24, 16, 1, 1}, 5, 0.3)),
+                                    g.AddConstant("b3", Normal({24}, 6, 0.1))}, {}, "conv3");
+  g.MarkOutput(y);
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
+  std::vector<quant::Sample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 8, 12, 12}, 100 + i)}});
+  quant::CalibrationOptions co;
+  co.storage = DType::kI8;
+  auto table = quant::Calibrate(g, samples, co, {}, false);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
+  auto folded = quant::Int8Executable(g);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  return std::move(*folded);
+}
+
+struct Compiled {
+  std::string path;
+  std::unique_ptr<artifact_io::MappedArtifact> file;
+  LoadedArtifact loaded;
+};
+
+Compiled CompileAndLoad(const npu::Target& t, const std::string& tag) {
+  Graph g = ResidualBlock();
+  partition::PartitionOptions o;
+  o.cost_rule = false;  // every legal node on the NPU
+  auto r = CompileGraph(g, t, "residual", o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  Compiled c;
+  c.path = (std::filesystem::temp_directory_path() / ("npu_segment_" + tag + ".edgec")).string();
+  EXPECT_TRUE(artifact_io::WriteArtifact(c.path, r->model).ok());
+  auto f = artifact_io::MappedArtifact::Open(c.path);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  c.file = std::move(*f);
+  auto l = LoadArtifact(*c.file);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  c.loaded = std::move(*l);
+  return c;
+}
+
+bool SameBytes(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+TEST(NpuSegmentTest, OneTaskInnerTensorsOnChipAndBitExact) {
+  for (const std::string name : {"edge-default", "edge-mcu", "edge-large"}) {
+    auto t = npu::LoadTarget(name);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    Compiled c = CompileAndLoad(*t, name);
+    const artifact_io::Segment* seg = nullptr;
+    int npu_segments = 0;
+    for (const auto& s : c.loaded.meta.segments)
+      if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s, ++npu_segments;
+    ASSERT_EQ(npu_segments, 1) << name;  // the convs, the add: one run of NPU nodes
+    ASSERT_GE(seg->nodes.size(), 4u) << name;
+    auto p = npu::DecodeProgram(seg->npu.instructions);
+    ASSERT_TRUE(p.ok());
+    int tasks = 0;
+    for (const npu::Instr& in : p->instrs) tasks += in.op == npu::Opcode::kTaskBegin;
+    EXPECT_EQ(tasks, 1) << name << ": one dispatch per segment";
+    EXPECT_EQ(p->layer_names.size(), 4u) << name;
+    int64_t resident = 0, outputs = 0;
+    for (const auto& x : seg->sram_plan) {
+      if (x.in_sram) resident += x.bytes;
+      for (const auto& o : seg->outputs) outputs += o == x.value ? x.bytes : 0;
+    }
+    EXPECT_GT(resident, 0) << name << ": the inner tensors fit beside the working tiles";
+    const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 7)}};
+    auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+    ASSERT_EQ(sim->outputs.size(), cpu->outputs.size());
+    for (size_t i = 0; i < sim->outputs.size(); ++i) EXPECT_TRUE(SameBytes(sim->outputs[i], cpu->outputs[i])) << name;
+    // Only what leaves the segment is written to DRAM; a resident tensor never is.
+    EXPECT_EQ(sim->npu_total.dram_written, outputs) << name;
+    EXPECT_GT(sim->npu_total.onchip_bytes, 0) << name;
+    // No layer beats its roofline (its own MACs and DRAM bytes), overlapping or not.
+    for (const LayerRun& l : sim->layers)
+      if (l.simulated && l.stats.cycles > 0)
+        EXPECT_GE(l.stats.cycles + 1e-6, l.stats.roofline_cycles(c.loaded.target)) << name << " " << l.node;
+    std::filesystem::remove(c.path);
+  }
+}
+
+TEST(NpuSegmentTest, DroppedFlushMakesTheNpuReadStaleInput) {
+  const npu::Target& t = npu::DefaultTarget();
+  ASSERT_FALSE(t.cpu_cache.coherent);
+  Compiled c = CompileAndLoad(t, "flush");
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 11)}};
+  auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
+  EXPECT_EQ(sim->cache_steps[0], 1);  // the input's flush
+  EXPECT_GT(sim->cache_s, 0);
+  int dropped = 0;
+  for (auto& s : c.loaded.meta.segments) {
+    auto& h = s.hand_over;
+    const size_t before = h.size();
+    h.erase(std::remove_if(h.begin(), h.end(),
+                           [](const artifact_io::HandOver& x) { return x.kind == artifact_io::HandOverKind::kFlush; }),
+            h.end());
+    dropped += static_cast<int>(before - h.size());
+  }
+  ASSERT_EQ(dropped, 1);
+  auto stale = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(stale.ok()) << stale.status().ToString();
+  EXPECT_FALSE(SameBytes(stale->outputs[0], cpu->outputs[0])) << "the NPU read the input before the CPU flushed it";
+  std::filesystem::remove(c.path);
+}
+
+TEST(NpuSegmentTest, CoherentTargetHasNoHandOverSteps) {
+  auto t = npu::ApplyOverride(npu::DefaultTarget(), "cpu_cache.coherent=true");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Compiled c = CompileAndLoad(*t, "coherent");
+  for (const auto& s : c.loaded.meta.segments) EXPECT_TRUE(s.hand_over.empty());
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 12)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(sim.ok() && cpu.ok());
+  EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
+  EXPECT_EQ(sim->cache_s, 0);
+  std::filesystem::remove(c.path);
+}
+
+TEST(NpuSegmentTest, DmaWithoutRegionIsRefused) {
+  npu::SegmentLayer l;
+  l.name = "untagged";
+  l.program.cores_used = 1;
+  npu::Instr ld{.op = npu::Opcode::kDmaLoad};
+  ld.row_bytes = ld.sram_row_bytes = 16;
+  l.program.instrs = {npu::Instr{.op = npu::Opcode::kTaskBegin}, ld, npu::Instr{.op = npu::Opcode::kTaskEnd}};
+  std::vector<npu::SegmentTensor> tensors;
+  auto p = npu::AssembleSegment({l}, tensors, npu::DefaultTarget(), "s");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("untagged"), std::string::npos) << p.status().message();
+}
+
+}  // namespace
+}  // namespace edgec::lower
