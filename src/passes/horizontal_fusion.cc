@@ -53,9 +53,6 @@ constexpr int64_t kMaxBranchChannels = 1024;
 constexpr int64_t kMaxFusedChannels = 4096;
 
 bool IsConvLike(OpKind op) { return op == OpKind::kConv || op == OpKind::kFusedConv; }
-bool IsMatrixProduct(OpKind op) {
-  return op == OpKind::kGemm || op == OpKind::kMatMul || op == OpKind::kFusedMatMul;
-}
 
 // Concatenates constants of equal rank along `axis`.
 Tensor ConcatConstants(const std::vector<const Tensor*>& parts, int axis) {

@@ -62,10 +62,6 @@ bool IsFresh(const Value* v) {
          v->physical.padded_dims.empty() && v->physical.strides.empty();
 }
 
-int64_t Bytes(const Value* v) {
-  return NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype));
-}
-
 class ViewAnalysis {
  public:
   struct Options {

@@ -30,10 +30,10 @@ KernelOr CreateGlobalAveragePoolNhwcKernel(const KernelRequest& req);  // pool.c
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
 KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc
 KernelOr CreateInt8MatMulKernel(const KernelRequest& req); // int8_matmul.cc
-KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_eltwise.cc
-KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_eltwise.cc
-KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_eltwise.cc (QLinearAdd, QLinearMul)
-KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req);  // int8_eltwise.cc
+KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_quantize.cc
+KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_lookup.cc
+KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_binary.cc (QLinearAdd, QLinearMul)
+KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req);  // int8_global_pool.cc
 
 // "Conv 'c1': <why>" as Unimplemented: the reason the Plan reports for its fallback.
 template <typename... Args>

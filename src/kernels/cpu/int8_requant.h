@@ -38,7 +38,7 @@ struct Int8Requant {
 };
 
 // y[i] = by_byte[x[i]] for i in [0, n): AVX-512 VBMI permutes where the own kernels' ISA has
-// them (int8_eltwise.cc), else one byte at a time.
+// them (int8_lookup.cc), else one byte at a time.
 void LookupBytes(const uint8_t* by_byte, const uint8_t* x, uint8_t* y, int64_t n);
 
 // From the node's attributes, the per-channel f32 scales of input and weights (the
