@@ -24,6 +24,7 @@ part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
 part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_RUN_ARGS="-O 3" EDGEC_ROUNDTRIP="optimize -O 3" bash tests/zoo/run.sh "$BUILD"
+part "every ONNX export valid: checker + ONNX Runtime" /usr/bin/python3 tests/frontend/export_validity.py "$BUILD"
 part "every pass and -O level on the zoo" "$BUILD/bin/pass_diff" "$BUILD/zoo"
 part "INT8 QLinearAdd/QLinearMul vs ONNX Runtime on every operand pair" /usr/bin/python3 tests/quant/ort_binary_ops.py "$BUILD" --cases 24
 part "INT8 QDQ: ONNX Runtime vs edgec int8 on zoo CNNs" /usr/bin/python3 tests/quant/ort_agreement.py "$BUILD"

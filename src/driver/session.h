@@ -1,6 +1,12 @@
 // Session: a model loaded once and run many times on the CPU. Plans are static: the first
 // run with a given set of input shapes binds them, optimizes and builds the plan for those
 // shapes; later runs with the same shapes reuse it (a small cache keyed by input dims).
+//
+// Shapes that depend on input values: a small input whose value decides shapes (the target
+// shape of a Reshape, a Slice's starts, a Resize's sizes, a Range's limits) is a
+// shape input; its value is part of the key, and the plan for it is built with the value
+// as a constant, so every shape it decides is static and folded. Sizes known only after
+// running (NonZero, Compress) run in the plan's dynamic part (runtime/plan.h).
 #pragma once
 
 #include <map>
@@ -36,6 +42,8 @@ class Session {
   int plans_built() const { return plans_built_; }
   // Builds (or finds) the plan for these input dims without running.
   StatusOr<const Plan*> Prepare(const std::map<std::string, Dims>& shapes);
+  // The shape inputs found so far (names), once the first Run has looked.
+  const std::vector<std::string>& shape_inputs() const { return shape_inputs_; }
 
  private:
   struct Entry {
@@ -43,7 +51,8 @@ class Session {
     std::unique_ptr<PlanExecutor> executor;
     const Plan& plan_ref() const { return *plan; }
   };
-  StatusOr<Entry*> EntryFor(const std::map<std::string, Dims>& shapes);
+  StatusOr<Entry*> EntryFor(const std::map<std::string, Dims>& shapes,
+                            const std::map<std::string, Tensor>& shape_values = {});
 
   Graph source_;
   std::string what_;
@@ -52,6 +61,13 @@ class Session {
   std::vector<std::string> order_;  // oldest first, for eviction
   Entry* last_ = nullptr;
   int plans_built_ = 0;
+  std::vector<std::string> shape_inputs_;
+  bool shape_inputs_found_ = false;
 };
+
+// The inputs of `g` whose values decide shapes, given one set of input values: small
+// integer inputs (at most 64 values) or float ones (at most 8) such that binding the value
+// as a constant makes more of the graph's shapes static than binding the dims alone.
+StatusOr<std::vector<std::string>> FindShapeInputs(const Graph& g, const std::map<std::string, Tensor>& inputs);
 
 }  // namespace edgec

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <thread>
+#include <unordered_set>
 
 #include "ir/infer_movement_util.h"
 #include "ir/physical_layout.h"
@@ -118,7 +119,60 @@ StatusOr<PlanStage> MakeStage(int index, const cpu::TensorDesc& arena, const cpu
 
 StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options) {
   auto plan = std::unique_ptr<Plan>(new Plan());
-  plan->graph_ = std::move(g);
+  std::unordered_set<const Value*> dynamic_values;
+  std::vector<const Node*> dynamic_nodes;
+  for (const Node* n : g.nodes()) {
+    bool dynamic = false;
+    for (const Value* in : n->inputs()) dynamic |= in && dynamic_values.count(in);
+    for (const Value* o : n->outputs()) dynamic |= !o->type.IsStatic();
+    if (!dynamic) continue;
+    dynamic_nodes.push_back(n);
+    for (const Value* o : n->outputs()) dynamic_values.insert(o);
+  }
+  if (!dynamic_nodes.empty()) {
+    for (const Value* v : g.inputs()) {
+      if (!v->type.IsStatic()) return InvalidArgument("input '{}' has unbound dims {}", v->name(), v->type.ToString());
+    }
+    auto tail = std::make_unique<DynamicTail>();
+    Graph s = g.Clone();
+    auto in_static = [&](const Value* v) { return s.FindValue(v->name()); };
+    // Graph outputs: static ones stay where they are; dynamic ones become placeholders.
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      const Value* o = g.outputs()[i];
+      const bool dynamic = dynamic_values.count(o) > 0;
+      tail->static_output.push_back(dynamic ? -1 : static_cast<int>(i));
+      if (dynamic) {
+        Value* placeholder = s.AddConstant(s.FreshName(o->name() + ".dynamic"), Tensor(o->type.dtype, {0}));
+        s.ReplaceAllUses(in_static(o), placeholder);
+      }
+    }
+    std::unordered_map<const Value*, int> crossing;
+    for (const Node* n : dynamic_nodes) {
+      for (const Value* in : n->inputs()) {
+        if (!in || in->is_constant() || in->is_graph_input() || dynamic_values.count(in) || crossing.count(in)) continue;
+        int index = -1;
+        for (size_t i = 0; i < g.outputs().size(); ++i) {
+          if (g.outputs()[i] == in) index = static_cast<int>(i);
+        }
+        if (index < 0) {
+          s.MarkOutput(in_static(in));
+          index = static_cast<int>(s.outputs().size()) - 1;
+        }
+        crossing[in] = index;
+        tail->from_static.push_back({in, index});
+      }
+    }
+    for (auto it = dynamic_nodes.rbegin(); it != dynamic_nodes.rend(); ++it) {
+      Value* first = in_static((*it)->output(0));
+      s.RemoveNode(first->producer());
+    }
+    tail->nodes = dynamic_nodes;
+    tail->graph = std::move(g);
+    plan->tail_ = std::move(tail);
+    plan->graph_ = std::move(s);
+  } else {
+    plan->graph_ = std::move(g);
+  }
   const Graph& graph = plan->graph_;
   for (const Value* v : graph.inputs()) {
     if (!v->type.IsStatic()) return InvalidArgument("input '{}' has unbound dims {}", v->name(), v->type.ToString());
@@ -309,9 +363,12 @@ std::string Plan::Summary() const {
   std::string staging = staged ? fmt::format(", {} with staged copies ({:.1f} KiB per run)", staged,
                                              static_cast<double>(staged_bytes()) / 1024.0)
                                : "";
-  return fmt::format("{} steps: {} fast, {} reference, {} views, {} in place{}; {}; {} threads", info_.size(),
-                     fast, reference, views, in_place, staging, memory_.Summary(), threads_);
+  std::string dynamic = tail_ ? fmt::format(", {} dynamic (reference, allocated at run time)", tail_->nodes.size()) : "";
+  return fmt::format("{} steps: {} fast, {} reference, {} views, {} in place{}{}; {}; {} threads", info_.size(),
+                     fast, reference, views, in_place, staging, dynamic, memory_.Summary(), threads_);
 }
+
+std::vector<const Node*> Plan::dynamic_nodes() const { return tail_ ? tail_->nodes : std::vector<const Node*>(); }
 
 PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
   arena_ = Tensor(DType::kU8, {std::max<int64_t>(plan.memory_.arena_bytes, 1)});
@@ -460,6 +517,45 @@ void PlanExecutor::BindInputsInPlace() {
 }
 
 Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
+  if (!plan_.tail_) return RunStatic(inputs, outputs);
+  RETURN_IF_ERROR(CheckInputs(plan_.tail_->graph, inputs));
+  RETURN_IF_ERROR(RunStatic(inputs, &static_outputs_));
+  return RunDynamic(inputs, outputs);
+}
+
+// The dynamic part, node by node on the reference kernels: shapes from the actual values,
+// outputs allocated here.
+Status PlanExecutor::RunDynamic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
+  const Plan::DynamicTail& tail = *plan_.tail_;
+  std::unordered_map<const Value*, Tensor> live;
+  for (const auto& [v, index] : tail.from_static) live[v] = static_outputs_[index].Clone();
+  auto fetch = [&](const Value* v) -> const Tensor* {
+    if (v->is_constant()) return &v->constant();
+    if (v->is_graph_input()) return &inputs.at(v->name());
+    auto it = live.find(v);
+    return it == live.end() ? nullptr : &it->second;
+  };
+  for (const Node* n : tail.nodes) {
+    std::vector<const Tensor*> in;
+    for (const Value* v : n->inputs()) {
+      in.push_back(v ? fetch(v) : nullptr);
+      if (v && !in.back()) return Internal("{}: input '{}' has no value", n->Label(), v->name());
+    }
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(*n, in));
+    for (int i = 0; i < n->num_outputs(); ++i) live[n->output(i)] = std::move(outs[i]);
+  }
+  const auto& outs = tail.graph.outputs();
+  outputs->resize(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const int s = tail.static_output[i];
+    const Tensor* t = s >= 0 ? &static_outputs_[s] : fetch(outs[i]);
+    if (!t) return Internal("graph output '{}' was not computed", outs[i]->name());
+    (*outputs)[i] = t->Clone();
+  }
+  return Status::Ok();
+}
+
+Status PlanExecutor::RunStatic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
   RETURN_IF_ERROR(CheckInputs(plan_.graph_, inputs));
   // Inputs read in place: the caller's tensor when it is aligned like the arena, else its
   // copy in the arena (the pointers are set on every Run: the tensors change).

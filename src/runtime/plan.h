@@ -53,7 +53,12 @@ struct PlanStage {
 
 class Plan {
  public:
-  // Takes ownership of a graph whose shapes are all static.
+  // Takes ownership of a graph whose input shapes are static. Nodes whose output sizes are
+  // known only after running (NonZero, Compress: the data selects), and every node that
+  // reads such a value, form the dynamic part: they run on the reference kernels after the
+  // static steps, their shapes inferred from the actual values and their outputs allocated
+  // at run time. Everything else is planned in the arena (tests/runtime/plan_test.cc:
+  // DynamicTailAfterNonZero).
   static StatusOr<std::unique_ptr<Plan>> Build(Graph g, const PlanOptions& options);
 
   const Graph& graph() const { return graph_; }
@@ -65,6 +70,11 @@ class Plan {
   std::string Summary() const;
   // Bytes the staging copies move per run (0 when every kernel reads the chosen layouts).
   int64_t staged_bytes() const;
+  // The nodes of the dynamic part, in order (empty when every shape is static).
+  std::vector<const Node*> dynamic_nodes() const;
+  // The graph outputs the plan returns (graph() also lists the values the dynamic part
+  // reads from the static steps).
+  const std::vector<Value*>& outputs() const { return tail_ ? tail_->graph.outputs() : graph_.outputs(); }
 
  private:
   friend class PlanExecutor;
@@ -84,7 +94,16 @@ class Plan {
   struct OutputCopy {
     std::unique_ptr<cpu::Kernel> copy;
   };
+  // The dynamic part: the whole graph the plan was built from, its dynamic nodes, and where
+  // each value they read from the static part is among graph_'s outputs.
+  struct DynamicTail {
+    Graph graph;
+    std::vector<const Node*> nodes;
+    std::vector<std::pair<const Value*, int>> from_static;
+    std::vector<int> static_output;  // per graph output: index among graph_'s outputs, -1 if dynamic
+  };
   Graph graph_;
+  std::unique_ptr<DynamicTail> tail_;
   memory::MemoryPlan memory_;
   std::vector<Step> steps_;
   std::vector<PlanStepInfo> info_;
@@ -136,6 +155,9 @@ class PlanExecutor {
     std::ptrdiff_t offset;
   };
   void BindInputsInPlace();
+  Status RunStatic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
+  Status RunDynamic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
+  std::vector<Tensor> static_outputs_;  // with a dynamic part: the static steps' outputs
   std::vector<Redirect> redirects_;
   std::vector<bool> in_place_input_;        // per graph input: read from the caller's tensor
   std::vector<const std::byte*> input_base_;  // per graph input: this Run's base address

@@ -81,7 +81,14 @@ m = model_of([helper.make_node("Det", ["x"], ["a"], name="det1"),
              opset=13)
 m.opset_import.append(helper.make_opsetid("com.example", 1))
 case("two unsupported ops listed at once", ["run", save(m, "unknown_ops.onnx")],
-     ["unknown_ops.onnx", "2 unsupported ops", "Det 'det1' (opset 13)", "com.example.Frobnicate 'frob'"])
+     ["unknown_ops.onnx", "2 unsupported ops in 2 nodes (opset 13)", "Det 'det1'", "com.example.Frobnicate 'frob'"])
+
+m = model_of([helper.make_node("Frobnicate", ["x"], [f"f{i}"], name=f"frob{i}", domain="com.example")
+              for i in range(119)] + [helper.make_node("Relu", ["x"], ["r"], name="relu1")],
+             [vi("x", [2, 2])], [vi("f118", [2, 2])], opset=13)
+m.opset_import.append(helper.make_opsetid("com.example", 1))
+case("unsupported ops grouped by op type", ["run", save(m, "many_unknown.onnx")],
+     ["1 unsupported op in 119 nodes", "com.example.Frobnicate \u00d7119, first 'frob0'"])
 
 m = model_of([helper.make_node("Add", ["x", "bias"], ["y"], name="add1")],
              [vi("x", [1, 3])], [vi("y", [1, 3])])

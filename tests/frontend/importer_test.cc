@@ -201,17 +201,23 @@ TEST(Importer, UnsupportedOpsAreAllListedWithOpset) {
   auto m = NewModel(13);
   auto* g = m.mutable_graph();
   AddInput(g, "x", {2});
-  AddNode(g, "Unique", {"x"}, {"a"}, "unique1");
-  AddNode(g, "Det", {"a"}, {"b"}, "det1");
-  AddOutput(g, "b");
+  AddNode(g, "NoSuchOpA", {"x"}, {"a"}, "first_a");
+  AddNode(g, "NoSuchOpB", {"a"}, {"b"}, "only_b");
+  AddNode(g, "NoSuchOpA", {"b"}, {"c"}, "second_a");
+  AddNode(g, "NoSuchOpA", {"c"}, {"d"}, "third_a");
+  AddOutput(g, "d");
   ImportInfo info;
   auto graph = ImportOnnxModel(m, ".", "unsupported.onnx", &info);
   ASSERT_FALSE(graph.ok());
   EXPECT_EQ(graph.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(graph.status().message().find("Unique 'unique1' (opset 13)"), std::string::npos);
-  EXPECT_NE(graph.status().message().find("Det 'det1' (opset 13)"), std::string::npos);
-  EXPECT_EQ(info.unsupported.size(), 2u);
-  EXPECT_EQ(info.op_histogram["Det"], 1);
+  // Grouped by op type in order of first appearance: a count and the first node.
+  EXPECT_NE(graph.status().message().find("2 unsupported ops in 4 nodes (opset 13): "
+                                          "NoSuchOpA \u00d73, first 'first_a'; NoSuchOpB 'only_b'"),
+            std::string::npos)
+      << graph.status().message();
+  ASSERT_EQ(info.unsupported.size(), 2u);
+  EXPECT_EQ(info.unsupported[1], "NoSuchOpB 'only_b'");
+  EXPECT_EQ(info.op_histogram["NoSuchOpA"], 3);
 }
 
 TEST(Importer, OpsetAboveRangeIsRefused) {

@@ -4,6 +4,7 @@
 // model file. Prints the placement of every node with its reason.
 #include <fstream>
 
+#include "driver/sample_shapes.h"
 #include "frontend/onnx/importer.h"
 #include "lower/npu_compile.h"
 #include "quant/calibration_data.h"
@@ -40,18 +41,25 @@ int CompileMain(const CompileFlags& f) {
   }
   auto g = onnx_fe::ImportOnnxFile(f.model);
   if (!g.ok()) return ReportError(g.status().message());
-  auto text = ParseAssignments(f.shapes, "--shape");
-  if (!text.ok()) return ReportError(text.status().message());
-  std::map<std::string, Dims> bound;
-  for (auto& [name, t] : *text) {
-    auto d = ParseDims(t);
-    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
-    bound[name] = *d;
-  }
-  Status st = BindInputShapes(*g, bound, 1);
-  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  auto bound = ParseShapes(f.shapes);
+  if (!bound.ok()) return ReportError(bound.status().message());
+  Status st;
+  std::vector<quant::Sample> calib_samples;
   if (!f.calib.empty()) {
     if (HasQdq(*g)) return ReportError(fmt::format("{}: already quantized; drop --calib", f.model));
+    // Symbolic input dims take the calibration samples' dims (--shape overrides).
+    std::vector<std::string> from_data;
+    auto samples = driver::BindShapesFromCalibration(*g, *bound, f.calib, {}, f.limit, &from_data);
+    if (!samples.ok()) return ReportError(fmt::format("{}: {}", f.model, samples.status().message()));
+    calib_samples = std::move(samples).value();
+    if (!f.quiet) {
+      for (const auto& b : from_data) fmt::print("input shape {} (from the calibration samples)\n", b);
+    }
+  } else {
+    st = BindInputShapes(*g, *bound, 1);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  }
+  if (!f.calib.empty()) {
     st = quant::PrepareForQuantization(*g);
     if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
     quant::CalibrationOptions co;
@@ -61,15 +69,13 @@ int CompileMain(const CompileFlags& f) {
     if (f.dtype != "u8" && f.dtype != "i8") return ReportError(fmt::format("--dtype: '{}' is not u8 or i8", f.dtype));
     co.storage = f.dtype == "u8" ? DType::kU8 : DType::kI8;
     quant::QuantizeOptions qo;
-    auto samples = quant::LoadCalibrationSet(*g, f.calib, {}, f.limit);
-    if (!samples.ok()) return ReportError(samples.status().message());
-    auto table = quant::Calibrate(*g, *samples, co, qo, false);
+    auto table = quant::Calibrate(*g, calib_samples, co, qo, false);
     if (!table.ok()) return ReportError(fmt::format("{}: {}", f.model, table.status().message()));
     auto summary = quant::RewriteToQdq(*g, *table, qo);
     if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
     if (!f.quiet)
       fmt::print("quantized {} node(s) ({} calibration samples, {} activations)\n", summary->quantized_nodes,
-                 samples->size(), f.dtype);
+                 calib_samples.size(), f.dtype);
   } else if (!HasQdq(*g)) {
     return ReportError(fmt::format("{}: a float model: give --calib DIR to quantize it, or a QDQ model "
                                    "(edgec quantize)", f.model));
@@ -113,7 +119,7 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("--limit", flags->limit, "use the first N calibration inputs (0 = all)");
   sub->add_option("--method", flags->method, "calibrator (with --calib)")->capture_default_str();
   sub->add_option("--dtype", flags->dtype, "activation dtype when quantizing: i8 or u8")->capture_default_str();
-  sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's dims");
+  sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's dims (default with --calib: the samples' dims)");
   sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
   sub->add_flag("--single-buffer", flags->single, "tile every layer with single buffering");

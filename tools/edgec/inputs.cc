@@ -24,6 +24,17 @@ StatusOr<std::map<std::string, std::string>> ParseAssignments(const std::vector<
   return m;
 }
 
+StatusOr<std::map<std::string, Dims>> ParseShapes(const std::vector<std::string>& shape_flags) {
+  ASSIGN_OR_RETURN(auto text, ParseAssignments(shape_flags, "--shape"));
+  std::map<std::string, Dims> shapes;
+  for (auto& [name, t] : text) {
+    auto d = ParseDims(t);
+    if (!d.ok()) return InvalidArgument("--shape {}: {}", name, d.status().message());
+    shapes[name] = *d;
+  }
+  return shapes;
+}
+
 StatusOr<std::map<std::string, Tensor>> GatherInputs(const Graph& g,
                                                      const std::vector<std::string>& input_flags,
                                                      const std::vector<std::string>& shape_flags,

@@ -15,6 +15,9 @@ namespace edgec::cli {
 StatusOr<std::map<std::string, std::string>> ParseAssignments(const std::vector<std::string>& flags,
                                                               const std::string& flag_name);
 
+// Parses `--shape name=1x3x224x224` flags into dims per input name; fails naming the flag.
+StatusOr<std::map<std::string, Dims>> ParseShapes(const std::vector<std::string>& shape_flags);
+
 // Loads every `--input` file; every graph input not given gets seeded random data with
 // the `--shape` dims (or its declared dims, unknown dims = 1). `random_names` receives
 // the names of inputs that were generated.

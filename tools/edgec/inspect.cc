@@ -65,11 +65,35 @@ int InspectMain(const InspectFlags& f) {
   }
   fmt::print("inputs:\n");
   for (const Value* v : g->inputs()) fmt::print("  {:<24} {}\n", v->name(), v->type.ToString());
-  Status st = BindInputShapes(*g, shapes, 1);
+  // Which shapes are static, symbolic (follow the input dims) or value-dependent (follow
+  // input values or data, still open with every dim bound).
+  Graph symbolic = g->Clone();
+  Status st = BindInputShapes(symbolic, shapes, 0);
+  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  st = BindInputShapes(*g, shapes, 1);
   if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
   if (had_symbolic) fmt::print("  (symbolic dims bound to 1; choose with --shape NAME=1x3x224x224)\n");
   fmt::print("outputs:\n");
   for (const Value* v : g->outputs()) fmt::print("  {:<24} {}\n", v->name(), v->type.ToString());
+  int num_static = 0, num_symbolic = 0;
+  std::vector<const Value*> value_dependent;
+  for (const Node* n : g->nodes()) {
+    for (const Value* o : n->outputs()) {
+      const Value* before = symbolic.FindValue(o->name());
+      if (!o->type.IsStatic()) value_dependent.push_back(o);
+      else if (before && !before->type.IsStatic()) ++num_symbolic;
+      else ++num_static;
+    }
+  }
+  fmt::print("shapes: {} static, {} symbolic (follow the input dims), {} value-dependent (follow input "
+             "values or data{})\n", num_static, num_symbolic, value_dependent.size(),
+             value_dependent.empty() ? "" : "; `run` builds a plan per shape-input value, data-dependent sizes "
+                                             "are allocated at run time");
+  for (size_t i = 0; i < value_dependent.size() && i < 8; ++i) {
+    const Value* v = value_dependent[i];
+    fmt::print("  {:<24} {} from {}\n", v->name(), v->type.ToString(), v->producer()->Label());
+  }
+  if (value_dependent.size() > 8) fmt::print("  ... {} more\n", value_dependent.size() - 8);
   PrintHistogram(info.op_histogram);
 
   int64_t params = 0, param_bytes = 0;

@@ -4,10 +4,12 @@
 // edgec's int8 execution with FP32 on held-out inputs.
 #include <fmt/format.h>
 
+#include "driver/sample_shapes.h"
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
 #include "quant/pipeline.h"
 #include "runtime/shape_binding.h"
+#include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -25,6 +27,7 @@ struct QuantizeFlags {
   std::string dtype = "u8";
   int64_t limit = 0, eval_limit = 0;
   std::vector<std::string> keep_float;
+  std::vector<std::string> shapes;
   bool sensitivity = false;
   double accuracy_budget = 0;
   int64_t sensitivity_samples = 8;
@@ -40,8 +43,29 @@ struct QuantizeFlags {
 int QuantizeMain(const QuantizeFlags& f) {
   auto g = onnx_fe::ImportOnnxFile(f.model);
   if (!g.ok()) return ReportError(g.status().message());
-  Status bound = BindInputShapes(*g, {}, 1);
-  if (!bound.ok()) return ReportError(fmt::format("{}: {}", f.model, bound.message()));
+  auto shapes = ParseShapes(f.shapes);
+  if (!shapes.ok()) return ReportError(shapes.status().message());
+  quant::ImagePreprocess pre;
+  pre.resize = f.resize;
+  if (!f.mean.empty()) pre.mean = f.mean;
+  if (!f.std.empty()) pre.std = f.std;
+  pre.bgr = f.bgr;
+  pre.layout = f.layout;
+  pre.pixel_scale = f.pixel_scale;
+  // Symbolic input dims take the calibration samples' dims (--shape overrides).
+  std::optional<std::vector<quant::Sample>> calib_samples;
+  if (f.scales_in.empty() && !f.calib.empty()) {
+    std::vector<std::string> from_data;
+    auto samples = driver::BindShapesFromCalibration(*g, *shapes, f.calib, pre, f.limit, &from_data);
+    if (!samples.ok()) return ReportError(fmt::format("{}: {}", f.model, samples.status().message()));
+    calib_samples = std::move(samples).value();
+    if (!f.quiet) {
+      for (const auto& b : from_data) fmt::print("input shape {} (from the calibration samples)\n", b);
+    }
+  } else {
+    Status bound = BindInputShapes(*g, *shapes, 1);
+    if (!bound.ok()) return ReportError(fmt::format("{}: {}", f.model, bound.message()));
+  }
   Status prep = quant::PrepareForQuantization(*g);
   if (!prep.ok()) return ReportError(fmt::format("{}: {}", f.model, prep.message()));
 
@@ -59,14 +83,6 @@ int QuantizeMain(const QuantizeFlags& f) {
   qo.per_channel = !f.per_tensor;
   qo.reduce_range = f.reduce_range;
   qo.keep_float.insert(f.keep_float.begin(), f.keep_float.end());
-  quant::ImagePreprocess pre;
-  pre.resize = f.resize;
-  if (!f.mean.empty()) pre.mean = f.mean;
-  if (!f.std.empty()) pre.std = f.std;
-  pre.bgr = f.bgr;
-  pre.layout = f.layout;
-  pre.pixel_scale = f.pixel_scale;
-
   quant::ScaleTable table;
   if (!f.scales_in.empty()) {
     auto t = quant::ReadScaleTable(f.scales_in);
@@ -74,9 +90,7 @@ int QuantizeMain(const QuantizeFlags& f) {
     table = *t;
   } else {
     if (f.calib.empty()) return ReportError("give --calib DIR (calibration inputs) or --scales-in FILE");
-    auto samples = quant::LoadCalibrationSet(*g, f.calib, pre, f.limit);
-    if (!samples.ok()) return ReportError(samples.status().message());
-    auto t = quant::Calibrate(*g, *samples, co, qo, !f.quiet);
+    auto t = quant::Calibrate(*g, *calib_samples, co, qo, !f.quiet);
     if (!t.ok()) return ReportError(fmt::format("{}: {}", f.model, t.status().message()));
     table = *t;
   }
@@ -151,6 +165,8 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("quantize", "Calibrate and quantize a model to INT8 (QDQ ONNX)");
   sub->add_option("model", f->model, "ONNX model file")->required();
   sub->add_option("--output,-o", f->output, "write the QDQ model here");
+  sub->add_option("--shape", f->shapes,
+                  "NAME=1x3x640x640: bind an input's symbolic dims (default: the calibration samples' dims)");
   sub->add_option("--calib", f->calib,
                   "calibration folder: <sample>.npy per sample (one input), <sample>/<input>.npy "
                   "(several inputs), or .png/.jpg images");

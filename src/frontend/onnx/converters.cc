@@ -333,7 +333,9 @@ Status ConvertConstant(ConvertContext& c) {
                          "string constants are not supported)");
   }
   if (c.node().output_size() != 1) return c.Error("must have one output");
-  Value* v = c.graph().AddConstant(c.graph().FreshName(c.node().output(0)), std::move(t));
+  // The value keeps the output's name (a graph output must keep it); AddConstant picks a
+  // fresh one only when the name is taken.
+  Value* v = c.graph().AddConstant(c.node().output(0), std::move(t));
   c.aliases().push_back({c.node().output(0), v});
   return Status::Ok();
 }

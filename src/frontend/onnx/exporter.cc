@@ -79,6 +79,19 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
     TensorToProto(c->constant(), c->name(), gp->add_initializer());
   }
   bool uses_internal = false;
+  // Node names must be unique in ONNX (ONNX Runtime refuses a file with two nodes of one
+  // name), while passes name the nodes they make after a pattern ("Attention/k_transposed"
+  // in every block): a repeated name gets the first free "<name>_<k>".
+  std::unordered_set<std::string> taken;
+  for (const Node* n : g.nodes()) taken.insert(n->name());
+  std::unordered_set<std::string> written;
+  auto unique_name = [&](const std::string& name) {
+    if (name.empty() || written.insert(name).second) return name;
+    for (int k = 2;; ++k) {
+      std::string candidate = fmt::format("{}_{}", name, k);
+      if (!taken.count(candidate) && written.insert(candidate).second) return candidate;
+    }
+  };
   // Layout conversions (physical_layout.h) are the identity on logical values: dropped, their
   // readers read the conversion's input (an Identity stays where the output is a graph output).
   std::unordered_map<const Value*, std::string> renamed;
@@ -94,7 +107,7 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
       }
       onnx::NodeProto* np = gp->add_node();
       np->set_op_type("Identity");
-      np->set_name(n->name());
+      np->set_name(unique_name(n->name()));
       np->add_input(name_of(n->input(0)));
       np->add_output(n->output(0)->name());
       continue;
@@ -114,7 +127,7 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
         uses_internal = true;
       }
     }
-    np->set_name(n->name());
+    np->set_name(unique_name(n->name()));
     Attributes attrs = n->attrs;
     int num_inputs = n->num_inputs();
     if (AxesAreAttributeAtOpset17(n->op()) && n->input(1)) {

@@ -3,7 +3,8 @@
 // Accepts opsets 7 through 17 of the default domain. Converters (converters.cc, one table)
 // normalize older forms to edgec's canonical op forms (Clip bounds as inputs, Upsample as
 // Resize, axes as inputs, ...). Constant nodes and initializers become constant Values.
-// A model with unsupported ops is refused with every unsupported op listed at once.
+// A model with unsupported ops is refused with every unsupported op type listed at once
+// (a count and the first node of each).
 #pragma once
 
 #include <filesystem>
@@ -24,7 +25,8 @@ struct ImportInfo {
   int opset = 0;
   std::string producer;
   std::map<std::string, int> op_histogram;  // ONNX op_type -> count, as in the file
-  // "NonZero 'nz1' (opset 13)" per node edgec cannot import.
+  // Per op type edgec cannot import, in order of first appearance: "NonZero 'nz1'" for one
+  // node, "DynamicQuantizeLinear ×119, first 'input_QuantizeLinear'" for several.
   std::vector<std::string> unsupported;
 };
 
