@@ -14,7 +14,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libpng-dev libjpeg-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-onnx python3-numpy python3-torch python3-torchvision
+  python3-onnx python3-numpy python3-torch python3-torchvision python3-pil
   nodejs npm
 )
 
