@@ -78,6 +78,34 @@ Status RmsNormalization(InferContext& ctx) {
   return Status::Ok();
 }
 
+Status GroupNormalization(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  RETURN_IF_ERROR(ExpectOneOutput(ctx));
+  for (int i : {1, 2}) {
+    RETURN_IF_ERROR(ctx.ExpectRequired(i));
+    RETURN_IF_ERROR(ExpectSameDType(ctx, i, 0));
+  }
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kFloatTypes));
+  const float epsilon = ctx.attrs().GetFloat("epsilon", 1e-5f);
+  if (!(epsilon >= 0)) return ctx.Error("attribute epsilon is {}, expected >= 0", epsilon);
+  const TensorType& x = ctx.input_type(0);
+  if (!x.rank_known) {
+    ctx.output(0) = UnknownRank(x.dtype);
+    return Status::Ok();
+  }
+  if (x.rank() < 3) return ctx.Error("input 0 (X) is {}, expected [N, C, spatial...]", x.ToString());
+  const int64_t groups = ctx.attrs().GetInt("num_groups", 0), c = x.dims[1];
+  if (groups < 1 || (c != kUnknownDim && c % groups != 0))
+    return ctx.Error("attribute num_groups {} does not divide the {} channels", groups, c);
+  for (int i : {1, 2}) {
+    const TensorType& t = ctx.input_type(i);
+    if (t.rank_known && (t.rank() != 1 || (c != kUnknownDim && t.dims[0] != kUnknownDim && t.dims[0] != c)))
+      return ctx.Error("input {} ({}) is {}, expected [{}]", i, i == 1 ? "Scale" : "B", t.ToString(), c);
+  }
+  ctx.output(0) = MakeType(x.dtype, x.dims);
+  return Status::Ok();
+}
+
 // Attention(Q [..., Sq, D], K [..., Sk, D] or [..., D, Sk], V [..., Sk, Dv], Mask?):
 // Y [batch..., Sq, Dv] with the batch dims of Q, K and V broadcast; Mask broadcasts to
 // the scores [batch..., Sq, Sk].

@@ -6,6 +6,7 @@
 #include "edgec/status.h"
 #include "ir/graph.h"
 #include "npu/lower.h"
+#include "npu/lower_norm.h"
 #include "npu/move.h"
 
 namespace edgec::lower {
@@ -42,12 +43,17 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 // DMA copies (npu/move.h): Concat, Transpose, Slice (constant starts, positive steps), Split,
 // and Reshape / Flatten / Squeeze / Unsqueeze whose NPU byte order changes. Tensors cross as
 // for QuantizedLayerOf (u8 shifted to i8, NHWC), so operands and result must be 8-bit.
+// QLinearLayerNormalization over the last axis of a tensor that is not 4-d (rows of the
+// normalized dim), QLinearGroupNormalization of a 4-d tensor (NHWC: groups are channel bands
+// of every pixel) and QLinearSoftmax of a tensor that is not 4-d are VEC norm / softmax layers
+// (npu/lower_norm.h) with quant/int_norm.h's parameters.
 struct VectorLayer {
-  enum class Kind { kEltwise, kPool, kDepthwise, kMove } kind = Kind::kEltwise;
+  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm } kind = Kind::kEltwise;
   npu::EltwiseLayer eltwise;
   npu::PoolLayer pool;
   npu::DepthwiseLayer depthwise;
   npu::MoveLayer move;
+  npu::NormLayer norm;
   bool output_u8 = false;
 };
 // Whether `n` is of a kind the vector cores take (then VectorLayerOf says if this one can).

@@ -40,6 +40,8 @@ const char* VecOpName(VecOp op) {
     case VecOp::kDwConv: return "dwconv";
     case VecOp::kMul: return "mul";
     case VecOp::kLut: return "lut";
+    case VecOp::kNorm: return "norm";
+    case VecOp::kSoftmax: return "softmax";
   }
   return "?";
 }
@@ -308,7 +310,7 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
     if (!ok) return bad;
     if (in.ndims > kMaxDmaDims)
       return InvalidArgument("NPU program: DMA with {} strided dims (at most {})", in.ndims, kMaxDmaDims);
-    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kLut)
+    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kSoftmax)
       return InvalidArgument("NPU program: unknown vector operation {}", static_cast<int>(in.vec));
   }
   if (!r.done()) return InvalidArgument("NPU program: trailing bytes after the instructions");

@@ -56,6 +56,13 @@ enum class VecOp : uint8_t {
   kMul,
   // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM).
   kLut,
+  // Integer normalization (quant/int_norm.h), imm = zx, zy, lo, hi, per_row: the groups are the
+  // rows (per_row = 1) or the whole rows x cols tile (0); column c is channel c of params =
+  // int64 E, then int32 M[cols], e[cols], B[cols] (NormParamsBytes); count n = the group's size.
+  kNorm,
+  // Integer softmax of each row (quant/int_norm.h), imm = M, e, zy, lo, hi (1/y_scale ≈ M·2^(e−31)),
+  // the exp table int32[256] at params.
+  kSoftmax,
 };
 // The binary ops (kAdd, kMul) read b at src2 + r * src2_stride + c, or, with
 // imm[kBroadcastImm] = 1, the one byte at src2 + r * src2_stride for every c (a scalar b).
@@ -63,6 +70,9 @@ enum class VecOp : uint8_t {
 inline constexpr int kBroadcastImm = 11;
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
+// Bytes of a VEC norm's parameter block for `cols` channels (8-byte aligned), and of the softmax's.
+inline int64_t NormParamsBytes(int64_t cols) { return (8 + 12 * cols + 7) / 8 * 8; }
+inline constexpr int64_t kSoftmaxParamsBytes = 4 * 256;
 const char* OpcodeName(Opcode op);
 const char* QueueName(QueueKind q);
 const char* VecOpName(VecOp op);  // target's cycles_per_element keys

@@ -72,6 +72,8 @@ int64_t SramEnd(const Instr& in) {
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
+      if (in.vec == VecOp::kNorm && in.op == Opcode::kVec) end = std::max(end, in.params + NormParamsBytes(in.cols));
+      if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec) end = std::max(end, in.params + kSoftmaxParamsBytes);
       return end;
     }
     default: return 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "quant/fixed_point.h"
+#include "quant/int_norm.h"
 
 namespace edgec::npu {
 namespace {
@@ -113,6 +114,66 @@ StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
   return e;
 }
 
+// The VEC norm and softmax: quant/int_norm.h on the tile's rows, parameters read from SRAM.
+StatusOr<Effect> NormOrSoftmax(const Instr& in, const Memories& mem) {
+  Effect e{Space::kSram, in.core, {}};
+  const int32_t* imm = in.imm;
+  for (int32_t r = 0; r < in.rows; ++r) {
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src + int64_t{r} * in.src_stride, in.cols, "VEC source row"));
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.dst + int64_t{r} * in.dst_stride, in.cols, "VEC destination row"));
+  }
+  auto value = [&](int32_t r, int32_t c) { return int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + int64_t{r} * in.src_stride + c)}; };
+  std::vector<std::vector<int32_t>> out(in.rows, std::vector<int32_t>(in.cols));
+  if (in.vec == VecOp::kSoftmax) {
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, kSoftmaxParamsBytes, "softmax exp table"));
+    quant::SoftmaxParams p;
+    for (int j = 0; j < 256; ++j) p.exp_table[j] = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * j);
+    p.inv_y = Mult(imm[0], imm[1]);
+    p.y_zero_point = imm[2];
+    p.qmin = imm[3];
+    p.qmax = imm[4];
+    std::vector<int32_t> row(in.cols);
+    for (int32_t r = 0; r < in.rows; ++r) {
+      for (int32_t c = 0; c < in.cols; ++c) row[c] = value(r, c);
+      quant::SoftmaxRow(row.data(), in.cols, p, out[r].data());
+    }
+  } else {
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, NormParamsBytes(in.cols), "norm params"));
+    const bool per_row = imm[4] == 1;
+    quant::NormParams p;
+    p.count = per_row ? in.cols : int64_t{in.rows} * in.cols;
+    p.eps_term = Load<int64_t>(mem, Space::kSram, 0, in.params);
+    for (int32_t c = 0; c < in.cols; ++c) {
+      p.mult.push_back(Load<int32_t>(mem, Space::kSram, 0, in.params + 8 + 4 * int64_t{c}));
+      p.shift.push_back(Load<int32_t>(mem, Space::kSram, 0, in.params + 8 + 4 * (int64_t{in.cols} + c)));
+      p.bias.push_back(Load<int32_t>(mem, Space::kSram, 0, in.params + 8 + 4 * (2 * int64_t{in.cols} + c)));
+    }
+    p.x_zero_point = imm[0];
+    p.y_zero_point = imm[1];
+    p.qmin = imm[2];
+    p.qmax = imm[3];
+    auto group = [&](int32_t r0, int32_t r1) {
+      quant::NormGroup g;
+      for (int32_t r = r0; r < r1; ++r)
+        for (int32_t c = 0; c < in.cols; ++c) quant::Accumulate(g, value(r, c), p.x_zero_point);
+      quant::FinishGroup(g, p);
+      for (int32_t r = r0; r < r1; ++r)
+        for (int32_t c = 0; c < in.cols; ++c) out[r][c] = quant::NormOutput(g, p, value(r, c), c);
+    };
+    if (per_row) {
+      for (int32_t r = 0; r < in.rows; ++r) group(r, r + 1);
+    } else {
+      group(0, in.rows);
+    }
+  }
+  for (int32_t r = 0; r < in.rows; ++r) {
+    WriteChunk ch{in.dst + int64_t{r} * in.dst_stride, std::vector<uint8_t>(in.cols)};
+    for (int32_t c = 0; c < in.cols; ++c) ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(out[r][c]));
+    e.chunks.push_back(std::move(ch));
+  }
+  return e;
+}
+
 StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   Effect e{Space::kSram, in.core, {}};
   const int32_t* imm = in.imm;
@@ -170,6 +231,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     }
     return e;
   }
+  if (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) return NormOrSoftmax(in, mem);
   // Pools.
   if (in.win_h <= 0 || in.win_w <= 0 || in.stride_h <= 0 || in.stride_w <= 0 || in.in_h < in.win_h ||
       in.in_w < in.win_w)

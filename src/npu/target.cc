@@ -19,7 +19,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kVecOps[] = {"add", "mul", "relu", "requantize", "maxpool", "avgpool", "lut", "dwconv",
-                                   "copy"};
+                                   "copy", "norm", "softmax"};
 
 // Reads fields of one JSON object, remembering which it saw so that leftovers are errors.
 class ObjectReader {
@@ -125,7 +125,8 @@ const char* kDefaultJson = R"JSON({
   "vector_cores": {
     "count": 4, "lanes": 64, "pipeline_latency": 16,
     "cycles_per_element": {"add": 1, "mul": 1, "relu": 1, "requantize": 2, "maxpool": 1,
-                           "avgpool": 1, "lut": 2, "copy": 1, "dwconv": 1}
+                           "avgpool": 1, "lut": 2, "copy": 1, "dwconv": 1,
+                           "norm": 4, "softmax": 4}
   },
   "shared_sram": {"bytes": 2097152, "banks": 32, "bandwidth_bytes_per_cycle": 2048, "alignment": 64},
   "dram": {"bandwidth_bytes_per_s": 30e9, "read_latency_cycles": 500, "write_latency_cycles": 500,
@@ -140,7 +141,8 @@ const char* kDefaultJson = R"JSON({
                     "MaxPool", "AveragePool", "GlobalAveragePool", "QuantizeLinear",
                     "DequantizeLinear",
                     "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Reshape",
-                    "Flatten", "Squeeze", "Unsqueeze"],
+                    "Flatten", "Squeeze", "Unsqueeze", "LayerNormalization",
+                    "GroupNormalization", "Softmax"],
   "supported_dtypes": ["i8", "i32", "f16"]
 })JSON";
 

@@ -82,6 +82,18 @@ StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, con
   return b.best;
 }
 
+StatusOr<VectorTiling> ChooseNormTiling(const NormLayer& l, const Target& t, const TilerOptions& opt) {
+  std::set<int64_t> chunks;
+  for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
+    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(std::max<int64_t>(1, CeilDiv(l.items, cores * steps)));
+  Best b;
+  for (int64_t chunk : chunks)
+    for (bool db : Bufferings(opt))
+      b.Offer(LowerNorm(l, t, chunk, db), t, VectorTiling{.chunk = chunk, .double_buffer = db});
+  if (!b.found) return InvalidArgument("norm layer '{}': no tile fits: {}", l.name, b.why);
+  return b.best;
+}
+
 namespace {
 
 // Tiles of 1, 2, 4, ... up to all output rows by 16, 32, ... up to all channels.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "npu/lower.h"
+#include "npu/lower_norm.h"
 #include "npu/move.h"
 #include "npu/sim.h"
 #include "npu/tiler.h"
@@ -28,6 +29,9 @@ StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& 
 // Data movement (move.h): chunks of 4 KiB up to a quarter of the SRAM, each buffering.
 StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt = {});
+// Norm and softmax (lower_norm.h): chunks of whole items spreading them over 1..all cores in
+// 1..8 tiles per core.
+StatusOr<VectorTiling> ChooseNormTiling(const NormLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 
 }  // namespace edgec::npu

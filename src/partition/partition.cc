@@ -19,6 +19,9 @@ std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearAdd) return "Add";
   if (op == OpKind::kQLinearMul) return "Mul";
   if (op == OpKind::kQLinearGlobalAveragePool) return "GlobalAveragePool";
+  if (op == OpKind::kQLinearLayerNormalization) return "LayerNormalization";
+  if (op == OpKind::kQLinearGroupNormalization) return "GroupNormalization";
+  if (op == OpKind::kQLinearSoftmax) return "Softmax";
   return std::string(OpName(op));
 }
 
@@ -101,6 +104,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       auto tr = v.kind == K::kEltwise ? npu::ChooseEltwiseTiling(v.eltwise, t, o.tiler)
                 : v.kind == K::kPool  ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
                 : v.kind == K::kMove  ? npu::ChooseMoveTiling(v.move, t, o.tiler)
+                : v.kind == K::kNorm  ? npu::ChooseNormTiling(v.norm, t, o.tiler)
                                       : npu::ChooseDepthwiseTiling(v.depthwise, t, o.tiler);
       if (v.kind == K::kMove) {
         p.moved_bytes = v.move.bytes();

@@ -4,6 +4,9 @@
 // normalized dims; without gamma the Scale is a constant of ones, without beta B is absent.
 // Every intermediate must be read only inside the pattern (a mean used elsewhere stays).
 //
+// A mean is a ReduceMean or, after canonicalize, a GlobalAveragePool (the mean over dims 2..:
+// the last dim of a rank-3 [batch, tokens, features] tensor).
+//
 // Before:  %m = ReduceMean(%x, [-1]); %d = Sub(%x, %m); %p = Pow(%d, 2.0)   (or Mul(%d, %d))
 //          %v = ReduceMean(%p, [-1]); %a = Add(%v, 1e-5); %s = Sqrt(%a); %n = Div(%d, %s)
 //          %g = Mul(%n, %gamma); %y = Add(%g, %beta)
@@ -23,6 +26,21 @@ struct Normalization {
   std::vector<Node*> nodes;  // every node of the pattern, in order
 };
 
+// A ReduceMean or GlobalAveragePool producing v.
+Node* MeanOf(const Value* v) {
+  Node* m = ProducerOf(v, OpKind::kReduceMean);
+  return m ? m : ProducerOf(v, OpKind::kGlobalAveragePool);
+}
+
+// The dims a mean reduces (keeping them), as KeptReducedAxes.
+std::optional<std::vector<int>> MeanAxes(const Node* mean, int rank, std::string* why) {
+  if (mean->op() == OpKind::kReduceMean) return KeptReducedAxes(mean, rank, why);
+  std::vector<int> axes;
+  for (int d = 2; d < rank; ++d) axes.push_back(d);
+  if (axes.empty()) *why = fmt::format("{} of a rank-{} tensor", mean->Label(), rank);
+  return axes.empty() ? std::nullopt : std::optional(axes);
+}
+
 std::optional<Normalization> MatchNormalization(Node* div, std::string* why) {
   Value* d = div->input(0);
   Node* sqrt = ProducerOf(div->input(1), OpKind::kSqrt);
@@ -36,7 +54,7 @@ std::optional<Normalization> MatchNormalization(Node* div, std::string* why) {
     return std::nullopt;
   }
   Node* add_eps = sqrt->input(0)->producer();
-  Node* var = ProducerOf(eps->other, OpKind::kReduceMean);
+  Node* var = MeanOf(eps->other);
   if (!var) {
     *why = "epsilon is not added to a ReduceMean (the variance)";
     return std::nullopt;
@@ -51,7 +69,7 @@ std::optional<Normalization> MatchNormalization(Node* div, std::string* why) {
     return std::nullopt;
   }
   Node* sub = ProducerOf(d, OpKind::kSub);
-  Node* mean = sub ? ProducerOf(sub->input(1), OpKind::kReduceMean) : nullptr;
+  Node* mean = sub ? MeanOf(sub->input(1)) : nullptr;
   if (!mean || mean->input(0) != sub->input(0)) {
     *why = "the numerator is not Sub(x, ReduceMean(x))";
     return std::nullopt;
@@ -65,8 +83,8 @@ std::optional<Normalization> MatchNormalization(Node* div, std::string* why) {
     return std::nullopt;
   }
   const int rank = n.x->type.rank();
-  auto mean_axes = KeptReducedAxes(mean, rank, why);
-  auto var_axes = KeptReducedAxes(var, rank, why);
+  auto mean_axes = MeanAxes(mean, rank, why);
+  auto var_axes = MeanAxes(var, rank, why);
   if (!mean_axes || !var_axes) return std::nullopt;
   if (*mean_axes != *var_axes) {
     *why = "mean and variance reduce different axes";

@@ -4,6 +4,8 @@
 //                       Mul(x), Mul(0.5)
 //   RmsNormalization -> Mul(x, x), ReduceMean(axes [axis, rank)), Add(eps), Sqrt, Div(x, ·),
 //                       Mul(scale) (left out when the scale is a constant 1)
+//   GroupNormalization -> Reshape [N, G, -1], InstanceNormalization (Scale ones, B zeros
+//                       [G]), Reshape [N, C, spatial...], Mul(Scale [C, 1, ...]), Add(B [C, 1, ...])
 //   Attention        -> [Transpose(K) swapping the last two dims, merged with a Transpose
 //                       that feeds only K], MatMul(Q, Kᵀ), Mul(scale), [Add(mask)],
 //                       Softmax(-1), MatMul(·, V)
@@ -101,6 +103,36 @@ StatusOr<bool> LowerRmsNormalization(Graph& g, Node* n) {
   return l.Finish(y);
 }
 
+StatusOr<bool> LowerGroupNormalization(Graph& g, Node* n) {
+  Lowering l(g, n);
+  Value* x = n->input(0);
+  if (!x->type.IsStatic()) return Unimplemented("{}: cannot lower with dynamic shape {}", n->Label(), x->type.ToString());
+  const Dims& d = x->type.dims;
+  const int64_t groups = n->attrs.GetInt("num_groups", 1);
+  const DType dt = x->type.dtype;
+  ASSIGN_OR_RETURN(Value* grouped, l.Op(OpKind::kReshape, "grouped", {x, l.Ints("group_shape", {d[0], groups, -1})}));
+  Attributes in_attrs;
+  in_attrs.Set("epsilon", n->attrs.GetFloat("epsilon", 1e-5f));
+  Value* ones = g.AddConstant(g.FreshName(n->name() + "/ones"), FilledOf(dt, {groups}, 1.0));
+  Value* zeros = g.AddConstant(g.FreshName(n->name() + "/zeros"), FilledOf(dt, {groups}, 0.0));
+  ASSIGN_OR_RETURN(Value* normed, l.Op(OpKind::kInstanceNormalization, "normalized", {grouped, ones, zeros}, in_attrs));
+  ASSIGN_OR_RETURN(Value* back, l.Op(OpKind::kReshape, "ungrouped", {normed, l.Ints("shape", std::vector<int64_t>(d.begin(), d.end()))}));
+  // Scale and B as [C, 1, ...] so that they broadcast over the spatial dims.
+  auto per_channel = [&](Value* v, const std::string& step) -> StatusOr<Value*> {
+    std::vector<int64_t> shape(d.size() - 1, 1);
+    shape[0] = d[1];
+    if (const Tensor* c = ConstantOf(v)) {  // a constant of that shape (the fusion matches it again)
+      return g.AddConstant(g.FreshName(n->name() + "/" + step), c->Clone().Reshaped(Dims(shape.begin(), shape.end())));
+    }
+    return l.Op(OpKind::kReshape, step, {v, l.Ints(step + "_shape", shape)});
+  };
+  ASSIGN_OR_RETURN(Value* scale, per_channel(n->input(1), "scale"));
+  ASSIGN_OR_RETURN(Value* bias, per_channel(n->input(2), "bias"));
+  ASSIGN_OR_RETURN(Value* scaled, l.Op(OpKind::kMul, "scaled", {back, scale}));
+  ASSIGN_OR_RETURN(Value* y, l.Op(OpKind::kAdd, "shifted", {scaled, bias}));
+  return l.Finish(y);
+}
+
 StatusOr<bool> LowerAttention(Graph& g, Node* n) {
   Lowering l(g, n);
   Value* q = n->input(0);
@@ -175,6 +207,7 @@ StatusOr<bool> UnfuseComposite(Graph& g, Node* n) {
     case OpKind::kChannelShuffle: return LowerChannelShuffle(g, n);
     case OpKind::kGelu: return LowerGelu(g, n);
     case OpKind::kRmsNormalization: return LowerRmsNormalization(g, n);
+    case OpKind::kGroupNormalization: return LowerGroupNormalization(g, n);
     case OpKind::kAttention: return LowerAttention(g, n);
     default:
       return false;

@@ -348,6 +348,49 @@ StatusOr<std::string> FoldGlobalAveragePool(Graph& g, Node* n, const FoldOptions
                             RequantAttrs(options), n, q);
 }
 
+// Folds DQ(x) → LayerNormalization / GroupNormalization / InstanceNormalization / Softmax → Q
+// (per-tensor constant parameters, constant f32 Scale and B) into its integer form
+// (QLinearLayerNormalization, QLinearGroupNormalization with num_groups = C for an
+// InstanceNormalization, QLinearSoftmax). Returns why not ("" when folded).
+StatusOr<std::string> FoldNormalization(Graph& g, Node* n) {
+  Node* dq = DqOf(n->input(0));
+  if (std::string why = WhyNotQuantizedInput(dq, 0); !why.empty()) return why;
+  Node* q = nullptr;
+  if (std::string why = MatchOutputQ(n->output(0), nullptr, &q); !why.empty()) return why;
+  const TensorType& xt = n->input(0)->type;
+  if (!xt.IsStatic()) return std::string("dynamic shape");
+  std::vector<Value*> in = {dq->input(0), dq->input(1), ZeroPointOf(g, dq, dq->input(0)->type.dtype)};
+  Attributes attrs;
+  OpKind op = OpKind::kQLinearSoftmax;
+  if (n->op() == OpKind::kSoftmax) {
+    const int64_t axis = n->attrs.GetInt("axis", -1);
+    if (axis != -1 && axis != xt.rank() - 1) return fmt::format("softmax over axis {} (only the last)", axis);
+  } else {
+    for (int i = 1; i < n->num_inputs(); ++i) {
+      const Value* v = n->input(i);
+      if (v && (!ConstantOf(v) || v->type.dtype != DType::kF32)) return fmt::format("input {} is not an f32 constant", i);
+    }
+    attrs.Set("epsilon", n->attrs.GetFloat("epsilon", 1e-5f));
+    if (n->op() == OpKind::kLayerNormalization) {
+      op = OpKind::kQLinearLayerNormalization;
+      attrs.Set("axis", n->attrs.GetInt("axis", -1));
+    } else {
+      op = OpKind::kQLinearGroupNormalization;
+      attrs.Set("num_groups", n->op() == OpKind::kInstanceNormalization ? xt.dims[1] : n->attrs.GetInt("num_groups", 1));
+    }
+    in.push_back(n->input(1));
+    in.push_back(n->num_inputs() > 2 ? n->input(2) : nullptr);
+  }
+  in.push_back(q->input(1));
+  in.push_back(ZeroPointOf(g, q, q->output(0)->type.dtype));
+  return ReplaceByIntegerOp(g, op, n, std::move(in), std::move(attrs), n, q);
+}
+
+bool IsFoldedNormalization(OpKind op) {
+  return op == OpKind::kLayerNormalization || op == OpKind::kGroupNormalization ||
+         op == OpKind::kInstanceNormalization || op == OpKind::kSoftmax;
+}
+
 // Q(DQ(q)) with the same parameters is q.
 bool CancelRequantize(Graph& g, Node* q) {
   if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
@@ -445,6 +488,13 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
     if (n->op() == OpKind::kMul && MatchUnaryIsland(n)) continue;  // x·U(x): a table below
+    if (IsFoldedNormalization(n->op())) {
+      if (!options.integer_norm) continue;
+      ASSIGN_OR_RETURN(std::string why, FoldNormalization(g, n));
+      if (why.empty()) ++s.folded;
+      else s.skipped.push_back(n->Label() + ": " + why);
+      continue;
+    }
     const bool binary = (n->op() == OpKind::kAdd && options.integer_add) || (n->op() == OpKind::kMul && options.integer_mul);
     if (binary || n->op() == OpKind::kGlobalAveragePool) {
       ASSIGN_OR_RETURN(std::string why, binary ? FoldBinary(g, n, options) : FoldGlobalAveragePool(g, n, options));

@@ -15,6 +15,11 @@
 //   DQ(a_q) + DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearAdd(a_q, b_q)
 //   DQ(a_q) · DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearMul(a_q, b_q)
 //   DQ(x_q) ─► GlobalAveragePool ─► Q                        ⇒  QLinearGlobalAveragePool(x_q)
+//   DQ(x_q) ─► LayerNormalization ─► Q                       ⇒  QLinearLayerNormalization(x_q)
+//   DQ(x_q) ─► GroupNormalization | InstanceNormalization ─► Q ⇒ QLinearGroupNormalization(x_q)
+//   DQ(x_q) ─► Softmax (last axis) ─► Q                      ⇒  QLinearSoftmax(x_q)
+// (the last three are integer-only, quant/int_norm.h: within one step of the island; the
+// decomposed LayerNorm and torch's GroupNorm are fused first, Int8Executable in pipeline.h).
 // (their "float" mode computes exactly the island's arithmetic on the reference kernels.)
 // Ops that only move or compare values (MaxPool, GlobalMaxPool, Concat of inputs with equal
 // parameters, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Identity) run on the
@@ -33,7 +38,7 @@
 namespace edgec::quant {
 
 struct FoldSummary {
-  int folded = 0;                    // Conv/Gemm/MatMul/Add/Mul/GlobalAveragePool nodes now integer
+  int folded = 0;                    // Conv/Gemm/MatMul/Add/Mul/GlobalAveragePool/norm/softmax nodes now integer
   int int8_movement = 0;             // MaxPool/Concat/Reshape/... moved onto the int8 values
   int tabulated = 0;                 // float islands replaced by a QuantizedLookup
   std::vector<std::string> skipped;  // quantized-looking nodes that did not fold, with why
@@ -53,6 +58,8 @@ struct FoldOptions {
   bool integer_add = true;
   // Fold DQ(a) · DQ(b) → [Relu|Clip] → Q into a QLinearMul (see ops.def).
   bool integer_mul = true;
+  // Fold the normalizations and Softmax into their integer forms (see ops.def).
+  bool integer_norm = true;
 };
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options = {});

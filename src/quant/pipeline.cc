@@ -99,6 +99,10 @@ StatusOr<ScaleTable> Calibrate(const Graph& prepared, const std::vector<Sample>&
 
 StatusOr<Graph> Int8Executable(const Graph& qdq) {
   Graph g = qdq.Clone();
+  // A QDQ file is standard ONNX: the fusions whose ops have integer forms run again first, so
+  // that a decomposed LayerNorm or GroupNorm between a DQ and a Q folds as one island.
+  passes::PassContext ctx;
+  RETURN_IF_ERROR(driver::Optimize(g, 0, "fuse-layernorm,fuse-groupnorm", ctx));
   ASSIGN_OR_RETURN(FoldSummary s, FoldQdqToInteger(g));
   (void)s;
   return g;

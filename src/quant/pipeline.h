@@ -31,7 +31,8 @@ StatusOr<ScaleTable> Calibrate(const Graph& prepared, const std::vector<Sample>&
 
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table);
 
-// A copy of a QDQ graph with the Q/DQ patterns folded into integer ops (fold_qdq.h).
+// A copy of a QDQ graph with the Q/DQ patterns folded into integer ops (fold_qdq.h), after
+// fuse-layernorm and fuse-groupnorm (a QDQ file holds them decomposed).
 StatusOr<Graph> Int8Executable(const Graph& qdq);
 
 // Agreement of a candidate's outputs with the reference (float) outputs over samples:

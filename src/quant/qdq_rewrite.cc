@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
+#include "passes/groupnorm_pattern.h"
 #include "passes/pass_util.h"
 #include "quant/fold_qdq.h"
 
@@ -154,6 +156,20 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
   // (Reshape, Transpose, Slice, ...; calibration gives those their input's parameters).
   // Topological order lets chains follow; a Mul's operands, made points after their other
   // consumers were seen, take another round.
+  // The normalizations of any float activation (a residual sum before a LayerNorm is not a
+  // point of its own) and the Softmax of a quantizable value get their input and output
+  // quantized (they fold into integer ops); torch's GroupNorm pattern (passes/groupnorm_pattern.h) is one
+  // island from its input to its last node, with no point inside (the compiler fuses it again).
+  std::set<const Node*> inside_groupnorm;
+  std::map<const Node*, passes::GroupNormMatch> groupnorms;
+  for (const Node* n : g.nodes()) {
+    std::string why;
+    if (n->op() != OpKind::kInstanceNormalization || o.keep_float.count(n->name())) continue;
+    if (auto m = passes::MatchGroupNorm(n, &why)) {
+      inside_groupnorm.insert(m->nodes.begin(), m->nodes.end());
+      groupnorms.emplace(n, std::move(*m));
+    }
+  }
   for (int round = 0; round == 0 || added; ++round) {
     added = false;
     for (const Node* n : g.nodes()) {
@@ -165,7 +181,20 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
                                  quantizable(n->input(0)) && quantizable(n->input(1));
       const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
       const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
-      const bool moves_a_point = HasTrait(n->op(), op_trait::kKeepsValues) && is_point(n->input(0));
+      const bool moves_a_point =
+          HasTrait(n->op(), op_trait::kKeepsValues) && is_point(n->input(0)) && !inside_groupnorm.count(n);
+      if (auto gn = groupnorms.find(n); gn != groupnorms.end() && IsFloatActivation(gn->second.x)) {
+        add(gn->second.x);
+        add(gn->second.output);
+        continue;
+      }
+      const bool norm = n->op() == OpKind::kLayerNormalization ||
+                        (n->op() == OpKind::kInstanceNormalization && !inside_groupnorm.count(n));
+      if ((norm && IsFloatActivation(n->input(0))) || (n->op() == OpKind::kSoftmax && quantizable(n->input(0)))) {
+        add(n->input(0));
+        add(n->output(0));
+        continue;
+      }
       if (mul_of_points || pool_of_point) {
         for (const Value* v : n->inputs()) add(v);
       }

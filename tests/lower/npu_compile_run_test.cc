@@ -116,10 +116,20 @@ TEST(PartitionTest, ReasonsForEveryNode) {
   ASSERT_TRUE(pool) << FormatPlacements(*ps);
   EXPECT_EQ(pool->unit, artifact_io::Unit::kNpu) << pool->reason;
   EXPECT_NE(pool->reason.find("rows x"), std::string::npos) << pool->reason;
-  const NodePlacement* soft = Find(*ps, "softmax", OpKind::kSoftmax);
-  ASSERT_TRUE(soft);
-  EXPECT_EQ(soft->unit, artifact_io::Unit::kCpu);
-  EXPECT_EQ(soft->reason, "unsupported op Softmax");
+  // The softmax of the quantized logits folds to a QLinearSoftmax: legal on edge-default's
+  // vector cores (ten values: placed by cost), an unsupported op on edge-mcu (its minimal list).
+  const NodePlacement* soft = Find(*ps, "softmax", OpKind::kQLinearSoftmax);
+  ASSERT_TRUE(soft) << FormatPlacements(*ps);
+  EXPECT_TRUE(soft->legal) << soft->reason;
+  EXPECT_NE(soft->reason.find("npu"), std::string::npos) << soft->reason;
+  auto mcu = npu::LoadTarget("edge-mcu");
+  ASSERT_TRUE(mcu.ok()) << mcu.status().ToString();
+  auto on_mcu = Partition(g, *mcu, slow);
+  ASSERT_TRUE(on_mcu.ok()) << on_mcu.status().ToString();
+  const NodePlacement* mcu_soft = Find(*on_mcu, "softmax", OpKind::kQLinearSoftmax);
+  ASSERT_TRUE(mcu_soft);
+  EXPECT_EQ(mcu_soft->unit, artifact_io::Unit::kCpu);
+  EXPECT_EQ(mcu_soft->reason, "unsupported op Softmax");
   const NodePlacement* dw = Find(*ps, "dw", OpKind::kQLinearConv);  // on the vector cores
   ASSERT_TRUE(dw) << FormatPlacements(*ps);
   EXPECT_EQ(dw->unit, artifact_io::Unit::kNpu) << dw->reason;

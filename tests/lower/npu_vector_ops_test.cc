@@ -1,6 +1,7 @@
 // The elementwise and data-movement ops the NPU takes (QuantizedLookup, QLinearMul and
 // QLinearAdd with full, per-channel and scalar operands, QLinearGlobalAveragePool, Concat,
-// Transpose, Slice, Split, reshapes that reorder bytes), each from a one-node integer graph:
+// Transpose, Slice, Split, reshapes that reorder bytes, the integer layer / group norms and
+// softmax), each from a one-node integer graph:
 // mapped by VectorLayerOf, lowered with the tiler's choice and with a small chunk (many tiles
 // over the cores), run by the functional simulator on every target in targets/ with single and
 // double buffering, and compared bit for bit with the reference kernel (fixed-point mode) on
@@ -111,6 +112,13 @@ void CheckNode(const Node& n, const std::vector<Tensor>& data, Counts& counts) {
           auto ch = npu::ChoosePoolTiling(vl->pool, t, opt);
           ASSERT_TRUE(ch.ok()) << ch.status().ToString();
           progs.push_back(npu::LowerPool(vl->pool, t, ch->tile_rows, ch->tile_c, db, nullptr));
+          break;
+        }
+        case VectorLayer::Kind::kNorm: {
+          auto ch = npu::ChooseNormTiling(vl->norm, t, opt);
+          ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+          for (int64_t chunk : {ch->chunk, int64_t{1}}) progs.push_back(npu::LowerNorm(vl->norm, t, chunk, db));
+          how = ch->ToString();
           break;
         }
         default:
@@ -389,6 +397,70 @@ TEST(NpuVectorOpsTest, TransposeThatKeepsTheBytesIsAView) {
   auto m2 = MoveLayerOf(*n2);
   ASSERT_TRUE(m2.ok());
   EXPECT_TRUE(m2->identity()) << "a unit dim moving: the same bytes";
+}
+
+}  // namespace
+}  // namespace edgec::lower
+
+namespace edgec::lower {
+namespace {
+
+Value* FloatConst(Graph& g, const std::string& name, int64_t n, std::mt19937& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(rng);
+  return g.AddConstant(name, Tensor::FromVector<float>(DType::kF32, {n}, v));
+}
+
+TEST(NpuVectorOpsTest, LayerNormAndSoftmaxMatchReference) {
+  std::mt19937 rng(43);
+  Counts c;
+  for (int i = 0; i < 6; ++i) {
+    const DType xt = i % 2 ? DType::kU8 : DType::kI8, yt = i % 3 ? DType::kI8 : DType::kU8;
+    const Dims d = {1, static_cast<int64_t>(1 + rng() % 37), static_cast<int64_t>(3 + rng() % 90)};
+    std::uniform_real_distribution<float> scale(0.01f, 0.2f);
+    Graph g;
+    Value* x = g.AddInput("x", MakeType(xt, d));
+    Value* sx = Scale(g, "sx", scale(rng));
+    Value* zx = Zp(g, "zx", xt, static_cast<int>(rng() % 41) + (xt == DType::kU8 ? 108 : -20));
+    Value* zy = Zp(g, "zy", yt, yt == DType::kU8 ? 128 : 0);
+    Attributes a;
+    a.Set("epsilon", 1e-5f);
+    Node* ln = AddNode(g, OpKind::kQLinearLayerNormalization,
+                       {x, sx, zx, FloatConst(g, "gamma", d[2], rng, -2.f, 2.f), i == 4 ? nullptr : FloatConst(g, "beta", d[2], rng, -1.f, 1.f),
+                        Scale(g, "sy", 0.03f), zy},
+                       a);
+    Node* sm = AddNode(g, OpKind::kQLinearSoftmax, {x, sx, zx, Scale(g, "sp", 1.f / 256), zy}, {});
+    const Status st = InferShapes(g);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    const Tensor data = RandomQ(xt, d, rng);
+    CheckNode(*ln, {data}, c);
+    CheckNode(*sm, {data}, c);
+  }
+  EXPECT_GE(c.runs, 2 * 6 * 3 * 2 * 2);
+}
+
+TEST(NpuVectorOpsTest, GroupNormMatchesReference) {
+  std::mt19937 rng(47);
+  Counts c;
+  for (int i = 0; i < 6; ++i) {
+    const DType xt = i % 2 ? DType::kU8 : DType::kI8, yt = i % 3 ? DType::kI8 : DType::kU8;
+    const int64_t groups = 1 + rng() % 4, per = 1 + rng() % 5;
+    const Dims d = {1 + i % 2, groups * per, static_cast<int64_t>(1 + rng() % 9), static_cast<int64_t>(1 + rng() % 9)};
+    Graph g;
+    Value* x = g.AddInput("x", MakeType(xt, d));
+    Attributes a;
+    a.Set("num_groups", i == 5 ? d[1] : groups);  // i == 5: InstanceNormalization (a group per channel)
+    a.Set("epsilon", 1e-5f);
+    Node* n = AddNode(g, OpKind::kQLinearGroupNormalization,
+                      {x, Scale(g, "sx", 0.05f), Zp(g, "zx", xt, xt == DType::kU8 ? 120 : -7),
+                       FloatConst(g, "gamma", d[1], rng, -2.f, 2.f), FloatConst(g, "beta", d[1], rng, -1.f, 1.f),
+                       Scale(g, "sy", 0.04f), Zp(g, "zy", yt, yt == DType::kU8 ? 130 : 3)},
+                      a);
+    ASSERT_TRUE(InferShapes(g).ok());
+    CheckNode(*n, {RandomQ(xt, d, rng)}, c);
+  }
+  EXPECT_GE(c.runs, 6 * 3 * 2 * 2);
 }
 
 }  // namespace

@@ -510,6 +510,76 @@ TEST(FuseRmsNorm, PatternsThatMustNotChange) {
   }
 }
 
+// ================================================================ fuse-groupnorm
+
+Tensor Fill(double v, int64_t n) { return Tensor::FromVector<float>(DType::kF32, {n}, std::vector<float>(n, static_cast<float>(v))); }
+
+// torch's GroupNorm export: Reshape [N, G, -1] → InstanceNormalization(ones, zeros) → Reshape
+// back → Mul(gamma [C, 1, 1]) → Add(beta [C, 1, 1]).
+Value* TorchGroupNorm(Builder& b, Value* x, const Dims& d, int64_t groups, Tensor in_scale, Tensor in_bias) {
+  Value* grouped = b.Op(OpKind::kReshape, {x, b.Const(Tensor::VectorI64({d[0], groups, -1}))}, {}, "/gn/Reshape");
+  Value* n = b.Op(OpKind::kInstanceNormalization, {grouped, b.Const(std::move(in_scale)), b.Const(std::move(in_bias))},
+                  A({{"epsilon", 1e-5f}}), "/gn/InstanceNormalization");
+  Value* back = b.Op(OpKind::kReshape, {n, b.Const(Tensor::VectorI64(Ints(d.begin(), d.end())))}, {}, "/gn/Reshape_1");
+  Value* gm = b.Op(OpKind::kMul, {back, b.Random({d[1], 1, 1}, 5)}, {}, "/gn/Mul");
+  return b.Op(OpKind::kAdd, {gm, b.Random({d[1], 1, 1}, 6)}, {}, "/gn/Add");
+}
+
+TEST(FuseGroupNorm, TorchPatternBecomesGroupNormalization) {
+  const Dims d = {2, 6, 5, 4};
+  Builder b;
+  Value* x = b.Input("x", d);
+  Graph g = b.Done({b.Op(OpKind::kRelu, {TorchGroupNorm(b, x, d, 3, Fill(1.0, 3), Fill(0.0, 3))})});
+  passes::PassContext ctx;
+  Graph after = Optimized(g, "fuse-groupnorm", &ctx);
+  EXPECT_EQ(OpSequence(after), "GroupNormalization,Relu");
+  const Node* n = OnlyNode(after, OpKind::kGroupNormalization);
+  EXPECT_EQ(n->attrs.GetInt("num_groups"), 3);
+  EXPECT_EQ(n->input(0)->name(), "x");
+  EXPECT_EQ(n->input(1)->type.dims, Dims{6});
+  EXPECT_EQ(n->input(2)->type.dims, Dims{6});
+  EXPECT_TRUE(HasProvenance(n, {"/gn/Reshape", "/gn/InstanceNormalization", "/gn/Mul", "/gn/Add"}));
+  EXPECT_EQ(Rewrites(ctx, "GroupNorm"), 1);
+  ExpectUnfuseRoundTrip(g, after);
+  // The lowering is the pattern again: fusing it once more gives the same op.
+  Graph lowered = after.Clone();
+  ASSERT_TRUE(RunPasses(lowered, "unfuse,fuse-groupnorm").ok());
+  EXPECT_EQ(OpSequence(lowered), "GroupNormalization,Relu");
+}
+
+TEST(FuseGroupNorm, PatternsThatMustNotChange) {
+  const Dims d = {1, 4, 3, 3};
+  {  // InstanceNormalization with its own scale: not torch's GroupNorm.
+    Builder b;
+    Value* x = b.Input("x", d);
+    Graph g = b.Done({TorchGroupNorm(b, x, d, 2, Tensor::FromVector<float>(DType::kF32, {2}, {1, 2}), Fill(0.0, 2))});
+    ExpectUnchanged(g, "fuse-groupnorm", "ones and zeros");
+  }
+  {  // The grouped Reshape regroups the batch.
+    Builder b;
+    Value* x = b.Input("x", {2, 4, 3, 3});
+    Value* grouped = b.Op(OpKind::kReshape, {x, b.Const(Tensor::VectorI64({1, 4, -1}))});
+    Value* n = b.Op(OpKind::kInstanceNormalization, {grouped, b.Const(Fill(1.0, 4)), b.Const(Fill(0.0, 4))});
+    Value* back = b.Op(OpKind::kReshape, {n, b.Const(Tensor::VectorI64({2, 4, 3, 3}))});
+    Graph g = b.Done({b.Op(OpKind::kMul, {back, b.Random({4, 1, 1}, 1)})});
+    ExpectUnchanged(g, "fuse-groupnorm", "does not group the channels");
+  }
+}
+
+// A decomposed LayerNorm whose means canonicalize made GlobalAveragePools (a rank-3 tensor's
+// mean over the last dim) still fuses.
+TEST(FuseLayerNorm, MeansAsGlobalAveragePools) {
+  Builder b;
+  Value* x = b.Input("x", {1, 6, 32});
+  Value* m = b.Op(OpKind::kGlobalAveragePool, {x});
+  Value* dd = b.Op(OpKind::kSub, {x, m});
+  Value* v = b.Op(OpKind::kGlobalAveragePool, {b.Op(OpKind::kPow, {dd, b.Scalar(2)})});
+  Value* n = b.Op(OpKind::kDiv, {dd, b.Op(OpKind::kSqrt, {b.Op(OpKind::kAdd, {v, b.Scalar(1e-5f)})})});
+  Graph g = b.Done({b.Op(OpKind::kAdd, {b.Op(OpKind::kMul, {n, b.Random({32}, 2)}), b.Random({32}, 3)})});
+  Graph after = Optimized(g, "fuse-layernorm");
+  EXPECT_EQ(OpSequence(after), "LayerNormalization");
+}
+
 // ================================================================ fuse-gelu
 
 enum class Half { kFirst, kLast, kOnBracket };

@@ -59,6 +59,31 @@ Status RmsNormalization(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// --- GroupNormalization: per item, num_groups groups of consecutive channels ---
+
+Status GroupNormalization(KernelContext& ctx) {
+  const Tensor& xt = *ctx.inputs[0];
+  const std::vector<double> x = xt.ToDoubleVector(), scale = ctx.inputs[1]->ToDoubleVector(),
+                            bias = ctx.inputs[2]->ToDoubleVector();
+  const int64_t n = xt.dim(0), c = xt.dim(1), groups = ctx.attrs.GetInt("num_groups", 1);
+  const double epsilon = ctx.attrs.GetFloat("epsilon", 1e-5f);
+  const int64_t plane = n * c ? xt.numel() / (n * c) : 0, count = c / groups * plane;
+  std::vector<double> y(x.size());
+  for (int64_t g = 0; count > 0 && g < n * groups; ++g) {
+    double sum = 0, sq = 0;
+    for (int64_t i = g * count; i < (g + 1) * count; ++i) sum += x[i];
+    const double mean = sum / static_cast<double>(count);
+    for (int64_t i = g * count; i < (g + 1) * count; ++i) sq += (x[i] - mean) * (x[i] - mean);
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(count) + epsilon);
+    for (int64_t i = g * count; i < (g + 1) * count; ++i) {
+      const int64_t ch = (i / plane) % c;
+      y[i] = (x[i] - mean) * inv * scale[ch] + bias[ch];
+    }
+  }
+  StoreDoubles(y, ctx.outputs[0]);
+  return Status::Ok();
+}
+
 // --- Attention: softmax(Q·Kᵀ·scale + Mask)·V per batch matrix ---
 
 Status Attention(KernelContext& ctx) {

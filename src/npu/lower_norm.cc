@@ -1,0 +1,168 @@
+#include "npu/lower_norm.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace edgec::npu {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t AlignUp(int64_t v, int64_t a) { return CeilDiv(v, a) * a; }
+
+// Semaphores of one core: tile buffers (load -> vector) and output buffers (vector -> store).
+enum : int32_t { kInFree = 0, kInFull, kOutFree, kOutFull, kSems };
+
+struct Emitter {
+  int core = 0;
+  std::vector<Instr> q[kNumQueues];
+  void Add(QueueKind queue, Instr in) {
+    in.core = static_cast<uint8_t>(core);
+    in.queue = queue;
+    q[static_cast<int>(queue)].push_back(in);
+  }
+  void Signal(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kSignal, .sem = sem}); }
+  void Wait(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kWait, .sem = sem}); }
+};
+
+template <typename T>
+void Append(std::vector<uint8_t>& out, T v) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+int64_t ChannelsPerGroup(const NormLayer& l) { return l.per_row ? l.cols : l.cols / l.groups; }
+
+}  // namespace
+
+std::vector<uint8_t> NormParamBytes(const NormLayer& l) {
+  std::vector<uint8_t> out;
+  if (l.op == VecOp::kSoftmax) {
+    for (int32_t v : l.softmax.exp_table) Append(out, v);
+    return out;
+  }
+  const int64_t per = ChannelsPerGroup(l), groups = l.per_row ? 1 : l.groups;
+  const bool data = static_cast<int64_t>(l.norm.mult.size()) == l.cols;
+  for (int64_t g = 0; g < groups; ++g) {
+    const size_t start = out.size();
+    Append<int64_t>(out, l.norm.eps_term);
+    for (const std::vector<int32_t>* v : {&l.norm.mult, &l.norm.shift, &l.norm.bias})
+      for (int64_t c = 0; c < per; ++c) Append<int32_t>(out, data ? (*v)[g * per + c] : 0);
+    out.resize(start + NormParamsBytes(per), 0);
+  }
+  return out;
+}
+
+StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, bool double_buffer) {
+  if (l.op != VecOp::kNorm && l.op != VecOp::kSoftmax)
+    return InvalidArgument("norm layer '{}': op {} is not a normalization", l.name, VecOpName(l.op));
+  if (l.items < 1 || l.item_bytes() < 1 || chunk < 1) return InvalidArgument("norm layer '{}': empty", l.name);
+  if (!l.per_row && (l.groups < 1 || l.cols % l.groups != 0))
+    return InvalidArgument("norm layer '{}': {} groups do not divide {} channels", l.name, l.groups, l.cols);
+  chunk = std::min(chunk, l.items);
+  const int64_t tile = chunk * l.item_bytes();
+  if (tile > INT32_MAX) return InvalidArgument("norm layer '{}': tile of {} bytes", l.name, tile);
+  const std::vector<uint8_t> params = NormParamBytes(l);
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const int64_t slot = AlignUp(tile, al) * 2;  // input tile, output tile
+  const int64_t once = AlignUp(static_cast<int64_t>(params.size()), al);
+  const int64_t tiles = CeilDiv(l.items, chunk);
+  const int cores = static_cast<int>(std::min<int64_t>(t.ai_cores.count, tiles));
+  const int64_t per_core = slot * nbuf + once;
+  if (per_core * cores > t.shared_sram.bytes)
+    return InvalidArgument("norm layer '{}': tiles of {} items ({} bytes) do not fit SRAM", l.name, chunk, tile);
+  Program p;
+  p.dram_init = params;
+  const int64_t x_addr = AlignUp(static_cast<int64_t>(params.size()), 64);
+  const int64_t y_addr = x_addr + AlignUp(l.bytes(), 64);
+  p.dram_bytes = y_addr + l.bytes();
+  p.regions = {{l.name + ".input", x_addr, l.bytes()},
+               {l.name + ".params", 0, static_cast<int64_t>(params.size())},
+               {l.name + ".output", y_addr, l.bytes()}};
+  p.cores_used = cores;
+  p.semaphores = kSems;
+  const int64_t per = ChannelsPerGroup(l);
+  for (int c = 0; c < cores; ++c) {
+    Emitter e;
+    e.core = c;
+    for (int s = 0; s < nbuf; ++s) {
+      e.Signal(QueueKind::kVector, kInFree);
+      e.Signal(QueueKind::kStore, kOutFree);
+    }
+    const int64_t base = c * per_core, params_addr = base + slot * nbuf;
+    Instr pl{.op = Opcode::kDmaLoad};  // ahead of the first tile: its "full" token covers it
+    pl.dram_addr = 0;
+    pl.sram_addr = params_addr;
+    pl.row_bytes = pl.sram_row_bytes = static_cast<int32_t>(params.size());
+    e.Add(QueueKind::kLoad, pl);
+    int s = 0;
+    for (int64_t i = c; i < tiles; i += cores) {
+      const int64_t first = i * chunk, n = std::min(chunk, l.items - first), bytes = n * l.item_bytes();
+      const int64_t sx = base + s * slot, sy = sx + AlignUp(tile, al);
+      e.Wait(QueueKind::kLoad, kInFree);
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.dram_addr = x_addr + first * l.item_bytes();
+      ld.sram_addr = sx;
+      ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(bytes);
+      e.Add(QueueKind::kLoad, ld);
+      e.Signal(QueueKind::kLoad, kInFull);
+      e.Wait(QueueKind::kVector, kInFull);
+      e.Wait(QueueKind::kVector, kOutFree);
+      Instr v{.op = Opcode::kVec, .vec = l.op};
+      if (l.op == VecOp::kSoftmax) {
+        v.imm[0] = l.softmax.inv_y.multiplier;
+        v.imm[1] = l.softmax.inv_y.shift;
+        v.imm[2] = l.softmax.y_zero_point;
+        v.imm[3] = l.softmax.qmin;
+        v.imm[4] = l.softmax.qmax;
+      } else {
+        v.imm[0] = l.norm.x_zero_point;
+        v.imm[1] = l.norm.y_zero_point;
+        v.imm[2] = l.norm.qmin;
+        v.imm[3] = l.norm.qmax;
+        v.imm[4] = l.per_row ? 1 : 0;
+      }
+      v.params = params_addr;
+      if (l.per_row || l.op == VecOp::kSoftmax) {  // one VEC: the tile's rows
+        v.src = sx;
+        v.dst = sy;
+        v.rows = static_cast<int32_t>(n * l.rows_per_item);
+        v.cols = static_cast<int32_t>(l.cols);
+        v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols);
+        e.Add(QueueKind::kVector, v);
+      } else {  // one VEC per item and group: a band of `per` channels over the item's pixels
+        for (int64_t it = 0; it < n; ++it) {
+          for (int64_t g = 0; g < l.groups; ++g) {
+            Instr vg = v;
+            vg.src = sx + it * l.item_bytes() + g * per;
+            vg.dst = sy + it * l.item_bytes() + g * per;
+            vg.rows = static_cast<int32_t>(l.rows_per_item);
+            vg.cols = static_cast<int32_t>(per);
+            vg.src_stride = vg.dst_stride = static_cast<int32_t>(l.cols);
+            vg.params = params_addr + g * NormParamsBytes(per);
+            e.Add(QueueKind::kVector, vg);
+          }
+        }
+      }
+      e.Signal(QueueKind::kVector, kInFree);
+      e.Signal(QueueKind::kVector, kOutFull);
+      e.Wait(QueueKind::kStore, kOutFull);
+      Instr st{.op = Opcode::kDmaStore};
+      st.dram_addr = y_addr + first * l.item_bytes();
+      st.sram_addr = sy;
+      st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(bytes);
+      e.Add(QueueKind::kStore, st);
+      e.Signal(QueueKind::kStore, kOutFree);
+      s = (s + 1) % nbuf;
+    }
+    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
+  }
+  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  p.task_names = {fmt::format("{} ({} {} x {}x{}{})", l.name, VecOpName(l.op), l.items, l.rows_per_item, l.cols,
+                              l.per_row ? "" : fmt::format(", {} groups", l.groups))};
+  return p;
+}
+
+}  // namespace edgec::npu
