@@ -77,6 +77,8 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
   const int64_t x_addr = AlignUp(static_cast<int64_t>(params.size()), 64);
   const int64_t y_addr = x_addr + AlignUp(l.bytes(), 64);
   p.dram_bytes = y_addr + l.bytes();
+  // Region indices the DMAs carry (Instr::region), in the order of p.regions.
+  constexpr int16_t kInputRegion = 0, kParamsRegion = 1, kOutputRegion = 2;
   p.regions = {{l.name + ".input", x_addr, l.bytes()},
                {l.name + ".params", 0, static_cast<int64_t>(params.size())},
                {l.name + ".output", y_addr, l.bytes()}};
@@ -95,6 +97,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
     pl.dram_addr = 0;
     pl.sram_addr = params_addr;
     pl.row_bytes = pl.sram_row_bytes = static_cast<int32_t>(params.size());
+    pl.region = kParamsRegion;
     e.Add(QueueKind::kLoad, pl);
     int s = 0;
     for (int64_t i = c; i < tiles; i += cores) {
@@ -103,6 +106,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
       e.Wait(QueueKind::kLoad, kInFree);
       Instr ld{.op = Opcode::kDmaLoad};
       ld.dram_addr = x_addr + first * l.item_bytes();
+      ld.region = kInputRegion;
       ld.sram_addr = sx;
       ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(bytes);
       e.Add(QueueKind::kLoad, ld);
@@ -150,6 +154,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
       e.Wait(QueueKind::kStore, kOutFull);
       Instr st{.op = Opcode::kDmaStore};
       st.dram_addr = y_addr + first * l.item_bytes();
+      st.region = kOutputRegion;
       st.sram_addr = sy;
       st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(bytes);
       e.Add(QueueKind::kStore, st);
