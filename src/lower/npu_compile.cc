@@ -149,7 +149,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   auto flush_npu = [&]() -> Status {
     if (npu_run.empty()) return Status::Ok();
     const std::string name = fmt::format("segment {}", m.segments.size());
-    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name));
+    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name, o.tiler));
     r.listing += fmt::format("; {} on {}: {} node(s)\n{}{}", name, t.name, b.nodes.size(), b.listing,
                              npu::FormatProgram(b.program));
     r.sram_summary += fmt::format("{}: {} node(s)\n{}", name, b.nodes.size(),

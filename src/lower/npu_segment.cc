@@ -1,13 +1,17 @@
 // Building one NPU program per segment (see npu_segment.h).
 #include "lower/npu_segment.h"
 
+#include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "lower/npu_compile.h"
+#include "lower/npu_layers.h"
 #include "npu/sim.h"
+#include "npu/vector_tiler.h"
 
 namespace edgec::lower {
 namespace {
@@ -18,10 +22,137 @@ int64_t Elements(const Value& v) {
   return n;
 }
 
+// A layer of the run before lowering: its node, the placement whose tiling it is lowered
+// with, the target that tiling was chosen for (cores and SRAM it may use) and where it goes.
+struct PendingLayer {
+  const Node* node = nullptr;
+  partition::NodePlacement placement;
+  npu::Target target;
+  double cycles = 0;  // simulated alone, dispatch excluded
+  int core_base = 0;
+  int group_first = -1;  // first layer of its parallel group (-1: none)
+  std::vector<int> inputs, outputs;
+};
+
+}  // namespace
+
+npu::Target SubTarget(const npu::Target& t, int cores, int64_t sram_bytes) {
+  npu::Target s = t;
+  s.ai_cores.count = std::max(1, std::min(cores, t.ai_cores.count));
+  s.shared_sram.bytes = std::max<int64_t>(t.shared_sram.alignment, std::min(sram_bytes, t.shared_sram.bytes));
+  return s;
+}
+
+StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu::TilerOptions& opt,
+                                 const partition::NodePlacement& base) {
+  RetiledNode r;
+  r.placement = base;
+  if (partition::IsDramView(n)) return r;
+  if (IsVectorNode(n)) {
+    ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
+    using K = VectorLayer::Kind;
+    auto tr = v.kind == K::kEltwise ? npu::ChooseEltwiseTiling(v.eltwise, t, opt)
+              : v.kind == K::kPool  ? npu::ChoosePoolTiling(v.pool, t, opt)
+              : v.kind == K::kMove  ? npu::ChooseMoveTiling(v.move, t, opt)
+                                    : npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
+    if (!tr.ok()) return tr.status().WithContext(n.Label());
+    r.placement.vector_tiling = *tr;
+    r.placement.plan = tr->ToString();
+    r.cycles = tr->cycles;
+  } else {
+    ASSIGN_OR_RETURN(npu::ConvLayer shape, GemmLayerShape(n));
+    auto tr = npu::ChooseTiling(shape, t, opt);
+    if (!tr.ok()) return tr.status().WithContext(n.Label());
+    r.placement.tiling = *tr;
+    r.placement.plan = tr->best.tiling.ToString();
+    r.cycles = tr->best.cycles;
+    r.dram_bytes = tr->stats.dram_read + tr->stats.dram_written;
+  }
+  r.placement.npu_cycles = r.cycles;
+  return r;
+}
+
+namespace {
+
+// Parallel groups: runs of consecutive layers none of which reads another's output. Each
+// member gets a share of the cores proportional to its time alone (at least one) and is
+// re-tiled for those cores and its share of the SRAM; the group runs on disjoint core sets
+// when the slowest member (or the group's DRAM traffic at full bandwidth) takes less than
+// the members one after another. Guarded by tests/lower/npu_segment_test.cc
+// (IndependentConvsRunOnDisjointCoresAtOnce).
+Status PlanParallelGroups(std::vector<PendingLayer>& layers, const std::vector<npu::SegmentTensor>& tensors,
+                          const npu::Target& t, const npu::TilerOptions& opt, std::string& listing) {
+  const int L = static_cast<int>(layers.size()), N = t.ai_cores.count;
+  constexpr int kMaxGroup = 4;
+  if (N < 2) return Status::Ok();
+  auto independent = [&](int from, int i) {
+    for (int x : layers[i].inputs)
+      if (tensors[x].producer >= from) return false;
+    return true;
+  };
+  for (int g0 = 0; g0 < L;) {
+    int g1 = g0 + 1;
+    while (g1 < L && g1 - g0 < std::min(kMaxGroup, N) && independent(g0, g1)) ++g1;
+    const int k = g1 - g0;
+    if (k < 2) {
+      g0 = g1;
+      continue;
+    }
+    double serial = 0;
+    for (int i = g0; i < g1; ++i) serial += layers[i].cycles;
+    // Proportional shares of the cores, at least one each, summing to N.
+    std::vector<int> share(k, 1);
+    for (int left = N - k; left > 0; --left) {
+      int pick = 0;
+      double worst = -1;
+      for (int i = 0; i < k; ++i) {
+        const double load = layers[g0 + i].cycles / share[i];
+        if (load > worst) worst = load, pick = i;
+      }
+      ++share[pick];
+    }
+    std::vector<RetiledNode> trial;
+    double slowest = 0, dram = 0;
+    bool ok = true;
+    for (int i = 0; i < k && ok; ++i) {
+      PendingLayer& l = layers[g0 + i];
+      const npu::Target sub = SubTarget(t, share[i], t.shared_sram.bytes * share[i] / N);
+      auto r = RetileNode(*l.node, sub, opt, l.placement);
+      if (!r.ok()) {
+        ok = false;
+        break;
+      }
+      r->cycles -= t.dispatch_overhead_cycles;
+      slowest = std::max(slowest, r->cycles);
+      dram += static_cast<double>(r->dram_bytes);
+      trial.push_back(std::move(*r));
+    }
+    const double parallel = std::max(slowest, dram / t.dram_bytes_per_cycle());
+    if (ok && parallel < serial) {
+      int base = 0;
+      for (int i = 0; i < k; ++i) {
+        PendingLayer& l = layers[g0 + i];
+        l.placement = trial[i].placement;
+        l.cycles = trial[i].cycles;
+        l.target = SubTarget(t, share[i], t.shared_sram.bytes * share[i] / N);
+        l.core_base = base;
+        l.group_first = g0;
+        base += share[i];
+      }
+      listing += fmt::format(";   parallel layers {}..{} on cores split {}: {:.0f} cycles one after another, {:.0f} "
+                             "at once\n",
+                             g0, g1 - 1, fmt::join(share, "+"), serial, parallel);
+    }
+    g0 = g1;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
-                                          const npu::Target& t, const std::string& name) {
+                                          const npu::Target& t, const std::string& name,
+                                          const npu::TilerOptions& opt) {
   NpuSegmentBuild b;
   std::set<const Node*> in_run;
   for (const partition::NodePlacement* p : run) in_run.insert(p->node);
@@ -38,8 +169,7 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     b.inputs.push_back(v->name());  // not produced in the run: a segment input
     return x;
   };
-  std::vector<npu::SegmentLayer> layers;
-  std::vector<std::string> dram_reason;
+  std::vector<PendingLayer> pending;
   for (const partition::NodePlacement* p : run) {
     const Node& n = *p->node;
     b.nodes.push_back(n.name());
@@ -49,23 +179,42 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       names_of[x].push_back(n.output(0)->name());
       continue;
     }
-    ASSIGN_OR_RETURN(npu::Program prog, LowerNode(n, t, *p));
-    npu::SegmentLayer l;
-    l.name = n.name();
+    PendingLayer l;
+    l.node = &n;
+    l.placement = *p;
+    l.target = t;
+    l.cycles = p->npu_cycles - t.dispatch_overhead_cycles;
     for (const Value* v : n.inputs())
       if (v && !v->is_constant()) l.inputs.push_back(tensor(v));
     for (const Value* v : n.outputs()) {
       if (!v) continue;
       const int x = static_cast<int>(tensors.size());
-      tensors.push_back({v->name(), Elements(*v), false, 0, static_cast<int>(layers.size())});
+      tensors.push_back({v->name(), Elements(*v), false, 0, static_cast<int>(pending.size())});
       tensor_of[v] = x;
       names_of[x].push_back(v->name());
       l.outputs.push_back(x);
     }
-    b.listing += fmt::format(";   layer {} {}: {}\n", layers.size(), n.Label(), p->plan);
+    pending.push_back(std::move(l));
+  }
+  std::string schedule;
+  RETURN_IF_ERROR(PlanParallelGroups(pending, tensors, t, opt, schedule));
+  std::vector<npu::SegmentLayer> layers;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const PendingLayer& pl = pending[i];
+    ASSIGN_OR_RETURN(npu::Program prog, LowerNode(*pl.node, pl.target, pl.placement));
+    npu::SegmentLayer l;
+    l.name = pl.node->name();
+    l.inputs = pl.inputs;
+    l.outputs = pl.outputs;
+    l.core_base = pl.core_base;
+    b.listing += fmt::format(";   layer {} {}: {}{}\n", i, pl.node->Label(), pl.placement.plan,
+                             pl.group_first >= 0 ? fmt::format(" on cores {}..{}", pl.core_base,
+                                                               pl.core_base + prog.cores_used - 1)
+                                                 : "");
     l.program = std::move(prog);
     layers.push_back(std::move(l));
   }
+  b.listing += schedule;
   // The plan's view of the tensors: lifetimes over the layer order, and which must stay in DRAM.
   b.plan_tensors.resize(tensors.size());
   for (size_t x = 0; x < tensors.size(); ++x) {
@@ -91,7 +240,8 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   for (const partition::NodePlacement* p : run)
     for (const Value* v : p->node->outputs())
       if (v && outs.count(v->name())) b.outputs.push_back(v->name());
-  for (const npu::SegmentLayer& l : layers) b.plan_layers.push_back({l.name, npu::SramFootprint(l.program)});
+  for (size_t i = 0; i < layers.size(); ++i)
+    b.plan_layers.push_back({layers[i].name, npu::SramFootprint(layers[i].program), pending[i].group_first});
   b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment);
   for (size_t x = 0; x < tensors.size(); ++x) {
     tensors[x].in_sram = b.plan.tensors[x].in_sram;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "ir/infer.h"
 #include "lower/npu_compile.h"
@@ -55,14 +56,41 @@ Graph ResidualBlock() {
   return std::move(*folded);
 }
 
+// x[1,16,28,28] -> conv a 3x3 (64 out) and conv b 1x1 (64 out), both of x -> add -> y: two
+// independent convs of one segment.
+Graph TwoBranches() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 16, 28, 28}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* a = Add(g, OpKind::kConv, {x, g.AddConstant("wa", Normal({64, 16, 3, 3}, 21, 0.2)),
+                                    g.AddConstant("ba", Normal({64}, 22, 0.1))}, pad, "conv_a");
+  Value* b = Add(g, OpKind::kConv, {x, g.AddConstant("wb", Normal({64, 16, 1, 1}, 23, 0.3)),
+                                    g.AddConstant("bb", Normal({64}, 24, 0.1))}, {}, "conv_b");
+  Value* y = Add(g, OpKind::kAdd, {a, b}, {}, "add");
+  g.MarkOutput(y);
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
+  std::vector<quant::Sample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 28, 28}, 200 + i)}});
+  quant::CalibrationOptions co;
+  co.storage = DType::kI8;
+  auto table = quant::Calibrate(g, samples, co, {}, false);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
+  auto folded = quant::Int8Executable(g);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  return std::move(*folded);
+}
+
 struct Compiled {
   std::string path;
   std::unique_ptr<artifact_io::MappedArtifact> file;
   LoadedArtifact loaded;
 };
 
-Compiled CompileAndLoad(const npu::Target& t, const std::string& tag) {
-  Graph g = ResidualBlock();
+Compiled CompileAndLoad(const npu::Target& t, const std::string& tag, Graph (*make)() = ResidualBlock) {
+  Graph g = make();
   partition::PartitionOptions o;
   o.cost_rule = false;  // every legal node on the NPU
   auto r = CompileGraph(g, t, "residual", o);
@@ -163,6 +191,42 @@ TEST(NpuSegmentTest, CoherentTargetHasNoHandOverSteps) {
   ASSERT_TRUE(sim.ok() && cpu.ok());
   EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
   EXPECT_EQ(sim->cache_s, 0);
+  std::filesystem::remove(c.path);
+}
+
+// Two convs reading the same input are a parallel group: each runs on its own cores, and
+// their spans in the segment's task overlap; the numbers stay the CPU's.
+TEST(NpuSegmentTest, IndependentConvsRunOnDisjointCoresAtOnce) {
+  const npu::Target& t = npu::DefaultTarget();
+  Compiled c = CompileAndLoad(t, "branches", TwoBranches);
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  auto p = npu::DecodeProgram(seg->npu.instructions);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->layer_names.size(), 3u);
+  std::vector<std::set<int>> cores(3);  // per layer: the cores its MATMULs run on
+  for (const npu::Instr& in : p->instrs)
+    if (in.op == npu::Opcode::kMatMul) cores[in.layer].insert(in.core);
+  ASSERT_FALSE(cores[0].empty());
+  ASSERT_FALSE(cores[1].empty());
+  for (int k : cores[0]) EXPECT_EQ(cores[1].count(k), 0u) << "conv_a and conv_b share core " << k;
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 16, 28, 28}, 31)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
+  const LayerRun *a = nullptr, *b = nullptr;
+  for (const LayerRun& l : sim->layers) {
+    if (l.node.rfind("conv_a/int8", 0) == 0 && l.simulated) a = &l;
+    if (l.node.rfind("conv_b/int8", 0) == 0 && l.simulated) b = &l;
+  }
+  ASSERT_TRUE(a && b);
+  const double a0 = a->start_cycle, a1 = a0 + a->stats.cycles, b0 = b->start_cycle, b1 = b0 + b->stats.cycles;
+  EXPECT_LT(std::max(a0, b0), std::min(a1, b1)) << "conv_a [" << a0 << ", " << a1 << ") and conv_b [" << b0 << ", "
+                                                << b1 << ") do not overlap";
   std::filesystem::remove(c.path);
 }
 
