@@ -16,6 +16,7 @@
 #include "npu/sim.h"
 #include "quant/pipeline.h"
 #include "runtime/artifact_run.h"
+#include "runtime/cpu_cache.h"
 
 #include "../quant/quant_test_util.h"
 
@@ -177,6 +178,63 @@ TEST(NpuSegmentTest, DroppedFlushMakesTheNpuReadStaleInput) {
   auto stale = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
   ASSERT_TRUE(stale.ok()) << stale.status().ToString();
   EXPECT_FALSE(SameBytes(stale->outputs[0], cpu->outputs[0])) << "the NPU read the input before the CPU flushed it";
+  std::filesystem::remove(c.path);
+}
+
+// The CPU read the segment's output once (its lines are cached), the NPU then overwrites it
+// in DRAM: the invalidate after the segment is what makes the CPU's second read see the new
+// bytes; without it the CPU reads its stale lines.
+TEST(NpuSegmentTest, DroppedInvalidateReadsStaleOutput) {
+  const npu::Target& t = npu::DefaultTarget();
+  Compiled c = CompileAndLoad(t, "invalidate");
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  ASSERT_EQ(seg->outputs.size(), 1u);
+  const artifact_io::HandOver* inv = nullptr;
+  for (const auto& h : seg->hand_over)
+    if (h.kind == artifact_io::HandOverKind::kInvalidate && h.value == seg->outputs[0]) inv = &h;
+  ASSERT_NE(inv, nullptr) << "the CPU reads the output: an invalidate step after the segment";
+  auto p = npu::DecodeProgram(seg->npu.instructions);
+  ASSERT_TRUE(p.ok());
+  p->regions.clear();
+  for (const auto& r : seg->npu.regions) p->regions.push_back({r.name, r.addr, r.bytes});
+  p->dram_bytes = seg->npu.dram_bytes;
+  p->cores_used = seg->npu.cores_used;
+  p->semaphores = seg->npu.semaphores;
+  const artifact_io::Region *in = nullptr, *out = nullptr;
+  for (const auto& r : seg->npu.regions) {
+    if (r.name == seg->inputs[0]) in = &r;
+    if (r.name == seg->outputs[0]) out = &r;
+  }
+  ASSERT_TRUE(in && out);
+  for (bool invalidate : {true, false}) {
+    std::vector<uint8_t> dram(seg->npu.dram_bytes, 0);
+    std::copy(seg->npu.dram_init.begin(), seg->npu.dram_init.end(), dram.begin());
+    std::memset(dram.data() + out->addr, 0x5a, out->bytes);  // the previous result
+    CpuCache cache(&dram, t.cpu_cache.line_bytes, t.cpu_cache.coherent);
+    std::vector<uint8_t> before(out->bytes), x(in->bytes);
+    cache.Read(out->addr, before.data(), out->bytes);  // the CPU read it once
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 37 % 251);
+    cache.Write(in->addr, x.data(), in->bytes);
+    cache.Flush(in->addr, in->bytes);
+    npu::SimOptions so;
+    so.functional = true;
+    so.dram = &dram;
+    auto sim = npu::Simulate(*p, t, so);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    ASSERT_NE(std::memcmp(dram.data() + out->addr, before.data(), out->bytes), 0) << "the NPU wrote the output";
+    if (invalidate) cache.Invalidate(out->addr, out->bytes);
+    std::vector<uint8_t> again(out->bytes);
+    cache.Read(out->addr, again.data(), out->bytes);
+    if (invalidate) {
+      EXPECT_EQ(std::memcmp(again.data(), dram.data() + out->addr, out->bytes), 0);
+    } else {
+      EXPECT_EQ(again, before) << "without the invalidate the CPU reads its stale lines";
+      EXPECT_NE(std::memcmp(again.data(), dram.data() + out->addr, out->bytes), 0);
+    }
+  }
   std::filesystem::remove(c.path);
 }
 
