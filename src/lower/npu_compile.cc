@@ -6,6 +6,7 @@
 #include "frontend/onnx/exporter.h"
 #include "memory/liveness.h"
 #include "npu/isa.h"
+#include "npu/sim.h"
 #include "lower/npu_layers.h"
 #include "lower/npu_segment.h"
 
@@ -117,6 +118,29 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
   }
   if (!prog.ok()) return prog.status().WithContext(n.Label());
   return prog;
+}
+
+StatusOr<SegmentEstimate> EstimateSegments(const CompileResult& r, const npu::Target& t) {
+  SegmentEstimate e;
+  for (const artifact_io::Segment& s : r.model.segments) {
+    if (s.unit != Unit::kNpu || s.npu.instructions.empty()) continue;
+    ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(s.npu.instructions));
+    p.cores_used = s.npu.cores_used;
+    p.semaphores = s.npu.semaphores;
+    p.dram_bytes = s.npu.dram_bytes;
+    ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(p, t));
+    e.cycles += sim.total.cycles;
+    e.dram_read += sim.total.dram_read;
+    e.dram_written += sim.total.dram_written;
+    e.macs += sim.total.macs;
+    ++e.segments;
+    e.layers += static_cast<int>(s.layer_plan.size());
+    for (const artifact_io::TensorSram& x : s.sram_plan) {
+      if (x.in_sram) e.resident_bytes += x.bytes;
+      else if (x.reason.rfind("spilled", 0) == 0) e.spilled_bytes += x.bytes;
+    }
+  }
+  return e;
 }
 
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,

@@ -238,6 +238,39 @@ TEST(NpuSegmentTest, DroppedInvalidateReadsStaleOutput) {
   std::filesystem::remove(c.path);
 }
 
+// `edgec estimate` / `edgec sweep` time the programs the compiler wrote: the same cycles and
+// DRAM bytes as running the compiled model, and the SRAM plan's on-chip bytes.
+TEST(NpuSegmentTest, SegmentEstimateIsTheCompiledSchedule) {
+  const npu::Target& t = npu::DefaultTarget();
+  Graph g = ResidualBlock();
+  partition::PartitionOptions o;
+  o.cost_rule = false;
+  auto r = CompileGraph(g, t, "residual", o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto e = EstimateSegments(*r, t);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->segments, 1);
+  EXPECT_EQ(e->layers, 4);
+  EXPECT_GT(e->resident_bytes, 0);
+  EXPECT_EQ(e->spilled_bytes, 0);
+  Compiled c = CompileAndLoad(t, "estimate");
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 5)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_DOUBLE_EQ(e->cycles, sim->npu_total.cycles);
+  EXPECT_EQ(e->dram_read, sim->npu_total.dram_read);
+  EXPECT_EQ(e->dram_written, sim->npu_total.dram_written);
+  // 8 KiB of SRAM: fewer tensors stay on chip, and the estimate says so.
+  auto small = npu::ApplyOverride(t, "shared_sram.bytes=8K");
+  ASSERT_TRUE(small.ok());
+  auto rs = CompileGraph(g, *small, "residual", o);
+  ASSERT_TRUE(rs.ok()) << rs.status().ToString();
+  auto es = EstimateSegments(*rs, *small);
+  ASSERT_TRUE(es.ok());
+  EXPECT_LT(es->resident_bytes, e->resident_bytes);
+  std::filesystem::remove(c.path);
+}
+
 TEST(NpuSegmentTest, CoherentTargetHasNoHandOverSteps) {
   auto t = npu::ApplyOverride(npu::DefaultTarget(), "cpu_cache.coherent=true");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
