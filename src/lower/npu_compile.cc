@@ -6,6 +6,7 @@
 #include "frontend/onnx/exporter.h"
 #include "memory/liveness.h"
 #include "npu/isa.h"
+#include "npu/sim.h"
 #include "lower/npu_layers.h"
 #include "lower/npu_segment.h"
 
@@ -120,6 +121,29 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
   return prog;
 }
 
+StatusOr<SegmentEstimate> EstimateSegments(const CompileResult& r, const npu::Target& t) {
+  SegmentEstimate e;
+  for (const artifact_io::Segment& s : r.model.segments) {
+    if (s.unit != Unit::kNpu || s.npu.instructions.empty()) continue;
+    ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(s.npu.instructions));
+    p.cores_used = s.npu.cores_used;
+    p.semaphores = s.npu.semaphores;
+    p.dram_bytes = s.npu.dram_bytes;
+    ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(p, t));
+    e.cycles += sim.total.cycles;
+    e.dram_read += sim.total.dram_read;
+    e.dram_written += sim.total.dram_written;
+    e.macs += sim.total.macs;
+    ++e.segments;
+    e.layers += static_cast<int>(s.layer_plan.size());
+    for (const artifact_io::TensorSram& x : s.sram_plan) {
+      if (x.in_sram) e.resident_bytes += x.bytes;
+      else if (x.reason.rfind("spilled", 0) == 0) e.spilled_bytes += x.bytes;
+    }
+  }
+  return e;
+}
+
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
                                      const partition::PartitionOptions& o) {
   CompileResult r;
@@ -150,7 +174,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   auto flush_npu = [&]() -> Status {
     if (npu_run.empty()) return Status::Ok();
     const std::string name = fmt::format("segment {}", m.segments.size());
-    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name));
+    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name, o.tiler));
     r.listing += fmt::format("; {} on {}: {} node(s)\n{}{}", name, t.name, b.nodes.size(), b.listing,
                              npu::FormatProgram(b.program));
     r.sram_summary += fmt::format("{}: {} node(s)\n{}", name, b.nodes.size(),

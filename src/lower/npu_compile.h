@@ -39,6 +39,19 @@ struct CompileResult {
 // (npu_segment.h).
 StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const partition::NodePlacement& p);
 
+// The NPU side of a compiled model as the segment scheduler made it, timing only: every NPU
+// segment's program simulated (the same programs `edgec run --device npu-sim` runs), with
+// the SRAM plan's resident and spilled bytes. `edgec estimate` and `edgec sweep` report it
+// for quantized models.
+struct SegmentEstimate {
+  double cycles = 0;  // NPU segments, one after another
+  int64_t dram_read = 0, dram_written = 0, macs = 0;
+  int64_t resident_bytes = 0;  // tensors kept in SRAM from producer to last consumer
+  int64_t spilled_bytes = 0;   // tensors the plan wanted on chip but spilled to DRAM
+  int segments = 0, layers = 0;
+};
+StatusOr<SegmentEstimate> EstimateSegments(const CompileResult& r, const npu::Target& t);
+
 StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const std::string& source_model,
                                      const partition::PartitionOptions& o = {});
 

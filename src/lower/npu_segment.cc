@@ -1,13 +1,17 @@
 // Building one NPU program per segment (see npu_segment.h).
 #include "lower/npu_segment.h"
 
+#include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "lower/npu_compile.h"
+#include "lower/npu_layers.h"
 #include "npu/sim.h"
+#include "npu/vector_tiler.h"
 
 namespace edgec::lower {
 namespace {
@@ -18,10 +22,270 @@ int64_t Elements(const Value& v) {
   return n;
 }
 
+// A layer of the run before lowering: its node, the placement whose tiling it is lowered
+// with, the target that tiling was chosen for (cores and SRAM it may use) and where it goes.
+struct PendingLayer {
+  const Node* node = nullptr;
+  partition::NodePlacement placement;
+  npu::Target target;
+  double cycles = 0;  // simulated alone, dispatch excluded
+  int core_base = 0;
+  int group_first = -1;  // first layer of its parallel group (-1: none)
+  std::vector<int> inputs, outputs;
+};
+
+}  // namespace
+
+npu::Target SubTarget(const npu::Target& t, int cores, int64_t sram_bytes) {
+  npu::Target s = t;
+  s.ai_cores.count = std::max(1, std::min(cores, t.ai_cores.count));
+  s.shared_sram.bytes = std::max<int64_t>(t.shared_sram.alignment, std::min(sram_bytes, t.shared_sram.bytes));
+  return s;
+}
+
+StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu::TilerOptions& opt,
+                                 const partition::NodePlacement& base) {
+  RetiledNode r;
+  r.placement = base;
+  if (partition::IsDramView(n)) return r;
+  if (IsVectorNode(n)) {
+    ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
+    using K = VectorLayer::Kind;
+    auto tr = v.kind == K::kEltwise ? npu::ChooseEltwiseTiling(v.eltwise, t, opt)
+              : v.kind == K::kPool  ? npu::ChoosePoolTiling(v.pool, t, opt)
+              : v.kind == K::kMove  ? npu::ChooseMoveTiling(v.move, t, opt)
+                                    : npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
+    if (!tr.ok()) return tr.status().WithContext(n.Label());
+    r.placement.vector_tiling = *tr;
+    r.placement.plan = tr->ToString();
+    r.cycles = tr->cycles;
+  } else {
+    ASSIGN_OR_RETURN(npu::ConvLayer shape, GemmLayerShape(n));
+    auto tr = npu::ChooseTiling(shape, t, opt);
+    if (!tr.ok()) return tr.status().WithContext(n.Label());
+    // The tiler's search is heuristic: the base tiling stays when it fits and is faster here.
+    const npu::Tiling& was = base.tiling.best.tiling;
+    if (base.tiling.simulated > 0 && npu::CheckTiling(shape, t, was).ok()) {
+      auto s = npu::SimulateTiling(shape, t, was, opt);
+      if (s.ok() && s->total.cycles < tr->best.cycles) {
+        tr->best = {was, s->total.cycles, tr->best.estimate};
+        tr->stats = s->total;
+      }
+    }
+    r.placement.tiling = *tr;
+    r.placement.plan = tr->best.tiling.ToString();
+    r.cycles = tr->best.cycles;
+    r.dram_bytes = tr->stats.dram_read + tr->stats.dram_written;
+  }
+  r.placement.npu_cycles = r.cycles;
+  return r;
+}
+
+namespace {
+
+// Parallel groups: runs of consecutive layers none of which reads another's output. Each
+// member gets a share of the cores proportional to its time alone (at least one) and is
+// re-tiled for those cores and its share of the SRAM; the group runs on disjoint core sets
+// when the slowest member (or the group's DRAM traffic at full bandwidth) takes less than
+// the members one after another. Guarded by tests/lower/npu_segment_test.cc
+// (IndependentConvsRunOnDisjointCoresAtOnce).
+Status PlanParallelGroups(std::vector<PendingLayer>& layers, const std::vector<npu::SegmentTensor>& tensors,
+                          const npu::Target& t, const npu::TilerOptions& opt, std::string& listing) {
+  const int L = static_cast<int>(layers.size()), N = t.ai_cores.count;
+  constexpr int kMaxGroup = 4;
+  if (N < 2) return Status::Ok();
+  auto independent = [&](int from, int i) {
+    for (int x : layers[i].inputs)
+      if (tensors[x].producer >= from) return false;
+    return true;
+  };
+  for (int g0 = 0; g0 < L;) {
+    int g1 = g0 + 1;
+    while (g1 < L && g1 - g0 < std::min(kMaxGroup, N) && independent(g0, g1)) ++g1;
+    const int k = g1 - g0;
+    if (k < 2) {
+      g0 = g1;
+      continue;
+    }
+    double serial = 0;
+    for (int i = g0; i < g1; ++i) serial += layers[i].cycles;
+    // Proportional shares of the cores, at least one each, summing to N.
+    std::vector<int> share(k, 1);
+    for (int left = N - k; left > 0; --left) {
+      int pick = 0;
+      double worst = -1;
+      for (int i = 0; i < k; ++i) {
+        const double load = layers[g0 + i].cycles / share[i];
+        if (load > worst) worst = load, pick = i;
+      }
+      ++share[pick];
+    }
+    std::vector<RetiledNode> trial;
+    double slowest = 0, dram = 0;
+    bool ok = true;
+    for (int i = 0; i < k && ok; ++i) {
+      PendingLayer& l = layers[g0 + i];
+      const npu::Target sub = SubTarget(t, share[i], t.shared_sram.bytes * share[i] / N);
+      auto r = RetileNode(*l.node, sub, opt, l.placement);
+      if (!r.ok()) {
+        ok = false;
+        break;
+      }
+      r->cycles -= t.dispatch_overhead_cycles;
+      slowest = std::max(slowest, r->cycles);
+      dram += static_cast<double>(r->dram_bytes);
+      trial.push_back(std::move(*r));
+    }
+    const double parallel = std::max(slowest, dram / t.dram_bytes_per_cycle());
+    if (ok && parallel < serial) {
+      int base = 0;
+      for (int i = 0; i < k; ++i) {
+        PendingLayer& l = layers[g0 + i];
+        l.placement = trial[i].placement;
+        l.cycles = trial[i].cycles;
+        l.target = SubTarget(t, share[i], t.shared_sram.bytes * share[i] / N);
+        l.core_base = base;
+        l.group_first = g0;
+        base += share[i];
+      }
+      listing += fmt::format(";   parallel layers {}..{} on cores split {}: {:.0f} cycles one after another, {:.0f} "
+                             "at once\n",
+                             g0, g1 - 1, fmt::join(share, "+"), serial, parallel);
+    }
+    g0 = g1;
+  }
+  return Status::Ok();
+}
+
+// The tiler's options for layer i under `plan`: its operands kept in SRAM are on chip.
+npu::TilerOptions OperandOptions(const PendingLayer& l, const npu::SramPlan& plan, const npu::TilerOptions& opt,
+                                 int extra_tensor = -1) {
+  npu::TilerOptions o = opt;
+  for (size_t k = 0; k < l.inputs.size() && k < 32; ++k)
+    if (plan.tensors[l.inputs[k]].in_sram || l.inputs[k] == extra_tensor) o.on_chip_inputs |= 1u << k;
+  for (size_t k = 0; k < l.outputs.size() && k < 32; ++k)
+    if (plan.tensors[l.outputs[k]].in_sram || l.outputs[k] == extra_tensor) o.on_chip_outputs |= 1u << k;
+  return o;
+}
+
+// SRAM left to layer i's working tiles: the SRAM (its share in a parallel group) minus the
+// tensors resident at its step.
+int64_t SramLeft(int i, const PendingLayer& l, const NpuSegmentBuild& b, const npu::Target& t) {
+  int64_t resident = 0;
+  for (size_t x = 0; x < b.plan_tensors.size(); ++x)
+    if (b.plan.tensors[x].in_sram && b.plan_tensors[x].first <= i && b.plan_tensors[x].last >= i)
+      resident += (b.plan_tensors[x].bytes + t.shared_sram.alignment - 1) / t.shared_sram.alignment *
+                  t.shared_sram.alignment;
+  const int64_t left = t.shared_sram.bytes - resident;
+  return l.group_first >= 0 ? left * l.target.ai_cores.count / t.ai_cores.count : left;
+}
+
+// Re-tiling for the segment (guarded by npu_zoo_check's bit-exactness and by
+// NpuSimTest.OnChipInputMovesNoDramBytes):
+//   1. every layer is tiled again for the SRAM the plan leaves it at its step and with its
+//      operands where the plan put them (a resident input is gathered on chip: no DRAM
+//      byte, no burst), keeping its previous tiling when that simulates faster there;
+//   2. a tensor the plan still spills is kept on chip when tiling the layers it lives across
+//      with less SRAM costs fewer cycles than the spill's traffic (written once, read by each
+//      consumer, at the DRAM bandwidth); the largest spills are tried first.
+// The plan is redone after each change.
+template <typename LowerAndPlan>
+Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, const npu::Target& t,
+                        const npu::TilerOptions& opt, LowerAndPlan&& lower_and_plan, std::string& listing) {
+  const int L = static_cast<int>(pending.size());
+  auto retile = [&](int i, int64_t budget, const npu::TilerOptions& o) -> StatusOr<RetiledNode> {
+    PendingLayer& l = pending[i];
+    const npu::Target sub = SubTarget(t, l.target.ai_cores.count, budget);
+    ASSIGN_OR_RETURN(RetiledNode r, RetileNode(*l.node, sub, o, l.placement));
+    r.cycles -= t.dispatch_overhead_cycles;
+    return r;
+  };
+  int changed = 0;
+  for (int i = 0; i < L; ++i) {
+    PendingLayer& l = pending[i];
+    const int64_t budget = SramLeft(i, l, b, t);
+    auto r = retile(i, budget, OperandOptions(l, b.plan, opt));
+    if (!r.ok()) continue;  // keeps its tiling (the plan fits it where it can)
+    l.placement = r->placement;
+    l.cycles = r->cycles;
+    l.target = SubTarget(t, l.target.ai_cores.count, budget);
+    ++changed;
+  }
+  if (changed) RETURN_IF_ERROR(lower_and_plan());
+  // The spill rule.
+  std::vector<int> spilled;
+  for (size_t x = 0; x < b.plan_tensors.size(); ++x)
+    if (!b.plan.tensors[x].in_sram && b.plan_tensors[x].dram_reason.empty() && b.plan_tensors[x].first >= 0 &&
+        b.plan_tensors[x].last > b.plan_tensors[x].first)
+      spilled.push_back(static_cast<int>(x));
+  std::stable_sort(spilled.begin(), spilled.end(),
+                   [&](int a, int c) { return b.plan_tensors[a].bytes > b.plan_tensors[c].bytes; });
+  constexpr int kMaxTries = 12;
+  for (size_t s = 0; s < spilled.size() && s < kMaxTries; ++s) {
+    const int x = spilled[s];
+    if (b.plan.tensors[x].in_sram) continue;
+    const npu::SramPlanTensor& pt = b.plan_tensors[x];
+    const int64_t need = (pt.bytes + t.shared_sram.alignment - 1) / t.shared_sram.alignment * t.shared_sram.alignment;
+    int readers = 0;
+    for (int i = pt.first + 1; i <= pt.last; ++i)
+      for (int in : pending[i].inputs) readers += in == x;
+    const double spill_cycles = static_cast<double>(pt.bytes) * (1 + readers) / t.dram_bytes_per_cycle();
+    // The layers to shrink: each step without room for it; when every step has room (the
+    // free ranges do not line up), the one with the largest working tiles.
+    std::vector<std::pair<int, int64_t>> shrink;  // layer, bytes its tiles must give up
+    int widest = pt.first;
+    for (int i = pt.first; i <= pt.last; ++i) {
+      const int64_t room = t.shared_sram.bytes - b.plan.occupancy[i];
+      if (room < need) shrink.push_back({i, need - room});
+      if (b.plan_layers[i].work_bytes > b.plan_layers[widest].work_bytes) widest = i;
+    }
+    if (shrink.empty()) shrink.push_back({widest, need});
+    std::vector<std::pair<int, RetiledNode>> trial;
+    std::vector<int64_t> budgets;
+    double slowdown = 0;
+    bool ok = true;
+    for (auto [i, give] : shrink) {
+      const int64_t budget = b.plan_layers[i].work_bytes - give;
+      if (budget <= 0) {
+        ok = false;
+        break;
+      }
+      auto r = retile(i, budget, OperandOptions(pending[i], b.plan, opt, x));
+      if (!r.ok()) {
+        ok = false;
+        break;
+      }
+      slowdown += r->cycles - pending[i].cycles;
+      trial.push_back({i, std::move(*r)});
+      budgets.push_back(budget);
+    }
+    if (!ok || trial.empty() || slowdown >= spill_cycles) continue;
+    std::vector<PendingLayer> saved = pending;
+    for (size_t k = 0; k < trial.size(); ++k) {
+      auto& [i, r] = trial[k];
+      pending[i].placement = r.placement;
+      pending[i].cycles = r.cycles;
+      pending[i].target = SubTarget(t, pending[i].target.ai_cores.count, budgets[k]);
+    }
+    const npu::SramPlan before = b.plan;
+    RETURN_IF_ERROR(lower_and_plan());
+    if (!b.plan.tensors[x].in_sram) {  // the smaller tiles did not make room after all
+      pending = std::move(saved);
+      RETURN_IF_ERROR(lower_and_plan());
+      continue;
+    }
+    listing += fmt::format(";   kept '{}' ({} B) on chip: layers {}..{} tiled for less SRAM cost {:.0f} cycles, "
+                           "its spill {:.0f}\n",
+                           pt.name, pt.bytes, pt.first, pt.last, slowdown, spill_cycles);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
-                                          const npu::Target& t, const std::string& name) {
+                                          const npu::Target& t, const std::string& name,
+                                          const npu::TilerOptions& opt) {
   NpuSegmentBuild b;
   std::set<const Node*> in_run;
   for (const partition::NodePlacement* p : run) in_run.insert(p->node);
@@ -38,8 +302,7 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     b.inputs.push_back(v->name());  // not produced in the run: a segment input
     return x;
   };
-  std::vector<npu::SegmentLayer> layers;
-  std::vector<std::string> dram_reason;
+  std::vector<PendingLayer> pending;
   for (const partition::NodePlacement* p : run) {
     const Node& n = *p->node;
     b.nodes.push_back(n.name());
@@ -49,23 +312,25 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       names_of[x].push_back(n.output(0)->name());
       continue;
     }
-    ASSIGN_OR_RETURN(npu::Program prog, LowerNode(n, t, *p));
-    npu::SegmentLayer l;
-    l.name = n.name();
+    PendingLayer l;
+    l.node = &n;
+    l.placement = *p;
+    l.target = t;
+    l.cycles = p->npu_cycles - t.dispatch_overhead_cycles;
     for (const Value* v : n.inputs())
       if (v && !v->is_constant()) l.inputs.push_back(tensor(v));
     for (const Value* v : n.outputs()) {
       if (!v) continue;
       const int x = static_cast<int>(tensors.size());
-      tensors.push_back({v->name(), Elements(*v), false, 0, static_cast<int>(layers.size())});
+      tensors.push_back({v->name(), Elements(*v), false, 0, static_cast<int>(pending.size())});
       tensor_of[v] = x;
       names_of[x].push_back(v->name());
       l.outputs.push_back(x);
     }
-    b.listing += fmt::format(";   layer {} {}: {}\n", layers.size(), n.Label(), p->plan);
-    l.program = std::move(prog);
-    layers.push_back(std::move(l));
+    pending.push_back(std::move(l));
   }
+  std::string schedule;
+  RETURN_IF_ERROR(PlanParallelGroups(pending, tensors, t, opt, schedule));
   // The plan's view of the tensors: lifetimes over the layer order, and which must stay in DRAM.
   b.plan_tensors.resize(tensors.size());
   for (size_t x = 0; x < tensors.size(); ++x) {
@@ -75,8 +340,8 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     pt.first = tensors[x].producer;
     if (tensors[x].producer < 0) pt.dram_reason = "segment input";
   }
-  for (size_t i = 0; i < layers.size(); ++i)
-    for (int x : layers[i].inputs) b.plan_tensors[x].last = std::max(b.plan_tensors[x].last, static_cast<int>(i));
+  for (size_t i = 0; i < pending.size(); ++i)
+    for (int x : pending[i].inputs) b.plan_tensors[x].last = std::max(b.plan_tensors[x].last, static_cast<int>(i));
   std::set<std::string> outs;
   for (auto& [v, x] : tensor_of) {
     if (!v->producer() || !in_run.count(v->producer())) continue;
@@ -91,8 +356,36 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   for (const partition::NodePlacement* p : run)
     for (const Value* v : p->node->outputs())
       if (v && outs.count(v->name())) b.outputs.push_back(v->name());
-  for (const npu::SegmentLayer& l : layers) b.plan_layers.push_back({l.name, npu::SramFootprint(l.program)});
-  b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment);
+
+  // Lowers every layer with its tiling and plans the SRAM over the result.
+  std::vector<npu::SegmentLayer> layers;
+  auto lower_and_plan = [&]() -> Status {
+    layers.clear();
+    b.plan_layers.clear();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const PendingLayer& pl = pending[i];
+      ASSIGN_OR_RETURN(npu::Program prog, LowerNode(*pl.node, pl.target, pl.placement));
+      npu::SegmentLayer l;
+      l.name = pl.node->name();
+      l.inputs = pl.inputs;
+      l.outputs = pl.outputs;
+      l.core_base = pl.core_base;
+      l.program = std::move(prog);
+      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first});
+      layers.push_back(std::move(l));
+    }
+    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment);
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(lower_and_plan());
+  if (!pending.empty()) RETURN_IF_ERROR(RetileForSegment(pending, b, t, opt, lower_and_plan, schedule));
+  for (size_t i = 0; i < pending.size(); ++i)
+    b.listing += fmt::format(";   layer {} {}: {}{}\n", i, pending[i].node->Label(), pending[i].placement.plan,
+                             pending[i].group_first >= 0
+                                 ? fmt::format(" on cores {}..{}", pending[i].core_base,
+                                               pending[i].core_base + layers[i].program.cores_used - 1)
+                                 : "");
+  b.listing += schedule;
   for (size_t x = 0; x < tensors.size(); ++x) {
     tensors[x].in_sram = b.plan.tensors[x].in_sram;
     if (tensors[x].in_sram) tensors[x].addr = b.plan.tensors[x].addr;

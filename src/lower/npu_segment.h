@@ -30,8 +30,27 @@ struct NpuSegmentBuild {
   std::string listing;  // the SRAM plan and the per-node tilings, as text
 };
 
-// `run`: consecutive NPU placements (graph order).
+// `run`: consecutive NPU placements (graph order); `opt`: the tiler's options for re-tiling.
+//
+// Schedule: consecutive layers none of which reads another's output form a parallel group
+// (a fire module's expand convs, a residual block's side conv beside its first conv); its
+// members run at once on disjoint core sets, each re-tiled for its share of the cores, when
+// that beats running them one after another (npu_segment.cc: PlanParallelGroups).
 StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
-                                          const npu::Target& t, const std::string& name);
+                                          const npu::Target& t, const std::string& name,
+                                          const npu::TilerOptions& opt = {});
+
+// The target as one layer of a segment sees it: `cores` of the AI cores and `sram_bytes` of
+// the shared SRAM (a layer lowered for it is relocated by the segment assembler).
+npu::Target SubTarget(const npu::Target& t, int cores, int64_t sram_bytes);
+
+// A node's tiling chosen again for target `t` (the tiler's or the vector tiler's choice).
+struct RetiledNode {
+  partition::NodePlacement placement;  // `base` with the new tiling and plan text
+  double cycles = 0;                   // simulated alone, dispatch included
+  int64_t dram_bytes = 0;              // GEMM-class layers: DRAM bytes of the choice
+};
+StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu::TilerOptions& opt,
+                                 const partition::NodePlacement& base);
 
 }  // namespace edgec::lower

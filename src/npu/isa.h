@@ -78,6 +78,8 @@ const char* QueueName(QueueKind q);
 const char* VecOpName(VecOp op);  // target's cycles_per_element keys
 
 inline constexpr int kMaxDmaDims = 3;
+// Instr::region of an on-chip DMA whose far side is the layer's own working SRAM.
+inline constexpr int16_t kLocalSramRegion = -2;
 
 // One strided dimension of a DMA transfer: `count` rows at `dram_stride` / `sram_stride`
 // bytes apart. Rows whose index is outside [valid_lo, valid_hi) are not read from DRAM; on a
@@ -109,7 +111,8 @@ struct Instr {
   // It moves no DRAM byte; it costs setup + bytes / shared_sram.bandwidth_bytes_per_cycle.
   bool on_chip = false;
   // Lowering only (not encoded): the index in Program::regions of the region the DMA's
-  // dram_addr points into (its rows may reach outside it into the padding), -1 for none. The
+  // dram_addr points into (its rows may reach outside it into the padding), -1 for none,
+  // kLocalSramRegion for an on-chip copy between two of the layer's own SRAM tiles. The
   // segment assembler (segment.h) relocates each DMA by its region's final location.
   int16_t region = -1;
 

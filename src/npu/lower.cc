@@ -153,6 +153,7 @@ void EmitBandLoad(CoreEmitter& e, const Target& t, int64_t base, int in_h, int i
 struct Layout {
   int64_t stream_slot = 0, resident_slot = 0, params_slot = 0, out_slot = 0;
   int64_t stream_a_bytes = 0;  // within a stream slot, A first then B
+  int64_t band_bytes = 0;      // band mode: the band's part of a stream slot (then the im2col rows)
   int64_t a_tile = 0, r_tile = 0;
   int64_t per_team = 0;
   int max_m = 0, max_k = 0, max_n = 0;
@@ -187,6 +188,8 @@ Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
     const int64_t rows = int64_t{tl.tile_h - 1} * l.stride_h + int64_t{l.kernel_h - 1} * l.dilation_h + 1;
     const int64_t wp = int64_t{l.out_w() - 1} * l.stride_w + int64_t{l.kernel_w - 1} * l.dilation_w + 1;
     stream = AlignUp(rows * wp * tl.tile_c * es, al);
+    y.band_bytes = stream;
+    if (tl.im2col) stream += AlignUp(int64_t{y.max_m} * y.k_total * es, al);
   }
   y.stream_a_bytes = tl.resident == Resident::kNone ? tl.team_m * y.a_tile : 0;
   y.stream_slot = stream;
@@ -219,7 +222,7 @@ const char* ResidentName(Resident r) {
 
 std::string Tiling::ToString() const {
   return fmt::format("M {}x{} K {}x{}ch N {} {}{} {} x{} cores{}", tile_h, tile_w, kw_group, tile_c, tile_n,
-                     ResidentName(resident), band ? " band" : "", double_buffer ? "double" : "single", cores,
+                     ResidentName(resident), band ? (im2col ? " band im2col" : " band") : "", double_buffer ? "double" : "single", cores,
                      team() > 1 ? fmt::format(" in teams of {}x{}", team_m, team_n) : "");
 }
 
@@ -238,6 +241,9 @@ StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tilin
     return InvalidArgument("tiling {}: a tile of several rows must span the whole output width", tl.ToString());
   if (tl.band && (tl.resident != Resident::kWeights || tl.kw_group != 1 || tl.tile_w != l.out_w()))
     return InvalidArgument("tiling {}: band mode needs resident weights, kw_group 1 and full-width tiles", tl.ToString());
+  if (tl.im2col && (!tl.band || tl.tile_c != l.channels))
+    return InvalidArgument("tiling {}: im2col needs band mode and all {} channels in one step", tl.ToString(),
+                           l.channels);
   const Layout y = MakeLayout(l, t, tl);
   Footprint f;
   f.sram_per_team = y.per_team;
@@ -531,9 +537,41 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
               in.dims[1] = {wp, C * es, pix, xlo, xhi};
             }
             EmitDma(e, t, in);
+            const int64_t col = sdst + y.band_bytes;  // im2col rows: [o.th * OW][K]
+            for (int kh = 0; tl.im2col && kh < l.kernel_h; ++kh) {
+              // Kernel row kh of every pixel: its kernel_w * C bytes (contiguous in the band
+              // when dilation_w is 1, else one gather per kernel column).
+              const int groups = l.dilation_w == 1 ? 1 : l.kernel_w, per = l.kernel_w / groups;
+              for (int kg = 0; kg < groups; ++kg) {
+                Instr g{.op = Opcode::kDmaLoad};
+                g.on_chip = true;
+                g.region = kLocalSramRegion;
+                g.dram_addr = sdst + (int64_t{kh} * l.dilation_h * wp + int64_t{kg} * l.dilation_w) * pix;
+                g.sram_addr = col + (int64_t{kh} * l.kernel_w + kg) * C * es;
+                g.row_bytes = g.sram_row_bytes = static_cast<int32_t>(per * pix);
+                g.ndims = 2;
+                g.dims[0] = {o.th, int64_t{l.stride_h} * row, int64_t{OW} * l.k() * es, 0, o.th};
+                g.dims[1] = {OW, int64_t{l.stride_w} * pix, l.k() * es, 0, OW};
+                EmitDma(e, t, g);
+              }
+            }
             e.Signal(QueueKind::kLoad, kStreamFull + ss);
             e.Wait(QueueKind::kExecute, kStreamFull + ss);
-            for (int yy = 0; yy < o.th; ++yy)
+            if (tl.im2col) {
+              Instr mm{.op = Opcode::kMatMul};
+              mm.a_addr = col;
+              mm.a_stride = static_cast<int32_t>(l.k() * es);
+              mm.b_addr = rdst;
+              mm.b_stride = static_cast<int32_t>(o.tn * es);
+              mm.acc_addr = acc;
+              mm.acc_stride = o.tn * 4;
+              mm.m = o.th * OW;
+              mm.k = static_cast<int32_t>(l.k());
+              mm.n = o.tn;
+              mm.fp16 = l.fp16;
+              e.Add(QueueKind::kExecute, mm);
+            }
+            for (int yy = 0; yy < (tl.im2col ? 0 : o.th); ++yy)
               for (int kh = 0; kh < l.kernel_h; ++kh)
                 for (int kw = 0; kw < l.kernel_w; ++kw) {
                   Instr mm{.op = Opcode::kMatMul};

@@ -82,6 +82,11 @@ struct Tiling {
   // one MATMUL per (output row, kernel position) reads the shifted window from SRAM.
   // Needs weights resident, kw_group 1 and full-width tiles.
   bool band = false;
+  // With band: after each band load, kernel_h on-chip DMAs lay the tile's im2col rows
+  // ([pixels][kh][kw][c]) out in SRAM from the band, and one MATMUL of the whole K computes
+  // the tile: a layer with few input channels (an RGB first layer, C = 3) fills the array's
+  // rows with K = kh * kw * C instead of C. Needs all channels in one step.
+  bool im2col = false;
   // Cores per team along M and N (see above); cores must be a multiple of team_m * team_n.
   // 1 x 1: every core loads its own operands. Not with band mode.
   int team_m = 1, team_n = 1;

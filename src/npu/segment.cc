@@ -106,6 +106,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
         return InvalidArgument("segment '{}': layer '{}' reads a tensor not produced before it", task_name, l.name);
     for (const Instr& in : l.program.instrs)
       if ((in.op == Opcode::kDmaLoad || in.op == Opcode::kDmaStore) &&
+          !(in.on_chip && in.region == kLocalSramRegion) &&
           (in.region < 0 || in.region >= static_cast<int>(l.program.regions.size())))
         return InvalidArgument("segment '{}': layer '{}': a DMA without its region (Instr::region)", task_name,
                                l.name);
@@ -150,6 +151,10 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
         case Opcode::kDmaLoad:
         case Opcode::kDmaStore: {
           in.sram_addr += l.sram_base;
+          if (src.region == kLocalSramRegion) {  // both sides in the layer's working area
+            in.dram_addr += l.sram_base;
+            break;
+          }
           const DramRegion& r = p.regions[src.region];
           const int x = region_tensor[src.region];
           if (x < 0) {
@@ -197,7 +202,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       std::vector<Instr>& ld = Q(c, QueueKind::kLoad);
       for (int j : hazards) wait_done(ld, j);
       for (const Instr& in : local[lc * kNumQueues + static_cast<int>(QueueKind::kLoad)]) {
-        if (in.op == Opcode::kDmaLoad) {
+        if (in.op == Opcode::kDmaLoad && in.region >= 0) {
           const int x = region_tensor[in.region];
           if (x >= 0 && tensors[x].producer >= 0) wait_done(ld, tensors[x].producer);
         }

@@ -52,8 +52,14 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
     Item& w = items[j];
     w.bytes = AlignUp(layers[j].work_bytes, al);
     w.first = w.last = j;
-    w.addr = Fit(items, w.bytes, j, j, sram_bytes, al, items.size());
-    if (w.addr < 0) w.addr = 0;  // the tiling fits the SRAM alone (the tiler checked it)
+    const int group = layers[j].first >= 0 && layers[j].first < j ? layers[j].first : j;
+    w.addr = Fit(items, w.bytes, group, j, sram_bytes, al, items.size());
+    if (w.addr >= 0) {
+      w.first = group;
+    } else {
+      w.addr = Fit(items, w.bytes, j, j, sram_bytes, al, items.size());
+      if (w.addr < 0) w.addr = 0;  // the tiling fits the SRAM alone (the tiler checked it)
+    }
     w.placed = true;
   }
   std::vector<size_t> order;
@@ -117,6 +123,10 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
   for (int j = 1; j < L; ++j) {
     Item& w = items[j];
     if (w.bytes == 0) continue;
+    if (w.first < j) {  // a parallel group's member: already held since the group's start
+      plan.prefetch[j] = true;
+      continue;
+    }
     const int64_t off = Fit(items, w.bytes, j - 1, j, sram_bytes, al, j);
     if (off < 0) continue;
     w.addr = off;

@@ -3,7 +3,8 @@
 // occupancy over the segment's layer order.
 //
 // Items in the SRAM, each an address range over an interval of layer steps:
-//   - working tiles of layer j: SramFootprint of its program, over [j, j]; and over
+//   - working tiles of layer j: SramFootprint of its program, over [j, j] (over [first, j]
+//     for a member of a parallel group, SramPlanLayer::first); and over
 //     [j - 1, j] when it also fits beside the previous layer's (its loads, weights first,
 //     can then run while the previous layer computes: prefetch across the layer boundary);
 //   - a tensor kept on chip: its bytes over [producer, last consumer].
@@ -26,6 +27,9 @@ namespace edgec::npu {
 struct SramPlanLayer {
   std::string name;
   int64_t work_bytes = 0;  // its working tiles (SramFootprint of its program)
+  // Its working tiles are held from this earlier layer on (-1: its own step): the members of
+  // a parallel group run at once, so their tiles must not share SRAM.
+  int first = -1;
 };
 
 struct SramPlanTensor {

@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "npu/segment.h"
+
 namespace edgec::npu {
 namespace {
 
@@ -64,6 +66,9 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
                 b.band = true;
                 const int64_t btiles = CeilDiv(OH, th) * l.batch * CeilDiv(l.out_channels, b.tile_n);
                 if ((nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok()) out.push_back(b);
+                b.im2col = true;  // few channels: the array's rows take the whole kernel
+                if (tc == l.channels && tc < R && (nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok())
+                  out.push_back(b);
               }
               // Teams: blocks of team_m x team_n tiles, at least one per row and column of the
               // team; single buffering when double does not fit (large blocks want the SRAM).
@@ -92,7 +97,20 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
   return out;
 }
 
-double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
+void MarkOnChip(Program& p, const TilerOptions& opt) {
+  if (!opt.on_chip_inputs && !opt.on_chip_outputs) return;
+  std::vector<bool> on(p.regions.size(), false);
+  for (size_t r = 0; r < p.regions.size(); ++r) {
+    auto [is_out, k] = RegionOperand(p.regions[r].name);
+    if (k >= 0 && k < 32) on[r] = ((is_out ? opt.on_chip_outputs : opt.on_chip_inputs) >> k) & 1u;
+  }
+  for (Instr& in : p.instrs)
+    if ((in.op == Opcode::kDmaLoad || in.op == Opcode::kDmaStore) && in.region >= 0 &&
+        in.region < static_cast<int>(on.size()) && on[in.region])
+      in.on_chip = true;
+}
+
+double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl, const TilerOptions& opt) {
   const int64_t es = l.elem_bytes();
   const int64_t mt = CeilDiv(l.out_h(), tl.tile_h) * CeilDiv(l.out_w(), tl.tile_w) * l.batch;
   const int64_t nt = CeilDiv(l.out_channels, tl.tile_n);
@@ -108,6 +126,7 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
     const int64_t csteps = CeilDiv(l.channels, tl.tile_c);
     tile_compute = double(tl.tile_h) * l.kernel_h * l.kernel_w * csteps *
                    MatMulCycles(t, tl.tile_w, std::min(tl.tile_c, l.channels), tn, l.fp16);
+    if (tl.im2col) tile_compute = MatMulCycles(t, tm, K, tn, l.fp16);
   }
   const int64_t teams = tl.cores / T;
   const int64_t tiles_per_core = CeilDiv(tiles, teams);
@@ -136,7 +155,7 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
         const double rows = double(tl.tile_h - 1) * l.stride_h + double(l.kernel_h - 1) * l.dilation_h + 1;
         const double wp = double(l.out_w() - 1) * l.stride_w + double(l.kernel_w - 1) * l.dilation_w + 1;
         in_bytes = tiles * rows * wp * l.channels * es;
-        dmas_per_tile = 2 + CeilDiv(l.channels, tl.tile_c) * 2;
+        dmas_per_tile = 2 + CeilDiv(l.channels, tl.tile_c) * 2 + (tl.im2col ? l.kernel_h : 0);
       }
       break;
     case Resident::kInput:
@@ -144,8 +163,15 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
       w_bytes = double(tiles) * K * bn * es;
       break;
   }
-  const double out_bytes = double(l.m() * l.n() * es);
-  const double in_row = double(tl.tile_c * es) * (tl.band && tl.tile_c >= l.channels ? l.in_w : 1);
+  double out_bytes = double(l.m() * l.n() * es);
+  double in_row = double(tl.tile_c * es) * (tl.band && tl.tile_c >= l.channels ? l.in_w : 1);
+  // On-chip operands move no DRAM byte and waste no burst; their DMAs cost setup + SRAM time.
+  const bool in_chip = opt.on_chip_inputs & 1u, out_chip = opt.on_chip_outputs & 1u;
+  if (in_chip) {
+    in_row = burst;
+    in_bytes = 0;
+  }
+  if (out_chip) out_bytes = 0;
   // Without teams every byte is charged the input rows' burst efficiency (the ranking the
   // single-core search has always used); teams charge each operand its own rows.
   const double in_eff = std::max(0.05, in_row / (std::ceil(in_row / burst) * burst));
@@ -153,7 +179,7 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
                               : bursts(in_bytes, in_row) + bursts(w_bytes, double(std::min<int64_t>(bn, l.n()) * es)) +
                                     bursts(out_bytes, double(std::min<int64_t>(tn, l.n()) * es))) /
                       t.dram_bytes_per_cycle();
-  const double per_dma = t.dma.setup_cycles + t.dram.read_latency_cycles;
+  const double per_dma = t.dma.setup_cycles + (in_chip ? 0.0 : t.dram.read_latency_cycles);
   // Per tile the stages overlap (the load queue issues in order, so its DMAs' setup and
   // latency add up); the pipeline fills with the first load and drains with the last
   // requantize and store.
@@ -168,10 +194,11 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl) {
   return tiles_per_core * (load_t + tile_compute + vec + store_dma) + dram;
 }
 
-StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Tiling& tl) {
+StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Tiling& tl, const TilerOptions& opt) {
   ConvLayer shape = l;
   shape.weights.clear();  // timing does not need the data
   ASSIGN_OR_RETURN(Program p, LowerConv(shape, t, tl, nullptr));
+  MarkOnChip(p, opt);
   return Simulate(p, t);
 }
 
@@ -185,7 +212,7 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
   std::set<size_t> done;
   auto simulate = [&](size_t i, double estimate) -> Status {
     done.insert(i);
-    ASSIGN_OR_RETURN(SimResult s, SimulateTiling(l, t, cands[i]));
+    ASSIGN_OR_RETURN(SimResult s, SimulateTiling(l, t, cands[i], opt));
     sims.push_back({cands[i], s.total.cycles, estimate});
     stats.push_back(s.total);
     return Status::Ok();
@@ -197,7 +224,7 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
   auto search = [&](bool teamed) -> Status {
     std::vector<std::pair<double, size_t>> ranked;
     for (size_t i = 0; i < cands.size(); ++i)
-      if ((cands[i].team() > 1) == teamed) ranked.push_back({EstimateCycles(l, t, cands[i]), i});
+      if ((cands[i].team() > 1) == teamed) ranked.push_back({EstimateCycles(l, t, cands[i], opt), i});
     if (ranked.empty()) return Status::Ok();
     std::sort(ranked.begin(), ranked.end());
     std::map<std::tuple<int, int, bool, int>, int> families;
@@ -211,7 +238,7 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
     for (size_t i = 0; i < ranked.size(); ++i) {
       const Tiling& tl = cands[ranked[i].second];
       const bool top = static_cast<int>(i) < std::max(2, opt.simulate_top);
-      const bool first_of_family = families[{tl.cores, static_cast<int>(tl.resident) + (tl.band ? 8 : 0),
+      const bool first_of_family = families[{tl.cores, static_cast<int>(tl.resident) + (tl.band ? 8 : 0) + (tl.im2col ? 16 : 0),
                                              tl.double_buffer, tl.team()}]++ < 3;
       if (opt.exhaustive || top || (first_of_family && !hopeless(ranked[i].first)))
         RETURN_IF_ERROR(simulate(ranked[i].second, ranked[i].first));
@@ -220,7 +247,7 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
     auto differs = [](const Tiling& a, const Tiling& b) {
       return int(a.tile_h != b.tile_h || a.tile_w != b.tile_w) + int(a.tile_c != b.tile_c || a.kw_group != b.kw_group) +
              int(a.tile_n != b.tile_n) + int(a.resident != b.resident) + int(a.double_buffer != b.double_buffer) +
-             int(a.cores != b.cores) + int(a.band != b.band) + int(a.team_m != b.team_m || a.team_n != b.team_n);
+             int(a.cores != b.cores) + int(a.band != b.band || a.im2col != b.im2col) + int(a.team_m != b.team_m || a.team_n != b.team_n);
     };
     for (int round = 0; round < 4; ++round) {
       if (sims.size() == first) break;
@@ -235,7 +262,7 @@ StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const Ti
         const int d = differs(cands[i], center);
         // One attribute, or one plus the core count (a new split often wants other cores).
         if (d == 0 || d > 2 || (d == 2 && cands[i].cores == center.cores)) continue;
-        const double estimate = EstimateCycles(l, t, cands[i]);
+        const double estimate = EstimateCycles(l, t, cands[i], opt);
         if (hopeless(estimate)) continue;
         RETURN_IF_ERROR(simulate(i, estimate));
         improved |= sims.back().cycles < best_cycles;

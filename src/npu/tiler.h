@@ -31,7 +31,15 @@ struct TilerOptions {
   // Among tilings within this fraction of the fastest, take the one moving the fewest DRAM
   // bytes (DRAM traffic costs energy and bandwidth other work could use).
   double traffic_slack = 0.03;
+  // Operands a segment keeps in the shared SRAM (bit k: the layer's region ".input<k>" or
+  // ".output<k>"): their DMAs are simulated as on-chip copies (no DRAM byte, no burst), as
+  // the segment assembler will emit them, so the choice fits where the operands really are.
+  uint32_t on_chip_inputs = 0, on_chip_outputs = 0;
 };
+
+// Turns the DMAs of a one-layer program that address the on-chip operands of `opt` into
+// on-chip DMAs (timing only: their addresses stay the layer's own).
+void MarkOnChip(Program& p, const TilerOptions& opt);
 
 struct TileChoice {
   Tiling tiling;
@@ -47,10 +55,11 @@ struct TilerResult {
 };
 
 std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const TilerOptions& opt);
-double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tiling);
+double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tiling, const TilerOptions& opt = {});
 StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const TilerOptions& opt = {});
 
 // Simulated cycles of one tiling (timing only).
-StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Tiling& tiling);
+StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Tiling& tiling,
+                                   const TilerOptions& opt = {});
 
 }  // namespace edgec::npu

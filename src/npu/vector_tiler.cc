@@ -21,11 +21,13 @@ struct Best {
   VectorTiling best;
   bool found = false;
   std::string why;
+  const TilerOptions* opt = nullptr;
   void Offer(StatusOr<Program> p, const Target& t, VectorTiling c) {
     if (!p.ok()) {
       why = p.status().message();
       return;
     }
+    if (opt) MarkOnChip(*p, *opt);
     auto s = Simulate(*p, t);
     if (!s.ok()) {
       why = s.status().message();
@@ -55,6 +57,7 @@ StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& 
   EltwiseLayer shape = l;  // timing does not need the data
   if (l.op == VecOp::kLut) shape.table.assign(256, 0);
   Best b;
+  b.opt = &opt;
   for (int64_t chunk : chunks) {
     if (chunk < 1) continue;
     for (bool db : Bufferings(opt)) {
@@ -75,6 +78,7 @@ StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, con
   if (total < 4096) chunks.insert(total);
   for (int64_t cores = 2; cores <= t.ai_cores.count; cores *= 2) chunks.insert(std::max<int64_t>(64, CeilDiv(total, cores)));
   Best b;
+  b.opt = &opt;
   for (int64_t chunk : chunks)
     for (bool db : Bufferings(opt))
       b.Offer(LowerMove(l, t, chunk, db), t, VectorTiling{.chunk = chunk, .double_buffer = db});
@@ -106,6 +110,7 @@ StatusOr<VectorTiling> ChooseWindowTiling(const std::string& what, int out_h, in
   for (int c = 16; c < channels; c *= 2) chans.insert(c);
   chans.insert(channels);
   Best b;
+  b.opt = &opt;
   for (int r : rows)
     for (int c : chans)
       for (bool db : Bufferings(opt))

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "ir/infer.h"
 #include "lower/npu_compile.h"
@@ -15,6 +16,7 @@
 #include "npu/sim.h"
 #include "quant/pipeline.h"
 #include "runtime/artifact_run.h"
+#include "runtime/cpu_cache.h"
 
 #include "../quant/quant_test_util.h"
 
@@ -55,14 +57,41 @@ Graph ResidualBlock() {
   return std::move(*folded);
 }
 
+// x[1,16,28,28] -> conv a 3x3 (64 out) and conv b 1x1 (64 out), both of x -> add -> y: two
+// independent convs of one segment.
+Graph TwoBranches() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 16, 28, 28}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* a = Add(g, OpKind::kConv, {x, g.AddConstant("wa", Normal({64, 16, 3, 3}, 21, 0.2)),
+                                    g.AddConstant("ba", Normal({64}, 22, 0.1))}, pad, "conv_a");
+  Value* b = Add(g, OpKind::kConv, {x, g.AddConstant("wb", Normal({64, 16, 1, 1}, 23, 0.3)),
+                                    g.AddConstant("bb", Normal({64}, 24, 0.1))}, {}, "conv_b");
+  Value* y = Add(g, OpKind::kAdd, {a, b}, {}, "add");
+  g.MarkOutput(y);
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
+  std::vector<quant::Sample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 28, 28}, 200 + i)}});
+  quant::CalibrationOptions co;
+  co.storage = DType::kI8;
+  auto table = quant::Calibrate(g, samples, co, {}, false);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
+  auto folded = quant::Int8Executable(g);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  return std::move(*folded);
+}
+
 struct Compiled {
   std::string path;
   std::unique_ptr<artifact_io::MappedArtifact> file;
   LoadedArtifact loaded;
 };
 
-Compiled CompileAndLoad(const npu::Target& t, const std::string& tag) {
-  Graph g = ResidualBlock();
+Compiled CompileAndLoad(const npu::Target& t, const std::string& tag, Graph (*make)() = ResidualBlock) {
+  Graph g = make();
   partition::PartitionOptions o;
   o.cost_rule = false;  // every legal node on the NPU
   auto r = CompileGraph(g, t, "residual", o);
@@ -152,6 +181,96 @@ TEST(NpuSegmentTest, DroppedFlushMakesTheNpuReadStaleInput) {
   std::filesystem::remove(c.path);
 }
 
+// The CPU read the segment's output once (its lines are cached), the NPU then overwrites it
+// in DRAM: the invalidate after the segment is what makes the CPU's second read see the new
+// bytes; without it the CPU reads its stale lines.
+TEST(NpuSegmentTest, DroppedInvalidateReadsStaleOutput) {
+  const npu::Target& t = npu::DefaultTarget();
+  Compiled c = CompileAndLoad(t, "invalidate");
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  ASSERT_EQ(seg->outputs.size(), 1u);
+  const artifact_io::HandOver* inv = nullptr;
+  for (const auto& h : seg->hand_over)
+    if (h.kind == artifact_io::HandOverKind::kInvalidate && h.value == seg->outputs[0]) inv = &h;
+  ASSERT_NE(inv, nullptr) << "the CPU reads the output: an invalidate step after the segment";
+  auto p = npu::DecodeProgram(seg->npu.instructions);
+  ASSERT_TRUE(p.ok());
+  p->regions.clear();
+  for (const auto& r : seg->npu.regions) p->regions.push_back({r.name, r.addr, r.bytes});
+  p->dram_bytes = seg->npu.dram_bytes;
+  p->cores_used = seg->npu.cores_used;
+  p->semaphores = seg->npu.semaphores;
+  const artifact_io::Region *in = nullptr, *out = nullptr;
+  for (const auto& r : seg->npu.regions) {
+    if (r.name == seg->inputs[0]) in = &r;
+    if (r.name == seg->outputs[0]) out = &r;
+  }
+  ASSERT_TRUE(in && out);
+  for (bool invalidate : {true, false}) {
+    std::vector<uint8_t> dram(seg->npu.dram_bytes, 0);
+    std::copy(seg->npu.dram_init.begin(), seg->npu.dram_init.end(), dram.begin());
+    std::memset(dram.data() + out->addr, 0x5a, out->bytes);  // the previous result
+    CpuCache cache(&dram, t.cpu_cache.line_bytes, t.cpu_cache.coherent);
+    std::vector<uint8_t> before(out->bytes), x(in->bytes);
+    cache.Read(out->addr, before.data(), out->bytes);  // the CPU read it once
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 37 % 251);
+    cache.Write(in->addr, x.data(), in->bytes);
+    cache.Flush(in->addr, in->bytes);
+    npu::SimOptions so;
+    so.functional = true;
+    so.dram = &dram;
+    auto sim = npu::Simulate(*p, t, so);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    ASSERT_NE(std::memcmp(dram.data() + out->addr, before.data(), out->bytes), 0) << "the NPU wrote the output";
+    if (invalidate) cache.Invalidate(out->addr, out->bytes);
+    std::vector<uint8_t> again(out->bytes);
+    cache.Read(out->addr, again.data(), out->bytes);
+    if (invalidate) {
+      EXPECT_EQ(std::memcmp(again.data(), dram.data() + out->addr, out->bytes), 0);
+    } else {
+      EXPECT_EQ(again, before) << "without the invalidate the CPU reads its stale lines";
+      EXPECT_NE(std::memcmp(again.data(), dram.data() + out->addr, out->bytes), 0);
+    }
+  }
+  std::filesystem::remove(c.path);
+}
+
+// `edgec estimate` / `edgec sweep` time the programs the compiler wrote: the same cycles and
+// DRAM bytes as running the compiled model, and the SRAM plan's on-chip bytes.
+TEST(NpuSegmentTest, SegmentEstimateIsTheCompiledSchedule) {
+  const npu::Target& t = npu::DefaultTarget();
+  Graph g = ResidualBlock();
+  partition::PartitionOptions o;
+  o.cost_rule = false;
+  auto r = CompileGraph(g, t, "residual", o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto e = EstimateSegments(*r, t);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->segments, 1);
+  EXPECT_EQ(e->layers, 4);
+  EXPECT_GT(e->resident_bytes, 0);
+  EXPECT_EQ(e->spilled_bytes, 0);
+  Compiled c = CompileAndLoad(t, "estimate");
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 5)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_DOUBLE_EQ(e->cycles, sim->npu_total.cycles);
+  EXPECT_EQ(e->dram_read, sim->npu_total.dram_read);
+  EXPECT_EQ(e->dram_written, sim->npu_total.dram_written);
+  // 8 KiB of SRAM: fewer tensors stay on chip, and the estimate says so.
+  auto small = npu::ApplyOverride(t, "shared_sram.bytes=8K");
+  ASSERT_TRUE(small.ok());
+  auto rs = CompileGraph(g, *small, "residual", o);
+  ASSERT_TRUE(rs.ok()) << rs.status().ToString();
+  auto es = EstimateSegments(*rs, *small);
+  ASSERT_TRUE(es.ok());
+  EXPECT_LT(es->resident_bytes, e->resident_bytes);
+  std::filesystem::remove(c.path);
+}
+
 TEST(NpuSegmentTest, CoherentTargetHasNoHandOverSteps) {
   auto t = npu::ApplyOverride(npu::DefaultTarget(), "cpu_cache.coherent=true");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
@@ -163,6 +282,42 @@ TEST(NpuSegmentTest, CoherentTargetHasNoHandOverSteps) {
   ASSERT_TRUE(sim.ok() && cpu.ok());
   EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
   EXPECT_EQ(sim->cache_s, 0);
+  std::filesystem::remove(c.path);
+}
+
+// Two convs reading the same input are a parallel group: each runs on its own cores, and
+// their spans in the segment's task overlap; the numbers stay the CPU's.
+TEST(NpuSegmentTest, IndependentConvsRunOnDisjointCoresAtOnce) {
+  const npu::Target& t = npu::DefaultTarget();
+  Compiled c = CompileAndLoad(t, "branches", TwoBranches);
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  auto p = npu::DecodeProgram(seg->npu.instructions);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->layer_names.size(), 3u);
+  std::vector<std::set<int>> cores(3);  // per layer: the cores its MATMULs run on
+  for (const npu::Instr& in : p->instrs)
+    if (in.op == npu::Opcode::kMatMul) cores[in.layer].insert(in.core);
+  ASSERT_FALSE(cores[0].empty());
+  ASSERT_FALSE(cores[1].empty());
+  for (int k : cores[0]) EXPECT_EQ(cores[1].count(k), 0u) << "conv_a and conv_b share core " << k;
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 16, 28, 28}, 31)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
+  const LayerRun *a = nullptr, *b = nullptr;
+  for (const LayerRun& l : sim->layers) {
+    if (l.node.rfind("conv_a/int8", 0) == 0 && l.simulated) a = &l;
+    if (l.node.rfind("conv_b/int8", 0) == 0 && l.simulated) b = &l;
+  }
+  ASSERT_TRUE(a && b);
+  const double a0 = a->start_cycle, a1 = a0 + a->stats.cycles, b0 = b->start_cycle, b1 = b0 + b->stats.cycles;
+  EXPECT_LT(std::max(a0, b0), std::min(a1, b1)) << "conv_a [" << a0 << ", " << a1 << ") and conv_b [" << b0 << ", "
+                                                << b1 << ") do not overlap";
   std::filesystem::remove(c.path);
 }
 

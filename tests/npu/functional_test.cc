@@ -241,7 +241,23 @@ TEST(NpuFunctionalTest, EveryResidencyAndBuffering) {
         Tiling tl{th, 9, tc, 1, 16, Resident::kWeights, db, 2};
         tl.band = true;
         CheckCase(c, DefaultTarget(), tl, Describe(c.layer) + " band");
+        if (tc != c.layer.channels) continue;
+        tl.im2col = true;  // the band laid out as im2col rows on chip, one MATMUL of the whole K
+        CheckCase(c, DefaultTarget(), tl, Describe(c.layer) + " band im2col");
       }
+  {
+    Tiling tl{4, 9, 20, 1, 16, Resident::kWeights, true, 2};
+    tl.band = tl.im2col = true;
+    auto two = ApplyOverride(DefaultTarget(), "dma.max_dims=2");
+    ASSERT_TRUE(two.ok());
+    CheckCase(c, *two, tl, Describe(c.layer) + " band im2col, max_dims=2");
+    Case d = c;  // stride 2, dilation 2: one gather per kernel column
+    d.layer.stride_h = d.layer.stride_w = 2;
+    d.layer.dilation_h = d.layer.dilation_w = 2;
+    d.layer.pad_top = d.layer.pad_left = d.layer.pad_bottom = d.layer.pad_right = 2;
+    tl.tile_w = d.layer.out_w();
+    CheckCase(d, DefaultTarget(), tl, Describe(d.layer) + " band im2col");
+  }
   // Channel-split K steps and a DMA limited to one strided dim (rows issued separately).
   auto two_dims = ApplyOverride(DefaultTarget(), "dma.max_dims=2");
   ASSERT_TRUE(two_dims.ok());

@@ -1,7 +1,8 @@
 // edgec compile MODEL.onnx --target T [--set F=V] [--calib DIR] -o MODEL.edgec [--emit=asm FILE]
 // Quantizes (with --calib; a QDQ model is taken as it is), folds Q/DQ into integer ops,
 // partitions the graph between NPU and CPU, lowers every NPU node and writes the compiled
-// model file. Prints the placement of every node with its reason.
+// model file. Prints the placement of every node with its reason. --sram-svg FILE plots the
+// SRAM occupancy over the largest NPU segment's layers.
 #include <fstream>
 
 #include "driver/sample_shapes.h"
@@ -9,6 +10,7 @@
 #include "lower/npu_compile.h"
 #include "quant/calibration_data.h"
 #include "quant/pipeline.h"
+#include "report/sram_svg.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
@@ -19,6 +21,7 @@ namespace {
 struct CompileFlags {
   std::string model, target = "default", calib, output, method = "entropy", dtype = "i8";
   std::vector<std::string> sets, shapes, emit;
+  std::string sram_svg;
   int64_t limit = 0;
   bool single = false, all_npu = false, quiet = false;
   double cpu_gmacs = 20;
@@ -95,6 +98,17 @@ int CompileMain(const CompileFlags& f) {
     if (!out) return ReportError(fmt::format("{}: cannot write", asm_file));
     out << r->listing;
   }
+  if (!f.sram_svg.empty()) {  // the NPU segment with the most layers
+    const artifact_io::Segment* widest = nullptr;
+    for (const auto& s : r->model.segments)
+      if (s.unit == artifact_io::Unit::kNpu && (!widest || s.layer_plan.size() > widest->layer_plan.size())) widest = &s;
+    if (!widest) return ReportError(fmt::format("--sram-svg: {} has no NPU segment on {}", f.model, target->name));
+    std::ofstream out(f.sram_svg);
+    if (!out) return ReportError(fmt::format("{}: cannot write", f.sram_svg));
+    out << report::SramOccupancySvg(
+        fmt::format("{} on {}: SRAM occupancy over {} layers", f.model, target->name, widest->layer_plan.size()),
+        report::SramSteps(*widest), target->shared_sram.bytes);
+  }
   if (!f.quiet) {
     fmt::print("target {}\n{}", target->name, partition::FormatPlacements(r->placements));
     fmt::print("{}", r->sram_summary);
@@ -122,6 +136,7 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's dims (default with --calib: the samples' dims)");
   sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
+  sub->add_option("--sram-svg", flags->sram_svg, "write the SRAM occupancy over the layers of the largest NPU segment");
   sub->add_flag("--single-buffer", flags->single, "tile every layer with single buffering");
   sub->add_flag("--all-npu", flags->all_npu, "skip the cost rule: every legal node to the NPU");
   sub->add_option("--cpu-gmacs", flags->cpu_gmacs, "the cost rule's CPU int8 rate (GMAC/s)")->capture_default_str();

@@ -1,7 +1,8 @@
 // edgec estimate (MODEL.onnx | --decoder CONFIG) [--target T] [--set F=V] [--tiling]
 //                [--single-buffer] [--compare-buffering] [--json FILE] [--asm FILE]
 // Shape-only NPU estimate: every GEMM-class layer (Conv, MatMul, Gemm and their int8 forms)
-// is tiled and simulated on the target; no weights are needed. --decoder generates a
+// is tiled and simulated on the target; no weights are needed. A QDQ model also gets the
+// compiler's own schedule (segments, SRAM plans; lower::EstimateSegments) first. --decoder generates a
 // decoder-only transformer (e.g. 7b) and prints FP16 vs INT8 weight streaming.
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "lower/npu_layers.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
+#include "tools/edgec/segment_estimate.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -108,6 +110,19 @@ int EstimateMain(const EstimateFlags& f) {
                fp16->total.cycles / t.clock_hz * 1e3, int8->total.cycles / t.clock_hz * 1e3, ms,
                fp16->total.cycles / int8->total.cycles);
   } else {
+    if (auto g = onnx_fe::ImportOnnxFile(f.model); g.ok() && IsQdqModel(*g)) {
+      auto integer = IntegerGraphOf(f.model, f.shapes);
+      if (!integer.ok()) return ReportError(integer.status().message());
+      auto se = EstimateWithSegments(*integer, t, opt);
+      if (!se.ok()) return ReportError(se.status().message());
+      fmt::print("\nsegments (the compiler's schedule: {} NPU segment(s), {} layers): NPU {:.3f} ms, DRAM {} B read + "
+                 "{} B written, {} B kept on chip, {} B spilled\n",
+                 se->segments, se->layers, se->cycles / t.clock_hz * 1e3, se->dram_read, se->dram_written,
+                 se->resident_bytes, se->spilled_bytes);
+      j["segments"] = {{"cycles", se->cycles}, {"ms", se->cycles / t.clock_hz * 1e3}, {"dram_read", se->dram_read},
+                       {"dram_written", se->dram_written}, {"resident_bytes", se->resident_bytes},
+                       {"spilled_bytes", se->spilled_bytes}};
+    }
     auto e = run(*layers, "per layer");
     if (!e.ok()) return ReportError(e.status().message());
     if (!f.asm_file.empty()) {

@@ -1,10 +1,17 @@
 // edgec sweep (MODEL.onnx | --decoder CONFIG) --target T --set FIELD=V1,V2,... [--svg FILE]
 // What-if: re-estimates the model for each value of one target field and prints a table
-// (latency, MAC utilization, DRAM traffic) and an SVG plot of latency vs the value.
+// (latency, MAC utilization, DRAM traffic) and an SVG plot of latency vs the value. A QDQ
+// model is compiled for each value (segments, SRAM plans: the same scheduler as `edgec
+// compile`), and the table and plot add the bytes kept on chip and spilled (the knee where
+// activations stop fitting); a float model or a decoder is estimated layer by layer.
 #include <fstream>
 #include <sstream>
 
+#include "frontend/onnx/importer.h"
+
 #include "npu/estimate.h"
+#include "report/sram_svg.h"
+#include "tools/edgec/segment_estimate.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -14,45 +21,6 @@ struct SweepFlags {
   std::string model, decoder, target = "default", svg;
   std::vector<std::string> sets, fixed, shapes;
 };
-
-struct Point {
-  std::string label;
-  double value = 0, ms = 0, util = 0;
-  int64_t dram = 0;
-};
-
-std::string Svg(const std::string& field, const std::string& title, const std::vector<Point>& pts) {
-  const double W = 640, H = 400, L = 70, R = 20, T = 40, B = 60;
-  double ymax = 0;
-  for (const Point& p : pts) ymax = std::max(ymax, p.ms);
-  ymax = ymax > 0 ? ymax * 1.1 : 1;
-  const size_t n = pts.size();
-  auto x = [&](size_t i) { return L + (n > 1 ? (W - L - R) * i / (n - 1) : (W - L - R) / 2); };
-  auto y = [&](double v) { return T + (H - T - B) * (1 - v / ymax); };
-  std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
-      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{}\" y=\"22\" font-size=\"14\">{}</text>\n",
-      W, H, L, title);
-  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
-  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", L, T, L, H - B);
-  for (int k = 0; k <= 4; ++k) {
-    const double v = ymax * k / 4;
-    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.3g}</text>\n", L - 6, y(v) + 4, v);
-  }
-  std::string path;
-  for (size_t i = 0; i < n; ++i) {
-    path += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", x(i), y(pts[i].ms));
-    s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#1f77b4\"/>\n", x(i), y(pts[i].ms));
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x(i), H - B + 18, pts[i].label);
-  }
-  s += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\"/>\n", path);
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", (L + W - R) / 2, H - 15, field);
-  s += fmt::format("<text x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">latency (ms)</text>\n",
-                   (T + H - B) / 2, (T + H - B) / 2);
-  s += "</svg>\n";
-  return s;
-}
 
 int SweepMain(const SweepFlags& f) {
   if (f.sets.size() != 1)
@@ -68,28 +36,55 @@ int SweepMain(const SweepFlags& f) {
   if (values.empty()) return ReportError(fmt::format("--set {}: no values", field));
   auto base = TargetFor(f.target, f.fixed);
   if (!base.ok()) return ReportError(base.status().message());
-  auto layers = LayersFor(f.model, f.decoder, f.shapes, false, nullptr);
-  if (!layers.ok()) return ReportError(layers.status().message());
-  std::vector<Point> pts;
-  fmt::print("{:<24} {:>12} {:>8} {:>14}\n", field, "latency ms", "util", "DRAM bytes");
-  for (const std::string& v : values) {
-    auto t = npu::ApplyOverride(*base, field + "=" + v);
-    if (!t.ok()) return ReportError(t.status().message());
-    auto e = npu::EstimateModel(*layers, *t);
-    if (!e.ok()) {
-      fmt::print("{:<24} {}\n", v, e.status().message());
-      continue;
+  std::vector<report::SweepPoint> pts;
+  // A quantized model goes through the compiler's segment scheduler (segments, SRAM plans,
+  // spills); a float model or a decoder through the per-layer shape-only estimate.
+  StatusOr<Graph> integer = InvalidArgument("");
+  if (f.decoder.empty()) {
+    auto g = onnx_fe::ImportOnnxFile(f.model);
+    if (g.ok() && IsQdqModel(*g)) integer = IntegerGraphOf(f.model, f.shapes);
+    if (g.ok() && IsQdqModel(*g) && !integer.ok()) return ReportError(integer.status().message());
+  }
+  if (integer.ok()) {
+    fmt::print("{:<24} {:>12} {:>8} {:>14} {:>14} {:>14}\n", field, "NPU ms", "util", "DRAM bytes", "on chip B",
+               "spilled B");
+    for (const std::string& v : values) {
+      auto t = npu::ApplyOverride(*base, field + "=" + v);
+      if (!t.ok()) return ReportError(t.status().message());
+      auto e = EstimateWithSegments(*integer, *t, {});
+      if (!e.ok()) {
+        fmt::print("{:<24} {}\n", v, e.status().message());
+        continue;
+      }
+      const double ms = e->cycles / t->clock_hz * 1e3;
+      const double util = e->cycles > 0 ? e->macs / (e->cycles * t->peak_int8_macs_per_cycle()) : 0;
+      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14}\n", v, ms, 100 * util, e->dram_read + e->dram_written,
+                 e->resident_bytes, e->spilled_bytes);
+      pts.push_back({v, ms, e->spilled_bytes});
     }
-    Point p{v, 0, e->total.cycles / t->clock_hz * 1e3, e->total.mac_utilization(*t),
-            e->total.dram_read + e->total.dram_written};
-    fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14}\n", v, p.ms, 100 * p.util, p.dram);
-    pts.push_back(p);
+  } else {
+    auto layers = LayersFor(f.model, f.decoder, f.shapes, false, nullptr);
+    if (!layers.ok()) return ReportError(layers.status().message());
+    fmt::print("{:<24} {:>12} {:>8} {:>14}   (per layer, shape only)\n", field, "latency ms", "util", "DRAM bytes");
+    for (const std::string& v : values) {
+      auto t = npu::ApplyOverride(*base, field + "=" + v);
+      if (!t.ok()) return ReportError(t.status().message());
+      auto e = npu::EstimateModel(*layers, *t);
+      if (!e.ok()) {
+        fmt::print("{:<24} {}\n", v, e.status().message());
+        continue;
+      }
+      const double ms = e->total.cycles / t->clock_hz * 1e3;
+      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14}\n", v, ms, 100 * e->total.mac_utilization(*t),
+                 e->total.dram_read + e->total.dram_written);
+      pts.push_back({v, ms, -1});
+    }
   }
   if (!f.svg.empty()) {
     std::ofstream out(f.svg);
     if (!out) return ReportError(fmt::format("{}: cannot write", f.svg));
     const std::string what = f.decoder.empty() ? f.model : "decoder " + f.decoder;
-    out << Svg(field, fmt::format("{} on {}: latency vs {}", what, base->name, field), pts);
+    out << report::SweepSvg(field, fmt::format("{} on {}: latency vs {}", what, base->name, field), pts);
     fmt::print("wrote {}\n", f.svg);
   }
   return 0;
