@@ -651,4 +651,17 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   return Unimplemented("{} is not lowered to the NPU", OpName(n.op()));
 }
 
+StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::Target& t,
+                                               const npu::TilerOptions& opt) {
+  using K = VectorLayer::Kind;
+  switch (v.kind) {
+    case K::kEltwise: return npu::ChooseEltwiseTiling(v.eltwise, t, opt);
+    case K::kPool: return npu::ChoosePoolTiling(v.pool, t, opt);
+    case K::kMove: return npu::ChooseMoveTiling(v.move, t, opt);
+    case K::kNorm: return npu::ChooseNormTiling(v.norm, t, opt);
+    case K::kDepthwise: return npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
+  }
+  return Internal("vector layer kind {} has no tiler", static_cast<int>(v.kind));
+}
+
 }  // namespace edgec::lower

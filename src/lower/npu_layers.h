@@ -8,6 +8,7 @@
 #include "npu/lower.h"
 #include "npu/lower_norm.h"
 #include "npu/move.h"
+#include "npu/vector_tiler.h"
 
 namespace edgec::lower {
 
@@ -59,6 +60,10 @@ struct VectorLayer {
 // Whether `n` is of a kind the vector cores take (then VectorLayerOf says if this one can).
 bool IsVectorNode(const Node& n);
 StatusOr<VectorLayer> VectorLayerOf(const Node& n);
+// The vector tiler's choice for the layer of `v`'s kind (the one place that maps kinds to
+// tilers: the partitioner and the segment's re-tiling both ask here).
+StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::Target& t,
+                                               const npu::TilerOptions& opt);
 
 // Data movement nodes (Concat, Transpose, Slice, Split, reshape-likes): their copy as DMA boxes.
 bool IsMoveNode(const Node& n);

@@ -50,11 +50,7 @@ StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu:
   if (partition::IsDramView(n)) return r;
   if (IsVectorNode(n)) {
     ASSIGN_OR_RETURN(VectorLayer v, VectorLayerOf(n));
-    using K = VectorLayer::Kind;
-    auto tr = v.kind == K::kEltwise ? npu::ChooseEltwiseTiling(v.eltwise, t, opt)
-              : v.kind == K::kPool  ? npu::ChoosePoolTiling(v.pool, t, opt)
-              : v.kind == K::kMove  ? npu::ChooseMoveTiling(v.move, t, opt)
-                                    : npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
+    auto tr = ChooseVectorTiling(v, t, opt);
     if (!tr.ok()) return tr.status().WithContext(n.Label());
     r.placement.vector_tiling = *tr;
     r.placement.plan = tr->ToString();

@@ -101,11 +101,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     } else if (p.reason.empty() && lower::IsVectorNode(*n)) {
       ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(*n));
       using K = lower::VectorLayer::Kind;
-      auto tr = v.kind == K::kEltwise ? npu::ChooseEltwiseTiling(v.eltwise, t, o.tiler)
-                : v.kind == K::kPool  ? npu::ChoosePoolTiling(v.pool, t, o.tiler)
-                : v.kind == K::kMove  ? npu::ChooseMoveTiling(v.move, t, o.tiler)
-                : v.kind == K::kNorm  ? npu::ChooseNormTiling(v.norm, t, o.tiler)
-                                      : npu::ChooseDepthwiseTiling(v.depthwise, t, o.tiler);
+      auto tr = lower::ChooseVectorTiling(v, t, o.tiler);
       if (v.kind == K::kMove) {
         p.moved_bytes = v.move.bytes();
         p.element_rows = v.move.element_rows();
