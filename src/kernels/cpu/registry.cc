@@ -40,6 +40,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateSoftmaxKernel(req);
     case OpKind::kLayerNormalization: case OpKind::kRmsNormalization: case OpKind::kInstanceNormalization:
       return CreateNormKernel(req);
+    case OpKind::kBatchNormalization:
+      return CreateBatchNormKernel(req);
     case OpKind::kAttention:
       return CreateAttentionKernel(req);
     case OpKind::kResize:
