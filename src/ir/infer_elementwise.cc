@@ -19,6 +19,7 @@ constexpr DType kNumericAndBool[] = {DType::kF32, DType::kF64, DType::kF16, DTyp
                                      DType::kU8,  DType::kU16, DType::kU32, DType::kU64,
                                      DType::kBool};
 constexpr DType kBoolOnly[] = {DType::kBool};
+constexpr DType kUnsigned[] = {DType::kU8, DType::kU16, DType::kU32, DType::kU64};
 
 Status ExpectDTypeIn(const InferContext& ctx, int i, std::span<const DType> allowed) {
   RETURN_IF_ERROR(ctx.ExpectRequired(i));
@@ -314,6 +315,15 @@ Status GreaterOrEqual(InferContext& ctx) {
 Status And(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kBoolOnly); }
 Status Or(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kBoolOnly); }
 Status Xor(InferContext& ctx) { return Broadcasting(ctx, 2, 2, kBoolOnly); }
+
+// BitShift(X, Y): X shifted by Y bits (numpy broadcasting), unsigned integers of one dtype;
+// attribute direction "LEFT" | "RIGHT". A shift by at least the width gives 0.
+Status BitShift(InferContext& ctx) {
+  RETURN_IF_ERROR(Broadcasting(ctx, 2, 2, kUnsigned));
+  const std::string d = ctx.attrs().GetString("direction", "");
+  if (d != "LEFT" && d != "RIGHT") return ctx.Error("attribute direction is '{}', expected LEFT or RIGHT", d);
+  return Status::Ok();
+}
 
 // Where(condition, x, y): three-way broadcast; the output has x's dtype.
 Status Where(InferContext& ctx) {

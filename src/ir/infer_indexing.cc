@@ -4,6 +4,7 @@
 // deciding value is known and an unknown dim otherwise.
 #include "ir/infer.h"
 #include "ir/infer_movement_util.h"
+#include "ir/unique_slices.h"
 
 namespace edgec::infer {
 
@@ -306,6 +307,44 @@ Status Compress(InferContext& ctx) {
   Dims out = has_axis ? x.dims : Dims{kUnknownDim};
   out[axis] = selected;
   ctx.output(0) = MakeType(x.dtype, std::move(out));
+  return Status::Ok();
+}
+
+// Unique(X) -> Y, indices?, inverse_indices?, counts?; attributes axis (absent: X flattened)
+// and sorted (default 1). Y has the unique slices along the axis (or the unique elements);
+// the others are i64 vectors: per unique slice its first index and count, per slice of X its
+// unique slice. The number of unique slices is known when X's value is.
+Status Unique(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  if (ctx.num_outputs() < 1 || ctx.num_outputs() > 4) return ctx.Error("has {} outputs, expected 1 to 4", ctx.num_outputs());
+  const TensorType& x = ctx.input_type(0);
+  const bool has_axis = ctx.attrs().Has("axis");
+  std::optional<int> axis;
+  if (has_axis && x.rank_known) {
+    auto a = NormalizeAxis(ctx.attrs().GetInt("axis", 0), x.rank(), "attribute axis");
+    if (!a.ok()) return ctx.Error("{}", a.status().message());
+    axis = *a;
+  }
+  int64_t unique = kUnknownDim, slices = kUnknownDim;
+  if (const Tensor* v = ctx.input_value(0)) {
+    const UniqueSlices u = FindUniqueSlices(*v, axis, ctx.attrs().GetInt("sorted", 1) != 0);
+    unique = static_cast<int64_t>(u.first.size());
+    slices = u.slice_count;
+  } else if (x.rank_known) {
+    slices = axis ? x.dims[*axis] : (x.IsStatic() ? NumElements(x.dims) : kUnknownDim);
+  }
+  if (!has_axis) {
+    ctx.output(0) = MakeType(x.dtype, {unique});
+  } else if (!x.rank_known) {
+    ctx.output(0) = UnknownRank(x.dtype);
+  } else {
+    Dims out = x.dims;
+    out[*axis] = unique;
+    ctx.output(0) = MakeType(x.dtype, std::move(out));
+  }
+  if (ctx.num_outputs() > 1) ctx.output(1) = MakeType(DType::kI64, {unique});
+  if (ctx.num_outputs() > 2) ctx.output(2) = MakeType(DType::kI64, {slices});
+  if (ctx.num_outputs() > 3) ctx.output(3) = MakeType(DType::kI64, {unique});
   return Status::Ok();
 }
 

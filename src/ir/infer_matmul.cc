@@ -129,4 +129,20 @@ Status Einsum(InferContext& ctx) {
   return Status::Ok();
 }
 
+// Det(X): X [..., M, M] float; the determinant of each square matrix, Y [...].
+Status Det(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}));
+  const TensorType& x = ctx.input_type(0);
+  if (!x.rank_known) {
+    ctx.output(0) = UnknownRank(x.dtype);
+    return Status::Ok();
+  }
+  if (x.rank() < 2) return ctx.Error("input is {}, expected [..., M, M]", x.ToString());
+  const int64_t m = x.dims[x.rank() - 2], n = x.dims[x.rank() - 1];
+  if (m >= 0 && n >= 0 && m != n) return ctx.Error("input is {}: the matrices are not square", x.ToString());
+  ctx.output(0) = MakeType(x.dtype, Dims(x.dims.begin(), x.dims.end() - 2));
+  return Status::Ok();
+}
+
 }  // namespace edgec::infer

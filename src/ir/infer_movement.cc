@@ -712,4 +712,34 @@ Status Pad(InferContext& ctx) {
   return Status::Ok();
 }
 
+// ReverseSequence(input, sequence_lens): input of rank >= 2 with a time axis and a batch axis
+// (attributes time_axis, default 0, and batch_axis, default 1: 0 and 1 in either order);
+// sequence_lens i64 [batch]. Each batch entry's first sequence_lens[b] steps are reversed.
+Status ReverseSequence(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(ctx.ExpectRequired(1));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kI64}));
+  RETURN_IF_ERROR(ctx.ExpectRank(1, 1));
+  const int64_t time = ctx.attrs().GetInt("time_axis", 0), batch = ctx.attrs().GetInt("batch_axis", 1);
+  if (!((time == 0 && batch == 1) || (time == 1 && batch == 0))) {
+    return ctx.Error("time_axis {} and batch_axis {}: expected 0 and 1 in either order", time, batch);
+  }
+  const TensorType& in = ctx.input_type(0);
+  if (in.rank_known && in.rank() < 2) return ctx.Error("input is {}, expected rank >= 2", in.ToString());
+  const TensorType& lens = ctx.input_type(1);
+  if (in.rank_known && lens.rank_known && in.dims[batch] >= 0 && lens.dims[0] >= 0 && lens.dims[0] != in.dims[batch]) {
+    return ctx.Error("sequence_lens has {} entries, the batch axis {}", lens.dims[0], in.dims[batch]);
+  }
+  if (const Tensor* v = ctx.input_value(1); v && in.rank_known && in.dims[time] >= 0) {
+    for (int64_t b = 0; b < v->numel(); ++b) {
+      const int64_t n = v->data<int64_t>()[b];
+      if (n < 0 || n > in.dims[time]) {
+        return ctx.Error("sequence_lens[{}] = {} is outside [0, {}] (the time axis)", b, n, in.dims[time]);
+      }
+    }
+  }
+  ctx.output(0) = in;
+  return Status::Ok();
+}
+
 }  // namespace edgec::infer

@@ -90,4 +90,49 @@ Status GlobalMaxPool(InferContext& ctx) {
       ctx, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8});
 }
 
+// MaxUnpool(X, I, output_shape?): X [N, C, D...], I i64 of X's shape (flat indices into Y, as
+// MaxPool's second output writes them); attributes kernel_shape (required), strides, pads.
+// Y [N, C, (D - 1) · stride − pad_begin − pad_end + kernel ...], or output_shape when given.
+Status MaxUnpool(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  RETURN_IF_ERROR(ctx.ExpectRequired(1));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kI64}));
+  const TensorType& x = ctx.input_type(0);
+  const std::vector<int64_t> kernel = ctx.attrs().GetInts("kernel_shape");
+  if (kernel.empty()) return ctx.Error("attribute kernel_shape is required");
+  const size_t spatial = kernel.size();
+  const std::vector<int64_t> strides = ctx.attrs().GetInts("strides", std::vector<int64_t>(spatial, 1));
+  const std::vector<int64_t> pads = ctx.attrs().GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (strides.size() != spatial || pads.size() != 2 * spatial) {
+    return ctx.Error("strides {} / pads {} do not match kernel_shape {}", DimsToString(strides), DimsToString(pads),
+                     DimsToString(kernel));
+  }
+  if (x.rank_known && x.rank() != static_cast<int>(spatial) + 2) {
+    return ctx.Error("input is {}, expected rank {} for kernel_shape {}", x.ToString(), spatial + 2, DimsToString(kernel));
+  }
+  if (ctx.has_input(2)) {
+    RETURN_IF_ERROR(ctx.ExpectDType(2, {DType::kI64}));
+    if (const Tensor* v = ctx.input_value(2)) {
+      Dims out = v->ToInt64Vector();
+      if (out.size() != spatial + 2) return ctx.Error("output_shape {} has the wrong rank", DimsToString(out));
+      ctx.output(0) = MakeType(x.dtype, std::move(out));
+    } else {
+      ctx.output(0) = MakeType(x.dtype, Dims(spatial + 2, kUnknownDim));
+    }
+    return Status::Ok();
+  }
+  if (!x.rank_known) {
+    ctx.output(0) = UnknownRank(x.dtype);
+    return Status::Ok();
+  }
+  Dims out = {x.dims[0], x.dims[1]};
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t in = x.dims[d + 2];
+    out.push_back(in < 0 ? kUnknownDim : (in - 1) * strides[d] - pads[d] - pads[d + spatial] + kernel[d]);
+  }
+  ctx.output(0) = MakeType(x.dtype, std::move(out));
+  return Status::Ok();
+}
+
 }  // namespace edgec::infer

@@ -113,6 +113,18 @@ Status DequantizeLinear(InferContext& ctx) {
   return Status::Ok();
 }
 
+// DynamicQuantizeLinear(x f32) -> y u8 of x's shape, y_scale f32 [], y_zero_point u8 [].
+Status DynamicQuantizeLinear(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32}));
+  if (ctx.num_outputs() != 3) return ctx.Error("has {} outputs, expected 3", ctx.num_outputs());
+  const TensorType& x = ctx.input_type(0);
+  ctx.output(0) = x.rank_known ? MakeType(DType::kU8, x.dims) : UnknownRank(DType::kU8);
+  ctx.output(1) = MakeType(DType::kF32, {});
+  ctx.output(2) = MakeType(DType::kU8, {});
+  return Status::Ok();
+}
+
 // --- quantized conv: QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?)
 // and ConvInteger(x, w, x_zp?, w_zp?) ---
 

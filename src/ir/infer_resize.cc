@@ -123,4 +123,36 @@ Status Resize(InferContext& ctx) {
   return Status::Ok();
 }
 
+// GridSample(X [N, C, H, W], grid [N, H_out, W_out, 2] of (x, y) in [-1, 1]), attributes
+// mode "bilinear" | "nearest" | "bicubic", padding_mode "zeros" | "border" | "reflection",
+// align_corners (0) -> Y [N, C, H_out, W_out].
+Status GridSample(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(ctx.ExpectRequired(1));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}));
+  RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}));
+  RETURN_IF_ERROR(ctx.ExpectRank(0, 4));
+  RETURN_IF_ERROR(ctx.ExpectRank(1, 4));
+  const std::string mode = ctx.attrs().GetString("mode", "bilinear");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") {
+    return ctx.Error("attribute mode is '{}', expected bilinear, nearest or bicubic", mode);
+  }
+  const std::string pad = ctx.attrs().GetString("padding_mode", "zeros");
+  if (pad != "zeros" && pad != "border" && pad != "reflection") {
+    return ctx.Error("attribute padding_mode is '{}', expected zeros, border or reflection", pad);
+  }
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& grid = ctx.input_type(1);
+  if (grid.rank_known && grid.dims[3] >= 0 && grid.dims[3] != 2) {
+    return ctx.Error("grid is {}, expected [N, H_out, W_out, 2]", grid.ToString());
+  }
+  if (x.rank_known && grid.rank_known && x.dims[0] >= 0 && grid.dims[0] >= 0 && x.dims[0] != grid.dims[0]) {
+    return ctx.Error("X {} and grid {} have different batch sizes", x.ToString(), grid.ToString());
+  }
+  const int64_t n = x.rank_known ? x.dims[0] : (grid.rank_known ? grid.dims[0] : kUnknownDim);
+  ctx.output(0) = MakeType(x.dtype, {n, x.rank_known ? x.dims[1] : kUnknownDim, grid.rank_known ? grid.dims[1] : kUnknownDim,
+                                     grid.rank_known ? grid.dims[2] : kUnknownDim});
+  return Status::Ok();
+}
+
 }  // namespace edgec::infer

@@ -1,14 +1,20 @@
 // fuse-conv-bn: an inference-mode BatchNormalization whose input is read only by it and
-// comes from a Conv / FusedConv (channel dim 1) or a Gemm / MatMul / FusedMatMul with a
-// rank-2 output (channel dim 1 = the last dim) with constant weights is folded into the
-// weights and bias: with s = scale / sqrt(var + eps), W' = W * s (per output channel) and
-// b' = (b - mean) * s + B. Computed in double, written in the weight dtype. A fused node
-// keeps its epilogue only when it is empty (an activation or residual comes after the sum).
+// comes from a Conv / FusedConv / ConvTranspose (channel dim 1) or a Gemm / MatMul /
+// FusedMatMul with a rank-2 output (channel dim 1 = the last dim) with constant weights is
+// folded into the weights and bias: with s = scale / sqrt(var + eps), W' = W * s (per output
+// channel) and b' = (b - mean) * s + B. Computed in double, written in the weight dtype. A
+// fused node keeps its epilogue only when it is empty (an activation or residual comes after
+// the sum). ConvTranspose's weights are [C_in, C_out / group, k...]: output channel
+// g · (C_out / group) + j is column j of the rows of group g. A BatchNormalization that
+// folds nowhere runs on the per-channel affine kernel (kernels/cpu/batch_norm.cc).
+// Guarded by tests/passes/fuse_epilogue_test.cc (FuseConvBn.*).
 //
 // Before:  %c = Conv(%x, %w, %b); %y = BatchNormalization(%c, %scale, %B, %mean, %var)
 //          %m = MatMul(%a, %k); %z = BatchNormalization(%m, ...)        (a: f32[N, K])
+//          %t = ConvTranspose(%x, %u) {group=2}; %v = BatchNormalization(%t, ...)
 // After:   %y = Conv(%x, %w', %b')
 //          %z = Gemm(%a, %k', %c')
+//          %v = ConvTranspose(%x, %u', %d') {group=2}
 #include <cmath>
 
 #include "passes/epilogue_util.h"
@@ -72,6 +78,21 @@ Tensor ScaleAlongAxis(const Tensor& w, int axis, const std::vector<double>& s) {
   return out;
 }
 
+// ConvTranspose weights [C_in, C_out / group, k...] with output channel
+// (i / (C_in / group)) · (C_out / group) + j of element [i, j, ...] multiplied by s.
+Tensor ScaleConvTransposeWeights(const Tensor& w, int64_t group, const std::vector<double>& s) {
+  const int64_t per_group_out = w.dim(1), per_group_in = w.dim(0) / group;
+  int64_t kernel = 1;
+  for (int d = 2; d < w.rank(); ++d) kernel *= w.dim(d);
+  Tensor out(w.dtype(), w.dims());
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const int64_t row = i / (per_group_out * kernel), j = (i / kernel) % per_group_out;
+    const int64_t c = (row / per_group_in) * per_group_out + j;
+    StoreFromDouble(w.dtype(), out.raw(), i, LoadAsDouble(w.dtype(), w.raw(), i) * s[c]);
+  }
+  return out;
+}
+
 // (bias_scale * bias - mean) * s + B over the channels (the last dim), the old bias
 // broadcast to it: dims = broadcast(bias dims, [C]).
 Tensor FoldedBias(const Tensor* bias, double bias_scale, DType dt, const ChannelAffine& a) {
@@ -130,7 +151,8 @@ Pattern BatchNormPattern(OpKind producer_op) {
       *why = fmt::format("{} output has other uses", n->Label());
       return false;
     }
-    const bool is_conv = producer_op == OpKind::kConv || producer_op == OpKind::kFusedConv;
+    const bool transposed = producer_op == OpKind::kConvTranspose;
+    const bool is_conv = producer_op == OpKind::kConv || producer_op == OpKind::kFusedConv || transposed;
     if (!out->type.rank_known || (is_conv ? out->type.rank() < 3 : out->type.rank() != 2)) {
       *why = fmt::format("{} output {}: BatchNormalization's channel dim 1 is not {}", n->Label(),
                          out->type.ToString(), is_conv ? "the conv's output channels" : "the last dim");
@@ -160,7 +182,12 @@ Pattern BatchNormPattern(OpKind producer_op) {
     }
     const bool trans_b = n->attrs.GetInt("transB", 0) != 0;
     const int channel_axis = is_conv ? 0 : (trans_b ? 0 : 1);
-    const int64_t channels = w->dim(channel_axis);
+    const int64_t group = transposed ? n->attrs.GetInt("group", 1) : 1;
+    if (transposed && (group < 1 || w->rank() < 3 || w->dim(0) % group != 0)) {
+      *why = fmt::format("{} weights {} do not split into {} groups", n->Label(), DimsToString(w->dims()), group);
+      return false;
+    }
+    const int64_t channels = transposed ? w->dim(1) * group : w->dim(channel_axis);
     // The old bias: Conv's B, Gemm's C (scaled by beta), FusedMatMul's Bias.
     Value* bias_value = producer_op == OpKind::kMatMul ? nullptr : n->input(2);
     const Tensor* bias = ConstantOf(bias_value);
@@ -176,7 +203,10 @@ Pattern BatchNormPattern(OpKind producer_op) {
     if (!affine) return false;
 
     const double bias_scale = producer_op == OpKind::kGemm ? n->attrs.GetFloat("beta", 1.0f) : 1.0;
-    Value* new_w = NewConstant(g, n->input(1), ScaleAlongAxis(*w, channel_axis, affine->scale), ".bn");
+    Value* new_w = NewConstant(g, n->input(1),
+                               transposed ? ScaleConvTransposeWeights(*w, group, affine->scale)
+                                          : ScaleAlongAxis(*w, channel_axis, affine->scale),
+                               ".bn");
     Value* new_b = NewConstant(g, bias_value, FoldedBias(bias, bias_scale, wdt, *affine), ".bn");
     FusedForm f;
     f.op = producer_op == OpKind::kMatMul ? OpKind::kGemm : producer_op;
@@ -194,7 +224,7 @@ Status RunFuseConvBn(Graph& g, PassContext& ctx, const PassOptions&) {
   static const std::vector<Pattern> patterns = {
       BatchNormPattern(OpKind::kConv),   BatchNormPattern(OpKind::kFusedConv),
       BatchNormPattern(OpKind::kGemm),   BatchNormPattern(OpKind::kMatMul),
-      BatchNormPattern(OpKind::kFusedMatMul),
+      BatchNormPattern(OpKind::kFusedMatMul), BatchNormPattern(OpKind::kConvTranspose),
   };
   const int before = g.num_nodes();
   RETURN_IF_ERROR(ApplyPatterns(g, patterns, ctx));

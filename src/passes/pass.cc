@@ -104,8 +104,8 @@ StatusOr<Pipeline> ParsePipeline(std::string_view text) {
 std::string NamedPipelineText(int level) {
   const std::string o1 = "eliminate-dead,fold-constants,canonicalize,cse,merge-chains,eliminate-dead";
   const std::string o2 = o1 +
-      ",fuse-channel-shuffle,fuse-conv-bn,fuse-layernorm,fuse-rmsnorm,fuse-gelu,fuse-attention,fuse-matmul-add,"
-      "fuse-activation,fuse-residual-add,cse,eliminate-dead";
+      ",fuse-channel-shuffle,fuse-conv-bn,fuse-layernorm,fuse-rmsnorm,fuse-gelu,fuse-hard-activation,fuse-attention,"
+      "fuse-matmul-add,fuse-activation,fuse-residual-add,cse,eliminate-dead";
   // -O3 adds what changes memory rather than math: wider ops from parallel ones, NHWC
   // regions, zero-copy views (views last: it reads the layouts the others chose). NHWC
   // regions may give up in-place Concats up to 0.066 bytes per MAC (a row-major region

@@ -74,14 +74,14 @@ np.save(path("array.npy"), np.zeros(3, np.float32))
 case("npy file as model", ["run", path("array.npy")], ["array.npy"])
 
 # --- unsupported and malformed graphs ---
-m = model_of([helper.make_node("Det", ["x"], ["a"], name="det1"),
+m = model_of([helper.make_node("StringNormalizer", ["x"], ["a"], name="norm1"),
               helper.make_node("Relu", ["x"], ["b"], name="relu1"),
               helper.make_node("Frobnicate", ["b"], ["c"], name="frob", domain="com.example")],
              [vi("x", [2, 2])], [vi("a", []), vi("c", [2, 2])],
              opset=13)
 m.opset_import.append(helper.make_opsetid("com.example", 1))
 case("two unsupported ops listed at once", ["run", save(m, "unknown_ops.onnx")],
-     ["unknown_ops.onnx", "2 unsupported ops in 2 nodes (opset 13)", "Det 'det1'", "com.example.Frobnicate 'frob'"])
+     ["unknown_ops.onnx", "2 unsupported ops in 2 nodes (opset 13)", "StringNormalizer 'norm1'", "com.example.Frobnicate 'frob'"])
 
 m = model_of([helper.make_node("Frobnicate", ["x"], [f"f{i}"], name=f"frob{i}", domain="com.example")
               for i in range(119)] + [helper.make_node("Relu", ["x"], ["r"], name="relu1")],

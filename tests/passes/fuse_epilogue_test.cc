@@ -169,6 +169,36 @@ TEST(FuseConvBn, FoldsIntoGemmMatMulAndFusedMatMul) {
   EXPECT_EQ(Rewrites(ctx, "FusedMatMul+BatchNormalization"), 1);
 }
 
+TEST(FuseConvBn, FoldsIntoConvTransposeByGroup) {
+  // Weights [C_in, C_out / group, k...]: output channel g * (C_out / group) + j. Groups 1
+  // and 2 (with strides and a bias), and a 1-d ConvTranspose.
+  struct Case {
+    Dims x, w;
+    int64_t group;
+    bool bias;
+  };
+  for (const Case& c : {Case{{1, 4, 5, 5}, {4, 3, 3, 3}, 1, true}, Case{{2, 4, 5, 5}, {4, 3, 2, 2}, 2, false},
+                        Case{{1, 6, 7}, {6, 2, 3}, 3, true}}) {
+    Builder b;
+    Value* x = b.Input("x", c.x);
+    const int64_t out_c = c.w[1] * c.group;
+    std::vector<Value*> in = {x, b.Random(c.w, 1)};
+    if (c.bias) in.push_back(b.Random({out_c}, 2));
+    Attributes a = A({{"group", c.group}});
+    if (c.x.size() == 4) a.Set("strides", Ints{2, 2});
+    Value* y = b.BatchNorm(b.Op(OpKind::kConvTranspose, in, a, "deconv"), out_c, 10, "bn");
+    Graph g = b.Done({y});
+    passes::PassContext ctx;
+    Graph after = Optimized(g, "fuse-conv-bn", &ctx);
+    EXPECT_EQ(OpSequence(after), "ConvTranspose") << "group " << c.group;
+    const Node* t = OnlyNode(after, OpKind::kConvTranspose);
+    ASSERT_NE(t->input(2), nullptr);
+    EXPECT_EQ(t->attrs.GetInt("group", 1), c.group);
+    EXPECT_TRUE(HasProvenance(t, {"deconv", "bn"}));
+    EXPECT_EQ(Rewrites(ctx, "ConvTranspose+BatchNormalization"), 1);
+  }
+}
+
 TEST(FuseConvBn, MustNotChange) {
   Builder b;
   Value* x = b.Input("x", {1, 3, 5, 5});

@@ -174,6 +174,57 @@ class TransformerModel(nn.Module):
         return self.encoder(x)
 
 
+class SpeechLstm(nn.Module):
+    """A keyword spotter: 40 log-mel features per frame, a strided Conv1d + BatchNorm + ReLU
+    front end, a bidirectional LSTM and a GRU over the frames, and a linear classifier on the
+    last frame."""
+
+    def __init__(self, features=40, channels=64, hidden=64, classes=12):
+        super().__init__()
+        self.front = nn.Sequential(nn.Conv1d(features, channels, 5, stride=2, padding=2),
+                                   nn.BatchNorm1d(channels), nn.ReLU())
+        self.lstm = nn.LSTM(channels, hidden, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(2 * hidden, hidden, batch_first=True)
+        self.classify = nn.Linear(hidden, classes)
+
+    def forward(self, mel):
+        x = self.front(mel).transpose(1, 2)  # [batch, frames, channels]
+        x, _ = self.lstm(x)
+        x, h = self.gru(x)
+        return self.classify(x[:, -1]), h
+
+
+class DetectorNms(nn.Module):
+    """A one-class detector head on a small conv backbone: per cell a box (centre offset and
+    log size) and a score, decoded to corners, then NonMaxSuppression keeps the boxes that
+    overlap less than IoU 0.5; returns the kept boxes, their scores and indices."""
+
+    def __init__(self, width=32):
+        super().__init__()
+        layers, cin = [], 3
+        for cout in (width, 2 * width, 2 * width, 4 * width):
+            layers += [nn.Conv2d(cin, cout, 3, stride=2, padding=1), nn.BatchNorm2d(cout),
+                       nn.Hardswish()]
+            cin = cout
+        self.backbone = nn.Sequential(*layers)
+        self.head = nn.Conv2d(cin, 5, 1)
+
+    def forward(self, image):
+        out = self.head(self.backbone(image))        # [1, 5, h, w]
+        _, _, h, w = out.shape
+        out = out.flatten(2).transpose(1, 2)[0]      # [h*w, 5]
+        ys = torch.arange(h, dtype=torch.float32).repeat_interleave(w)
+        xs = torch.arange(w, dtype=torch.float32).repeat(h)
+        cx = (xs + torch.sigmoid(out[:, 0])) * 16
+        cy = (ys + torch.sigmoid(out[:, 1])) * 16
+        bw = torch.exp(out[:, 2].clamp(-2, 2)) * 56
+        bh = torch.exp(out[:, 3].clamp(-2, 2)) * 56
+        boxes = torch.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], dim=1)
+        scores = torch.sigmoid(out[:, 4])
+        keep = torchvision.ops.nms(boxes, scores, 0.5)
+        return boxes[keep], scores[keep], keep
+
+
 # ---------------------------------------------------------------------------------------
 # The zoo
 
@@ -207,6 +258,15 @@ MODELS["unet_small"] = dict(
     build=UNetSmall,
     inputs=lambda rng: {"input": rng.standard_normal((1, 3, 64, 64)).astype(np.float32)},
     outputs=["output"], recalibrate=False)
+
+MODELS["speech_lstm"] = dict(
+    build=SpeechLstm,
+    inputs=lambda rng: {"mel": rng.standard_normal((1, 40, 98)).astype(np.float32)},
+    outputs=["logits", "gru_state"], recalibrate=True, input_shape=(40, 98))
+MODELS["detector_nms"] = dict(
+    build=DetectorNms,
+    inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
+    outputs=["boxes", "scores", "keep"], recalibrate=True, input_shape=(3, 128, 128))
 
 
 def seed_for(name):

@@ -307,6 +307,19 @@ Status ConvertEyeLike(ConvertContext& c) {
   return Status::Ok();
 }
 
+// The window functions and MelWeightMatrix: ONNX `output_datatype` -> edgec DType.
+Status ConvertOutputDType(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
+  if (a.Has("output_datatype")) {
+    auto dt = FromOnnxDType(static_cast<int>(a.GetInt("output_datatype")));
+    if (!dt.ok()) return dt.status().WithContext(c.label() + ": attribute 'output_datatype'");
+    a.Set("output_datatype", static_cast<int64_t>(*dt));
+  }
+  ASSIGN_OR_RETURN(OpKind op, KindOf(c));
+  c.Emit(op, AllInputs(c), std::move(a));
+  return Status::Ok();
+}
+
 // Scatter (deprecated in opset 11) is ScatterElements without a reduction.
 Status ConvertScatter(ConvertContext& c) {
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
@@ -402,6 +415,18 @@ const Entry kConverters[] = {
     {"GatherND", Direct}, {"ScatterElements", Direct}, {"Scatter", ConvertScatter},
     {"ScatterND", Direct}, {"OneHot", Direct}, {"Trilu", Direct}, {"NonZero", Direct},
     {"EyeLike", ConvertEyeLike}, {"Compress", Direct},
+    // bitwise, sequence reversal and linear algebra
+    {"BitShift", Direct}, {"ReverseSequence", Direct}, {"Det", Direct},
+    {"DynamicQuantizeLinear", Direct}, {"MaxUnpool", Direct},
+    {"Unique", Direct},
+    // detection tails and sampling
+    {"NonMaxSuppression", Direct}, {"RoiAlign", Direct}, {"GridSample", Direct},
+    // signal processing
+    {"HannWindow", ConvertOutputDType}, {"HammingWindow", ConvertOutputDType},
+    {"BlackmanWindow", ConvertOutputDType}, {"MelWeightMatrix", ConvertOutputDType},
+    {"DFT", Direct}, {"STFT", Direct},
+    // recurrent networks
+    {"RNN", Direct}, {"GRU", Direct}, {"LSTM", Direct},
 };
 
 }  // namespace

@@ -142,6 +142,10 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
     if (n->op() == OpKind::kCast) {
       attrs.Set("to", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("to")))));
     }
+    if (attrs.Has("output_datatype") && OpFamily(n->op()) == "signal") {
+      attrs.Set("output_datatype",
+                static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("output_datatype")))));
+    }
     if (n->op() == OpKind::kEyeLike && attrs.Has("dtype")) {
       attrs.Set("dtype", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("dtype")))));
     }

@@ -17,6 +17,8 @@ KernelOr CreateUnaryKernel(const KernelRequest& req);      // elementwise.cc
 KernelOr CreateBinaryKernel(const KernelRequest& req);     // elementwise.cc
 KernelOr CreateSoftmaxKernel(const KernelRequest& req);    // softmax.cc
 KernelOr CreateNormKernel(const KernelRequest& req);       // norm.cc
+KernelOr CreateBatchNormKernel(const KernelRequest& req);  // batch_norm.cc
+KernelOr CreateRecurrentKernel(const KernelRequest& req);  // recurrent.cc (RNN, GRU, LSTM)
 KernelOr CreateAttentionKernel(const KernelRequest& req);  // attention.cc
 KernelOr CreateResizeKernel(const KernelRequest& req);     // resize.cc
 KernelOr CreateMovementKernel(const KernelRequest& req);   // movement.cc

@@ -40,6 +40,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateSoftmaxKernel(req);
     case OpKind::kLayerNormalization: case OpKind::kRmsNormalization: case OpKind::kInstanceNormalization:
       return CreateNormKernel(req);
+    case OpKind::kBatchNormalization:
+      return CreateBatchNormKernel(req);
+    case OpKind::kRNN: case OpKind::kGRU: case OpKind::kLSTM:
+      return CreateRecurrentKernel(req);
     case OpKind::kAttention:
       return CreateAttentionKernel(req);
     case OpKind::kResize:

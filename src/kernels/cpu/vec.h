@@ -69,6 +69,8 @@ struct Table {
   void (*moments_row)(const float* x, int64_t n, float* mean, float* var);
   // y = x * a + b.
   void (*affine_row)(const float* x, float* y, int64_t n, float a, float b);
+  // y[i] = x[i] * a[i] + b[i] (one NHWC pixel of a per-channel affine); y may equal x.
+  void (*channel_affine_row)(const float* x, float* y, int64_t n, const float* a, const float* b);
   // RMS normalization of one row: y = x / sqrt(mean(x^2) + eps) * scale.
   void (*rms_norm_row)(const float* x, float* y, int64_t n, const float* scale, float epsilon);
   // y[i] = sum_t w[t] * x[t][i] for t < taps (the blend of a linear resize); y != x[t].

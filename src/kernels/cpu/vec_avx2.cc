@@ -91,6 +91,7 @@ const Table kAvx2Table = {
     avx2::LayerNormRow,
     avx2::MomentsRow,
     avx2::AffineRow,
+    avx2::ChannelAffineRow,
     avx2::RmsNormRow,
     avx2::Blend,
     avx2::WindowMax,

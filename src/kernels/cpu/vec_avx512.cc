@@ -85,6 +85,7 @@ const Table kAvx512Table = {
     avx512::LayerNormRow,
     avx512::MomentsRow,
     avx512::AffineRow,
+    avx512::ChannelAffineRow,
     avx512::RmsNormRow,
     avx512::Blend,
     avx512::WindowMax,

@@ -70,6 +70,7 @@ const Table kScalarTable = {
     scalar::LayerNormRow,
     scalar::MomentsRow,
     scalar::AffineRow,
+    scalar::ChannelAffineRow,
     scalar::RmsNormRow,
     scalar::Blend,
     scalar::WindowMax,

@@ -271,6 +271,20 @@ Status Xor(KernelContext& ctx) {
   return Logic(ctx, [](bool a, bool b) { return a != b; });
 }
 
+// BitShift: unsigned shift; a shift by the width or more gives 0 (C++ would not define it).
+Status BitShift(KernelContext& ctx) {
+  const bool left = ctx.attrs.GetString("direction", "") == "LEFT";
+  return SameTypeBinary(ctx, [left](auto a, auto b) {
+    using M = decltype(a);
+    if constexpr (std::is_unsigned_v<M>) {
+      if (b >= sizeof(M) * 8) return M(0);
+      return left ? M(a << b) : M(a >> b);
+    } else {
+      return a;  // inference admits unsigned integers only
+    }
+  });
+}
+
 // select
 Status Where(KernelContext& ctx) {
   const Tensor& cond = *ctx.inputs[0];

@@ -1,11 +1,13 @@
 // Reference kernels for the indexing family (see ops.def). Elements move as bytes, so the
 // gathers, masks and selections serve every dtype; only the scatter reductions compute,
 // in the math type of the element (wrapping for integers, as the other integer kernels).
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <vector>
 
 #include "kernels/ref/elementwise_util.h"
+#include "ir/unique_slices.h"
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/movement_util.h"
 
@@ -270,6 +272,42 @@ Status Compress(KernelContext& ctx) {
       std::memcpy(dst, src + (o * dim + j) * block, block);
       dst += block;
     }
+  }
+  return Status::Ok();
+}
+
+// Unique: the grouping of ir/unique_slices.h; Y copies each unique slice's first occurrence.
+Status Unique(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  std::optional<int> axis;
+  if (ctx.attrs.Has("axis")) {
+    const int64_t a = ctx.attrs.GetInt("axis", 0);
+    axis = static_cast<int>(a < 0 ? a + x.rank() : a);
+  }
+  const UniqueSlices u = FindUniqueSlices(x, axis, ctx.attrs.GetInt("sorted", 1) != 0);
+  int64_t outer = 1, n = x.numel(), inner = 1;
+  if (axis) {
+    n = x.dim(*axis);
+    for (int d = 0; d < *axis; ++d) outer *= x.dim(d);
+    for (int d = *axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  }
+  const int64_t groups = static_cast<int64_t>(u.first.size());
+  Tensor& y = ctx.outputs[0];
+  if (y.numel() != outer * groups * inner) return ctx.Error("output {} does not hold {} unique slices", y.TypeString(), groups);
+  const size_t row = DTypeSize(x.dtype()) * static_cast<size_t>(inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t g = 0; g < groups; ++g) {
+      std::memcpy(static_cast<std::byte*>(y.raw()) + (o * groups + g) * row,
+                  static_cast<const std::byte*>(x.raw()) + (o * n + u.first[g]) * row, row);
+    }
+  }
+  const std::vector<int64_t>* vectors[] = {&u.first, &u.inverse, &u.counts};
+  for (size_t i = 1; i < ctx.outputs.size() && i < 4; ++i) {
+    const std::vector<int64_t>& v = *vectors[i - 1];
+    if (ctx.outputs[i].numel() != static_cast<int64_t>(v.size())) {
+      return ctx.Error("output {} {} does not hold {} values", i, ctx.outputs[i].TypeString(), v.size());
+    }
+    std::copy(v.begin(), v.end(), ctx.outputs[i].data<int64_t>());
   }
   return Status::Ok();
 }

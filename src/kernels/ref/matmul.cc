@@ -1,4 +1,6 @@
 // Reference kernels for the matmul family (see ops.def).
+#include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "ir/einsum_equation.h"
@@ -188,6 +190,40 @@ Status Einsum(KernelContext& ctx) {
           for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<T>(out[i]);
         },
         return ctx.Error("dtype {} is not supported", DTypeName(y.dtype())))
+  }
+  return Status::Ok();
+}
+
+// Det: Gaussian elimination with partial pivoting in double, per matrix.
+Status Det(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const int64_t m = x.dim(x.rank() - 1);
+  const std::vector<double> v = x.ToDoubleVector();
+  Tensor& out = ctx.outputs[0];
+  std::vector<double> a(static_cast<size_t>(m * m));
+  for (int64_t k = 0; k < out.numel(); ++k) {
+    std::copy(v.begin() + k * m * m, v.begin() + (k + 1) * m * m, a.begin());
+    double det = 1;
+    for (int64_t c = 0; c < m && det != 0; ++c) {
+      int64_t pivot = c;
+      for (int64_t r = c + 1; r < m; ++r) {
+        if (std::fabs(a[r * m + c]) > std::fabs(a[pivot * m + c])) pivot = r;
+      }
+      if (a[pivot * m + c] == 0) {
+        det = 0;
+        break;
+      }
+      if (pivot != c) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[c * m + j], a[pivot * m + j]);
+        det = -det;
+      }
+      det *= a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        const double f = a[r * m + c] / a[c * m + c];
+        for (int64_t j = c; j < m; ++j) a[r * m + j] -= f * a[c * m + j];
+      }
+    }
+    StoreFromDouble(out.dtype(), out.raw(), k, det);
   }
   return Status::Ok();
 }

@@ -355,4 +355,26 @@ Status Pad(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// ReverseSequence: element [t, b, rest] (time axis first; swapped when time_axis is 1) comes
+// from [len[b] - 1 - t, b, rest] for t < len[b], else from itself.
+Status ReverseSequence(KernelContext& ctx) {
+  const Tensor& in = *ctx.inputs[0];
+  const int64_t* lens = ctx.inputs[1]->data<int64_t>();
+  Tensor& out = ctx.outputs[0];
+  const bool time_first = ctx.attrs.GetInt("time_axis", 0) == 0;
+  const int64_t steps = in.dim(time_first ? 0 : 1), batch = in.dim(time_first ? 1 : 0);
+  const size_t row = ElemSize(in) * static_cast<size_t>(in.rank() > 2 ? in.numel() / (steps * batch) : 1);
+  auto offset = [&](int64_t t, int64_t b) { return (time_first ? t * batch + b : b * steps + t) * row; };
+  const auto* src = static_cast<const std::byte*>(in.raw());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lens[b] < 0 || lens[b] > steps) return ctx.Error("sequence_lens[{}] = {} is outside [0, {}]", b, lens[b], steps);
+    for (int64_t t = 0; t < steps; ++t) {
+      const int64_t from = t < lens[b] ? lens[b] - 1 - t : t;
+      std::memcpy(dst + offset(t, b), src + offset(from, b), row);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace edgec::ref

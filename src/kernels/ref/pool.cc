@@ -1,5 +1,6 @@
 // Reference kernels for the pool family (see ops.def).
 #include <array>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -203,6 +204,46 @@ Status GlobalMaxPool(KernelContext& ctx) {
     using T = decltype(tag);
     RunGlobalPool<T>(x, y, /*is_max=*/true);
   });
+}
+
+// MaxUnpool: Y starts at zero; Y[position of I[i]] = X[i]. Indices are flat over the
+// default output [N, C, (D - 1) · stride − pads + kernel ...] as MaxPool writes them; with
+// output_shape given they keep their coordinates in that default shape (ONNX's test data).
+Status MaxUnpool(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const int64_t* index = ctx.inputs[1]->data<int64_t>();
+  if (ctx.inputs[1]->numel() != x.numel()) {
+    return ctx.Error("indices {} do not match X {}", ctx.inputs[1]->TypeString(), x.TypeString());
+  }
+  Tensor& y = ctx.outputs[0];
+  const std::vector<int64_t> kernel = ctx.attrs.GetInts("kernel_shape");
+  const size_t spatial = kernel.size();
+  const std::vector<int64_t> strides = ctx.attrs.GetInts("strides", std::vector<int64_t>(spatial, 1));
+  const std::vector<int64_t> pads = ctx.attrs.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  Dims def = {x.dim(0), x.dim(1)};
+  for (size_t d = 0; d < spatial; ++d) {
+    def.push_back((x.dim(static_cast<int>(d) + 2) - 1) * strides[d] - pads[d] - pads[d + spatial] + kernel[d]);
+  }
+  std::memset(y.raw(), 0, y.nbytes());
+  const size_t e = DTypeSize(x.dtype());
+  const int64_t total = NumElements(def);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (index[i] < 0 || index[i] >= total) {
+      return ctx.Error("index {} at flat position {} is outside the unpooled shape {}", index[i], i, DimsToString(def));
+    }
+    int64_t rest = index[i], at = 0, step = 1;
+    for (size_t d = def.size(); d-- > 0;) {
+      const int64_t coord = rest % def[d];
+      rest /= def[d];
+      if (coord >= y.dim(static_cast<int>(d))) {
+        return ctx.Error("index {} lands outside the output {}", index[i], y.TypeString());
+      }
+      at += coord * step;
+      step *= y.dim(static_cast<int>(d));
+    }
+    std::memcpy(static_cast<std::byte*>(y.raw()) + at * e, static_cast<const std::byte*>(x.raw()) + i * e, e);
+  }
+  return Status::Ok();
 }
 
 }  // namespace edgec::ref

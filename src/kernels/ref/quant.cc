@@ -1,6 +1,7 @@
 // Reference kernels for the quant family (see ops.def). ONNX QLinear semantics: int32
 // accumulation of zero-point-shifted operands, then requantization in f32 with round half
 // to even and saturation to the output type.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -239,6 +240,30 @@ Status DequantizeLinear(KernelContext& ctx) {
     const float v = static_cast<float>(LoadAsInt64(x.dtype(), x.raw(), i) - zp.at(c)) * scale.at(c);
     StoreFromDouble(y.dtype(), y.raw(), i, v);
   }
+  return Status::Ok();
+}
+
+// DynamicQuantizeLinear (ONNX's formula, in f32): the range [min(0, min x), max(0, max x)]
+// over 255 steps, zero point round(−min / scale) saturated to u8, y = saturate(round(x / scale)
+// + zero point), rounding half to even. An all-zero x has scale 0, zero point 0 and y 0.
+Status DynamicQuantizeLinear(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const float* v = x.data<float>();
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (std::isnan(v[i])) return ctx.Error("input holds NaN at flat index {}", i);
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  auto saturate = [](float r) { return static_cast<uint8_t>(std::clamp(r, 0.0f, 255.0f)); };
+  const uint8_t zp = scale == 0 ? 0 : saturate(std::nearbyint(0.0f - lo / scale));
+  uint8_t* y = ctx.outputs[0].data<uint8_t>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    y[i] = scale == 0 ? 0 : saturate(std::nearbyint(v[i] / scale) + static_cast<float>(zp));
+  }
+  ctx.outputs[1].data<float>()[0] = scale;
+  ctx.outputs[2].data<uint8_t>()[0] = zp;
   return Status::Ok();
 }
 

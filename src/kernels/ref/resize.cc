@@ -218,4 +218,98 @@ Status Resize(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// GridSample. A grid coordinate g in [-1, 1] maps to the pixel coordinate ((g + 1)·size − 1)/2
+// ((g + 1)/2·(size − 1) with align_corners). Bilinear and nearest (ties to even) first move
+// the coordinate by the padding mode (border: clamped to [0, size − 1]; reflection: reflected
+// at the borders — pixel centres with align_corners, the image edges without — then clamped);
+// bicubic (A = −0.75, 4×4 taps) moves each tap's index that way instead. Taps outside the
+// image read 0 (the only case left for "zeros").
+namespace {
+
+struct GridAxis {
+  int64_t size;
+  bool align_corners;
+  int pad;  // 0 zeros, 1 border, 2 reflection
+
+  double Unnormalize(double g) const {
+    return align_corners ? (g + 1) / 2 * static_cast<double>(size - 1) : ((g + 1) * static_cast<double>(size) - 1) / 2;
+  }
+  double Reflect(double v) const {
+    const double lo = align_corners ? 0.0 : -0.5, hi = align_corners ? static_cast<double>(size - 1) : size - 0.5;
+    const double span = hi - lo;
+    if (span <= 0) return 0;
+    const double d = std::fabs(v - lo);
+    const double flips = std::floor(d / span), extra = std::fmod(d, span);
+    return std::fmod(flips, 2.0) == 0 ? lo + extra : hi - extra;
+  }
+  double Pad(double v) const {
+    if (pad == 1) return std::clamp(v, 0.0, static_cast<double>(size - 1));
+    if (pad == 2) return std::clamp(Reflect(v), 0.0, static_cast<double>(size - 1));
+    return v;
+  }
+};
+
+double CubicWeight(double t) {  // |t| <= 2
+  constexpr double a = -0.75;
+  t = std::fabs(t);
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+}
+
+}  // namespace
+
+Status GridSample(KernelContext& ctx) {
+  const Tensor& xt = *ctx.inputs[0];
+  const std::vector<double> x = xt.ToDoubleVector();
+  const std::vector<double> grid = ctx.inputs[1]->ToDoubleVector();
+  Tensor& y = ctx.outputs[0];
+  const int64_t batch = xt.dim(0), channels = xt.dim(1), height = xt.dim(2), width = xt.dim(3);
+  const int64_t oh = y.dim(2), ow = y.dim(3);
+  const std::string mode = ctx.attrs.GetString("mode", "bilinear");
+  const std::string pad_name = ctx.attrs.GetString("padding_mode", "zeros");
+  const int pad = pad_name == "border" ? 1 : pad_name == "reflection" ? 2 : 0;
+  const bool align = ctx.attrs.GetInt("align_corners", 0) != 0;
+  const GridAxis ax{width, align, pad}, ay{height, align, pad};
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const double* plane = x.data() + (n * channels + c) * height * width;
+      auto at = [&](int64_t yy, int64_t xx) {
+        return yy < 0 || yy >= height || xx < 0 || xx >= width ? 0.0 : plane[yy * width + xx];
+      };
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          const double* g = grid.data() + ((n * oh + i) * ow + j) * 2;
+          double sx = ax.Unnormalize(g[0]), sy = ay.Unnormalize(g[1]);
+          double v = 0;
+          if (mode == "bicubic") {
+            const double fx = std::floor(sx), fy = std::floor(sy);
+            for (int p = 0; p < 4; ++p) {
+              for (int q = 0; q < 4; ++q) {
+                const double ty = fy - 1 + p, tx = fx - 1 + q;
+                const double w = CubicWeight(sy - ty) * CubicWeight(sx - tx);
+                const auto py = static_cast<int64_t>(pad ? ay.Pad(ty) : ty);
+                const auto px = static_cast<int64_t>(pad ? ax.Pad(tx) : tx);
+                v += w * at(py, px);
+              }
+            }
+          } else {
+            sx = ax.Pad(sx);
+            sy = ay.Pad(sy);
+            if (mode == "nearest") {
+              v = at(static_cast<int64_t>(std::nearbyint(sy)), static_cast<int64_t>(std::nearbyint(sx)));
+            } else {
+              const double fx = std::floor(sx), fy = std::floor(sy), lx = sx - fx, ly = sy - fy;
+              const auto x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+              v = (1 - ly) * ((1 - lx) * at(y0, x0) + lx * at(y0, x0 + 1)) +
+                  ly * ((1 - lx) * at(y0 + 1, x0) + lx * at(y0 + 1, x0 + 1));
+            }
+          }
+          StoreFromDouble(y.dtype(), y.raw(), ((n * channels + c) * oh + i) * ow + j, v);
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace edgec::ref
