@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 
 namespace edgec::artifact_io {
 
