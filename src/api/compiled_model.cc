@@ -1,85 +1,36 @@
-// edgec::CompiledModel (include/edgec/compiled_model.h): what `edgec compile` does, as a call.
-// A model compiled in this process is written to a temporary `.edgec` file and mapped back
-// (then unlinked), so it runs from exactly the bytes Save writes.
-#include <unistd.h>
-
-#include <cstdio>
+// edgec::CompiledModel (include/edgec/compiled_model.h): loading, saving and the placement
+// report; compiling is in compiled_model_compile.cc (not part of libedgec_runtime).
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "api/convert.h"
 #include "api/impl.h"
-#include "lower/npu_compile.h"
-#include "quant/pipeline.h"
-#include "runtime/shape_binding.h"
 
 namespace edgec {
 inline namespace v1 {
-namespace {
 
-bool HasQdq(const Graph& g) {
-  for (const Node* n : g.nodes())
-    if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul)
-      return true;
-  return false;
-}
-
-StatusOr<std::vector<uint8_t>> ReadFile(const std::string& path) {
+StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("{}: cannot open", path);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return bytes;
 }
 
-StatusOr<std::shared_ptr<CompiledModel::Impl>> Map(const std::string& path) {
+StatusOr<std::shared_ptr<CompiledModel::Impl>> MapCompiledModel(const std::string& path) {
   auto impl = std::make_shared<CompiledModel::Impl>();
   ASSIGN_OR_RETURN(impl->file, artifact_io::MappedArtifact::Open(path));
   ASSIGN_OR_RETURN(impl->loaded, LoadArtifact(*impl->file));
   return impl;
 }
 
-}  // namespace
-
 CompiledModel::CompiledModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 CompiledModel::CompiledModel(CompiledModel&&) noexcept = default;
 CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
 CompiledModel::~CompiledModel() = default;
 
-StatusOr<CompiledModel> CompiledModel::Compile(const Model& model, const CompileOptions& options) {
-  const Graph& g = model.impl().graph;
-  const std::string& name = model.name();
-  if (!HasQdq(g))
-    return InvalidArgument("{}: a float model: quantize it first (Model::Quantize) to compile it for an NPU", name);
-  Graph bound = g.Clone();
-  RETURN_IF_ERROR(BindInputShapes(bound, {}, 1).WithContext(name));
-  auto folded = quant::Int8Executable(bound);
-  if (!folded.ok()) return folded.status().WithContext(name);
-  partition::PartitionOptions po;
-  po.cpu.int8_macs_per_s = options.cpu_gmacs * 1e9;
-  po.tiler.allow_double = !options.single_buffer;
-  po.cost_rule = !options.all_npu;
-  auto r = lower::CompileGraph(*folded, options.target.impl().target, name, po);
-  if (!r.ok()) return r.status().WithContext(name);
-
-  std::error_code ec;
-  std::string pattern = (std::filesystem::temp_directory_path(ec) / "edgec-compiled-XXXXXX").string();
-  if (ec) pattern = "/tmp/edgec-compiled-XXXXXX";
-  const int fd = mkstemp(pattern.data());
-  if (fd < 0) return IoError("{}: cannot create a temporary file for the compiled model", pattern);
-  close(fd);
-  const std::string tmp = pattern;
-  Status st = artifact_io::WriteArtifact(tmp, r->model);
-  StatusOr<std::shared_ptr<Impl>> impl = st.ok() ? Map(tmp) : StatusOr<std::shared_ptr<Impl>>(st);
-  StatusOr<std::vector<uint8_t>> bytes = impl.ok() ? ReadFile(tmp) : StatusOr<std::vector<uint8_t>>(impl.status());
-  std::remove(tmp.c_str());  // the mapping stays valid
-  if (!bytes.ok()) return bytes.status();
-  (*impl)->bytes = std::move(bytes).value();
-  return CompiledModel(std::move(impl).value());
-}
-
 StatusOr<CompiledModel> CompiledModel::Load(const std::string& path) {
-  ASSIGN_OR_RETURN(auto impl, Map(path));
+  ASSIGN_OR_RETURN(auto impl, MapCompiledModel(path));
   impl->path = path;
   return CompiledModel(std::move(impl));
 }
@@ -88,7 +39,7 @@ Status CompiledModel::Save(const std::string& path) const {
   std::vector<uint8_t> from_file;
   const std::vector<uint8_t>* bytes = &impl_->bytes;
   if (!impl_->path.empty()) {
-    ASSIGN_OR_RETURN(from_file, ReadFile(impl_->path));
+    ASSIGN_OR_RETURN(from_file, ReadFileBytes(impl_->path));
     bytes = &from_file;
   }
   const std::string tmp = path + ".tmp";

@@ -33,5 +33,9 @@ struct CompiledModel::Impl {
   std::vector<uint8_t> bytes;  // compiled in this process: the file's bytes (what Save writes)
 };
 
+// A `.edgec` file mapped and loaded (compiled_model.cc).
+StatusOr<std::shared_ptr<CompiledModel::Impl>> MapCompiledModel(const std::string& path);
+StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path);
+
 }  // namespace v1
 }  // namespace edgec

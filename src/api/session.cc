@@ -1,38 +1,13 @@
-// edgec::Session (include/edgec/session.h): a Model on the CPU plan (api/cpu_runner.h), a
-// CompiledModel on runtime/artifact_run.h.
+// edgec::Session (include/edgec/session.h) on a CompiledModel (runtime/artifact_run.h); a
+// Model's session is made in session_model.cc.
 #include "edgec/session.h"
 
 #include "api/convert.h"
-#include "api/cpu_runner.h"
-#include "api/impl.h"
-#include "kernels/cpu/kernel.h"
-#include "quant/fold_qdq.h"
+#include "api/session_impl.h"
 
 namespace edgec {
 inline namespace v1 {
-
-struct Session::Impl {
-  Device device = Device::kCpu;
-  std::unique_ptr<api::CpuRunner> cpu;                   // a Model
-  std::shared_ptr<const CompiledModel::Impl> compiled;   // a CompiledModel
-  std::vector<ValueInfo> inputs, outputs;
-  Profile profile;
-};
-
 namespace {
-
-int64_t ValueBytes(const Value* v) {
-  if (!v || !v->type.IsStatic()) return 0;
-  int64_t n = 1;
-  for (int64_t d : v->type.dims) n *= d;
-  return n * static_cast<int64_t>(DTypeSize(v->type.dtype));
-}
-
-bool HasQdq(const Graph& g) {
-  for (const Node* n : g.nodes())
-    if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kDequantizeLinear) return true;
-  return false;
-}
 
 std::map<std::string, Tensor> Borrow(const std::map<std::string, TensorView>& inputs) {
   std::map<std::string, Tensor> r;
@@ -46,33 +21,6 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
-
-StatusOr<Session> Session::Create(const Model& model, const SessionOptions& options) {
-  if (options.device != Device::kCpu)
-    return InvalidArgument("{}: the simulated NPU runs compiled models: compile it first (CompiledModel::Compile)",
-                           model.name());
-  if (options.threads < 0) return InvalidArgument("session: threads {} < 0", options.threads);
-  Graph g = model.impl().graph.Clone();
-  if (options.fold_qdq && HasQdq(g)) {
-    quant::FoldOptions fo;
-    fo.fixed_point = options.fixed_point;
-    auto folded = quant::FoldQdqToInteger(g, fo);
-    if (!folded.ok()) return folded.status().WithContext(model.name());
-  }
-  auto impl = std::make_unique<Impl>();
-  impl->inputs = api::InputsOf(g);
-  impl->outputs = api::OutputsOf(g);
-  api::CpuRunner::Options o;
-  o.opt_level = options.opt_level;
-  o.threads = options.threads;
-  o.profiling = options.profiling;
-  o.tuning.winograd = options.tuning.winograd;
-  o.tuning.winograd_min_channels = options.tuning.winograd_min_channels;
-  o.tuning.conv1x1_gemm_min_pixels = options.tuning.conv1x1_gemm_min_pixels;
-  o.tuning.gemv = options.tuning.gemv;
-  ASSIGN_OR_RETURN(impl->cpu, api::CpuRunner::Create(std::move(g), model.name(), o));
-  return Session(std::move(impl));
-}
 
 StatusOr<Session> Session::Create(const CompiledModel& model, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();
@@ -93,24 +41,8 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
   const auto in = Borrow(inputs);
   std::vector<NamedTensor> result;
   Profile p;
-  if (impl_->cpu) {
-    std::vector<Tensor> outs;
-    RETURN_IF_ERROR(impl_->cpu->Run(in, &outs));
-    p.total_seconds = impl_->cpu->last_seconds();
-    for (const api::CpuStepTime& s : impl_->cpu->LastSteps()) {
-      NodeProfile n;
-      n.node = s.node ? s.node->name() : "";
-      n.op = s.node ? std::string(OpName(s.node->op())) : "";
-      n.kernel = s.kernel;
-      n.seconds = static_cast<double>(s.nanos) * 1e-9;
-      if (s.node) {
-        for (const Value* v : s.node->inputs()) n.bytes += ValueBytes(v);
-        for (const Value* v : s.node->outputs()) n.bytes += ValueBytes(v);
-      }
-      p.nodes.push_back(std::move(n));
-    }
-    for (size_t i = 0; i < outs.size(); ++i)
-      result.push_back({i < impl_->outputs.size() ? impl_->outputs[i].name : "", api::AdoptTensor(std::move(outs[i]))});
+  if (impl_->run_model) {
+    RETURN_IF_ERROR(impl_->run_model(in, &result, &p));
   } else {
     const ArtifactDevice d = impl_->device == Device::kNpuSim ? ArtifactDevice::kNpuSim : ArtifactDevice::kCpu;
     ASSIGN_OR_RETURN(ArtifactRunResult r, RunArtifact(impl_->compiled->loaded, d, in));
@@ -133,11 +65,6 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
   }
   impl_->profile = std::move(p);
   return result;
-}
-
-Status SetVectorIsaCap(const std::string& isa) {
-  if (!cpu::CapVectorIsa(isa)) return InvalidArgument("vector ISA '{}': expected avx512, avx2, scalar or \"\"", isa);
-  return Status::Ok();
 }
 
 const char* Version() { return EDGEC_VERSION_STRING; }

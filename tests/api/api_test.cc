@@ -238,6 +238,29 @@ TEST(ApiCompile, NpuSimEqualsCpuAndSaveLoadKeepsIt) {
   std::filesystem::remove(path);
 }
 
+// libedgec_runtime (no compiler, no protobuf) loads the saved file and runs it as libedgec does
+// (tests/api/runtime_test.cc: npu-sim == cpu there too).
+TEST(ApiRuntime, RunsAsTheFullLibrary) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string model = (dir / "edgec_api_runtime.edgec").string(), out = (dir / "edgec_api_runtime.bin").string();
+  ASSERT_TRUE(Compiled().Save(model).ok());
+  const std::string cmd = std::string(EDGEC_RUNTIME_TEST) + " " + model + " " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::vector<float> x(3 * 224 * 224);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(static_cast<double>(i) * 0.001));
+  auto s = edgec::Session::Create(Compiled(), {.device = edgec::Device::kNpuSim});
+  ASSERT_TRUE(s.ok());
+  auto y = s->Run({{"input", edgec::TensorView(edgec::DataType::kF32, {1, 3, 224, 224}, x.data())}});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  const edgec::TensorView& t = (*y)[0].tensor;
+  std::ifstream in(out, std::ios::binary);
+  std::vector<char> got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(got.size(), t.nbytes());
+  EXPECT_EQ(std::memcmp(got.data(), t.data(), t.nbytes()), 0);
+  std::filesystem::remove(model);
+  std::filesystem::remove(out);
+}
+
 TEST(ApiCompile, LoadRefusesAFileThatIsNoCompiledModel) {
   auto c = edgec::CompiledModel::Load(kModel);
   ASSERT_FALSE(c.ok());

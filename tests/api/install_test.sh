@@ -60,6 +60,20 @@ c_example() {
 }
 check c-pkg-config c_example
 
+# libedgec_runtime: needs neither protobuf nor the ONNX libraries; an outside program on it alone
+# runs a model the installed Python module compiled.
+runtime_only() {
+  ! readelf -d "$LIBDIR"/libedgec_runtime.so | grep -E 'NEEDED.*(protobuf|onnx|dnnl)' &&
+    PYTHONPATH="$PYDIR" $PY -c "
+import edgec, numpy as np
+m = edgec.load('model.onnx').quantize(calib=[{'input': np.ones((1, 3, 224, 224), np.float32)}], method='minmax')
+m.compile().save('model.edgec')" &&
+    c++ -std=c++20 "$ROOT/tests/api/runtime_test.cc" -I"$PREFIX/include" -L"$LIBDIR" -ledgec_runtime \
+      -Wl,-rpath,"$LIBDIR" -o runtime_test && ! ldd runtime_test | grep -E 'protobuf|onnx' &&
+    ./runtime_test model.edgec out.bin
+}
+check runtime-only runtime_only
+
 python_import() {
   PYTHONPATH="$PYDIR" $PY -c "import edgec, sys; assert edgec.__file__.startswith(sys.argv[1]), edgec.__file__; print(edgec.__version__)" "$PREFIX"
 }
