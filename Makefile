@@ -2,8 +2,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 PY := /usr/bin/python3
+PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test unit conformance zoo bad-input clean
+.PHONY: all deps build demo test unit conformance zoo bad-input install clean
 
 all: build
 
@@ -33,6 +34,10 @@ bad-input: build
 
 test: deps build
 	@bash scripts/test.sh $(BUILD)
+
+# The CLI, headers, libedgec, the Python module, the CMake package and edgec.pc under PREFIX.
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

@@ -15,6 +15,7 @@ APT_PACKAGES=(
   libpng-dev libjpeg-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-pil
+  pybind11-dev python3-dev python3-pytest
   nodejs npm
 )
 

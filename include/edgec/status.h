@@ -1,17 +1,18 @@
-// Status and StatusOr: how library code reports failure. No exception crosses a module
-// boundary; the CLI turns a Status into an exit code and a one-line message.
+// Status and StatusOr: how edgec reports failure, in the public API and inside the library.
+// No exception crosses a module boundary; the CLI turns a Status into an exit code and a
+// one-line message, the C API into a code and an error string, Python into an exception.
 //
 // Messages name the file, node, op, input index and the bad value, e.g.
 //   Conv 'layer3.0/conv1': input 1 has 3 dims, expected 4
+//
+// This header is public: the standard library only (the fmt-based helpers the library
+// builds messages with are in src/support/status.h).
 #pragma once
 
-#include <cstdlib>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
-
-#include <fmt/format.h>
 
 namespace edgec {
 
@@ -25,7 +26,19 @@ enum class StatusCode {
   kIo,               // reading or writing a file failed
 };
 
-const char* StatusCodeName(StatusCode code);
+// "invalid argument", "unsupported", ...
+inline const char* StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidArgument: return "invalid argument";
+    case StatusCode::kUnimplemented: return "unsupported";
+    case StatusCode::kNotFound: return "not found";
+    case StatusCode::kFailedPrecondition: return "failed precondition";
+    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kIo: return "i/o error";
+  }
+  return "unknown";
+}
 
 class [[nodiscard]] Status {
  public:
@@ -40,36 +53,23 @@ class [[nodiscard]] Status {
   // Returns a copy whose message is "prefix: message" (used to add file or node context).
   Status WithContext(std::string_view prefix) const {
     if (ok()) return *this;
-    return Status(code_, fmt::format("{}: {}", prefix, message_));
+    std::string m(prefix);
+    m += ": ";
+    m += message_;
+    return Status(code_, std::move(m));
   }
-  std::string ToString() const;
+  // "invalid argument: <message>", or "ok".
+  std::string ToString() const {
+    if (ok()) return "ok";
+    return std::string(StatusCodeName(code_)) + ": " + message_;
+  }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
 
-template <typename... Args>
-Status InvalidArgument(fmt::format_string<Args...> f, Args&&... args) {
-  return Status(StatusCode::kInvalidArgument, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-Status Unimplemented(fmt::format_string<Args...> f, Args&&... args) {
-  return Status(StatusCode::kUnimplemented, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-Status NotFound(fmt::format_string<Args...> f, Args&&... args) {
-  return Status(StatusCode::kNotFound, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-Status Internal(fmt::format_string<Args...> f, Args&&... args) {
-  return Status(StatusCode::kInternal, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-Status IoError(fmt::format_string<Args...> f, Args&&... args) {
-  return Status(StatusCode::kIo, fmt::format(f, std::forward<Args>(args)...));
-}
-
+// A value or the Status saying why there is none.
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
@@ -87,6 +87,7 @@ class [[nodiscard]] StatusOr {
   T&& value() && { return std::get<T>(std::move(v_)); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::get<T>(std::move(v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
@@ -100,26 +101,16 @@ class [[nodiscard]] StatusOr {
 #define EDGEC_CONCAT(a, b) EDGEC_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define RETURN_IF_ERROR(expr)                  \
+#define EDGEC_RETURN_IF_ERROR(expr)            \
   do {                                         \
-    ::edgec::Status _st = (expr);              \
-    if (!_st.ok()) return _st;                 \
+    ::edgec::Status _edgec_st = (expr);        \
+    if (!_edgec_st.ok()) return _edgec_st;     \
   } while (0)
 
-// `ASSIGN_OR_RETURN(auto x, MakeX());`
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL(EDGEC_CONCAT(_statusor_, __LINE__), lhs, expr)
-#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                          \
-  if (!tmp.ok()) return tmp.status();         \
+// `EDGEC_ASSIGN_OR_RETURN(auto x, MakeX());`
+#define EDGEC_ASSIGN_OR_RETURN(lhs, expr) \
+  EDGEC_ASSIGN_OR_RETURN_IMPL(EDGEC_CONCAT(_edgec_statusor_, __LINE__), lhs, expr)
+#define EDGEC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                \
+  if (!tmp.ok()) return tmp.status();               \
   lhs = std::move(tmp).value()
-
-// CHECK is for programmer bugs only: it aborts with the location.
-#define EDGEC_CHECK(cond)                                                              \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      ::fmt::print(stderr, "edgec: internal check failed at {}:{}: {}\n", __FILE__,    \
-                   __LINE__, #cond);                                                   \
-      std::abort();                                                                    \
-    }                                                                                  \
-  } while (0)

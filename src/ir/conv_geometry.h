@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/attributes.h"
 #include "ir/tensor.h"
 #include "ir/types.h"

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/tensor.h"
 
 namespace edgec {

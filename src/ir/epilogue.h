@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/attributes.h"
 
 namespace edgec {

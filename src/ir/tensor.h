@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/dtype.h"
 
 namespace edgec {

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "passes/pass.h"
 #include "runtime/plan.h"

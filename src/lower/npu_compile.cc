@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "frontend/onnx/exporter.h"
+#include "runtime/graph_io.h"
 #include "memory/liveness.h"
 #include "npu/isa.h"
 #include "npu/sim.h"
@@ -151,12 +151,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   artifact_io::CompiledModel& m = r.model;
   m.source_model = source_model;
   m.target_json = npu::TargetToJson(t).dump();
-  onnx_fe::ExportOptions eo;
-  eo.keep_fused = true;
-  ASSIGN_OR_RETURN(onnx::ModelProto proto, onnx_fe::ExportOnnxModel(g, eo));
-  std::string bytes;
-  if (!proto.SerializeToString(&bytes)) return Internal("{}: cannot serialize the compiled graph", source_model);
-  m.graph_onnx.assign(bytes.begin(), bytes.end());
+  m.graph_ir = graph_io::SerializeGraph(g);
   std::set<const Node*> on_npu;
   for (const partition::NodePlacement& p : r.placements)
     if (p.unit == Unit::kNpu) on_npu.insert(p.node);

@@ -3,7 +3,7 @@
 // (with the int8 data). The NPU stage never sees the Graph; this file is the bridge.
 #pragma once
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "npu/lower.h"
 #include "npu/lower_norm.h"

@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "memory/planner.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "npu/isa.h"
 
 namespace edgec::npu {

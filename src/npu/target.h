@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "edgec/status.h"
+#include "support/status.h"
 
 namespace edgec::npu {
 

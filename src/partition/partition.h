@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "npu/tiler.h"
 #include "npu/vector_tiler.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "quant/calibration_data.h"
 #include "quant/calibrator.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "support/image.h"
 

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/dtype.h"
 #include "quant/histogram.h"
 

@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "edgec/status.h"
+#include "support/status.h"
 
 namespace edgec::quant {
 

@@ -32,7 +32,7 @@
 
 #include <optional>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 
 namespace edgec::quant {

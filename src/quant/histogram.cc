@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "edgec/status.h"
+#include "support/status.h"
 
 namespace edgec::quant {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/attributes.h"
 #include "ir/types.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 #include "quant/calibrate.h"
 #include "quant/qdq_rewrite.h"

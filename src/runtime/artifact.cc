@@ -80,6 +80,7 @@ std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::strin
 Status WriteArtifact(const std::string& path, const CompiledModel& m) {
   flatbuffers::FlatBufferBuilder b(1 << 20);
   auto graph = AlignedBytes(b, m.graph_onnx);
+  auto graph_ir = AlignedBytes(b, m.graph_ir);
   std::vector<flatbuffers::Offset<fb::Segment>> segments;
   for (const Segment& s : m.segments) {
     flatbuffers::Offset<fb::NpuProgram> npu = 0;
@@ -118,7 +119,7 @@ Status WriteArtifact(const std::string& path, const CompiledModel& m) {
   }
   auto root = fb::CreateArtifact(b, kFormatVersion, b.CreateString(m.producer), b.CreateString(m.source_model),
                                  b.CreateString(m.target_json), graph, b.CreateVector(segments),
-                                 b.CreateVector(placements), m.arena_bytes, b.CreateVector(values));
+                                 b.CreateVector(placements), m.arena_bytes, b.CreateVector(values), graph_ir);
   fb::FinishArtifactBuffer(b, root);
 
   const std::string tmp = path + ".tmp";
@@ -175,11 +176,13 @@ StatusOr<std::unique_ptr<MappedArtifact>> MappedArtifact::Open(const std::string
                            "recompile it", path, a->size_);
   }
   const fb::Artifact* root = fb::GetArtifact(a->data_);
-  if (root->format_version() != kFormatVersion) {
-    return InvalidArgument("'{}' has format version {}; this edgec reads version {} (recompile the model)", path,
-                           root->format_version(), kFormatVersion);
+  if (root->format_version() < kOldestFormatVersion || root->format_version() > kFormatVersion) {
+    return InvalidArgument("'{}' has format version {}; this edgec reads versions {} to {} (recompile the model)",
+                           path, root->format_version(), kOldestFormatVersion, kFormatVersion);
   }
-  if (!root->graph_onnx() || root->graph_onnx()->size() == 0) return InvalidArgument("'{}' holds no graph", path);
+  const bool has_ir = root->graph_ir() && root->graph_ir()->size() > 0;
+  const bool has_onnx = root->graph_onnx() && root->graph_onnx()->size() > 0;
+  if (!has_ir && !has_onnx) return InvalidArgument("'{}' holds no graph", path);
   return a;
 }
 
@@ -190,6 +193,13 @@ MappedArtifact::~MappedArtifact() {
 
 std::span<const uint8_t> MappedArtifact::graph_onnx() const {
   const auto* g = fb::GetArtifact(data_)->graph_onnx();
+  if (!g) return {};
+  return {g->data(), g->size()};
+}
+
+std::span<const uint8_t> MappedArtifact::graph_ir() const {
+  const auto* g = fb::GetArtifact(data_)->graph_ir();
+  if (!g) return {};
   return {g->data(), g->size()};
 }
 

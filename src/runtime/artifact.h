@@ -16,11 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 
 namespace edgec::artifact_io {
 
-constexpr uint32_t kFormatVersion = 2;  // 2: one program per NPU segment, SRAM plan, hand-over steps
+constexpr uint32_t kFormatVersion = 3;  // 2: one program per NPU segment, SRAM plan, hand-over steps
+                                        // 3: the graph as edgec's own (graph_ir), no ONNX inside
+constexpr uint32_t kOldestFormatVersion = 2;  // still read (its graph through the ONNX importer)
 
 enum class Unit : uint8_t { kCpu = 0, kNpu = 1 };
 const char* UnitName(Unit u);  // "cpu" / "npu"
@@ -89,7 +91,8 @@ struct CompiledModel {
   std::string producer = "edgec";
   std::string source_model;
   std::string target_json;
-  std::vector<uint8_t> graph_onnx;
+  std::vector<uint8_t> graph_onnx;  // format 2
+  std::vector<uint8_t> graph_ir;    // format 3: runtime/graph_io.h
   std::vector<Segment> segments;
   std::vector<Placement> placements;
   int64_t arena_bytes = 0;
@@ -111,7 +114,8 @@ class MappedArtifact {
   const std::string& path() const { return path_; }
   size_t file_bytes() const { return size_; }
   // The graph's ONNX bytes, in the mapping.
-  std::span<const uint8_t> graph_onnx() const;
+  std::span<const uint8_t> graph_onnx() const;  // empty in a format-3 file
+  std::span<const uint8_t> graph_ir() const;    // empty in a format-2 file
   // Everything else, copied out (small next to the weights; the NPU DRAM images are views).
   CompiledModel Metadata() const;
   // The constant DRAM image of NPU segment `i` (segment index among all segments), in the mapping.

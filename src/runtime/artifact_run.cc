@@ -4,13 +4,13 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "frontend/onnx/importer.h"
 #include "kernels/ref/kernel.h"
 #include "npu/isa.h"
 #include "lower/npu_layers.h"
 #include "partition/partition.h"
 #include "quant/fixed_point.h"
 #include "runtime/cpu_cache.h"
+#include "runtime/graph_io.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec {
@@ -124,11 +124,11 @@ StatusOr<LoadedArtifact> LoadArtifact(const artifact_io::MappedArtifact& file) {
   LoadedArtifact a;
   a.file = &file;
   a.meta = file.Metadata();
-  const auto bytes = file.graph_onnx();
-  onnx::ModelProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return InvalidArgument("{}: the compiled graph is not valid ONNX", file.path());
-  ASSIGN_OR_RETURN(a.graph, onnx_fe::ImportOnnxModel(proto, "", file.path()));
+  if (!file.graph_ir().empty()) {
+    ASSIGN_OR_RETURN(a.graph, graph_io::DeserializeGraph(file.graph_ir(), file.path()));
+  } else {
+    ASSIGN_OR_RETURN(a.graph, graph_io::ImportOnnxGraph(file.graph_onnx(), file.path()));
+  }
   auto t = npu::ParseTargetText(a.meta.target_json, file.path() + " (target)");
   if (!t.ok()) return t.status();
   a.target = *t;

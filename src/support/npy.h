@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/tensor.h"
 
 namespace edgec {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 
 namespace edgec::cli {

@@ -14,7 +14,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/graph.h"
 
 namespace edgec::onnx_fe {

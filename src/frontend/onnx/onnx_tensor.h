@@ -6,7 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/types.h"
 
 namespace edgec::onnx_fe {

@@ -10,7 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/dtype.h"
 
 namespace edgec::cpu {

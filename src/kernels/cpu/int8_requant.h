@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/attributes.h"
 #include "ir/types.h"
 #include "quant/fixed_point.h"

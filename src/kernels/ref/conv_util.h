@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/attributes.h"
 #include "ir/conv_geometry.h"
 #include "ir/tensor.h"

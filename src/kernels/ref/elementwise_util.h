@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/dtype.h"
 #include "ir/tensor.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "ir/attributes.h"
 #include "ir/op.h"
 #include "ir/tensor.h"

@@ -1,0 +1,131 @@
+/* The C API of edgec: opaque handles, plain C types, a status code per call and the
+ * message of the calling thread's last error. Versioned: EDGEC_C_API_VERSION is the version
+ * this header describes; edgec_c_api_version() the one the library implements (equal for a
+ * matching pair; a later library keeps every earlier call).
+ *
+ *   edgec_model* m = NULL;
+ *   if (edgec_model_load("resnet18.onnx", &m) != EDGEC_OK) fprintf(stderr, "%s\n", edgec_last_error());
+ *
+ * Every handle a call creates is released by its edgec_*_destroy (NULL is accepted). Strings
+ * and tensors a call returns stay valid until the handle they came from is destroyed. */
+#ifndef EDGEC_C_API_H_
+#define EDGEC_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgec/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EDGEC_C_API_VERSION 1
+
+typedef enum edgec_status {
+  EDGEC_OK = 0,
+  EDGEC_INVALID_ARGUMENT = 1,
+  EDGEC_UNIMPLEMENTED = 2,
+  EDGEC_NOT_FOUND = 3,
+  EDGEC_FAILED_PRECONDITION = 4,
+  EDGEC_INTERNAL = 5,
+  EDGEC_IO = 6
+} edgec_status;
+
+/* Element types; the values are those of edgec::DataType. */
+typedef enum edgec_dtype {
+  EDGEC_UNDEFINED = 0,
+  EDGEC_F32 = 1,
+  EDGEC_F64 = 2,
+  EDGEC_F16 = 3,
+  EDGEC_BF16 = 4,
+  EDGEC_I8 = 5,
+  EDGEC_I16 = 6,
+  EDGEC_I32 = 7,
+  EDGEC_I64 = 8,
+  EDGEC_U8 = 9,
+  EDGEC_U16 = 10,
+  EDGEC_U32 = 11,
+  EDGEC_U64 = 12,
+  EDGEC_BOOL = 13
+} edgec_dtype;
+
+typedef enum edgec_device { EDGEC_DEVICE_CPU = 0, EDGEC_DEVICE_NPU_SIM = 1 } edgec_device;
+
+typedef struct edgec_model edgec_model;          /* an ONNX model (edgec::Model) */
+typedef struct edgec_compiled edgec_compiled;    /* a compiled model (edgec::CompiledModel) */
+typedef struct edgec_session edgec_session;      /* edgec::Session */
+typedef struct edgec_outputs edgec_outputs;      /* the outputs of one run */
+
+/* A tensor: dense row-major data. Inputs are borrowed (not copied, not written). */
+typedef struct edgec_tensor {
+  const char* name;
+  edgec_dtype dtype;
+  const int64_t* dims;
+  size_t rank;
+  void* data;
+} edgec_tensor;
+
+typedef struct edgec_session_options {
+  edgec_device device;
+  int threads;      /* 0: all cores */
+  int opt_level;    /* a model's CPU plan: 0-3 */
+  int profiling;    /* nonzero: per-node times of every run */
+} edgec_session_options;
+
+EDGEC_API int edgec_c_api_version(void);
+EDGEC_API const char* edgec_version(void);
+/* The message of this thread's last failed call ("" after a success). */
+EDGEC_API const char* edgec_last_error(void);
+EDGEC_API size_t edgec_dtype_size(edgec_dtype dtype);
+/* Defaults: CPU, all cores, -O3, profiling on. */
+EDGEC_API edgec_session_options edgec_session_options_default(void);
+
+/* Models */
+EDGEC_API edgec_status edgec_model_load(const char* path, edgec_model** out);
+EDGEC_API edgec_status edgec_model_load_bytes(const void* data, size_t size, edgec_model** out);
+EDGEC_API void edgec_model_destroy(edgec_model* model);
+EDGEC_API size_t edgec_model_input_count(const edgec_model* model);
+EDGEC_API size_t edgec_model_output_count(const edgec_model* model);
+/* Name, dtype and dims (-1: not known before a run) of input/output i; `dims` stays valid
+ * while the model lives. */
+EDGEC_API edgec_status edgec_model_input(const edgec_model* model, size_t i, edgec_tensor* info);
+EDGEC_API edgec_status edgec_model_output(const edgec_model* model, size_t i, edgec_tensor* info);
+EDGEC_API edgec_status edgec_model_optimize(edgec_model* model, int level);
+/* Calibrates on the samples of a folder (as `edgec quantize --calib DIR`) and rewrites to
+ * the QDQ form. method: "minmax", "percentile", "entropy" or "mse"; dtype: EDGEC_I8/EDGEC_U8. */
+EDGEC_API edgec_status edgec_model_quantize_dir(edgec_model* model, const char* calib_dir, const char* method,
+                                                int per_channel, edgec_dtype dtype);
+
+/* Compiling: target is a name ("edge-default"), a .json path, or JSON text (starting with
+ * '{'); `sets` holds `count` overrides "FIELD=VALUE". */
+EDGEC_API edgec_status edgec_compile(const edgec_model* model, const char* target, const char* const* sets,
+                                     size_t count, edgec_compiled** out);
+EDGEC_API edgec_status edgec_compiled_load(const char* path, edgec_compiled** out);
+EDGEC_API edgec_status edgec_compiled_save(const edgec_compiled* compiled, const char* path);
+EDGEC_API void edgec_compiled_destroy(edgec_compiled* compiled);
+EDGEC_API size_t edgec_compiled_node_count(const edgec_compiled* compiled);
+/* Node i's name, unit ("npu" or "cpu") and reason. */
+EDGEC_API edgec_status edgec_compiled_placement(const edgec_compiled* compiled, size_t i, const char** node,
+                                                const char** unit, const char** reason);
+
+/* Sessions */
+EDGEC_API edgec_status edgec_session_create(const edgec_model* model, const edgec_session_options* options,
+                                            edgec_session** out);
+EDGEC_API edgec_status edgec_session_create_compiled(const edgec_compiled* compiled,
+                                                     const edgec_session_options* options, edgec_session** out);
+EDGEC_API void edgec_session_destroy(edgec_session* session);
+EDGEC_API edgec_status edgec_session_run(edgec_session* session, const edgec_tensor* inputs, size_t count,
+                                         edgec_outputs** out);
+/* The last run's total time (seconds: measured on the CPU plan, simulated on npu-sim). */
+EDGEC_API double edgec_session_last_seconds(const edgec_session* session);
+
+EDGEC_API size_t edgec_outputs_count(const edgec_outputs* outputs);
+EDGEC_API edgec_status edgec_outputs_get(const edgec_outputs* outputs, size_t i, edgec_tensor* tensor);
+EDGEC_API void edgec_outputs_destroy(edgec_outputs* outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGEC_C_API_H_ */

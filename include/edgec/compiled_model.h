@@ -1,0 +1,62 @@
+// CompiledModel: a quantized model compiled for an NPU target — the partition (each node on
+// the NPU or the CPU, with the reason), the NPU programs and the memory plan, as one `.edgec`
+// file can hold it.
+//
+//   auto c = edgec::CompiledModel::Compile(model, options);   // model: quantized (QDQ)
+//   for (auto& p : c->placements()) std::cout << p.node << " " << UnitName(p.unit) << "\n";
+//   c->Save("model.edgec");
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgec/export.h"
+#include "edgec/model.h"
+#include "edgec/profile.h"
+#include "edgec/status.h"
+#include "edgec/target.h"
+
+namespace edgec {
+inline namespace v1 {
+
+struct NodePlacement {
+  std::string node;
+  std::string op;
+  Unit unit = Unit::kCpu;
+  std::string reason;  // why the CPU, or the NPU's cost line
+};
+
+class EDGEC_API CompiledModel {
+ public:
+  // Folds the model's Q/DQ into integer ops, partitions, lowers the NPU part. A float model
+  // is refused (quantize it first).
+  static StatusOr<CompiledModel> Compile(const Model& model, const CompileOptions& options = {});
+  // A `.edgec` file (verified: checksum, offsets, format version).
+  static StatusOr<CompiledModel> Load(const std::string& path);
+
+  CompiledModel(CompiledModel&&) noexcept;
+  CompiledModel& operator=(CompiledModel&&) noexcept;
+  ~CompiledModel();
+
+  Status Save(const std::string& path) const;
+  const std::string& target_name() const;
+  std::vector<ValueInfo> inputs() const;
+  std::vector<ValueInfo> outputs() const;
+  std::vector<NodePlacement> placements() const;
+  // One line per node: "npu  QLinearConv 'conv1'  <reason>", then the counts.
+  std::string PlacementReport() const;
+  int segment_count() const;
+  int npu_segment_count() const;
+
+  struct Impl;
+  // Shared with the sessions made from it, which keep it alive.
+  const std::shared_ptr<const Impl>& impl() const { return impl_; }
+
+ private:
+  explicit CompiledModel(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace v1
+}  // namespace edgec

@@ -1,0 +1,11 @@
+// The whole C++ API of edgec (docs/api.md): load and optimize an ONNX model, quantize it,
+// compile it for an NPU target, run it on the CPU or the simulated NPU, read its profile.
+#pragma once
+
+#include "edgec/compiled_model.h"
+#include "edgec/model.h"
+#include "edgec/profile.h"
+#include "edgec/session.h"
+#include "edgec/status.h"
+#include "edgec/target.h"
+#include "edgec/tensor.h"

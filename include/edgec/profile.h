@@ -1,0 +1,32 @@
+// Profile: where the time of one run went, per node, as Session::profile() returns it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace edgec {
+inline namespace v1 {
+
+enum class Unit : uint8_t { kCpu = 0, kNpu = 1 };
+inline const char* UnitName(Unit u) { return u == Unit::kNpu ? "npu" : "cpu"; }
+
+struct NodeProfile {
+  std::string node;       // node name
+  std::string op;         // "Conv", "QLinearConv", ...
+  Unit unit = Unit::kCpu;
+  std::string kernel;     // CPU plan: the kernel that ran ("reference" for a fallback)
+  double seconds = 0;     // CPU plan: measured wall time; compiled model: simulated/estimated
+  double cycles = 0;      // NPU nodes on npu-sim: simulated cycles (0 elsewhere)
+  int64_t bytes = 0;      // bytes the node read and wrote (NPU: DRAM traffic and copies)
+};
+
+struct Profile {
+  std::vector<NodeProfile> nodes;  // in execution order
+  double total_seconds = 0;        // CPU plan: wall time of the run; npu-sim: simulated latency
+  double npu_cycles = 0;           // npu-sim: cycles of every NPU segment
+  bool simulated = false;          // true when the times are the simulator's (npu-sim)
+};
+
+}  // namespace v1
+}  // namespace edgec

@@ -1,0 +1,86 @@
+// Session: runs a Model on the CPU, or a CompiledModel on the CPU or the simulated NPU, many
+// times. Options are the session's own: two sessions in one process with different thread
+// counts or kernel tuning do not interfere. What stays process-wide: the vector ISA cap
+// (SetVectorIsaCap) and OpenMP's thread pool, which every session's parallel regions share
+// (each region asks for its session's thread count).
+//
+//   auto s = edgec::Session::Create(model, {.threads = 4});
+//   std::vector<float> pixels(1 * 3 * 224 * 224);
+//   auto out = s->Run({{"input", edgec::TensorView(edgec::DataType::kF32, {1, 3, 224, 224}, pixels.data())}});
+//   const float* logits = (*out)[0].tensor.data_as<float>();
+//
+// A Session is not safe to Run from two threads at once; use one session per thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgec/compiled_model.h"
+#include "edgec/export.h"
+#include "edgec/model.h"
+#include "edgec/profile.h"
+#include "edgec/status.h"
+#include "edgec/tensor.h"
+
+namespace edgec {
+inline namespace v1 {
+
+enum class Device {
+  kCpu,     // a Model: the fast CPU plan; a CompiledModel: every node on the CPU's int8 kernels
+  kNpuSim,  // a CompiledModel only: NPU segments in the NPU simulator, the rest on the CPU
+};
+
+struct KernelTuning {
+  bool winograd = true;                   // Winograd for 3x3 stride-1 f32 convolutions
+  int64_t winograd_min_channels = 32;     // ... of at least this many channels
+  int64_t conv1x1_gemm_min_pixels = 256;  // 1x1 f32 convolutions as one GEMM from this many pixels
+  bool gemv = true;                       // own f32 matrix-vector product for one-row MatMuls
+};
+
+struct SessionOptions {
+  Device device = Device::kCpu;
+  int threads = 0;            // CPU threads of this session (0: all cores)
+  int opt_level = 3;          // a Model: the pipeline its CPU plan is optimized with
+  bool fold_qdq = true;       // a quantized Model: run Q/DQ around Conv/MatMul/... as integer ops
+  bool fixed_point = false;   // ... requantizing as the NPU does (multiplier + shift)
+  bool profiling = true;      // record per-node times of every run (profile())
+  KernelTuning tuning;
+};
+
+class EDGEC_API Session {
+ public:
+  static StatusOr<Session> Create(const Model& model, const SessionOptions& options = {});
+  static StatusOr<Session> Create(const CompiledModel& model, const SessionOptions& options = {});
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  std::vector<ValueInfo> inputs() const;
+  std::vector<ValueInfo> outputs() const;
+
+  // Runs on one tensor per graph input (by name); returns the graph outputs in order. Inputs
+  // are read where they lie when the CPU plan's kernel can (64-byte aligned, dense); outputs
+  // are handed over without a copy.
+  StatusOr<std::vector<NamedTensor>> Run(const std::map<std::string, TensorView>& inputs);
+  // The profile of the last Run.
+  const Profile& profile() const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Caps the vector ISA of edgec's own CPU kernels for the whole process ("avx512", "avx2",
+// "scalar"): a process global, as the kernels are chosen per ISA when first used.
+EDGEC_API Status SetVectorIsaCap(const std::string& isa);
+
+// The library's version ("0.1.0").
+EDGEC_API const char* Version();
+
+}  // namespace v1
+}  // namespace edgec

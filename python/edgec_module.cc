@@ -1,0 +1,348 @@
+// The Python module `edgec` (its compiled half, edgec._edgec): the C++ API of include/edgec/
+// with numpy arrays for tensors. Arrays go in without a copy when they are C-contiguous and
+// of the input's dtype (else they are converted once); outputs come back as arrays over
+// edgec's own buffers (no copy). Every long call releases the GIL. A failed Status raises
+// edgec.Error with edgec's message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgec/edgec.h"
+
+namespace py = pybind11;
+
+namespace {
+
+struct StatusError {
+  edgec::Status status;
+};
+
+void Check(const edgec::Status& st) {
+  if (!st.ok()) throw StatusError{st};
+}
+template <typename T>
+T Take(edgec::StatusOr<T> v) {
+  if (!v.ok()) throw StatusError{v.status()};
+  return std::move(v).value();
+}
+
+py::dtype NumpyType(edgec::DataType t) {
+  switch (t) {
+    case edgec::DataType::kF32: return py::dtype::of<float>();
+    case edgec::DataType::kF64: return py::dtype::of<double>();
+    case edgec::DataType::kF16: return py::dtype("float16");
+    case edgec::DataType::kI8: return py::dtype::of<int8_t>();
+    case edgec::DataType::kI16: return py::dtype::of<int16_t>();
+    case edgec::DataType::kI32: return py::dtype::of<int32_t>();
+    case edgec::DataType::kI64: return py::dtype::of<int64_t>();
+    case edgec::DataType::kU8: return py::dtype::of<uint8_t>();
+    case edgec::DataType::kU16: return py::dtype::of<uint16_t>();
+    case edgec::DataType::kU32: return py::dtype::of<uint32_t>();
+    case edgec::DataType::kU64: return py::dtype::of<uint64_t>();
+    case edgec::DataType::kBool: return py::dtype::of<bool>();
+    default: throw StatusError{edgec::Status(edgec::StatusCode::kUnimplemented,
+                                             std::string("no numpy dtype for ") + edgec::DataTypeName(t))};
+  }
+}
+
+// The graph input's dtype by name (kUndefined for an unknown name: the run names it).
+edgec::DataType InputType(const std::vector<edgec::ValueInfo>& inputs, const std::string& name) {
+  for (const auto& v : inputs)
+    if (v.name == name) return v.dtype;
+  return edgec::DataType::kUndefined;
+}
+
+// Arrays as views: `keep` holds the (possibly converted) arrays while the views are used.
+std::map<std::string, edgec::TensorView> Views(const py::dict& feeds, const std::vector<edgec::ValueInfo>& inputs,
+                                               std::vector<py::array>& keep) {
+  std::map<std::string, edgec::TensorView> views;
+  for (auto item : feeds) {
+    const std::string name = py::str(item.first);
+    edgec::DataType t = InputType(inputs, name);
+    py::array a = py::array::ensure(item.second);
+    if (!a) throw py::type_error("input '" + name + "': not convertible to a numpy array");
+    if (t != edgec::DataType::kUndefined) {
+      a = py::array::ensure(a.attr("astype")(NumpyType(t), py::arg("copy") = false),
+                            py::array::c_style | py::array::forcecast);
+    } else {
+      a = py::array::ensure(a, py::array::c_style);
+    }
+    std::vector<int64_t> dims(a.shape(), a.shape() + a.ndim());
+    edgec::DataType dt = t;
+    if (dt == edgec::DataType::kUndefined) dt = edgec::DataType::kF32;  // the run rejects the name
+    views.emplace(name, edgec::TensorView(dt, std::move(dims), a.data()));
+    keep.push_back(std::move(a));
+  }
+  return views;
+}
+
+// An array over the tensor's memory, which the array keeps alive (no copy).
+py::array ToArray(const edgec::TensorView& t) {
+  auto* owner = new std::shared_ptr<void>(t.owner());
+  py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
+  std::vector<py::ssize_t> shape(t.dims().begin(), t.dims().end());
+  return py::array(NumpyType(t.dtype()), shape, {}, t.data(), base);
+}
+
+py::list Infos(const std::vector<edgec::ValueInfo>& vs) {
+  py::list l;
+  for (const auto& v : vs) {
+    py::dict d;
+    d["name"] = v.name;
+    d["dtype"] = edgec::DataTypeName(v.dtype);
+    d["shape"] = py::tuple(py::cast(v.dims));
+    l.append(d);
+  }
+  return l;
+}
+
+edgec::DataType ParseDtype(const std::string& s) {
+  if (s == "i8" || s == "int8") return edgec::DataType::kI8;
+  if (s == "u8" || s == "uint8") return edgec::DataType::kU8;
+  throw StatusError{edgec::Status(edgec::StatusCode::kInvalidArgument, "dtype '" + s + "' is not i8 or u8")};
+}
+
+edgec::Device ParseDevice(const std::string& s) {
+  if (s == "cpu") return edgec::Device::kCpu;
+  if (s == "npu-sim") return edgec::Device::kNpuSim;
+  throw StatusError{edgec::Status(edgec::StatusCode::kInvalidArgument, "device '" + s + "' is not cpu or npu-sim")};
+}
+
+py::dict ProfileDict(const edgec::Profile& p) {
+  py::dict d;
+  d["total_seconds"] = p.total_seconds;
+  d["npu_cycles"] = p.npu_cycles;
+  d["simulated"] = p.simulated;
+  py::list nodes;
+  for (const auto& n : p.nodes) {
+    py::dict e;
+    e["node"] = n.node;
+    e["op"] = n.op;
+    e["unit"] = edgec::UnitName(n.unit);
+    e["kernel"] = n.kernel;
+    e["seconds"] = n.seconds;
+    e["cycles"] = n.cycles;
+    e["bytes"] = n.bytes;
+    nodes.append(e);
+  }
+  d["nodes"] = nodes;
+  return d;
+}
+
+// A session with the inputs it takes (kept for conversions).
+struct PySession {
+  std::shared_ptr<edgec::Session> session;
+  std::vector<edgec::ValueInfo> inputs;
+
+  py::dict Run(const py::dict& feeds) {
+    std::vector<py::array> keep;
+    auto views = Views(feeds, inputs, keep);
+    edgec::StatusOr<std::vector<edgec::NamedTensor>> r = edgec::Status(edgec::StatusCode::kInternal, "not run");
+    {
+      py::gil_scoped_release release;
+      r = session->Run(views);
+    }
+    py::dict out;
+    for (const auto& t : Take(std::move(r))) out[py::str(t.name)] = ToArray(t.tensor);
+    return out;
+  }
+};
+
+PySession MakeSession(edgec::StatusOr<edgec::Session> s) {
+  auto p = std::make_shared<edgec::Session>(Take(std::move(s)));
+  PySession r{p, p->inputs()};
+  return r;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_edgec, m) {
+  m.doc() = "edgec: compile ONNX models for edge NPUs and run them on the CPU or the simulated NPU";
+  static py::exception<StatusError> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      py::object err = py::handle(error.ptr())(py::str(e.status.message()));
+      err.attr("code") = edgec::StatusCodeName(e.status.code());
+      PyErr_SetObject(error.ptr(), err.ptr());
+    }
+  });
+  m.attr("__version__") = edgec::Version();
+
+  py::class_<PySession>(m, "Session", "A model ready to run (Model.session(), CompiledModel.session()).")
+      .def("run", &PySession::Run, py::arg("inputs"),
+           "Runs on {input name: ndarray}; returns {output name: ndarray}. The GIL is released while it runs.")
+      .def("profile", [](const PySession& s) { return ProfileDict(s.session->profile()); },
+           "Per-node unit, seconds, cycles and bytes of the last run.")
+      .def_property_readonly("inputs", [](const PySession& s) { return Infos(s.session->inputs()); })
+      .def_property_readonly("outputs", [](const PySession& s) { return Infos(s.session->outputs()); });
+
+  py::class_<edgec::CompiledModel, std::shared_ptr<edgec::CompiledModel>>(m, "CompiledModel")
+      .def("save", [](const edgec::CompiledModel& c, const std::string& path) { Check(c.Save(path)); }, py::arg("path"))
+      .def(
+          "session",
+          [](const edgec::CompiledModel& c, const std::string& device) {
+            return MakeSession(edgec::Session::Create(c, {.device = ParseDevice(device)}));
+          },
+          py::arg("device") = "npu-sim", "device: 'npu-sim' (NPU segments simulated) or 'cpu' (every node on the CPU).")
+      .def("placements",
+           [](const edgec::CompiledModel& c) {
+             py::list l;
+             for (const auto& p : c.placements()) {
+               py::dict d;
+               d["node"] = p.node;
+               d["op"] = p.op;
+               d["unit"] = edgec::UnitName(p.unit);
+               d["reason"] = p.reason;
+               l.append(d);
+             }
+             return l;
+           })
+      .def("report", &edgec::CompiledModel::PlacementReport)
+      .def_property_readonly("target", &edgec::CompiledModel::target_name)
+      .def_property_readonly("inputs", [](const edgec::CompiledModel& c) { return Infos(c.inputs()); })
+      .def_property_readonly("outputs", [](const edgec::CompiledModel& c) { return Infos(c.outputs()); });
+
+  py::class_<edgec::Model, std::shared_ptr<edgec::Model>>(m, "Model")
+      .def_property_readonly("name", &edgec::Model::name)
+      .def_property_readonly("inputs", [](const edgec::Model& mm) { return Infos(mm.inputs()); })
+      .def_property_readonly("outputs", [](const edgec::Model& mm) { return Infos(mm.outputs()); })
+      .def_property_readonly("quantized", &edgec::Model::quantized)
+      .def_property_readonly("node_count", &edgec::Model::node_count)
+      .def("clone", [](const edgec::Model& mm) { return std::make_shared<edgec::Model>(mm.Clone()); })
+      .def(
+          "optimize",
+          [](std::shared_ptr<edgec::Model> self, py::object level) {
+            edgec::Status st;
+            if (py::isinstance<py::str>(level)) {
+              const std::string pipeline = py::str(level);
+              py::gil_scoped_release release;
+              st = self->Optimize(pipeline);
+            } else {
+              const int l = level.cast<int>();
+              py::gil_scoped_release release;
+              st = self->Optimize(l);
+            }
+            Check(st);
+            return self;
+          },
+          py::arg("level") = 3, "Optimizes in place with -O<level> (or a pass list); returns the model.")
+      .def(
+          "set_input_shape",
+          [](std::shared_ptr<edgec::Model> self, const std::string& name, const std::vector<int64_t>& dims) {
+            Check(self->SetInputShape(name, dims));
+            return self;
+          },
+          py::arg("name"), py::arg("shape"))
+      .def(
+          "quantize",
+          [](std::shared_ptr<edgec::Model> self, py::iterable calib, const std::string& method, bool per_channel,
+             const std::string& dtype, std::vector<std::string> keep_float) {
+            const auto inputs = self->inputs();
+            std::vector<py::array> keep;
+            std::vector<edgec::Sample> samples;
+            for (py::handle sample : calib) {
+              if (!py::isinstance<py::dict>(sample)) throw py::type_error("calib: each sample is a dict {input name: ndarray}");
+              samples.push_back(Views(py::reinterpret_borrow<py::dict>(sample), inputs, keep));
+            }
+            edgec::QuantizeOptions o;
+            o.method = method;
+            o.per_channel = per_channel;
+            o.dtype = ParseDtype(dtype);
+            o.keep_float = std::move(keep_float);
+            edgec::Status st;
+            {
+              py::gil_scoped_release release;
+              st = self->Quantize(samples, o);
+            }
+            Check(st);
+            return self;
+          },
+          py::arg("calib"), py::arg("method") = "entropy", py::arg("per_channel") = true, py::arg("dtype") = "i8",
+          py::arg("keep_float") = std::vector<std::string>(),
+          "Calibrates on an iterable of {input name: ndarray} and rewrites to int8 (QDQ) in place.")
+      .def(
+          "compile",
+          [](const edgec::Model& self, py::object target, py::object overrides, bool all_npu, bool single_buffer) {
+            edgec::CompileOptions o;
+            if (py::isinstance<py::dict>(target)) {
+              const std::string text = py::str(py::module_::import("json").attr("dumps")(target));
+              o.target = Take(edgec::Target::FromJson(text));
+            } else {
+              o.target = Take(edgec::Target::Load(py::str(py::module_::import("os").attr("fspath")(target))));
+            }
+            if (py::isinstance<py::dict>(overrides)) {
+              for (auto kv : py::reinterpret_borrow<py::dict>(overrides))
+                Check(o.target.Set(std::string(py::str(kv.first)) + "=" + std::string(py::str(kv.second))));
+            } else if (!overrides.is_none()) {
+              for (py::handle s : overrides) Check(o.target.Set(py::str(s)));
+            }
+            o.all_npu = all_npu;
+            o.single_buffer = single_buffer;
+            edgec::StatusOr<edgec::CompiledModel> c = edgec::Status(edgec::StatusCode::kInternal, "not compiled");
+            {
+              py::gil_scoped_release release;
+              c = edgec::CompiledModel::Compile(self, o);
+            }
+            return std::make_shared<edgec::CompiledModel>(Take(std::move(c)));
+          },
+          py::arg("target") = "edge-default", py::arg("set") = py::none(), py::arg("all_npu") = false,
+          py::arg("single_buffer") = false,
+          "Compiles for an NPU target: a name, a .json path, or a dict of target fields; `set` overrides fields "
+          "({'shared_sram.bytes': '512K'} or ['shared_sram.bytes=512K']).")
+      .def(
+          "session",
+          [](const edgec::Model& self, int threads, int opt_level, bool fixed_point) {
+            edgec::SessionOptions o;
+            o.threads = threads;
+            o.opt_level = opt_level;
+            o.fixed_point = fixed_point;
+            edgec::StatusOr<edgec::Session> s = edgec::Status(edgec::StatusCode::kInternal, "not created");
+            {
+              py::gil_scoped_release release;
+              s = edgec::Session::Create(self, o);
+            }
+            return MakeSession(std::move(s));
+          },
+          py::arg("threads") = 0, py::arg("opt_level") = 3, py::arg("fixed_point") = false,
+          "A CPU session (a quantized model runs its Q/DQ as integer ops).")
+      .def("save_onnx", [](const edgec::Model& self, const std::string& path) { Check(self.SaveOnnx(path)); },
+           py::arg("path"));
+
+  m.def(
+      "load",
+      [](py::object path) {
+        const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+        edgec::StatusOr<edgec::Model> mm = edgec::Status(edgec::StatusCode::kInternal, "not loaded");
+        {
+          py::gil_scoped_release release;
+          mm = edgec::Model::Load(p);
+        }
+        return std::make_shared<edgec::Model>(Take(std::move(mm)));
+      },
+      py::arg("path"), "Loads an ONNX model file.");
+  m.def(
+      "load_bytes",
+      [](py::bytes data, const std::string& name) {
+        const std::string b = data;
+        return std::make_shared<edgec::Model>(Take(edgec::Model::FromBytes(b.data(), b.size(), name)));
+      },
+      py::arg("data"), py::arg("name") = "<memory>", "Loads an ONNX model from bytes.");
+  m.def(
+      "load_compiled",
+      [](py::object path) {
+        const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+        return std::make_shared<edgec::CompiledModel>(Take(edgec::CompiledModel::Load(p)));
+      },
+      py::arg("path"), "Loads a compiled model (.edgec).");
+  m.def("targets", [] { return Take(edgec::Target::Available()); }, "The names of the targets found.");
+  m.def(
+      "target_json", [](const std::string& name) { return Take(edgec::Target::Load(name)).ToJson(); },
+      py::arg("name") = "edge-default", "A target's full description as JSON text.");
+}

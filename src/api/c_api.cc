@@ -1,0 +1,261 @@
+// The C API (include/edgec/c_api.h) over the C++ API: each handle owns its C++ object and
+// the strings and dims the calls hand out; errors go to a thread-local message.
+#include "edgec/c_api.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgec/edgec.h"
+
+struct edgec_model {
+  edgec::Model model;
+  std::vector<edgec::ValueInfo> inputs, outputs;
+};
+struct edgec_compiled {
+  edgec::CompiledModel compiled;
+  std::vector<edgec::NodePlacement> placements;
+};
+struct edgec_session {
+  edgec::Session session;
+};
+struct edgec_outputs {
+  std::vector<edgec::NamedTensor> tensors;
+};
+
+namespace {
+
+static_assert(EDGEC_IO == static_cast<int>(edgec::StatusCode::kIo), "edgec_status mirrors StatusCode");
+static_assert(EDGEC_INVALID_ARGUMENT == static_cast<int>(edgec::StatusCode::kInvalidArgument));
+static_assert(EDGEC_BOOL == static_cast<int>(edgec::DataType::kBool), "edgec_dtype mirrors DataType");
+static_assert(EDGEC_U8 == static_cast<int>(edgec::DataType::kU8));
+
+thread_local std::string last_error;
+
+edgec_status Fail(const edgec::Status& st) {
+  last_error = st.message();
+  return static_cast<edgec_status>(st.code());
+}
+edgec_status Ok() {
+  last_error.clear();
+  return EDGEC_OK;
+}
+edgec_status Invalid(const std::string& message) {
+  return Fail(edgec::Status(edgec::StatusCode::kInvalidArgument, message));
+}
+
+void Describe(const edgec::ValueInfo& v, edgec_tensor* t) {
+  t->name = v.name.c_str();
+  t->dtype = static_cast<edgec_dtype>(v.dtype);
+  t->dims = v.dims.data();
+  t->rank = v.dims.size();
+  t->data = nullptr;
+}
+
+edgec::SessionOptions ToOptions(const edgec_session_options* o) {
+  const edgec_session_options d = o ? *o : edgec_session_options_default();
+  edgec::SessionOptions s;
+  s.device = d.device == EDGEC_DEVICE_NPU_SIM ? edgec::Device::kNpuSim : edgec::Device::kCpu;
+  s.threads = d.threads;
+  s.opt_level = d.opt_level;
+  s.profiling = d.profiling != 0;
+  return s;
+}
+
+edgec_status NewModel(edgec::StatusOr<edgec::Model> m, edgec_model** out) {
+  if (!m.ok()) return Fail(m.status());
+  auto* h = new edgec_model{std::move(m).value(), {}, {}};
+  h->inputs = h->model.inputs();
+  h->outputs = h->model.outputs();
+  *out = h;
+  return Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+int edgec_c_api_version(void) { return EDGEC_C_API_VERSION; }
+const char* edgec_version(void) { return edgec::Version(); }
+const char* edgec_last_error(void) { return last_error.c_str(); }
+size_t edgec_dtype_size(edgec_dtype dtype) { return edgec::DataTypeSize(static_cast<edgec::DataType>(dtype)); }
+
+edgec_session_options edgec_session_options_default(void) {
+  edgec_session_options o;
+  o.device = EDGEC_DEVICE_CPU;
+  o.threads = 0;
+  o.opt_level = 3;
+  o.profiling = 1;
+  return o;
+}
+
+edgec_status edgec_model_load(const char* path, edgec_model** out) {
+  if (!path || !out) return Invalid("edgec_model_load: path and out must not be NULL");
+  return NewModel(edgec::Model::Load(path), out);
+}
+
+edgec_status edgec_model_load_bytes(const void* data, size_t size, edgec_model** out) {
+  if (!out) return Invalid("edgec_model_load_bytes: out must not be NULL");
+  return NewModel(edgec::Model::FromBytes(data, size), out);
+}
+
+void edgec_model_destroy(edgec_model* model) { delete model; }
+size_t edgec_model_input_count(const edgec_model* model) { return model ? model->inputs.size() : 0; }
+size_t edgec_model_output_count(const edgec_model* model) { return model ? model->outputs.size() : 0; }
+
+edgec_status edgec_model_input(const edgec_model* model, size_t i, edgec_tensor* info) {
+  if (!model || !info) return Invalid("edgec_model_input: model and info must not be NULL");
+  if (i >= model->inputs.size())
+    return Invalid("edgec_model_input: index " + std::to_string(i) + " out of range (the model has " +
+                   std::to_string(model->inputs.size()) + " inputs)");
+  Describe(model->inputs[i], info);
+  return Ok();
+}
+
+edgec_status edgec_model_output(const edgec_model* model, size_t i, edgec_tensor* info) {
+  if (!model || !info) return Invalid("edgec_model_output: model and info must not be NULL");
+  if (i >= model->outputs.size())
+    return Invalid("edgec_model_output: index " + std::to_string(i) + " out of range (the model has " +
+                   std::to_string(model->outputs.size()) + " outputs)");
+  Describe(model->outputs[i], info);
+  return Ok();
+}
+
+static void Refresh(edgec_model* model) {
+  model->inputs = model->model.inputs();
+  model->outputs = model->model.outputs();
+}
+
+edgec_status edgec_model_optimize(edgec_model* model, int level) {
+  if (!model) return Invalid("edgec_model_optimize: model must not be NULL");
+  edgec::Status st = model->model.Optimize(level);
+  Refresh(model);
+  return st.ok() ? Ok() : Fail(st);
+}
+
+edgec_status edgec_model_quantize_dir(edgec_model* model, const char* calib_dir, const char* method,
+                                      int per_channel, edgec_dtype dtype) {
+  if (!model || !calib_dir) return Invalid("edgec_model_quantize_dir: model and calib_dir must not be NULL");
+  edgec::QuantizeOptions o;
+  if (method) o.method = method;
+  o.per_channel = per_channel != 0;
+  o.dtype = static_cast<edgec::DataType>(dtype);
+  edgec::Status st = model->model.QuantizeFromDirectory(calib_dir, o);
+  Refresh(model);
+  return st.ok() ? Ok() : Fail(st);
+}
+
+edgec_status edgec_compile(const edgec_model* model, const char* target, const char* const* sets, size_t count,
+                           edgec_compiled** out) {
+  if (!model || !out) return Invalid("edgec_compile: model and out must not be NULL");
+  const std::string t = target ? target : "edge-default";
+  auto tgt = !t.empty() && t[0] == '{' ? edgec::Target::FromJson(t) : edgec::Target::Load(t);
+  if (!tgt.ok()) return Fail(tgt.status());
+  for (size_t i = 0; i < count; ++i) {
+    if (!sets || !sets[i]) return Invalid("edgec_compile: override " + std::to_string(i) + " is NULL");
+    edgec::Status st = tgt->Set(sets[i]);
+    if (!st.ok()) return Fail(st);
+  }
+  edgec::CompileOptions o;
+  o.target = std::move(tgt).value();
+  auto c = edgec::CompiledModel::Compile(model->model, o);
+  if (!c.ok()) return Fail(c.status());
+  auto* h = new edgec_compiled{std::move(c).value(), {}};
+  h->placements = h->compiled.placements();
+  *out = h;
+  return Ok();
+}
+
+edgec_status edgec_compiled_load(const char* path, edgec_compiled** out) {
+  if (!path || !out) return Invalid("edgec_compiled_load: path and out must not be NULL");
+  auto c = edgec::CompiledModel::Load(path);
+  if (!c.ok()) return Fail(c.status());
+  auto* h = new edgec_compiled{std::move(c).value(), {}};
+  h->placements = h->compiled.placements();
+  *out = h;
+  return Ok();
+}
+
+edgec_status edgec_compiled_save(const edgec_compiled* compiled, const char* path) {
+  if (!compiled || !path) return Invalid("edgec_compiled_save: compiled and path must not be NULL");
+  edgec::Status st = compiled->compiled.Save(path);
+  return st.ok() ? Ok() : Fail(st);
+}
+
+void edgec_compiled_destroy(edgec_compiled* compiled) { delete compiled; }
+size_t edgec_compiled_node_count(const edgec_compiled* compiled) { return compiled ? compiled->placements.size() : 0; }
+
+edgec_status edgec_compiled_placement(const edgec_compiled* compiled, size_t i, const char** node, const char** unit,
+                                      const char** reason) {
+  if (!compiled) return Invalid("edgec_compiled_placement: compiled must not be NULL");
+  if (i >= compiled->placements.size())
+    return Invalid("edgec_compiled_placement: index " + std::to_string(i) + " out of range (" +
+                   std::to_string(compiled->placements.size()) + " nodes)");
+  const edgec::NodePlacement& p = compiled->placements[i];
+  if (node) *node = p.node.c_str();
+  if (unit) *unit = edgec::UnitName(p.unit);
+  if (reason) *reason = p.reason.c_str();
+  return Ok();
+}
+
+edgec_status edgec_session_create(const edgec_model* model, const edgec_session_options* options,
+                                  edgec_session** out) {
+  if (!model || !out) return Invalid("edgec_session_create: model and out must not be NULL");
+  auto s = edgec::Session::Create(model->model, ToOptions(options));
+  if (!s.ok()) return Fail(s.status());
+  *out = new edgec_session{std::move(s).value()};
+  return Ok();
+}
+
+edgec_status edgec_session_create_compiled(const edgec_compiled* compiled, const edgec_session_options* options,
+                                           edgec_session** out) {
+  if (!compiled || !out) return Invalid("edgec_session_create_compiled: compiled and out must not be NULL");
+  auto s = edgec::Session::Create(compiled->compiled, ToOptions(options));
+  if (!s.ok()) return Fail(s.status());
+  *out = new edgec_session{std::move(s).value()};
+  return Ok();
+}
+
+void edgec_session_destroy(edgec_session* session) { delete session; }
+
+edgec_status edgec_session_run(edgec_session* session, const edgec_tensor* inputs, size_t count,
+                               edgec_outputs** out) {
+  if (!session || !out || (count > 0 && !inputs))
+    return Invalid("edgec_session_run: session, inputs and out must not be NULL");
+  std::map<std::string, edgec::TensorView> in;
+  for (size_t i = 0; i < count; ++i) {
+    const edgec_tensor& t = inputs[i];
+    if (!t.name) return Invalid("edgec_session_run: input " + std::to_string(i) + " has no name");
+    if (t.rank > 0 && !t.dims) return Invalid(std::string("edgec_session_run: input '") + t.name + "' has no dims");
+    std::vector<int64_t> dims(t.dims, t.dims + t.rank);
+    in[t.name] = edgec::TensorView(static_cast<edgec::DataType>(t.dtype), std::move(dims), t.data);
+  }
+  auto r = session->session.Run(in);
+  if (!r.ok()) return Fail(r.status());
+  *out = new edgec_outputs{std::move(r).value()};
+  return Ok();
+}
+
+double edgec_session_last_seconds(const edgec_session* session) {
+  return session ? session->session.profile().total_seconds : 0;
+}
+
+size_t edgec_outputs_count(const edgec_outputs* outputs) { return outputs ? outputs->tensors.size() : 0; }
+
+edgec_status edgec_outputs_get(const edgec_outputs* outputs, size_t i, edgec_tensor* tensor) {
+  if (!outputs || !tensor) return Invalid("edgec_outputs_get: outputs and tensor must not be NULL");
+  if (i >= outputs->tensors.size())
+    return Invalid("edgec_outputs_get: index " + std::to_string(i) + " out of range (" +
+                   std::to_string(outputs->tensors.size()) + " outputs)");
+  const edgec::NamedTensor& t = outputs->tensors[i];
+  tensor->name = t.name.c_str();
+  tensor->dtype = static_cast<edgec_dtype>(t.tensor.dtype());
+  tensor->dims = t.tensor.dims().data();
+  tensor->rank = t.tensor.dims().size();
+  tensor->data = const_cast<void*>(t.tensor.data());
+  return Ok();
+}
+
+void edgec_outputs_destroy(edgec_outputs* outputs) { delete outputs; }
+
+}  // extern "C"

@@ -1,0 +1,45 @@
+// A Model's CPU session over the driver's Session (driver/session.h: one plan per set of
+// input shapes, cached). Kept apart so that no file of the API sees both the library's
+// Session and the public one.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kernels/cpu/kernel.h"
+
+namespace edgec::api {
+
+struct CpuStepTime {
+  const Node* node = nullptr;
+  std::string kernel;
+  int64_t nanos = 0;
+};
+
+class CpuRunner {
+ public:
+  struct Options {
+    int opt_level = 3;
+    int threads = 0;
+    cpu::KernelTuning tuning;
+    bool profiling = true;
+  };
+  static StatusOr<std::unique_ptr<CpuRunner>> Create(Graph g, const std::string& what, const Options& o);
+  ~CpuRunner();
+
+  Status Run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
+  // Wall time of the last Run's execution (not of building a plan for new shapes).
+  double last_seconds() const;
+  // The steps of the last Run's plan with their times (views and all).
+  std::vector<CpuStepTime> LastSteps() const;
+
+ private:
+  CpuRunner();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace edgec::api

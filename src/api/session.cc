@@ -1,0 +1,73 @@
+// edgec::Session (include/edgec/session.h) on a CompiledModel (runtime/artifact_run.h); a
+// Model's session is made in session_model.cc.
+#include "edgec/session.h"
+
+#include "api/convert.h"
+#include "api/session_impl.h"
+
+namespace edgec {
+inline namespace v1 {
+namespace {
+
+std::map<std::string, Tensor> Borrow(const std::map<std::string, TensorView>& inputs) {
+  std::map<std::string, Tensor> r;
+  for (const auto& [name, v] : inputs) r.emplace(name, api::BorrowTensor(v));
+  return r;
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+StatusOr<Session> Session::Create(const CompiledModel& model, const SessionOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->device = options.device;
+  impl->compiled = model.impl();
+  impl->inputs = model.inputs();
+  impl->outputs = model.outputs();
+  return Session(std::move(impl));
+}
+
+std::vector<ValueInfo> Session::inputs() const { return impl_->inputs; }
+std::vector<ValueInfo> Session::outputs() const { return impl_->outputs; }
+const Profile& Session::profile() const { return impl_->profile; }
+
+StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, TensorView>& inputs) {
+  for (const auto& [name, v] : inputs)
+    if (v.data() == nullptr && v.numel() > 0) return InvalidArgument("run: input '{}' has no data", name);
+  const auto in = Borrow(inputs);
+  std::vector<NamedTensor> result;
+  Profile p;
+  if (impl_->run_model) {
+    RETURN_IF_ERROR(impl_->run_model(in, &result, &p));
+  } else {
+    const ArtifactDevice d = impl_->device == Device::kNpuSim ? ArtifactDevice::kNpuSim : ArtifactDevice::kCpu;
+    ASSIGN_OR_RETURN(ArtifactRunResult r, RunArtifact(impl_->compiled->loaded, d, in));
+    p.simulated = d == ArtifactDevice::kNpuSim;
+    p.total_seconds = p.simulated ? r.latency_s() : r.cpu_s;
+    p.npu_cycles = r.npu_total.cycles;
+    for (const LayerRun& l : r.layers) {
+      NodeProfile n;
+      n.node = l.node;
+      n.op = l.op;
+      n.unit = p.simulated ? api::FromUnit(l.unit) : Unit::kCpu;
+      n.kernel = n.unit == Unit::kNpu ? "npu-sim" : "int8 reference";
+      n.seconds = l.seconds;
+      n.cycles = l.simulated ? l.stats.cycles : 0;
+      n.bytes = l.copy_bytes + (l.simulated ? l.stats.dram_read + l.stats.dram_written : 0);
+      p.nodes.push_back(std::move(n));
+    }
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      result.push_back({r.output_names[i], api::AdoptTensor(std::move(r.outputs[i]))});
+  }
+  impl_->profile = std::move(p);
+  return result;
+}
+
+const char* Version() { return EDGEC_VERSION_STRING; }
+
+}  // namespace v1
+}  // namespace edgec
