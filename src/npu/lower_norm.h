@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "npu/isa.h"
 #include "npu/target.h"
 #include "quant/int_norm.h"

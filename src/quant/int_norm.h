@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "edgec/status.h"
+#include "support/status.h"
 #include "quant/fixed_point.h"
 
 namespace edgec::quant {
