@@ -19,6 +19,9 @@ part() {
   echo
 }
 
+# The zoo first: the API, Python and install parts load its models (the zoo runner below
+# reuses the export, which is cached).
+part "export the model zoo (seeded torch models)" /usr/bin/python3 tests/zoo/export_models.py "$BUILD/zoo"
 part "unit tests" "$BUILD/bin/edgec_tests" --gtest_brief=1
 part "public C++ and C API (include/edgec only, libedgec)" "$BUILD/bin/edgec_api_tests" --gtest_brief=1
 part "Python module (pytest)" env EDGEC_BUILD="$BUILD" /usr/bin/python3 -m pytest -q tests/python
