@@ -14,13 +14,7 @@
 #include "runtime/reference_executor.h"
 
 namespace edgec {
-namespace {
 
-using artifact_io::Unit;
-
-int64_t Bytes(const Tensor& t) { return static_cast<int64_t>(t.nbytes()); }
-
-// NCHW (or any 2-d [rows, cols]) integer tensor -> NHWC int8 bytes for the NPU.
 std::vector<uint8_t> ToNpu(const Tensor& x) {
   const uint8_t flip = x.dtype() == DType::kU8 ? 0x80 : 0;
   const uint8_t* s = static_cast<const uint8_t*>(x.raw());
@@ -36,7 +30,6 @@ std::vector<uint8_t> ToNpu(const Tensor& x) {
   return out;
 }
 
-// NHWC int8 bytes -> a tensor of `type` (NCHW when 4-d).
 StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
   ASSIGN_OR_RETURN(Tensor y, Tensor::Create(type.dtype, type.dims));
   const uint8_t flip = type.dtype == DType::kU8 ? 0x80 : 0;
@@ -51,6 +44,12 @@ StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
       for (int64_t p = 0; p < HW; ++p) d[(b * C + c) * HW + p] = s[(b * HW + p) * C + c] ^ flip;
   return y;
 }
+
+namespace {
+
+using artifact_io::Unit;
+
+int64_t Bytes(const Tensor& t) { return static_cast<int64_t>(t.nbytes()); }
 
 // The CPU's int8 form of an NPU node, on the node's own tensors (NCHW, u8 or i8): integer
 // conv/matmul (int32) + bias + fixed-point requantization; the add and the global average pool

@@ -70,6 +70,11 @@ struct LoadedArtifact {
 };
 StatusOr<LoadedArtifact> LoadArtifact(const artifact_io::MappedArtifact& file);
 
+// How an integer tensor crosses into the NPU: NCHW (4-d) or row-major u8/i8 -> NHWC int8
+// bytes (u8 shifted by -128), and back to a tensor of `type`.
+std::vector<uint8_t> ToNpu(const Tensor& x);
+StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type);
+
 StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice device,
                                         const std::map<std::string, Tensor>& inputs,
                                         const partition::CpuCost& cpu = {});

@@ -14,42 +14,13 @@
 #include "lower/npu_layers.h"
 #include "npu/sim.h"
 #include "npu/vector_tiler.h"
+#include "runtime/artifact_run.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec::lower {
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-// NCHW (4-d) or row-major integer tensor -> the NPU's NHWC int8 bytes, and back.
-std::vector<uint8_t> ToNpu(const Tensor& x) {
-  const uint8_t flip = x.dtype() == DType::kU8 ? 0x80 : 0;
-  const auto* s = static_cast<const uint8_t*>(x.raw());
-  std::vector<uint8_t> out(x.numel());
-  if (x.rank() != 4) {
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = s[i] ^ flip;
-    return out;
-  }
-  const int64_t N = x.dim(0), C = x.dim(1), HW = x.dim(2) * x.dim(3);
-  for (int64_t b = 0; b < N; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) out[(b * HW + p) * C + c] = s[(b * C + c) * HW + p] ^ flip;
-  return out;
-}
-Tensor FromNpu(const uint8_t* s, const TensorType& type) {
-  Tensor y = *Tensor::Create(type.dtype, type.dims);
-  const uint8_t flip = type.dtype == DType::kU8 ? 0x80 : 0;
-  auto* d = static_cast<uint8_t*>(y.raw());
-  if (y.rank() != 4) {
-    for (int64_t i = 0; i < y.numel(); ++i) d[i] = s[i] ^ flip;
-    return y;
-  }
-  const int64_t N = y.dim(0), C = y.dim(1), HW = y.dim(2) * y.dim(3);
-  for (int64_t b = 0; b < N; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) d[(b * C + c) * HW + p] = s[(b * HW + p) * C + c] ^ flip;
-  return y;
-}
 
 std::vector<npu::Target> Targets() {
   auto t = npu::ListTargets();
@@ -149,7 +120,7 @@ void CheckNode(const Node& n, const std::vector<Tensor>& data, Counts& counts) {
         for (int o = 0; o < n.num_outputs(); ++o) {
           const npu::DramRegion* r = region(o ? fmt::format(".output{}", o) : ".output");
           ASSERT_TRUE(r);
-          const Tensor got = FromNpu(dram.data() + r->addr, n.output(o)->type);
+          const Tensor got = *FromNpu(dram.data() + r->addr, n.output(o)->type);
           const Tensor& w = (*want)[o];
           ASSERT_EQ(got.nbytes(), w.nbytes());
           ASSERT_EQ(std::memcmp(got.raw(), w.raw(), w.nbytes()), 0)
