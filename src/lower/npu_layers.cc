@@ -6,15 +6,44 @@
 
 #include "ir/conv_geometry.h"
 #include "ir/infer_movement_util.h"
+#include "lower/npu_layer_util.h"
 
 namespace edgec::lower {
-namespace {
 
 StatusOr<Dims> StaticDims(const Node& n, int i) {
   if (i >= n.num_inputs() || !n.inputs()[i] || !n.inputs()[i]->type.IsStatic())
     return Unimplemented("dynamic shape");
   return n.inputs()[i]->type.dims;
 }
+
+const Tensor* ConstInput(const Node& n, int i) {
+  const Value* v = n.input(i);
+  return v && v->is_constant() ? &v->constant() : nullptr;
+}
+
+StatusOr<std::vector<double>> Scales(const Node& n, int i, const char* what) {
+  const Tensor* t = ConstInput(n, i);
+  if (!t) return Unimplemented("{} is not a constant", what);
+  return t->ToDoubleVector();
+}
+
+StatusOr<int32_t> ScalarZeroPoint(const Node& n, int i, const char* what) {
+  const Value* v = n.input(i);
+  if (!v) return 0;
+  const Tensor* t = ConstInput(n, i);
+  if (!t) return Unimplemented("{} is not a constant", what);
+  const std::vector<double> z = t->ToDoubleVector();
+  if (z.size() != 1) return Unimplemented("{} is not per tensor", what);
+  return static_cast<int32_t>(z[0]);
+}
+
+std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8) {
+  const int32_t lo = output_u8 ? 0 : -128, hi = output_u8 ? 255 : 127, shift = output_u8 ? -128 : 0;
+  return {static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift,
+          static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift};
+}
+
+namespace {
 
 // The geometry fields every NPU window layer has (conv, depthwise, pool), from an NCHW input
 // and the resolved window.
@@ -52,35 +81,6 @@ Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer&
   l.dilation_h = static_cast<int>(g.dilations[0]);
   l.dilation_w = static_cast<int>(g.dilations[1]);
   return Status::Ok();
-}
-
-const Tensor* ConstInput(const Node& n, int i) {
-  const Value* v = n.input(i);
-  return v && v->is_constant() ? &v->constant() : nullptr;
-}
-
-StatusOr<std::vector<double>> Scales(const Node& n, int i, const char* what) {
-  const Tensor* t = ConstInput(n, i);
-  if (!t) return Unimplemented("{} is not a constant", what);
-  return t->ToDoubleVector();
-}
-
-StatusOr<int32_t> ScalarZeroPoint(const Node& n, int i, const char* what) {
-  const Value* v = n.input(i);
-  if (!v) return 0;
-  const Tensor* t = ConstInput(n, i);
-  if (!t) return Unimplemented("{} is not a constant", what);
-  const std::vector<double> z = t->ToDoubleVector();
-  if (z.size() != 1) return Unimplemented("{} is not per tensor", what);
-  return static_cast<int32_t>(z[0]);
-}
-
-// The fused activation's clamp [edgec_qmin, edgec_qmax] of an integer node, in the NPU's
-// i8 terms (u8 values shift by -128).
-std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8) {
-  const int32_t lo = output_u8 ? 0 : -128, hi = output_u8 ? 255 : 127, shift = output_u8 ? -128 : 0;
-  return {static_cast<int32_t>(std::max<int64_t>(lo, n.attrs.GetInt("edgec_qmin", lo))) + shift,
-          static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift};
 }
 
 // What the NPU needs of a QLinearConv/QLinearMatMul (X, xs, xz, W, ws, wz, ys, yz[, B]) with
@@ -273,218 +273,7 @@ int64_t MacsOf(const Node& n) {
   return NumElements(y->type.dims) * (NumElements(w->type.dims) / w->type.dims[0]);
 }
 
-namespace {
 
-bool Is8(const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; }
-
-// Refines two shapes of equal size into one list of dims ("atoms") each of whose dims is a
-// product of consecutive atoms; fails when a dim boundary of one falls inside a dim of the
-// other without dividing it. Per atom: its stride (in elements of its dim, i.e. the atoms
-// inside it) and the dim it belongs to, for each side.
-struct Atom {
-  int64_t size;
-  int in_dim, out_dim;
-  int64_t in_inner, out_inner;
-};
-std::optional<std::vector<Atom>> CommonRefinement(const Dims& in, const Dims& out) {
-  std::vector<int> id, od;
-  for (int i = 0; i < static_cast<int>(in.size()); ++i)
-    if (in[i] != 1) id.push_back(i);
-  for (int i = 0; i < static_cast<int>(out.size()); ++i)
-    if (out[i] != 1) od.push_back(i);
-  std::vector<Atom> atoms;
-  size_t i = 0, j = 0;
-  int64_t ri = i < id.size() ? in[id[0]] : 1, ro = j < od.size() ? out[od[0]] : 1;
-  while (i < id.size() && j < od.size()) {
-    const int64_t s = std::min(ri, ro);
-    if (std::max(ri, ro) % s != 0) return std::nullopt;
-    atoms.push_back({s, id[i], od[j], ri / s, ro / s});
-    ri /= s;
-    ro /= s;
-    if (ri == 1 && ++i < id.size()) ri = in[id[i]];
-    if (ro == 1 && ++j < od.size()) ro = out[od[j]];
-  }
-  if (i != id.size() || j != od.size()) return std::nullopt;
-  return atoms;
-}
-
-StatusOr<std::vector<int64_t>> ConstInts(const Node& n, int i, const char* what) {
-  const Value* v = n.input(i);
-  if (!v) return std::vector<int64_t>{};
-  if (!v->is_constant()) return Unimplemented("{} is not a constant", what);
-  return v->constant().ToInt64Vector();
-}
-
-}  // namespace
-
-StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
-  npu::MoveLayer m;
-  m.name = n.name();
-  std::vector<const Value*> ins;
-  for (const Value* v : n.inputs())
-    if (v && !v->is_constant()) ins.push_back(v);
-  if (n.op() == OpKind::kConcat) {
-    for (const Value* v : n.inputs())
-      if (v && v->is_constant() && NumElements(v->type.dims) > 0) return Unimplemented("constant concat operand not lowered");
-  } else if (ins.size() != 1 || ins[0] != n.input(0)) {
-    return Unimplemented("{} of a computed shape or index not lowered", OpName(n.op()));
-  }
-  for (const Value* v : ins) {
-    if (!Is8(v)) return Unimplemented("dtype {} {} not lowered (8-bit only)", DTypeName(v->type.dtype), OpName(n.op()));
-    if (!v->type.IsStatic()) return Unimplemented("dynamic shape");
-    m.input_bytes.push_back(NumElements(v->type.dims));
-  }
-  for (const Value* v : n.outputs()) {
-    if (!v) return Unimplemented("{} with an unused output", OpName(n.op()));
-    if (!Is8(v) || !v->type.IsStatic()) return Unimplemented("dtype or shape of output '{}'", v->name());
-    m.output_bytes.push_back(NumElements(v->type.dims));
-  }
-  const Dims& x = ins[0]->type.dims;
-  const Dims& y = n.output(0)->type.dims;
-  const int rank = static_cast<int>(x.size());
-  const std::vector<int64_t> xs = npu::NpuByteStrides(x), ys = npu::NpuByteStrides(y);
-  auto axis_of = [&](int64_t a) { return a < 0 ? a + rank : a; };
-  switch (n.op()) {
-    case OpKind::kConcat: {
-      m.what = "concat";
-      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
-      int64_t off = 0;
-      for (size_t i = 0; i < ins.size(); ++i) {
-        const Dims& d = ins[i]->type.dims;
-        if (static_cast<int>(d.size()) != rank || axis < 0 || axis >= rank) return Unimplemented("concat axis {}", axis);
-        m.boxes.push_back({static_cast<int>(i), 0, 0, off * ys[axis], d, npu::NpuByteStrides(d), ys});
-        off += d[axis];
-      }
-      break;
-    }
-    case OpKind::kTranspose: {
-      m.what = "transpose";
-      std::vector<int64_t> perm = n.attrs.GetInts("perm");
-      if (perm.empty())
-        for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
-      if (static_cast<int>(perm.size()) != rank) return Unimplemented("transpose perm of {} dims for rank {}", perm.size(), rank);
-      npu::MoveBox b{0, 0, 0, 0, y, {}, ys};
-      for (int64_t p : perm) b.src_strides.push_back(xs[axis_of(p)]);
-      m.boxes.push_back(std::move(b));
-      break;
-    }
-    case OpKind::kSlice: {
-      m.what = "slice";
-      ASSIGN_OR_RETURN(std::vector<int64_t> starts, ConstInts(n, 1, "slice starts"));
-      ASSIGN_OR_RETURN(std::vector<int64_t> ends, ConstInts(n, 2, "slice ends"));
-      ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstInts(n, 3, "slice axes"));
-      ASSIGN_OR_RETURN(std::vector<int64_t> steps, ConstInts(n, 4, "slice steps"));
-      if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size()) ||
-          (!steps.empty() && steps.size() != starts.size()))
-        return Unimplemented("slice parameters of different lengths");
-      npu::MoveBox b{0, 0, 0, 0, y, xs, ys};
-      for (size_t i = 0; i < starts.size(); ++i) {
-        const int64_t a = axis_of(axes.empty() ? static_cast<int64_t>(i) : axes[i]);
-        const int64_t step = steps.empty() ? 1 : steps[i];
-        if (a < 0 || a >= rank) return Unimplemented("slice axis {}", a);
-        if (step <= 0) return Unimplemented("slice with step {} not lowered (positive steps only)", step);
-        const infer::SliceAxisRange r = infer::ClampSliceAxis(x[a], starts[i], ends[i], step);
-        if (r.length != y[a]) return Unimplemented("slice of {} on axis {} is not {} long", DimsToString(x), a, y[a]);
-        b.src_offset += r.start * xs[a];
-        b.src_strides[a] = step * xs[a];
-      }
-      m.boxes.push_back(std::move(b));
-      break;
-    }
-    case OpKind::kSplit: {
-      m.what = "split";
-      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
-      if (axis < 0 || axis >= rank) return Unimplemented("split axis {}", axis);
-      int64_t off = 0;
-      for (int o = 0; o < n.num_outputs(); ++o) {
-        const Dims& d = n.output(o)->type.dims;
-        m.boxes.push_back({0, o, off * xs[axis], 0, d, xs, npu::NpuByteStrides(d)});
-        off += d[axis];
-      }
-      if (off != x[axis]) return Unimplemented("split of {} into parts of {} on axis {}", x[axis], off, axis);
-      break;
-    }
-    default: {  // reshape-likes: the same row-major element order, in the NPU's layouts
-      m.what = "reshape";
-      auto atoms = CommonRefinement(x, y);
-      if (!atoms) return Unimplemented("reshape {} -> {} is not a strided copy", DimsToString(x), DimsToString(y));
-      npu::MoveBox b;
-      for (const Atom& a : *atoms) {
-        b.counts.push_back(a.size);
-        b.src_strides.push_back(xs[a.in_dim] * a.in_inner);
-        b.dst_strides.push_back(ys[a.out_dim] * a.out_inner);
-      }
-      m.boxes.push_back(std::move(b));
-      break;
-    }
-  }
-  return m;
-}
-
-namespace {
-
-// A QLinearLayerNormalization / QLinearGroupNormalization / QLinearSoftmax as a VEC norm or
-// softmax layer, its parameters in the NPU's i8 terms (u8 zero points and clamp shift by -128;
-// the arithmetic only sees q - zx and zy + ..., so the values agree with the reference's).
-StatusOr<npu::NormLayer> NormLayerOf(const Node& n) {
-  const Value* x = n.input(0);
-  const Value* y = n.output(0);
-  if (!Is8(x) || !Is8(y)) return Unimplemented("dtype not 8-bit");
-  ASSIGN_OR_RETURN(Dims xd, StaticDims(n, 0));
-  const bool softmax = n.op() == OpKind::kQLinearSoftmax;
-  const int y_scale = softmax ? 3 : 5, y_zp = softmax ? 4 : 6;
-  ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "X scale"));
-  ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, y_scale, "Y scale"));
-  ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "X zero point"));
-  ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, y_zp, "Y zero point"));
-  if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-axis scales not lowered");
-  const bool in_u8 = x->type.dtype == DType::kU8, out_u8 = y->type.dtype == DType::kU8;
-  const auto [qmin, qmax] = ClampInI8(n, out_u8);
-  const int32_t zx8 = in_u8 ? zx - 128 : zx, zy8 = out_u8 ? zy - 128 : zy;
-  npu::NormLayer l;
-  l.name = n.name();
-  const int rank = static_cast<int>(xd.size());
-  if (n.op() != OpKind::kQLinearGroupNormalization) {
-    if (rank == 4) return Unimplemented("{} over the last axis of a 4-d tensor (W in NHWC) not lowered", softmax ? "softmax" : "layer norm");
-    if (!softmax && n.attrs.GetInt("axis", -1) != -1 && n.attrs.GetInt("axis", -1) != rank - 1)
-      return Unimplemented("layer norm over axis {} (only the last)", n.attrs.GetInt("axis", -1));
-    l.cols = xd.back();
-    l.items = l.cols ? NumElements(xd) / l.cols : 0;
-  } else {
-    if (rank != 4) return Unimplemented("{}-d group norm (only 2-d)", rank - 2);
-    l.items = xd[0];
-    l.rows_per_item = xd[2] * xd[3];
-    l.cols = xd[1];
-    l.groups = n.attrs.GetInt("num_groups", 1);
-    l.per_row = false;
-  }
-  if (softmax) {
-    l.op = npu::VecOp::kSoftmax;
-    auto p = quant::MakeSoftmaxParams(static_cast<float>(sx[0]), static_cast<float>(sy[0]), zy8, qmin, qmax);
-    if (!p.ok()) return Unimplemented("{}", p.status().message());
-    l.softmax = *p;
-    return l;
-  }
-  l.op = npu::VecOp::kNorm;
-  auto floats = [&](int i) -> StatusOr<std::vector<float>> {
-    std::vector<float> v;
-    if (!n.input(i)) return v;
-    const Tensor* t = ConstInput(n, i);
-    if (!t) return Unimplemented("input {} is not a constant", i);
-    for (double d : t->ToDoubleVector()) v.push_back(static_cast<float>(d));
-    return v;
-  };
-  ASSIGN_OR_RETURN(std::vector<float> gamma, floats(3));
-  ASSIGN_OR_RETURN(std::vector<float> beta, floats(4));
-  const int64_t count = l.per_row ? l.cols : l.cols / std::max<int64_t>(1, l.groups) * l.rows_per_item;
-  auto p = quant::MakeNormParams(static_cast<float>(sx[0]), zx8, gamma, beta, static_cast<float>(sy[0]), zy8, qmin, qmax,
-                                 count, n.attrs.GetFloat("epsilon", 1e-5f));
-  if (!p.ok()) return Unimplemented("{}", p.status().message());
-  l.norm = *p;
-  return l;
-}
-
-}  // namespace
 
 StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   VectorLayer v;

@@ -28,6 +28,11 @@ namespace edgec::npu {
 enum class Opcode : uint8_t {
   kDmaLoad, kDmaStore, kMatMul, kVec, kCopy, kSignal, kWait, kTaskBegin, kTaskEnd,
 };
+
+// Address arithmetic of the lowerings and the simulator.
+inline constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline constexpr int64_t AlignUp(int64_t v, int64_t a) { return CeilDiv(v, a) * a; }
+
 enum class QueueKind : uint8_t { kLoad, kExecute, kVector, kStore };
 constexpr int kNumQueues = 4;
 

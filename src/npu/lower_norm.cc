@@ -3,26 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "npu/emit.h"
+
 namespace edgec::npu {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t AlignUp(int64_t v, int64_t a) { return CeilDiv(v, a) * a; }
-
-// Semaphores of one core: tile buffers (load -> vector) and output buffers (vector -> store).
-enum : int32_t { kInFree = 0, kInFull, kOutFree, kOutFull, kSems };
-
-struct Emitter {
-  int core = 0;
-  std::vector<Instr> q[kNumQueues];
-  void Add(QueueKind queue, Instr in) {
-    in.core = static_cast<uint8_t>(core);
-    in.queue = queue;
-    q[static_cast<int>(queue)].push_back(in);
-  }
-  void Signal(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kSignal, .sem = sem}); }
-  void Wait(QueueKind queue, int32_t sem) { Add(queue, Instr{.op = Opcode::kWait, .sem = sem}); }
-};
+// Semaphores of each core: input slots (load -> vector), output slots (vector -> store).
+constexpr StreamSems kSems{.in_free = 0, .in_full = 1, .out_free = 2, .out_full = 3};
+constexpr int32_t kNumSems = 4;
 
 template <typename T>
 void Append(std::vector<uint8_t>& out, T v) {
@@ -83,15 +71,13 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
                {l.name + ".params", 0, static_cast<int64_t>(params.size())},
                {l.name + ".output", y_addr, l.bytes()}};
   p.cores_used = cores;
-  p.semaphores = kSems;
+  p.semaphores = kNumSems;
   const int64_t per = ChannelsPerGroup(l);
+  std::vector<CoreEmitter> emitters(cores);
   for (int c = 0; c < cores; ++c) {
-    Emitter e;
+    CoreEmitter& e = emitters[c];
     e.core = c;
-    for (int s = 0; s < nbuf; ++s) {
-      e.Signal(QueueKind::kVector, kInFree);
-      e.Signal(QueueKind::kStore, kOutFree);
-    }
+    StartStream(e, kSems, nbuf);
     const int64_t base = c * per_core, params_addr = base + slot * nbuf;
     Instr pl{.op = Opcode::kDmaLoad};  // ahead of the first tile: its "full" token covers it
     pl.dram_addr = 0;
@@ -103,39 +89,40 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
     for (int64_t i = c; i < tiles; i += cores) {
       const int64_t first = i * chunk, n = std::min(chunk, l.items - first), bytes = n * l.item_bytes();
       const int64_t sx = base + s * slot, sy = sx + AlignUp(tile, al);
-      e.Wait(QueueKind::kLoad, kInFree);
-      Instr ld{.op = Opcode::kDmaLoad};
-      ld.dram_addr = x_addr + first * l.item_bytes();
-      ld.region = kInputRegion;
-      ld.sram_addr = sx;
-      ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(bytes);
-      e.Add(QueueKind::kLoad, ld);
-      e.Signal(QueueKind::kLoad, kInFull);
-      e.Wait(QueueKind::kVector, kInFull);
-      e.Wait(QueueKind::kVector, kOutFree);
-      Instr v{.op = Opcode::kVec, .vec = l.op};
-      if (l.op == VecOp::kSoftmax) {
-        v.imm[0] = l.softmax.inv_y.multiplier;
-        v.imm[1] = l.softmax.inv_y.shift;
-        v.imm[2] = l.softmax.y_zero_point;
-        v.imm[3] = l.softmax.qmin;
-        v.imm[4] = l.softmax.qmax;
-      } else {
-        v.imm[0] = l.norm.x_zero_point;
-        v.imm[1] = l.norm.y_zero_point;
-        v.imm[2] = l.norm.qmin;
-        v.imm[3] = l.norm.qmax;
-        v.imm[4] = l.per_row ? 1 : 0;
-      }
-      v.params = params_addr;
-      if (l.per_row || l.op == VecOp::kSoftmax) {  // one VEC: the tile's rows
-        v.src = sx;
-        v.dst = sy;
-        v.rows = static_cast<int32_t>(n * l.rows_per_item);
-        v.cols = static_cast<int32_t>(l.cols);
-        v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols);
-        e.Add(QueueKind::kVector, v);
-      } else {  // one VEC per item and group: a band of `per` channels over the item's pixels
+      auto load = [&] {
+        Instr ld{.op = Opcode::kDmaLoad};
+        ld.dram_addr = x_addr + first * l.item_bytes();
+        ld.region = kInputRegion;
+        ld.sram_addr = sx;
+        ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(bytes);
+        e.Add(QueueKind::kLoad, ld);
+      };
+      auto compute = [&] {
+        Instr v{.op = Opcode::kVec, .vec = l.op};
+        if (l.op == VecOp::kSoftmax) {
+          v.imm[0] = l.softmax.inv_y.multiplier;
+          v.imm[1] = l.softmax.inv_y.shift;
+          v.imm[2] = l.softmax.y_zero_point;
+          v.imm[3] = l.softmax.qmin;
+          v.imm[4] = l.softmax.qmax;
+        } else {
+          v.imm[0] = l.norm.x_zero_point;
+          v.imm[1] = l.norm.y_zero_point;
+          v.imm[2] = l.norm.qmin;
+          v.imm[3] = l.norm.qmax;
+          v.imm[4] = l.per_row ? 1 : 0;
+        }
+        v.params = params_addr;
+        if (l.per_row || l.op == VecOp::kSoftmax) {  // one VEC: the tile's rows
+          v.src = sx;
+          v.dst = sy;
+          v.rows = static_cast<int32_t>(n * l.rows_per_item);
+          v.cols = static_cast<int32_t>(l.cols);
+          v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols);
+          e.Add(QueueKind::kVector, v);
+          return;
+        }
+        // One VEC per item and group: a band of `per` channels over the item's pixels.
         for (int64_t it = 0; it < n; ++it) {
           for (int64_t g = 0; g < l.groups; ++g) {
             Instr vg = v;
@@ -148,23 +135,20 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
             e.Add(QueueKind::kVector, vg);
           }
         }
-      }
-      e.Signal(QueueKind::kVector, kInFree);
-      e.Signal(QueueKind::kVector, kOutFull);
-      e.Wait(QueueKind::kStore, kOutFull);
-      Instr st{.op = Opcode::kDmaStore};
-      st.dram_addr = y_addr + first * l.item_bytes();
-      st.region = kOutputRegion;
-      st.sram_addr = sy;
-      st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(bytes);
-      e.Add(QueueKind::kStore, st);
-      e.Signal(QueueKind::kStore, kOutFree);
+      };
+      auto store = [&] {
+        Instr st{.op = Opcode::kDmaStore};
+        st.dram_addr = y_addr + first * l.item_bytes();
+        st.region = kOutputRegion;
+        st.sram_addr = sy;
+        st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(bytes);
+        e.Add(QueueKind::kStore, st);
+      };
+      EmitStreamedTile(e, kSems, load, compute, store);
       s = (s + 1) % nbuf;
     }
-    for (auto& q : e.q) p.instrs.insert(p.instrs.end(), q.begin(), q.end());
   }
-  p.instrs.insert(p.instrs.begin(), Instr{.op = Opcode::kTaskBegin, .sem = 0});
-  p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  AssembleTask(p, emitters);
   p.task_names = {fmt::format("{} ({} {} x {}x{}{})", l.name, VecOpName(l.op), l.items, l.rows_per_item, l.cols,
                               l.per_row ? "" : fmt::format(", {} groups", l.groups))};
   return p;

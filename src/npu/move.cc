@@ -9,7 +9,6 @@
 namespace edgec::npu {
 namespace {
 
-int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 struct Dim {
   int64_t count, src, dst;

@@ -12,7 +12,6 @@
 namespace edgec::npu {
 namespace {
 
-int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 struct Range {
   int64_t lo, hi;

@@ -19,7 +19,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kEps = 1e-6;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 double CyclesPerElement(const Target& t, VecOp op, bool copy) {
   auto it = t.vector_cores.cycles_per_element.find(copy ? "copy" : VecOpName(op));

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "npu/isa.h"
+
 namespace edgec::npu {
 namespace {
-
-int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 struct Item {
   int64_t addr = 0, bytes = 0;

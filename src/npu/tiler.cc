@@ -13,7 +13,6 @@
 namespace edgec::npu {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<int> Powers(int base, int limit) {

@@ -6,7 +6,6 @@
 namespace edgec::npu {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Single buffering is always a candidate (double may not pay on a vector layer whose loads
 // are short); double only when allowed.

@@ -1,0 +1,32 @@
+// Helpers the node-to-NPU-layer mappings of lower/ share (npu_layers.cc, npu_move_layer.cc,
+// npu_norm_layer.cc); not part of the stage's interface (npu_layers.h).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.h"
+#include "npu/lower_norm.h"
+#include "support/status.h"
+
+namespace edgec::lower {
+
+// Input i's static dims, or "dynamic shape".
+StatusOr<Dims> StaticDims(const Node& n, int i);
+// Input i's constant tensor, or null.
+const Tensor* ConstInput(const Node& n, int i);
+// A constant scale input's values, or "<what> is not a constant".
+StatusOr<std::vector<double>> Scales(const Node& n, int i, const char* what);
+// A constant per-tensor zero point (0 when the input is absent).
+StatusOr<int32_t> ScalarZeroPoint(const Node& n, int i, const char* what);
+// The fused activation's clamp [edgec_qmin, edgec_qmax] of an integer node, in the NPU's
+// i8 terms (u8 values shift by -128).
+std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8);
+inline bool Is8(const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; }
+
+// A QLinearLayerNormalization / QLinearGroupNormalization / QLinearSoftmax as a VEC norm or
+// softmax layer (npu_norm_layer.cc).
+StatusOr<npu::NormLayer> NormLayerOf(const Node& n);
+
+}  // namespace edgec::lower

@@ -1,0 +1,157 @@
+// Data movement nodes as DMA boxes (see npu_layers.h: MoveLayerOf).
+#include <algorithm>
+#include <optional>
+
+#include "ir/infer_movement_util.h"
+#include "lower/npu_layer_util.h"
+#include "lower/npu_layers.h"
+
+namespace edgec::lower {
+
+namespace {
+
+// Refines two shapes of equal size into one list of dims ("atoms") each of whose dims is a
+// product of consecutive atoms; fails when a dim boundary of one falls inside a dim of the
+// other without dividing it. Per atom: its stride (in elements of its dim, i.e. the atoms
+// inside it) and the dim it belongs to, for each side.
+struct Atom {
+  int64_t size;
+  int in_dim, out_dim;
+  int64_t in_inner, out_inner;
+};
+std::optional<std::vector<Atom>> CommonRefinement(const Dims& in, const Dims& out) {
+  std::vector<int> id, od;
+  for (int i = 0; i < static_cast<int>(in.size()); ++i)
+    if (in[i] != 1) id.push_back(i);
+  for (int i = 0; i < static_cast<int>(out.size()); ++i)
+    if (out[i] != 1) od.push_back(i);
+  std::vector<Atom> atoms;
+  size_t i = 0, j = 0;
+  int64_t ri = i < id.size() ? in[id[0]] : 1, ro = j < od.size() ? out[od[0]] : 1;
+  while (i < id.size() && j < od.size()) {
+    const int64_t s = std::min(ri, ro);
+    if (std::max(ri, ro) % s != 0) return std::nullopt;
+    atoms.push_back({s, id[i], od[j], ri / s, ro / s});
+    ri /= s;
+    ro /= s;
+    if (ri == 1 && ++i < id.size()) ri = in[id[i]];
+    if (ro == 1 && ++j < od.size()) ro = out[od[j]];
+  }
+  if (i != id.size() || j != od.size()) return std::nullopt;
+  return atoms;
+}
+
+StatusOr<std::vector<int64_t>> ConstInts(const Node& n, int i, const char* what) {
+  const Value* v = n.input(i);
+  if (!v) return std::vector<int64_t>{};
+  if (!v->is_constant()) return Unimplemented("{} is not a constant", what);
+  return v->constant().ToInt64Vector();
+}
+
+}  // namespace
+
+StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
+  npu::MoveLayer m;
+  m.name = n.name();
+  std::vector<const Value*> ins;
+  for (const Value* v : n.inputs())
+    if (v && !v->is_constant()) ins.push_back(v);
+  if (n.op() == OpKind::kConcat) {
+    for (const Value* v : n.inputs())
+      if (v && v->is_constant() && NumElements(v->type.dims) > 0) return Unimplemented("constant concat operand not lowered");
+  } else if (ins.size() != 1 || ins[0] != n.input(0)) {
+    return Unimplemented("{} of a computed shape or index not lowered", OpName(n.op()));
+  }
+  for (const Value* v : ins) {
+    if (!Is8(v)) return Unimplemented("dtype {} {} not lowered (8-bit only)", DTypeName(v->type.dtype), OpName(n.op()));
+    if (!v->type.IsStatic()) return Unimplemented("dynamic shape");
+    m.input_bytes.push_back(NumElements(v->type.dims));
+  }
+  for (const Value* v : n.outputs()) {
+    if (!v) return Unimplemented("{} with an unused output", OpName(n.op()));
+    if (!Is8(v) || !v->type.IsStatic()) return Unimplemented("dtype or shape of output '{}'", v->name());
+    m.output_bytes.push_back(NumElements(v->type.dims));
+  }
+  const Dims& x = ins[0]->type.dims;
+  const Dims& y = n.output(0)->type.dims;
+  const int rank = static_cast<int>(x.size());
+  const std::vector<int64_t> xs = npu::NpuByteStrides(x), ys = npu::NpuByteStrides(y);
+  auto axis_of = [&](int64_t a) { return a < 0 ? a + rank : a; };
+  switch (n.op()) {
+    case OpKind::kConcat: {
+      m.what = "concat";
+      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
+      int64_t off = 0;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        const Dims& d = ins[i]->type.dims;
+        if (static_cast<int>(d.size()) != rank || axis < 0 || axis >= rank) return Unimplemented("concat axis {}", axis);
+        m.boxes.push_back({static_cast<int>(i), 0, 0, off * ys[axis], d, npu::NpuByteStrides(d), ys});
+        off += d[axis];
+      }
+      break;
+    }
+    case OpKind::kTranspose: {
+      m.what = "transpose";
+      std::vector<int64_t> perm = n.attrs.GetInts("perm");
+      if (perm.empty())
+        for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+      if (static_cast<int>(perm.size()) != rank) return Unimplemented("transpose perm of {} dims for rank {}", perm.size(), rank);
+      npu::MoveBox b{0, 0, 0, 0, y, {}, ys};
+      for (int64_t p : perm) b.src_strides.push_back(xs[axis_of(p)]);
+      m.boxes.push_back(std::move(b));
+      break;
+    }
+    case OpKind::kSlice: {
+      m.what = "slice";
+      ASSIGN_OR_RETURN(std::vector<int64_t> starts, ConstInts(n, 1, "slice starts"));
+      ASSIGN_OR_RETURN(std::vector<int64_t> ends, ConstInts(n, 2, "slice ends"));
+      ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstInts(n, 3, "slice axes"));
+      ASSIGN_OR_RETURN(std::vector<int64_t> steps, ConstInts(n, 4, "slice steps"));
+      if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size()) ||
+          (!steps.empty() && steps.size() != starts.size()))
+        return Unimplemented("slice parameters of different lengths");
+      npu::MoveBox b{0, 0, 0, 0, y, xs, ys};
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const int64_t a = axis_of(axes.empty() ? static_cast<int64_t>(i) : axes[i]);
+        const int64_t step = steps.empty() ? 1 : steps[i];
+        if (a < 0 || a >= rank) return Unimplemented("slice axis {}", a);
+        if (step <= 0) return Unimplemented("slice with step {} not lowered (positive steps only)", step);
+        const infer::SliceAxisRange r = infer::ClampSliceAxis(x[a], starts[i], ends[i], step);
+        if (r.length != y[a]) return Unimplemented("slice of {} on axis {} is not {} long", DimsToString(x), a, y[a]);
+        b.src_offset += r.start * xs[a];
+        b.src_strides[a] = step * xs[a];
+      }
+      m.boxes.push_back(std::move(b));
+      break;
+    }
+    case OpKind::kSplit: {
+      m.what = "split";
+      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
+      if (axis < 0 || axis >= rank) return Unimplemented("split axis {}", axis);
+      int64_t off = 0;
+      for (int o = 0; o < n.num_outputs(); ++o) {
+        const Dims& d = n.output(o)->type.dims;
+        m.boxes.push_back({0, o, off * xs[axis], 0, d, xs, npu::NpuByteStrides(d)});
+        off += d[axis];
+      }
+      if (off != x[axis]) return Unimplemented("split of {} into parts of {} on axis {}", x[axis], off, axis);
+      break;
+    }
+    default: {  // reshape-likes: the same row-major element order, in the NPU's layouts
+      m.what = "reshape";
+      auto atoms = CommonRefinement(x, y);
+      if (!atoms) return Unimplemented("reshape {} -> {} is not a strided copy", DimsToString(x), DimsToString(y));
+      npu::MoveBox b;
+      for (const Atom& a : *atoms) {
+        b.counts.push_back(a.size);
+        b.src_strides.push_back(xs[a.in_dim] * a.in_inner);
+        b.dst_strides.push_back(ys[a.out_dim] * a.out_inner);
+      }
+      m.boxes.push_back(std::move(b));
+      break;
+    }
+  }
+  return m;
+}
+
+}  // namespace edgec::lower

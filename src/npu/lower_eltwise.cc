@@ -1,0 +1,150 @@
+// Elementwise int8 layers on the vector cores (see lower.h).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "npu/emit.h"
+#include "npu/lower.h"
+
+namespace edgec::npu {
+namespace {
+
+// Semaphores of each core: input slots (load -> vector), output slots (vector -> store).
+constexpr StreamSems kSems{.in_free = 0, .in_full = 2, .out_free = 6, .out_full = 7};
+constexpr int32_t kNumSems = 13;
+
+}  // namespace
+
+EltwiseLayer EltwiseLayer::Add(std::string name, int64_t elements, const quant::QuantizedAddParams& p) {
+  EltwiseLayer l{.name = std::move(name), .op = VecOp::kAdd, .elements = elements,
+                 .imm = {p.a_zero_point, p.b_zero_point, p.y_zero_point, p.a.multiplier, p.a.shift, p.b.multiplier,
+                         p.b.shift, p.y.multiplier, p.y.shift, p.qmin, p.qmax}};
+  return l;
+}
+
+EltwiseLayer EltwiseLayer::Mul(std::string name, int64_t elements, const quant::QuantizedMulParams& p) {
+  EltwiseLayer l{.name = std::move(name), .op = VecOp::kMul, .elements = elements,
+                 .imm = {p.a_zero_point, p.b_zero_point, p.y_zero_point, p.y.multiplier, p.y.shift, p.qmin, p.qmax}};
+  return l;
+}
+
+EltwiseLayer EltwiseLayer::Lookup(std::string name, int64_t elements, std::vector<int8_t> table) {
+  EltwiseLayer l{.name = std::move(name), .op = VecOp::kLut, .elements = elements};
+  l.table = std::move(table);
+  return l;
+}
+
+StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
+                               int64_t* a_addr, int64_t* b_addr, int64_t* y_addr) {
+  if (l.op != VecOp::kAdd && l.op != VecOp::kMul && l.op != VecOp::kRelu && l.op != VecOp::kLut)
+    return InvalidArgument("eltwise layer '{}': op {} is not elementwise", l.name, VecOpName(l.op));
+  if (chunk < 1 || l.elements < 1) return InvalidArgument("eltwise layer '{}': empty", l.name);
+  using B = EltwiseLayer::Broadcast;
+  const bool binary = l.binary();
+  const B bc = binary ? l.broadcast : B::kFull;
+  if (bc == B::kRow && (l.cols < 1 || l.elements % l.cols || chunk % l.cols))
+    return InvalidArgument("eltwise layer '{}': {} elements, chunk {} are not whole rows of {}", l.name, l.elements,
+                           chunk, l.cols);
+  if (l.op == VecOp::kLut && l.table.size() != 256)
+    return InvalidArgument("eltwise layer '{}': lookup table of {} values", l.name, l.table.size());
+  if (!l.b_const.empty() && static_cast<int64_t>(l.b_const.size()) != l.b_elements())
+    return InvalidArgument("eltwise layer '{}': constant b of {} values, expected {}", l.name, l.b_const.size(),
+                           l.b_elements());
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const bool b_streamed = binary && bc == B::kFull;
+  const int64_t slot = AlignUp(chunk, al) * (b_streamed ? 3 : 2);
+  // Loaded once per core: a broadcast b, or the table.
+  const int64_t once = binary && !b_streamed ? AlignUp(l.b_elements(), al) : l.op == VecOp::kLut ? AlignUp(256, al) : 0;
+  const int cores = std::min<int64_t>(t.ai_cores.count, CeilDiv(l.elements, chunk));
+  const int64_t per_core = slot * nbuf + once;
+  if (per_core * cores > t.shared_sram.bytes)
+    return InvalidArgument("eltwise layer '{}': chunk {} does not fit SRAM", l.name, chunk);
+  Program p;
+  // The constant part first (dram_init covers it): the table or a constant b.
+  const std::vector<int8_t>& konst = l.op == VecOp::kLut ? l.table : l.b_const;
+  const int64_t const_bytes = static_cast<int64_t>(konst.size());
+  p.dram_init.assign(konst.begin(), konst.end());
+  const int64_t b_bytes = binary ? l.b_elements() : 0;
+  *a_addr = AlignUp(const_bytes, 64);
+  *b_addr = binary && l.b_const.empty() ? *a_addr + AlignUp(l.elements, 64) : 0;
+  *y_addr = *a_addr + AlignUp(l.elements, 64) + (binary && l.b_const.empty() ? AlignUp(b_bytes, 64) : 0);
+  p.dram_bytes = *y_addr + l.elements;
+  p.regions = {{l.name + l.a_region, *a_addr, l.elements}};
+  if (binary && l.b_const.empty()) p.regions.push_back({l.name + l.b_region, *b_addr, b_bytes});
+  if (const_bytes) p.regions.push_back({l.name + (l.op == VecOp::kLut ? ".table" : ".b"), 0, const_bytes});
+  p.regions.push_back({l.name + ".output", *y_addr, l.elements});
+  const int16_t a_region = 0, b_region = 1, y_region = static_cast<int16_t>(p.regions.size() - 1);
+  const int16_t const_region = const_bytes ? y_region - 1 : -1;
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+  const int64_t chunks = CeilDiv(l.elements, chunk);
+  std::vector<CoreEmitter> emitters(cores);
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter& e = emitters[c];
+    e.core = c;
+    StartStream(e, kSems, nbuf);
+    const int64_t base = c * per_core, once_addr = base + slot * nbuf;
+    if (once) {  // ahead of the first chunk's loads, so the chunk's "full" token covers it
+      Instr in{.op = Opcode::kDmaLoad};
+      in.dram_addr = l.op == VecOp::kLut || !l.b_const.empty() ? 0 : *b_addr;
+      in.region = l.op == VecOp::kLut || !l.b_const.empty() ? const_region : b_region;
+      in.sram_addr = once_addr;
+      in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(l.op == VecOp::kLut ? 256 : b_bytes);
+      e.Add(QueueKind::kLoad, in);
+    }
+    int s = 0;
+    for (int64_t i = c; i < chunks; i += cores) {
+      const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
+      const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
+      auto load = [&](int64_t dram, int64_t sram, int16_t region) {
+        Instr in{.op = Opcode::kDmaLoad};
+        in.dram_addr = dram + off;
+        in.region = region;
+        in.sram_addr = sram;
+        in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(n);
+        e.Add(QueueKind::kLoad, in);
+      };
+      auto loads = [&] {
+        load(*a_addr, sa, a_region);
+        if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region);
+      };
+      auto compute = [&] {
+        Instr v{.op = Opcode::kVec, .vec = l.op};
+        v.src = sa;
+        v.src2 = b_streamed ? sb : once_addr;
+        v.dst = sy;
+        v.rows = 1;
+        v.cols = static_cast<int32_t>(n);
+        v.src_stride = v.src2_stride = v.dst_stride = static_cast<int32_t>(n);
+        std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
+        if (bc == B::kRow) {
+          v.rows = static_cast<int32_t>(n / l.cols);
+          v.cols = static_cast<int32_t>(l.cols);
+          v.src_stride = v.dst_stride = v.cols;
+          v.src2_stride = 0;
+        } else if (bc == B::kScalar) {
+          v.imm[kBroadcastImm] = 1;
+        }
+        if (l.op == VecOp::kLut) v.params = once_addr;
+        e.Add(QueueKind::kVector, v);
+      };
+      auto store = [&] {
+        Instr st{.op = Opcode::kDmaStore};
+        st.dram_addr = *y_addr + off;
+        st.region = y_region;
+        st.sram_addr = sy;
+        st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(n);
+        e.Add(QueueKind::kStore, st);
+      };
+      EmitStreamedTile(e, kSems, loads, compute, store);
+      s = (s + 1) % nbuf;
+    }
+  }
+  AssembleTask(p, emitters);
+  const char* how = bc == B::kRow ? " per row" : bc == B::kScalar ? " by a scalar" : "";
+  p.task_names = {fmt::format("{} ({}{} x {})", l.name, VecOpName(l.op), how, l.elements)};
+  return p;
+}
+
+}  // namespace edgec::npu

@@ -1,0 +1,193 @@
+// Window ops on the vector cores: pooling and depthwise convolution (see lower.h).
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "npu/emit.h"
+#include "npu/lower.h"
+
+namespace edgec::npu {
+
+namespace {
+
+// Semaphores of each core: input slots (load -> vector), output slots (vector -> store).
+constexpr StreamSems kSems{.in_free = 0, .in_full = 2, .out_free = 6, .out_full = 7};
+constexpr int32_t kNumSems = 13;
+
+// What the pool and depthwise lowerings share: a window op over an NHWC tensor, tiled by
+// output rows x channels, one VEC per tile on its band. With `params_bytes` (depthwise) each
+// channel tile also has a parameter block in DRAM, first in the image (its constant part,
+// filled by `fill_params` when given), loaded with every tile and passed to the VEC.
+struct WindowOp {
+  std::string name, what;  // what: "pool", "depthwise" (messages)
+  int batch = 1, in_h = 1, in_w = 1, channels = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0, out_h = 0, out_w = 0;
+  int8_t pad = 0;  // the byte padding on load holds
+  VecOp vec = VecOp::kMaxPool;
+  int32_t imm[12] = {};
+  std::function<int64_t(int64_t tc)> params_bytes;
+  std::function<void(int64_t c0, int64_t tc, uint8_t* block)> fill_params;
+};
+
+StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_rows, int tile_c, bool double_buffer,
+                                LayerImage* image) {
+  const int OH = w.out_h, OW = w.out_w, C = w.channels;
+  if (OH < 1 || OW < 1 || w.kernel_h < 1 || w.kernel_w < 1 || w.stride_h < 1 || w.stride_w < 1)
+    return InvalidArgument("{} layer '{}': bad window or empty output", w.what, w.name);
+  if (tile_rows < 1 || tile_c < 1) return InvalidArgument("{} layer '{}': bad tile", w.what, w.name);
+  tile_rows = std::min(tile_rows, OH);
+  tile_c = std::min(tile_c, C);
+  const int nbuf = double_buffer ? 2 : 1;
+  const int64_t al = t.shared_sram.alignment;
+  const int band_rows = (tile_rows - 1) * w.stride_h + w.kernel_h;
+  const int wp = (OW - 1) * w.stride_w + w.kernel_w;  // padded input columns used
+  const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * tile_c, al);
+  const int64_t out_slot = AlignUp(int64_t{tile_rows} * OW * tile_c, al);
+  const int64_t par_slot = w.params_bytes ? AlignUp(w.params_bytes(tile_c), al) : 0;
+  const int64_t per_core = nbuf * (in_slot + out_slot + par_slot);
+  const int64_t tiles_h = CeilDiv(OH, tile_rows), tiles_c = CeilDiv(C, tile_c);
+  const int64_t tiles = tiles_h * tiles_c * w.batch;
+  const int cores = static_cast<int>(std::min<int64_t>(t.ai_cores.count, tiles));
+  if (per_core * cores > t.shared_sram.bytes)
+    return InvalidArgument("{} layer '{}': tile {} rows x {} channels needs {} bytes of SRAM, the target has {}", w.what,
+                           w.name, tile_rows, tile_c, per_core * cores, t.shared_sram.bytes);
+  Program p;
+  std::vector<int64_t> block(tiles_c + 1, 0);  // parameter blocks per channel tile
+  if (w.params_bytes)
+    for (int64_t ct = 0; ct < tiles_c; ++ct)
+      block[ct + 1] = block[ct] + AlignUp(w.params_bytes(std::min<int64_t>(tile_c, C - ct * tile_c)), 64);
+  const int64_t par_bytes = block[tiles_c];
+  const int64_t in_addr = AlignUp(par_bytes, 64), in_bytes = int64_t{w.batch} * w.in_h * w.in_w * C;
+  const int64_t out_addr = AlignUp(in_addr + in_bytes, 64), out_bytes = int64_t{w.batch} * OH * OW * C;
+  p.dram_bytes = out_addr + out_bytes;
+  p.regions = {{w.name + ".input", in_addr, in_bytes}, {w.name + ".output", out_addr, out_bytes}};
+  if (w.params_bytes) p.regions.insert(p.regions.begin(), {w.name + ".params", 0, par_bytes});
+  const int16_t in_region = w.params_bytes ? 1 : 0, out_region = in_region + 1;
+  if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
+  if (w.fill_params) {
+    p.dram_init.assign(par_bytes, 0);
+    for (int64_t ct = 0; ct < tiles_c; ++ct)
+      w.fill_params(ct * tile_c, std::min<int64_t>(tile_c, C - ct * tile_c), p.dram_init.data() + block[ct]);
+  }
+  p.cores_used = cores;
+  p.semaphores = kNumSems;
+  std::vector<CoreEmitter> emitters(cores);
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter& e = emitters[c];
+    e.core = c;
+    StartStream(e, kSems, nbuf);
+    int s = 0;
+    for (int64_t i = c; i < tiles; i += cores) {
+      const int b = static_cast<int>(i / (tiles_h * tiles_c));
+      const int oh0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
+      const int64_t ct = i % tiles_c;
+      const int c0 = static_cast<int>(ct) * tile_c;
+      const int th = std::min(tile_rows, OH - oh0), tc = std::min(tile_c, C - c0);
+      const int rows = (th - 1) * w.stride_h + w.kernel_h;
+      const int64_t base = c * per_core;
+      const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot,
+                    spar = base + nbuf * (in_slot + out_slot) + s * par_slot;
+      const int64_t iy0 = int64_t{oh0} * w.stride_h - w.pad_top, ix0 = -w.pad_left;
+      auto load = [&] {
+        EmitBandLoad(e, t, in_addr + int64_t{b} * w.in_h * w.in_w * C, w.in_h, w.in_w, C, iy0, ix0, rows, wp, c0, tc,
+                     sin, w.pad, in_region);
+        if (!w.params_bytes) return;
+        Instr lp{.op = Opcode::kDmaLoad};
+        lp.dram_addr = block[ct];
+        lp.region = 0;
+        lp.sram_addr = spar;
+        lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(w.params_bytes(tc));
+        EmitDma(e, t, lp);
+      };
+      auto compute = [&] {
+        Instr v{.op = Opcode::kVec, .vec = w.vec};
+        v.src = sin;
+        v.src_stride = tc;
+        v.dst = sout;
+        v.dst_stride = tc;
+        if (w.params_bytes) v.params = spar;
+        v.cols = tc;
+        v.rows = th * OW;
+        v.in_h = rows;
+        v.in_w = wp;
+        v.win_h = w.kernel_h;
+        v.win_w = w.kernel_w;
+        v.stride_h = w.stride_h;
+        v.stride_w = w.stride_w;
+        std::copy(std::begin(w.imm), std::end(w.imm), v.imm);
+        e.Add(QueueKind::kVector, v);
+      };
+      auto store = [&] {
+        Instr st{.op = Opcode::kDmaStore};
+        st.dram_addr = out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0;
+        st.region = out_region;
+        st.sram_addr = sout;
+        st.row_bytes = st.sram_row_bytes = tc;
+        st.ndims = 1;
+        st.dims[0] = {th * OW, C, tc, 0, th * OW};
+        if (tc == C) {  // the tile's pixels are contiguous in DRAM: one row
+          st.row_bytes = st.sram_row_bytes = th * OW * C;
+          st.ndims = 0;
+        }
+        EmitDma(e, t, st);
+      };
+      EmitStreamedTile(e, kSems, load, compute, store);
+      s = (s + 1) % nbuf;
+    }
+  }
+  AssembleTask(p, emitters);
+  return p;
+}
+
+}  // namespace
+
+StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
+                            LayerImage* image) {
+  WindowOp w{.name = l.name, .what = "pool", .batch = l.batch, .in_h = l.in_h, .in_w = l.in_w,
+             .channels = l.channels, .kernel_h = l.kernel_h, .kernel_w = l.kernel_w, .stride_h = l.stride_h,
+             .stride_w = l.stride_w, .pad_top = l.pad_top, .pad_left = l.pad_left, .out_h = l.out_h(),
+             .out_w = l.out_w(), .pad = static_cast<int8_t>(l.max ? -128 : l.x_zero_point),
+             .vec = l.max ? VecOp::kMaxPool : VecOp::kAvgPool};
+  const int32_t imm[] = {l.x_zero_point, l.y_zero_point, l.mult.multiplier, l.mult.shift, l.act_min, l.act_max};
+  std::copy(std::begin(imm), std::end(imm), w.imm);
+  ASSIGN_OR_RETURN(Program p, LowerWindowOp(w, t, tile_rows, tile_c, double_buffer, image));
+  p.task_names = {fmt::format("{} ({} {}x{})", l.name, l.max ? "maxpool" : "avgpool", l.kernel_h, l.kernel_w)};
+  return p;
+}
+
+StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int tile_rows, int tile_c,
+                                 bool double_buffer) {
+  const int C = l.channels;
+  const int64_t window = int64_t{l.kernel_h} * l.kernel_w;
+  if (!l.weights.empty() && (static_cast<int64_t>(l.weights.size()) != window * C ||
+                             static_cast<int>(l.bias.size()) != C ||
+                             (l.requant.size() != 1 && static_cast<int>(l.requant.size()) != C)))
+    return InvalidArgument("depthwise layer '{}': weights, bias or requantization do not match {} channels", l.name, C);
+  WindowOp w{.name = l.name, .what = "depthwise", .batch = l.batch, .in_h = l.in_h, .in_w = l.in_w,
+             .channels = C, .kernel_h = l.kernel_h, .kernel_w = l.kernel_w, .stride_h = l.stride_h,
+             .stride_w = l.stride_w, .pad_top = l.pad_top, .pad_left = l.pad_left, .out_h = l.out_h(),
+             .out_w = l.out_w(), .pad = static_cast<int8_t>(l.x_zero_point), .vec = VecOp::kDwConv};
+  const int32_t imm[] = {l.x_zero_point, l.y_zero_point, l.act_min, l.act_max};
+  std::copy(std::begin(imm), std::end(imm), w.imm);
+  // A channel tile's block: weights [window][tc], then int32 bias, multiplier, shift per channel.
+  w.params_bytes = [window](int64_t tc) { return DwParamsOffset(window, tc) + 12 * tc; };
+  if (!l.weights.empty()) {
+    w.fill_params = [&l, window, C](int64_t c0, int64_t tc, uint8_t* b) {
+      for (int64_t k = 0; k < window; ++k)
+        for (int64_t c = 0; c < tc; ++c) b[k * tc + c] = static_cast<uint8_t>(l.weights[k * C + c0 + c]);
+      int32_t* ints = reinterpret_cast<int32_t*>(b + DwParamsOffset(window, tc));
+      for (int64_t c = 0; c < tc; ++c) {
+        const auto& m = l.requant.size() == 1 ? l.requant[0] : l.requant[c0 + c];
+        ints[c] = l.bias[c0 + c];
+        ints[tc + c] = m.multiplier;
+        ints[2 * tc + c] = m.shift;
+      }
+    };
+  }
+  ASSIGN_OR_RETURN(Program p, LowerWindowOp(w, t, tile_rows, tile_c, double_buffer, nullptr));
+  p.task_names = {fmt::format("{} (depthwise {}x{}, {} ch)", l.name, l.kernel_h, l.kernel_w, C)};
+  return p;
+}
+
+}  // namespace edgec::npu
