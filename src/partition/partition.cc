@@ -87,6 +87,12 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
   auto dtype_ok = [&](const Value* v) { return t.SupportsDType(DTypeName(v->type.dtype)); };
   auto bad_dtype = [&](const Value* v) {
     const std::string d(DTypeName(v->type.dtype));
+    const bool boundary = (n.op() == OpKind::kQuantizeLinear && n.input(0) && n.input(0)->is_graph_input()) ||
+                          (n.op() == OpKind::kDequantizeLinear && n.output(0) && n.output(0)->is_graph_output());
+    if (boundary)
+      return fail(ReasonCode::kBoundary, fmt::format("dtype {} not supported", d), "supported_dtypes",
+                  fmt::format("{} ('{}', a model {})", d, v->name(), n.op() == OpKind::kQuantizeLinear ? "input" : "output"),
+                  join(t.supported_dtypes), "none needed: the model's float boundary; feed int8 to skip it");
     return fail(ReasonCode::kUnsupportedDtype, fmt::format("dtype {} not supported", d), "supported_dtypes",
                 fmt::format("{} ('{}')", d, v->name()), join(t.supported_dtypes),
                 "quantize the model to int8 (edgec quantize --calib DIR, or compile --calib DIR)");
@@ -127,6 +133,7 @@ const char* ReasonCodeName(ReasonCode c) {
     case ReasonCode::kPinnedCpu: return "pinned_cpu";
     case ReasonCode::kUnsupportedOp: return "unsupported_op";
     case ReasonCode::kUnsupportedDtype: return "unsupported_dtype";
+    case ReasonCode::kBoundary: return "model_boundary";
     case ReasonCode::kDynamicShape: return "dynamic_shape";
     case ReasonCode::kNotLowered: return "not_lowered";
     case ReasonCode::kNoTiling: return "no_tiling";

@@ -54,7 +54,7 @@ struct PartitionOptions {
   std::map<std::string, artifact_io::Unit> pins;
 };
 
-// Why a node is where it is (the placement report's `code`; docs/cli.md lists them).
+// Why a node is where it is (the placement report's `code`; docs/profiling.md lists them).
 enum class ReasonCode {
   kNpuCheaper,        // legal and the cost rule chose the NPU
   kNpuForced,         // legal, the cost rule off (--all-npu)
@@ -63,6 +63,8 @@ enum class ReasonCode {
   kPinnedCpu,         // --pin NODE=cpu
   kUnsupportedOp,     // rule 1
   kUnsupportedDtype,  // rule 2
+  kBoundary,          // rule 2 for the model's own float input/output conversion (Q of a graph
+                      // input, DQ of a graph output): not a fallback, --strict ignores it
   kDynamicShape,      // rule 3
   kNotLowered,        // rule 4
   kNoTiling,          // rule 5

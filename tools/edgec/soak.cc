@@ -70,7 +70,7 @@ int SoakMain(const SoakFlags& f) {
   std::vector<Tensor> first;
   std::vector<int> changed;
   int64_t rss_warm = 0, rss_end = 0;
-  Progress bar("soak", f.runs, stderr, isatty(2) ? 1 : 0);  // a log gets no progress lines
+  Progress bar("soak", f.runs, isatty(2) ? stderr : nullptr, 1);  // a log gets no progress lines
   for (int i = 0; i < f.runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     auto r = RunArtifact(a, d, *inputs);
@@ -80,9 +80,9 @@ int SoakMain(const SoakFlags& f) {
     if (i == 0) first = std::move(r->outputs);
     else if (!SameBytes(first, r->outputs)) changed.push_back(i);
     if (i + 1 == warmup) rss_warm = RssBytes();
-    if (isatty(2)) bar.Step();
+    bar.Step();
   }
-  if (isatty(2)) bar.Done();
+  bar.Done();
   rss_end = RssBytes();
   const size_t tenth = std::max<size_t>(1, lat.size() / 10);
   const double head = Median({lat.begin(), lat.begin() + tenth});
