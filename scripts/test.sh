@@ -35,6 +35,8 @@ part "every pass and -O level on the zoo" "$BUILD/bin/pass_diff" "$BUILD/zoo"
 part "INT8 QLinearAdd/QLinearMul vs ONNX Runtime on every operand pair" /usr/bin/python3 tests/quant/ort_binary_ops.py "$BUILD" --cases 24
 part "INT8 QDQ: ONNX Runtime vs edgec int8 on zoo CNNs" /usr/bin/python3 tests/quant/ort_agreement.py "$BUILD"
 part "memory plan vs lower bound on the zoo" "$BUILD/bin/memory_plan_zoo" "$BUILD/zoo" -O0 -O3
+part "profile HTML report in headless Chromium (plots drawn, no console errors)" /usr/bin/python3 tests/report/html_render_test.py "$BUILD"
+part "bounded soak: 2000 runs, outputs identical, RSS growth < 1%" bash tests/report/soak_test.sh "$BUILD" 2000
 part "NPU: compiled zoo CNNs, npu-sim == cpu bit for bit on every target" bash scripts/npu_zoo_check.sh "$BUILD"
 
 echo "=== summary ==="

@@ -250,6 +250,15 @@ StatusOr<Target> ParseTarget(const json& j, const std::string& source) {
     r.Int("barrier_cycles", c.barrier_cycles, 0);
     r.Finish();
   }
+  if (const json* f = j.is_object() && j.contains("energy") ? top.Field("energy") : nullptr) {  // optional
+    ObjectReader r(*f, "energy", source, &err);
+    EnergySpec& e = t.energy;
+    r.Real("pj_per_mac", e.pj_per_mac, -1e-300);
+    r.Real("pj_per_dram_byte", e.pj_per_dram_byte, -1e-300);
+    r.Real("pj_per_sram_byte", e.pj_per_sram_byte, -1e-300);
+    r.Real("cpu_pj_per_mac", e.cpu_pj_per_mac, -1e-300);
+    r.Finish();
+  }
   top.Int("dispatch_overhead_cycles", t.dispatch_overhead_cycles, 0);
   top.Int("token_latency_cycles", t.token_latency_cycles, 0);
   top.String("native_layout", t.native_layout);
@@ -317,6 +326,11 @@ json TargetToJson(const Target& t) {
         {"line_bytes", t.cpu_cache.line_bytes},
         {"cycles_per_line", t.cpu_cache.cycles_per_line},
         {"barrier_cycles", t.cpu_cache.barrier_cycles}}},
+      {"energy",
+       {{"pj_per_mac", t.energy.pj_per_mac},
+        {"pj_per_dram_byte", t.energy.pj_per_dram_byte},
+        {"pj_per_sram_byte", t.energy.pj_per_sram_byte},
+        {"cpu_pj_per_mac", t.energy.cpu_pj_per_mac}}},
       {"dispatch_overhead_cycles", t.dispatch_overhead_cycles},
       {"token_latency_cycles", t.token_latency_cycles},
       {"native_layout", t.native_layout},

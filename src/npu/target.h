@@ -77,6 +77,18 @@ struct CacheSpec {
   int barrier_cycles = 0;
 };
 
+// Optional energy figures (the "energy" object of a target file; every field >= 0, 0 = not
+// given): the profile's energy per layer = MACs * pj_per_mac + DRAM bytes * pj_per_dram_byte +
+// on-chip bytes * pj_per_sram_byte, and CPU nodes MACs * cpu_pj_per_mac. Shown only when
+// pj_per_mac or pj_per_dram_byte is given (given()). Guarded by tests/report/profile_trace_test.cc.
+struct EnergySpec {
+  double pj_per_mac = 0;
+  double pj_per_dram_byte = 0;
+  double pj_per_sram_byte = 0;
+  double cpu_pj_per_mac = 0;
+  bool given() const { return pj_per_mac > 0 || pj_per_dram_byte > 0; }
+};
+
 struct Target {
   std::string name;
   std::string description;
@@ -87,6 +99,7 @@ struct Target {
   DramSpec dram;
   DmaSpec dma;
   CacheSpec cpu_cache;
+  EnergySpec energy;
   int dispatch_overhead_cycles = 0;  // the task queue's cost per TASK_BEGIN
   int token_latency_cycles = 0;      // a SIGNAL is visible to its WAIT after this long
   std::string native_layout;         // "NHWC"

@@ -63,26 +63,111 @@ double CpuSeconds(const Node& n, const CpuCost& cpu) {
   return bytes / cpu.copy_bytes_per_s;
 }
 
-std::string NpuSupport(const Node& n, const npu::Target& t) {
+std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement* p) {
+  auto fail = [&](ReasonCode code, std::string reason, std::string constraint, std::string actual, std::string allowed,
+                  std::string hint) {
+    if (p) {
+      p->code = code;
+      p->constraint = std::move(constraint);
+      p->actual = std::move(actual);
+      p->allowed = std::move(allowed);
+      p->hint = std::move(hint);
+    }
+    return reason;
+  };
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : "|") + x;
+    return s;
+  };
   const std::string op = TargetOpName(n.op());
-  if (!t.SupportsOp(op)) return "unsupported op " + op;
+  if (!t.SupportsOp(op))
+    return fail(ReasonCode::kUnsupportedOp, "unsupported op " + op, "supported_ops", op, join(t.supported_ops),
+                fmt::format("none on this target (the NPU has no {}); a target listing it: --set supported_ops=...|{}", op, op));
   auto dtype_ok = [&](const Value* v) { return t.SupportsDType(DTypeName(v->type.dtype)); };
+  auto bad_dtype = [&](const Value* v) {
+    const std::string d(DTypeName(v->type.dtype));
+    const bool boundary = (n.op() == OpKind::kQuantizeLinear && n.input(0) && n.input(0)->is_graph_input()) ||
+                          (n.op() == OpKind::kDequantizeLinear && n.output(0) && n.output(0)->is_graph_output());
+    if (boundary)
+      return fail(ReasonCode::kBoundary, fmt::format("dtype {} not supported", d), "supported_dtypes",
+                  fmt::format("{} ('{}', a model {})", d, v->name(), n.op() == OpKind::kQuantizeLinear ? "input" : "output"),
+                  join(t.supported_dtypes), "none needed: the model's float boundary; feed int8 to skip it");
+    return fail(ReasonCode::kUnsupportedDtype, fmt::format("dtype {} not supported", d), "supported_dtypes",
+                fmt::format("{} ('{}')", d, v->name()), join(t.supported_dtypes),
+                "quantize the model to int8 (edgec quantize --calib DIR, or compile --calib DIR)");
+  };
   for (const Value* v : n.inputs())
-    if (IsData(v) && !dtype_ok(v)) return fmt::format("dtype {} not supported", DTypeName(v->type.dtype));
+    if (IsData(v) && !dtype_ok(v)) return bad_dtype(v);
   for (const Value* v : n.outputs())
-    if (v && !dtype_ok(v)) return fmt::format("dtype {} not supported", DTypeName(v->type.dtype));
+    if (v && !dtype_ok(v)) return bad_dtype(v);
+  auto dynamic = [&](const Value* v) {
+    return fail(ReasonCode::kDynamicShape, "dynamic shape", "static shapes", v->type.ToString(), "every dim known",
+                "bind the input dims: compile --shape NAME=1x3x224x224");
+  };
   for (const Value* v : n.inputs())
-    if (IsData(v) && !v->type.IsStatic()) return "dynamic shape";
+    if (IsData(v) && !v->type.IsStatic()) return dynamic(v);
   for (const Value* v : n.outputs())
-    if (v && !v->type.IsStatic()) return "dynamic shape";
+    if (v && !v->type.IsStatic()) return dynamic(v);
+  auto not_lowered = [&](const Status& st) {
+    return fail(ReasonCode::kNotLowered, st.message(), "NPU lowering", st.message(), "the layer kinds in docs/npu.md",
+                "none but the CPU: the NPU lowering does not take these attributes");
+  };
   if (lower::IsVectorNode(n)) {
     auto v = lower::VectorLayerOf(n);
-    return v.ok() ? "" : v.status().message();
+    return v.ok() ? "" : not_lowered(v.status());
   }
   auto q = lower::QuantizedLayerOf(n);
-  if (!q.ok()) return q.status().message();
+  if (!q.ok()) return not_lowered(q.status());
   return "";
 }
+
+std::string NpuSupport(const Node& n, const npu::Target& t) { return NpuSupportDetail(n, t, nullptr); }
+
+const char* ReasonCodeName(ReasonCode c) {
+  switch (c) {
+    case ReasonCode::kNpuCheaper: return "npu_cheaper";
+    case ReasonCode::kNpuForced: return "npu_forced";
+    case ReasonCode::kNpuView: return "npu_view";
+    case ReasonCode::kPinnedNpu: return "pinned_npu";
+    case ReasonCode::kPinnedCpu: return "pinned_cpu";
+    case ReasonCode::kUnsupportedOp: return "unsupported_op";
+    case ReasonCode::kUnsupportedDtype: return "unsupported_dtype";
+    case ReasonCode::kBoundary: return "model_boundary";
+    case ReasonCode::kDynamicShape: return "dynamic_shape";
+    case ReasonCode::kNotLowered: return "not_lowered";
+    case ReasonCode::kNoTiling: return "no_tiling";
+    case ReasonCode::kCpuCheaper: return "cpu_cheaper";
+  }
+  return "?";
+}
+
+nlohmann::json PlacementJson(const std::vector<NodePlacement>& ps) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const NodePlacement& p : ps) {
+    nlohmann::json j = {{"node", p.node->name()}, {"op", OpName(p.node->op())}, {"unit", artifact_io::UnitName(p.unit)},
+                        {"code", ReasonCodeName(p.code)}, {"reason", p.reason}, {"macs", p.macs}};
+    nlohmann::json cost = {{"cpu_s", p.cpu_s > 0 ? nlohmann::json(p.cpu_s) : nlohmann::json(0.0)}};
+    if (p.legal) cost.update({{"npu_s", p.npu_s}, {"transfer_s", p.transfer_s}, {"transfer_bytes", p.transfer_bytes}});
+    j["cost"] = cost;
+    if (!p.constraint.empty())
+      j["violated"] = {{"constraint", p.constraint}, {"actual", p.actual}, {"allowed", p.allowed}};
+    if (!p.hint.empty()) j["hint"] = p.hint;
+    nodes.push_back(std::move(j));
+  }
+  return nodes;
+}
+
+namespace {
+// Rule 5's report: the shared SRAM (and accumulators) the tiler had.
+void NoTiling(NodePlacement& p, const npu::Target& t, const Status& st) {
+  p.code = ReasonCode::kNoTiling;
+  p.constraint = "shared_sram.bytes, ai_cores.accumulator_bytes";
+  p.actual = st.message();
+  p.allowed = fmt::format("{} B SRAM, {} B accumulators per core", t.shared_sram.bytes, t.ai_cores.accumulator_bytes);
+  p.hint = fmt::format("a larger SRAM: --set shared_sram.bytes={}", 2 * t.shared_sram.bytes);
+}
+}  // namespace
 
 StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target& t, const PartitionOptions& o) {
   std::vector<NodePlacement> out;
@@ -91,12 +176,15 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     NodePlacement p;
     p.node = n;
     p.macs = lower::MacsOf(*n);
-    p.reason = NpuSupport(*n, t);
+    p.reason = NpuSupportDetail(*n, t, &p);
+    p.cpu_s = CpuSeconds(*n, o.cpu);
     const Node* from = n->input(0) ? n->input(0)->producer() : nullptr;
     if (IsDramView(*n) && from && legal.count(from)) {
       p.reason.clear();
       p.plan = "view of the DRAM tensor (no work, no copy)";
       p.legal = true;
+      p.code = ReasonCode::kNpuView;
+      p.constraint = p.actual = p.allowed = p.hint = "";
       legal.insert(n);
     } else if (p.reason.empty() && lower::IsVectorNode(*n)) {
       ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(*n));
@@ -108,6 +196,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       }
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();
+        NoTiling(p, t, tr.status());
       } else {
         p.vector_tiling = *tr;
         p.npu_cycles = tr->cycles;
@@ -120,6 +209,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       auto tr = npu::ChooseTiling(shape, t, o.tiler);
       if (!tr.ok()) {
         p.reason = "no tiling fits: " + tr.status().message();
+        NoTiling(p, t, tr.status());
       } else {
         p.tiling = *tr;
         p.npu_cycles = tr->best.cycles;
@@ -130,10 +220,26 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     }
     out.push_back(std::move(p));
   }
+  // Pins: to the CPU before the transfers are counted (neighbours see a CPU node); to the
+  // NPU only a legal node.
+  std::set<std::string> pinned;
+  for (NodePlacement& p : out) {
+    auto pin = o.pins.find(p.node->name());
+    if (pin == o.pins.end()) continue;
+    pinned.insert(pin->first);
+    if (pin->second == artifact_io::Unit::kCpu) {
+      legal.erase(p.node);
+    } else if (!p.legal) {
+      return InvalidArgument("--pin {}=npu: {} cannot run on the NPU: {}", pin->first, p.node->Label(), p.reason);
+    }
+  }
+  for (const auto& [name, unit] : o.pins)
+    if (!pinned.count(name)) return InvalidArgument("--pin {}: no node of that name", name);
   const double bw = t.dram.bandwidth_bytes_per_s;
   for (NodePlacement& p : out) {
     if (!p.legal) continue;
     const Node* n = p.node;
+    auto pin = o.pins.find(n->name());
     for (const Value* v : n->inputs())
       if (IsData(v) && (!v->producer() || !legal.count(v->producer()))) p.transfer_bytes += Bytes(v);
     for (const Value* v : n->outputs()) {
@@ -145,13 +251,28 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     p.transfer_s = p.transfer_bytes / bw + p.transfer_bytes / o.cpu.copy_bytes_per_s;
     p.cpu_s = CpuSeconds(*n, o.cpu);
     const double npu_total = p.npu_s + p.transfer_s;
-    if (!o.cost_rule || npu_total <= p.cpu_s) {
+    const bool view = p.code == ReasonCode::kNpuView;
+    if (pin != o.pins.end() && pin->second == artifact_io::Unit::kCpu) {
+      p.code = ReasonCode::kPinnedCpu;
+      p.reason = fmt::format("pinned to the CPU (--pin); npu would take {:.4f} ms + transfers {:.4f} ms, cpu {:.4f} ms",
+                             p.npu_s * 1e3, p.transfer_s * 1e3, p.cpu_s * 1e3);
+      p.hint = "drop --pin " + n->name() + "=cpu";
+    } else if (pin != o.pins.end() || !o.cost_rule || npu_total <= p.cpu_s) {
       p.unit = artifact_io::Unit::kNpu;
-      p.reason = fmt::format("npu {:.4f} ms + transfers {:.4f} ms <= cpu {:.4f} ms; {}", p.npu_s * 1e3,
-                             p.transfer_s * 1e3, p.cpu_s * 1e3, p.plan);
+      if (!view) p.code = pin != o.pins.end() ? ReasonCode::kPinnedNpu : npu_total <= p.cpu_s ? ReasonCode::kNpuCheaper : ReasonCode::kNpuForced;
+      p.reason = fmt::format("{}npu {:.4f} ms + transfers {:.4f} ms {} cpu {:.4f} ms; {}",
+                             pin != o.pins.end() ? "pinned to the NPU (--pin); " : "", p.npu_s * 1e3, p.transfer_s * 1e3,
+                             npu_total <= p.cpu_s ? "<=" : ">", p.cpu_s * 1e3, p.plan);
     } else {
+      p.code = ReasonCode::kCpuCheaper;
       p.reason = fmt::format("cost: cpu {:.4f} ms < npu {:.4f} ms + transfers {:.4f} ms", p.cpu_s * 1e3,
                              p.npu_s * 1e3, p.transfer_s * 1e3);
+      p.constraint = "cost rule: npu + transfers <= cpu";
+      p.actual = fmt::format("npu {:.4f} ms + transfers {:.4f} ms", p.npu_s * 1e3, p.transfer_s * 1e3);
+      p.allowed = fmt::format("<= cpu {:.4f} ms", p.cpu_s * 1e3);
+      p.hint = p.transfer_s > p.cpu_s - p.npu_s && p.npu_s <= p.cpu_s
+                   ? fmt::format("the transfers decide: --pin {}=npu (or its CPU neighbours to the NPU) keeps the data on the NPU", n->name())
+                   : fmt::format("--pin {}=npu forces it (slower by the cost model), or a faster target", n->name());
     }
   }
   return out;

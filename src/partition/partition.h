@@ -24,8 +24,11 @@
 // Between two NPU nodes the tensor stays in DRAM in the NPU's layout (no copy).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "support/status.h"
 #include "ir/graph.h"
@@ -46,12 +49,37 @@ struct PartitionOptions {
   CpuCost cpu;
   npu::TilerOptions tiler;
   bool cost_rule = true;  // false: every legal node goes to the NPU
+  // `--pin NODE=cpu|npu`: a node pinned to the CPU stays there (its neighbours count the
+  // transfers); pinned to the NPU it skips the cost rule, and fails when rules 1-5 do not pass.
+  std::map<std::string, artifact_io::Unit> pins;
 };
+
+// Why a node is where it is (the placement report's `code`; docs/profiling.md lists them).
+enum class ReasonCode {
+  kNpuCheaper,        // legal and the cost rule chose the NPU
+  kNpuForced,         // legal, the cost rule off (--all-npu)
+  kNpuView,           // a view of an NPU value's DRAM bytes
+  kPinnedNpu,         // --pin NODE=npu
+  kPinnedCpu,         // --pin NODE=cpu
+  kUnsupportedOp,     // rule 1
+  kUnsupportedDtype,  // rule 2
+  kBoundary,          // rule 2 for the model's own float input/output conversion (Q of a graph
+                      // input, DQ of a graph output): not a fallback, --strict ignores it
+  kDynamicShape,      // rule 3
+  kNotLowered,        // rule 4
+  kNoTiling,          // rule 5
+  kCpuCheaper,        // legal, but the cost rule chose the CPU
+};
+const char* ReasonCodeName(ReasonCode c);  // "npu_cheaper", "unsupported_op", ...
 
 struct NodePlacement {
   const Node* node = nullptr;
   artifact_io::Unit unit = artifact_io::Unit::kCpu;
   std::string reason;        // why CPU, or the NPU's cost line
+  ReasonCode code = ReasonCode::kCpuCheaper;
+  // The violated constraint (the target field or rule) with the node's value and what the
+  // target allows, and a fix hint (a --set, a dtype, a pin); empty when on the NPU.
+  std::string constraint, actual, allowed, hint;
   bool legal = false;        // passed rules 1-5
   npu::TilerResult tiling;   // legal GEMM-class nodes
   npu::VectorTiling vector_tiling;  // legal vector-core nodes (QLinearAdd, MaxPool)
@@ -79,6 +107,13 @@ double CpuSeconds(const Node& n, const CpuCost& cpu);
 
 // Legality alone (rules 1-4): "" when the NPU may take the node, else the reason.
 std::string NpuSupport(const Node& n, const npu::Target& t);
+
+// Rules 1-4 with the violated constraint (code, constraint, actual, allowed, hint filled);
+// returns the reason ("" when legal).
+std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement* p);
+
+// The placement report: per node its unit, code, reason, constraint, costs on each unit, hint.
+nlohmann::json PlacementJson(const std::vector<NodePlacement>& p);
 
 // Table: node, op, unit, reason; the node counts; the data movement summary.
 std::string FormatPlacements(const std::vector<NodePlacement>& p);

@@ -2,8 +2,15 @@
 // Quantizes (with --calib; a QDQ model is taken as it is), folds Q/DQ into integer ops,
 // partitions the graph between NPU and CPU, lowers every NPU node and writes the compiled
 // model file. Prints the placement of every node with its reason. --sram-svg FILE plots the
-// SRAM occupancy over the largest NPU segment's layers.
+// SRAM occupancy over the largest NPU segment's layers. --placement-json FILE writes the
+// placement report (per node: unit, reason code, violated constraint, costs, fix hint);
+// --pin NODE=cpu|npu overrides the cost rule for a node; --strict (every node on the NPU)
+// and --min-npu-share F (the share of the model's MACs on the NPU) fail with exit code 3,
+// listing the offending nodes, and write no file.
+#include <algorithm>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "driver/sample_shapes.h"
 #include "frontend/onnx/importer.h"
@@ -21,7 +28,10 @@ namespace {
 struct CompileFlags {
   std::string model, target = "default", calib, output, method = "entropy", dtype = "i8";
   std::vector<std::string> sets, shapes, emit;
-  std::string sram_svg;
+  std::string sram_svg, placement_json;
+  std::vector<std::string> pins;
+  bool strict = false;
+  double min_npu_share = -1;
   int64_t limit = 0;
   bool single = false, all_npu = false, quiet = false;
   double cpu_gmacs = 20;
@@ -32,6 +42,31 @@ bool HasQdq(const Graph& g) {
     if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul)
       return true;
   return false;
+}
+
+// --strict / --min-npu-share: 0 when the placement passes (nodes pinned to the CPU and the
+// model's own float input/output conversions do not count against --strict), else prints the offending nodes
+// (CPU nodes, the largest MACs first) and returns 3.
+int CoverageGate(const std::vector<partition::NodePlacement>& ps, bool strict, double min_share, const std::string& target) {
+  if (!strict && min_share < 0) return 0;
+  int64_t macs = 0, npu_macs = 0;
+  std::vector<const partition::NodePlacement*> cpu;
+  for (const auto& p : ps) {
+    macs += p.macs;
+    if (p.unit == artifact_io::Unit::kNpu) npu_macs += p.macs;
+    else if (p.code != partition::ReasonCode::kPinnedCpu && p.code != partition::ReasonCode::kBoundary) cpu.push_back(&p);
+  }
+  const double share = macs ? static_cast<double>(npu_macs) / macs : 1.0;
+  const bool fail = (strict && !cpu.empty()) || (min_share >= 0 && share < min_share);
+  if (!fail) return 0;
+  std::stable_sort(cpu.begin(), cpu.end(), [](auto* a, auto* b) { return a->macs > b->macs; });
+  fmt::print(stderr, "edgec: error: placement on {} fails {}: {:.1f}% of the MACs on the NPU, {} node(s) on the CPU\n",
+             target, strict && !cpu.empty() ? "--strict" : fmt::format("--min-npu-share {}", min_share), 100 * share,
+             cpu.size());
+  for (const auto* p : cpu)
+    fmt::print(stderr, "  {} ({}) {} MACs: {} [{}]{}\n", p->node->name(), OpName(p->node->op()), p->macs, p->reason,
+               partition::ReasonCodeName(p->code), p->hint.empty() ? "" : "; fix: " + p->hint);
+  return 3;
 }
 
 int CompileMain(const CompileFlags& f) {
@@ -89,8 +124,23 @@ int CompileMain(const CompileFlags& f) {
   po.cpu.int8_macs_per_s = f.cpu_gmacs * 1e9;
   po.tiler.allow_double = !f.single;
   po.cost_rule = !f.all_npu;
+  auto pins = ParseAssignments(f.pins, "--pin");
+  if (!pins.ok()) return ReportError(pins.status().message());
+  for (const auto& [node, unit] : *pins) {
+    if (unit != "cpu" && unit != "npu") return ReportError(fmt::format("--pin {}={}: the unit must be cpu or npu", node, unit));
+    po.pins[node] = unit == "npu" ? artifact_io::Unit::kNpu : artifact_io::Unit::kCpu;
+  }
+  if (f.min_npu_share > 1) return ReportError(fmt::format("--min-npu-share: must be in [0, 1], got {}", f.min_npu_share));
   auto r = lower::CompileGraph(*folded, *target, f.model, po);
   if (!r.ok()) return ReportError(fmt::format("{}: {}", f.model, r.status().message()));
+  if (!f.placement_json.empty()) {
+    std::ofstream out(f.placement_json);
+    out << nlohmann::json{{"model", f.model}, {"target", target->name}, {"nodes", partition::PlacementJson(r->placements)}}
+               .dump(1)
+        << "\n";
+    if (!out) return ReportError(fmt::format("{}: cannot write", f.placement_json));
+  }
+  if (int gate = CoverageGate(r->placements, f.strict, f.min_npu_share, target->name); gate != 0) return gate;
   st = artifact_io::WriteArtifact(f.output, r->model);
   if (!st.ok()) return ReportError(st.message());
   if (!asm_file.empty()) {
@@ -138,6 +188,10 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
   sub->add_option("--sram-svg", flags->sram_svg, "write the SRAM occupancy over the layers of the largest NPU segment");
   sub->add_flag("--single-buffer", flags->single, "tile every layer with single buffering");
+  sub->add_option("--placement-json", flags->placement_json, "write the placement report (JSON, per node)");
+  sub->add_option("--pin", flags->pins, "NODE=cpu|npu: place a node there whatever the cost rule says");
+  sub->add_flag("--strict", flags->strict, "fail (exit 3) when a node not pinned to the CPU falls back to the CPU");
+  sub->add_option("--min-npu-share", flags->min_npu_share, "fail (exit 3) when less than this share of the MACs runs on the NPU");
   sub->add_flag("--all-npu", flags->all_npu, "skip the cost rule: every legal node to the NPU");
   sub->add_option("--cpu-gmacs", flags->cpu_gmacs, "the cost rule's CPU int8 rate (GMAC/s)")->capture_default_str();
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   verbs["estimate"] = edgec::cli::AddEstimateVerb(app);
   verbs["sweep"] = edgec::cli::AddSweepVerb(app);
   verbs["compile"] = edgec::cli::AddCompileVerb(app);
+  verbs["profile"] = edgec::cli::AddProfileVerb(app);
+  verbs["diff"] = edgec::cli::AddDiffVerb(app);
+  verbs["soak"] = edgec::cli::AddSoakVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,9 @@ VerbMain AddTargetsVerb(CLI::App& app);
 VerbMain AddEstimateVerb(CLI::App& app);
 VerbMain AddSweepVerb(CLI::App& app);
 VerbMain AddCompileVerb(CLI::App& app);
+VerbMain AddProfileVerb(CLI::App& app);
+VerbMain AddDiffVerb(CLI::App& app);
+VerbMain AddSoakVerb(CLI::App& app);
 int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& inputs,
                 const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report);
 

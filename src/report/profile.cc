@@ -1,0 +1,315 @@
+// The profile of a compiled model's run (see profile.h).
+#include "report/profile.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "support/status.h"
+#include "npu/isa.h"
+
+namespace edgec::report {
+namespace {
+
+const char* kQueueNames[4] = {"load", "execute", "vector", "store"};
+
+// Energy of one op in microjoules (-1 when the target gives no figures).
+double EnergyUj(const npu::Target& t, const OpProfile& o) {
+  const npu::EnergySpec& e = t.energy;
+  if (!e.given()) return -1;
+  if (o.unit == "cpu") return o.macs * e.cpu_pj_per_mac * 1e-6;
+  return (o.macs * e.pj_per_mac + o.dram_bytes * e.pj_per_dram_byte + o.onchip_bytes * e.pj_per_sram_byte) * 1e-6;
+}
+
+// One NPU segment's program, re-simulated for timing with its instruction trace.
+StatusOr<std::pair<npu::Program, npu::SimResult>> TraceSegment(const artifact_io::Segment& s, const npu::Target& t) {
+  ASSIGN_OR_RETURN(npu::Program p, npu::DecodeProgram(s.npu.instructions));
+  p.dram_bytes = s.npu.dram_bytes;
+  p.cores_used = s.npu.cores_used;
+  p.semaphores = s.npu.semaphores;
+  p.task_names = s.npu.task_names;
+  npu::SimOptions so;
+  so.trace = true;
+  ASSIGN_OR_RETURN(npu::SimResult r, npu::Simulate(p, t, so));
+  return std::make_pair(std::move(p), std::move(r));
+}
+
+// Lays one traced segment onto the timeline from `t0` (seconds).
+void AddSegmentSpans(const npu::Program& p, const npu::SimResult& sim, const npu::Target& t, double t0,
+                     const artifact_io::Segment& seg, Profile& out) {
+  const double hz = t.clock_hz;
+  std::vector<std::vector<double>> engine_free(p.cores_used, std::vector<double>(std::max(1, t.dma.engines), -1));
+  std::vector<npu::TraceEvent> events = sim.trace;
+  std::stable_sort(events.begin(), events.end(), [](auto& a, auto& b) { return a.start < b.start; });
+  // Tokens by (core, semaphore): the time each becomes visible and the track that signalled it.
+  struct Token {
+    double visible;
+    int track;
+    double at;
+  };
+  std::map<std::pair<int, int>, std::vector<Token>> tokens;
+  std::vector<std::pair<const npu::Instr*, npu::TraceEvent>> waits;
+  std::map<int, double> layer_start;
+  for (const npu::TraceEvent& e : events) {
+    const npu::Instr& in = p.instrs[e.instr];
+    const int track = QueueTrack(in.core, static_cast<int>(in.queue));
+    const std::string layer = in.layer < static_cast<int>(p.layer_names.size()) ? p.layer_names[in.layer] : "";
+    if (in.op == npu::Opcode::kSignal || in.op == npu::Opcode::kWait) {  // zero-length slices the flows bind to
+      out.spans.push_back({track, in.op == npu::Opcode::kSignal ? "signal" : "wait", "sync", layer, t0 + e.start / hz,
+                           t0 + e.end / hz, 0});
+    }
+    if (in.op == npu::Opcode::kSignal) {
+      const double vis = e.start + t.token_latency_cycles;
+      if (in.to_core < 0) tokens[{in.core, in.sem}].push_back({vis, track, e.start});
+      for (int k = 0; in.to_core >= 0 && k < in.count; ++k) tokens[{in.to_core + k, in.sem}].push_back({vis, track, e.start});
+      continue;
+    }
+    if (in.op == npu::Opcode::kWait) {
+      waits.push_back({&in, e});
+      continue;
+    }
+    if (in.op == npu::Opcode::kTaskBegin || in.op == npu::Opcode::kTaskEnd) continue;
+    if (!layer_start.count(in.layer) || e.start < layer_start[in.layer]) layer_start[in.layer] = e.start;
+    Span s;
+    s.track = track;
+    s.layer = layer;
+    s.start_s = t0 + e.start / hz;
+    s.end_s = t0 + e.end / hz;
+    if (in.op == npu::Opcode::kVec) s.name = fmt::format("{} {}", npu::VecOpName(in.vec), layer);
+    else s.name = fmt::format("{} {}", npu::OpcodeName(in.op), layer);
+    s.category = npu::OpcodeName(in.op);
+    const bool dma = in.op == npu::Opcode::kDmaLoad || in.op == npu::Opcode::kDmaStore;
+    if (dma) s.bytes = in.on_chip ? 0 : in.dma_bytes();
+    out.spans.push_back(s);
+    if (dma) {  // the first engine of its core free at its start
+      auto& free = engine_free[in.core];
+      size_t k = 0;
+      while (k + 1 < free.size() && free[k] > e.start + 1e-9) ++k;
+      free[k] = e.end;
+      Span d = s;
+      d.track = DmaTrack(in.core, static_cast<int>(k));
+      out.spans.push_back(d);
+      out.track_names[d.track] = fmt::format("NPU core {} DMA engine {}", in.core, k);
+    }
+  }
+  for (auto& [key, list] : tokens)
+    std::stable_sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.visible < b.visible; });
+  std::map<std::pair<int, int>, size_t> taken;
+  for (auto& [in, e] : waits) {
+    auto& list = tokens[{in->core, in->sem}];
+    size_t& k = taken[{in->core, in->sem}];
+    k += in->count;
+    if (k == 0 || k > list.size()) continue;
+    const Token& tok = list[k - 1];  // the last token this WAIT took
+    const int to = QueueTrack(in->core, static_cast<int>(in->queue));
+    if (tok.track == to) continue;
+    out.flows.push_back({tok.track, to, t0 + tok.at / hz, t0 + e.start / hz});
+  }
+  // SRAM occupancy per layer of the plan, from the layer's first instruction.
+  for (size_t j = 0; j < seg.layer_plan.size(); ++j) {
+    auto it = std::find(p.layer_names.begin(), p.layer_names.end(), seg.layer_plan[j].layer);
+    if (it == p.layer_names.end()) continue;
+    auto st = layer_start.find(static_cast<int>(it - p.layer_names.begin()));
+    if (st == layer_start.end()) continue;
+    out.sram.push_back({t0 + st->second / hz, static_cast<double>(seg.layer_plan[j].occupancy)});
+  }
+  out.sram.push_back({t0 + sim.total.cycles / hz, 0});
+  for (int c = 0; c < p.cores_used; ++c)
+    for (int q = 0; q < 4; ++q) out.track_names[QueueTrack(c, q)] = fmt::format("NPU core {} {}", c, kQueueNames[q]);
+}
+
+// DRAM bandwidth over time: the DMA bytes spread over each DMA's span, in bins.
+std::vector<CounterSample> Bandwidth(const std::vector<Span>& spans, double total_s) {
+  const int bins = 200;
+  std::vector<CounterSample> out;
+  if (total_s <= 0) return out;
+  const double w = total_s / bins;
+  std::vector<double> bytes(bins, 0);
+  for (const Span& s : spans) {
+    if (s.bytes == 0 || s.track % 16 < 5) continue;  // engine tracks only (each DMA once)
+    const double len = std::max(s.end_s - s.start_s, 1e-15);
+    for (int b = std::max(0, static_cast<int>(s.start_s / w)); b < bins && b * w < s.end_s; ++b) {
+      const double lo = std::max(s.start_s, b * w), hi = std::min(s.end_s, (b + 1) * w);
+      if (hi > lo) bytes[b] += s.bytes * (hi - lo) / len;
+    }
+  }
+  for (int b = 0; b < bins; ++b) out.push_back({b * w, bytes[b] / w});
+  out.push_back({total_s, 0});
+  return out;
+}
+
+}  // namespace
+
+StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a, const ArtifactRunResult& r,
+                               bool timeline) {
+  const npu::Target& t = a.target;
+  Profile p;
+  p.file = file;
+  p.target = t.name;
+  p.clock_hz = t.clock_hz;
+  p.peak_macs_per_cycle = t.peak_int8_macs_per_cycle();
+  p.dram_bytes_per_s = t.dram.bandwidth_bytes_per_s;
+  p.sram_bytes = t.shared_sram.bytes;
+  p.arena_bytes = a.meta.arena_bytes;
+  p.cores = t.ai_cores.count;
+  p.dma_engines = t.dma.engines;
+  p.latency_s = r.latency_s();
+  p.npu_s = r.npu_s;
+  p.cpu_s = r.cpu_s;
+  p.copy_s = r.copy_s;
+  p.cache_s = r.cache_s;
+  std::unordered_map<std::string, const artifact_io::Placement*> placement;
+  for (const auto& pl : a.meta.placements) placement[pl.node] = &pl;
+  std::unordered_map<std::string, size_t> segment_of;
+  for (size_t i = 0; i < a.meta.segments.size(); ++i)
+    if (a.meta.segments[i].unit == artifact_io::Unit::kNpu)
+      for (const auto& n : a.meta.segments[i].nodes) segment_of[n] = i;
+  for (const LayerRun& l : r.layers) {
+    OpProfile o;
+    o.node = l.node;
+    o.op = l.op;
+    o.unit = artifact_io::UnitName(l.unit);
+    o.simulated = l.simulated;
+    o.seconds = l.seconds;
+    o.share = p.latency_s > 0 ? l.seconds / p.latency_s : 0;
+    o.macs = l.simulated ? l.stats.macs : l.macs;
+    o.copies = l.copies;
+    o.copy_bytes = l.copy_bytes;
+    if (l.simulated) {
+      o.cycles = l.stats.cycles;
+      o.utilization = l.stats.mac_utilization(t);
+      o.dram_bytes = l.stats.dram_read + l.stats.dram_written;
+      o.onchip_bytes = l.stats.onchip_bytes;
+      o.sram_peak = l.stats.sram_peak;
+      o.stalls = l.stats.stalls;
+      o.roofline_cycles = l.stats.roofline_cycles(t);
+      o.compute_bound = l.stats.compute_bound(t);
+    }
+    if (auto it = placement.find(l.node); it != placement.end()) o.reason = it->second->reason;
+    o.energy_uj = EnergyUj(t, o);
+    if (o.energy_uj >= 0) p.energy_uj = std::max(0.0, p.energy_uj) + o.energy_uj;
+    (l.unit == artifact_io::Unit::kNpu ? p.npu_nodes : p.cpu_nodes)++;
+    p.ops.push_back(std::move(o));
+  }
+  if (!timeline) return p;
+
+  // The timeline, in graph order (see profile.h).
+  p.track_names[kCpuTrack] = "CPU thread 0";
+  std::unordered_map<std::string, int> index_of;
+  for (size_t i = 0; i < p.ops.size(); ++i) index_of[p.ops[i].node] = static_cast<int>(i);
+  std::map<size_t, bool> segment_done;
+  double now = 0;
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const LayerRun& l = r.layers[i];
+    OpProfile& o = p.ops[i];
+    auto seg = segment_of.find(l.node);
+    if (seg == segment_of.end() || a.meta.segments[seg->second].npu.instructions.empty()) {
+      o.start_s = now;
+      if (l.seconds > 0) p.spans.push_back({kCpuTrack, l.node, l.unit == artifact_io::Unit::kNpu ? "view" : "cpu", l.node, now, now + l.seconds, 0});
+      now += l.seconds;
+      continue;
+    }
+    if (segment_done[seg->second]) {
+      o.start_s = now;  // fixed below from the layer's first instruction
+      continue;
+    }
+    segment_done[seg->second] = true;
+    const artifact_io::Segment& s = a.meta.segments[seg->second];
+    ASSIGN_OR_RETURN(auto traced, TraceSegment(s, t));
+    const auto& [prog, sim] = traced;
+    // The segment's copies in (its first row's copy time) on the CPU thread, then the task.
+    const double copy_s = std::max(0.0, l.seconds - l.stats.cycles / t.clock_hz);
+    if (copy_s > 0) p.spans.push_back({kCpuTrack, "copy to NPU", "copy", l.node, now, now + copy_s, l.copy_bytes});
+    now += copy_s;
+    AddSegmentSpans(prog, sim, t, now, s, p);
+    for (size_t k = 0; k < prog.layer_names.size() && k < sim.layers.size(); ++k) {
+      auto it = index_of.find(prog.layer_names[k]);
+      if (it != index_of.end()) p.ops[it->second].start_s = now + sim.layers[k].start / t.clock_hz;
+    }
+    now += sim.total.cycles / t.clock_hz;
+  }
+  // Arena occupancy: each planned value is live from its producer to its last consumer.
+  std::unordered_map<std::string, std::pair<int, int>> live;
+  int idx = 0;
+  for (const Node* n : a.graph.nodes()) {
+    for (const Value* v : n->inputs())
+      if (v && live.count(v->name())) live[v->name()].second = idx;
+    for (const Value* v : n->outputs())
+      if (v) live[v->name()] = {idx, idx};
+    ++idx;
+  }
+  for (const Value* v : a.graph.inputs()) live.try_emplace(v->name(), 0, 0);
+  std::vector<double> occ(p.ops.size() + 1, 0);
+  for (const auto& vp : a.meta.values) {
+    auto it = live.find(vp.value);
+    if (it == live.end()) continue;
+    for (int k = it->second.first; k <= it->second.second && k < static_cast<int>(occ.size()); ++k) occ[k] += vp.bytes;
+  }
+  for (size_t k = 0; k < p.ops.size(); ++k) p.arena.push_back({p.ops[k].start_s, occ[k]});
+  std::stable_sort(p.arena.begin(), p.arena.end(), [](auto& x, auto& y) { return x.t_s < y.t_s; });
+  p.arena.push_back({now, 0});
+  p.dram_bw = Bandwidth(p.spans, now);
+  p.latency_s = std::max(p.latency_s, now);
+  return p;
+}
+
+std::string FormatProfile(const Profile& p, int top) {
+  std::vector<const OpProfile*> rows;
+  for (const auto& o : p.ops) rows.push_back(&o);
+  if (top > 0) {
+    std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->seconds > b->seconds; });
+    if (static_cast<int>(rows.size()) > top) rows.resize(top);
+  }
+  const bool energy = p.energy_uj >= 0;
+  std::string s = fmt::format("{:<32} {:<12} {:<4} {:>9} {:>10} {:>6} {:>11} {:>6} {:>10} {:>10} {:<26}{} {}\n", "node", "op",
+                              "unit", "time ms", "cycles", "share", "MACs", "util", "DRAM B", "copies", "top stall (cycles)",
+                              energy ? "  energy uJ" : "", "reason");
+  for (const OpProfile* o : rows) {
+    std::string name = o->node.size() > 32 ? ".." + o->node.substr(o->node.size() - 30) : o->node;
+    std::string stall = "-";
+    double top_c = 0;
+    for (auto& [k, v] : o->stalls)
+      if (v > top_c) top_c = v, stall = fmt::format("{} ({:.0f})", k, v);
+    s += fmt::format("{:<32} {:<12} {:<4} {:>9.4f} {:>10} {:>5.1f}% {:>11} {:>6} {:>10} {:>10} {:<26}{} {}\n", name,
+                     o->op.substr(0, 12), o->unit, o->seconds * 1e3, o->simulated ? fmt::format("{:.0f}", o->cycles) : "est",
+                     100 * o->share, o->macs, o->simulated && o->macs ? fmt::format("{:.1f}%", 100 * o->utilization) : "-",
+                     o->simulated ? std::to_string(o->dram_bytes) : "-",
+                     o->copies ? fmt::format("{}/{}B", o->copies, o->copy_bytes) : "-", stall.substr(0, 26),
+                     energy ? fmt::format(" {:>10.2f}", o->energy_uj) : "", o->unit == "cpu" ? o->reason : "");
+  }
+  s += fmt::format("{} on {}: latency {:.3f} ms = NPU {:.3f} + CPU {:.3f} (cost model) + copies {:.3f} + cache {:.3f}; "
+                   "{} node(s) on the NPU, {} on the CPU",
+                   p.file, p.target, p.latency_s * 1e3, p.npu_s * 1e3, p.cpu_s * 1e3, p.copy_s * 1e3, p.cache_s * 1e3,
+                   p.npu_nodes, p.cpu_nodes);
+  if (energy) s += fmt::format("; energy {:.1f} uJ", p.energy_uj);
+  return s + "\n";
+}
+
+nlohmann::json ProfileJson(const Profile& p) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const OpProfile& o : p.ops) {
+    nlohmann::json j = {{"node", o.node},          {"op", o.op},
+                        {"unit", o.unit},          {"seconds", o.seconds},
+                        {"share", o.share},        {"start_s", o.start_s},
+                        {"simulated", o.simulated}, {"cycles", o.cycles},
+                        {"macs", o.macs},          {"utilization", o.utilization},
+                        {"dram_bytes", o.dram_bytes}, {"onchip_bytes", o.onchip_bytes},
+                        {"sram_peak", o.sram_peak}, {"copies", o.copies},
+                        {"copy_bytes", o.copy_bytes}, {"stalls", o.stalls},
+                        {"roofline_cycles", o.roofline_cycles},
+                        {"bound", o.simulated ? (o.compute_bound ? "compute" : "memory") : "cpu"},
+                        {"reason", o.reason}};
+    if (o.energy_uj >= 0) j["energy_uj"] = o.energy_uj;
+    if (auto e = p.error.find(o.node); e != p.error.end()) j["int8_error"] = e->second;
+    ops.push_back(std::move(j));
+  }
+  nlohmann::json j = {{"file", p.file},       {"target", p.target},     {"latency_s", p.latency_s},
+                      {"npu_s", p.npu_s},     {"cpu_s", p.cpu_s},       {"copy_s", p.copy_s},
+                      {"cache_s", p.cache_s}, {"npu_nodes", p.npu_nodes}, {"cpu_nodes", p.cpu_nodes},
+                      {"ops", ops}};
+  if (p.energy_uj >= 0) j["energy_uj"] = p.energy_uj;
+  return j;
+}
+
+}  // namespace edgec::report

@@ -1,0 +1,97 @@
+// A small int8 CNN compiled for a target, written to a temporary .edgec and loaded: the input
+// of the profile, trace, diff and placement tests. Its convs are wide enough to spread over
+// several NPU cores; its Softmax and float tail give CPU nodes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "ir/infer.h"
+#include "lower/npu_compile.h"
+#include "quant/pipeline.h"
+#include "runtime/artifact_run.h"
+
+#include "../quant/quant_test_util.h"
+
+namespace edgec::testing_report {
+
+using Ints = std::vector<int64_t>;
+
+inline Graph IntegerCnn() {
+  using testing_quant::Add;
+  using testing_quant::Normal;
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 16, 24, 24}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({64, 16, 3, 3}, 1, 0.1)),
+                                     g.AddConstant("b1", Normal({64}, 2, 0.1))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", Normal({64, 64, 3, 3}, 3, 0.05)),
+                                     g.AddConstant("b2", Normal({64}, 4, 0.1))}, pad, "conv2");
+  Value* sum = Add(g, OpKind::kAdd, {c2, r1}, {}, "add");
+  Value* r2 = Add(g, OpKind::kRelu, {sum}, {}, "relu2");
+  Value* c3 = Add(g, OpKind::kConv, {r2, g.AddConstant("w3", Normal({32, 64, 1, 1}, 5, 0.1)),
+                                     g.AddConstant("b3", Normal({32}, 6, 0.1))}, {}, "conv3");
+  Value* p = Add(g, OpKind::kGlobalAveragePool, {c3}, {}, "gap");
+  Value* f = Add(g, OpKind::kFlatten, {p}, {}, "flatten");
+  Attributes tb;
+  tb.Set("transB", int64_t{1});
+  Value* fc = Add(g, OpKind::kGemm, {f, g.AddConstant("wf", Normal({10, 32}, 7, 0.3)),
+                                     g.AddConstant("bf", Normal({10}, 8, 0.1))}, tb, "fc");
+  Value* y = Add(g, OpKind::kSoftmax, {fc}, {}, "softmax");
+  g.MarkOutput(y);
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
+  std::vector<quant::Sample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 24, 24}, 100 + i)}});
+  quant::CalibrationOptions co;
+  co.storage = DType::kI8;
+  auto table = quant::Calibrate(g, samples, co, {}, false);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
+  auto folded = quant::Int8Executable(g);
+  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
+  return std::move(*folded);
+}
+
+// A slow CPU for the cost rule, so that these small layers go to the NPU.
+inline partition::PartitionOptions SlowCpu() {
+  partition::PartitionOptions o;
+  o.cpu.int8_macs_per_s = 1e8;
+  o.cpu.copy_bytes_per_s = 1e7;
+  return o;
+}
+
+struct Compiled {
+  std::string path;
+  std::vector<partition::NodePlacement> placements;
+  std::unique_ptr<artifact_io::MappedArtifact> file;
+  LoadedArtifact loaded;
+  ~Compiled() { std::filesystem::remove(path); }
+};
+
+inline std::unique_ptr<Compiled> CompileAndLoad(const Graph& g, const npu::Target& t, const std::string& tag,
+                                                const partition::PartitionOptions& o = SlowCpu()) {
+  auto c = std::make_unique<Compiled>();
+  c->path = (std::filesystem::temp_directory_path() / ("edgec_report_" + tag + ".edgec")).string();
+  auto r = lower::CompileGraph(g, t, "report_test", o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return nullptr;
+  c->placements = r->placements;
+  EXPECT_TRUE(artifact_io::WriteArtifact(c->path, r->model).ok());
+  auto m = artifact_io::MappedArtifact::Open(c->path);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (!m.ok()) return nullptr;
+  c->file = std::move(*m);
+  auto l = LoadArtifact(*c->file);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  if (!l.ok()) return nullptr;
+  c->loaded = std::move(*l);
+  return c;
+}
+
+}  // namespace edgec::testing_report
