@@ -120,3 +120,39 @@ def test_targets_json_lists_what_the_table_lists():
     assert [r["name"] for r in rows] == [line.split()[0] for line in table]
     default = next(r for r in rows if r["name"] == "edge-default")
     assert default["cores"] * default["mac_rows"] * default["mac_cols"] == default["macs_per_cycle"]
+
+
+MODEL = os.path.join(conftest.ZOO, "squeezenet1_1", "model.onnx")
+
+
+def test_inspect_json_agrees_with_the_table():
+    j = json.loads(edgec("inspect", MODEL, "--json").stdout)
+    table = edgec("inspect", MODEL, "--all-layers").stdout
+    assert f"total MACs: {j['total_macs']} " in table
+    assert f"MACs per layer ({len(j['layers'])} layers)" in table
+    assert sum(max(r["macs"], 0) for r in j["layers"]) == j["total_macs"] > 0
+    assert j["inputs"][0]["name"] == "input" and sum(j["ops"].values()) > len(j["layers"])
+
+
+def test_sweep_json_has_a_row_per_value(tmp_path):
+    r = edgec("sweep", MODEL, "--set", "shared_sram.bytes=256K,1M,4M", "--json", str(tmp_path / "s.json"))
+    assert r.returncode == 0, r.stderr
+    j = json.loads((tmp_path / "s.json").read_text())
+    assert [row["value"] for row in j["rows"]] == ["256K", "1M", "4M"]
+    for row in j["rows"]:
+        assert f"{row['npu_ms']:.3f}" in r.stdout
+
+
+def test_compile_json_lists_every_placement(tmp_path):
+    calib = tmp_path / "calib"
+    subprocess.run(["/usr/bin/python3", os.path.join(conftest.ROOT, "scripts", "make_calib_data.py"), MODEL,
+                    str(calib), "--count", "2"], check=True, capture_output=True)
+    r = edgec("compile", MODEL, "--calib", str(calib), "--method", "minmax", "-o", str(tmp_path / "m.edgec"),
+              "--json", str(tmp_path / "p.json"))
+    assert r.returncode == 0, r.stderr
+    j = json.loads((tmp_path / "p.json").read_text())
+    rows = j["placements"]
+    assert j["target"] == "edge-default" and rows and all(p["reason"] for p in rows)
+    assert {p["unit"] for p in rows} <= {"npu", "cpu"} and any(p["unit"] == "npu" for p in rows)
+    for p in rows:  # every node of the JSON is in the printed table
+        assert p["node"] in r.stdout, p["node"]

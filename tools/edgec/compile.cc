@@ -2,7 +2,7 @@
 // Quantizes (with --calib; a QDQ model is taken as it is), folds Q/DQ into integer ops,
 // partitions the graph between NPU and CPU, lowers every NPU node and writes the compiled
 // model file. Prints the placement of every node with its reason. --sram-svg FILE plots the
-// SRAM occupancy over the largest NPU segment's layers.
+// SRAM occupancy over the largest NPU segment's layers; --json FILE writes the placements.
 #include <fstream>
 
 #include "driver/sample_shapes.h"
@@ -13,6 +13,7 @@
 #include "report/sram_svg.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
+#include "tools/edgec/report_json.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -21,7 +22,7 @@ namespace {
 struct CompileFlags {
   std::string model, target = "default", calib, output, method = "entropy", dtype = "i8";
   std::vector<std::string> sets, shapes, emit;
-  std::string sram_svg;
+  std::string sram_svg, json;
   int64_t limit = 0;
   bool single = false, all_npu = false, quiet = false;
   double cpu_gmacs = 20;
@@ -109,6 +110,14 @@ int CompileMain(const CompileFlags& f) {
         fmt::format("{} on {}: SRAM occupancy over {} layers", f.model, target->name, widest->layer_plan.size()),
         report::SramSteps(*widest), target->shared_sram.bytes);
   }
+  if (!f.json.empty()) {
+    int npu_segments = 0;
+    for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
+    st = WriteJsonFile(f.json, {{"model", f.model}, {"target", target->name}, {"output", f.output},
+                                {"segments", r->model.segments.size()}, {"npu_segments", npu_segments},
+                                {"placements", PlacementsJson(r->placements)}});
+    if (!st.ok()) return ReportError(st.message());
+  }
   if (!f.quiet) {
     fmt::print("target {}\n{}", target->name, partition::FormatPlacements(r->placements));
     fmt::print("{}", r->sram_summary);
@@ -137,6 +146,7 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
   sub->add_option("--sram-svg", flags->sram_svg, "write the SRAM occupancy over the layers of the largest NPU segment");
+  sub->add_option("--json", flags->json, "also write the placement table (node, op, unit, reason, costs) as JSON");
   sub->add_flag("--single-buffer", flags->single, "tile every layer with single buffering");
   sub->add_flag("--all-npu", flags->all_npu, "skip the cost rule: every legal node to the NPU");
   sub->add_option("--cpu-gmacs", flags->cpu_gmacs, "the cost rule's CPU int8 rate (GMAC/s)")->capture_default_str();
