@@ -156,3 +156,19 @@ def test_compile_json_lists_every_placement(tmp_path):
     assert {p["unit"] for p in rows} <= {"npu", "cpu"} and any(p["unit"] == "npu" for p in rows)
     for p in rows:  # every node of the JSON is in the printed table
         assert p["node"] in r.stdout, p["node"]
+
+
+def test_quantize_sensitivity_json_is_the_table(tmp_path):
+    calib = tmp_path / "calib"
+    subprocess.run(["/usr/bin/python3", os.path.join(conftest.ROOT, "scripts", "make_calib_data.py"), MODEL,
+                    str(calib), "--count", "2"], check=True, capture_output=True)
+    r = edgec("quantize", MODEL, "--calib", str(calib), "--method", "minmax", "--sensitivity", "--sensitivity-samples",
+              "2", "--json", str(tmp_path / "s.json"), "-o", str(tmp_path / "q.onnx"))
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "s.json").read_text())["sensitivity"]
+    table = [line.split() for line in r.stdout.splitlines() if line.startswith("  Conv ")]
+    assert len(rows) == len(table) > 0
+    for row, cells in zip(rows, table):
+        assert " ".join(cells[:-2]) == row["layer"] and f"{row['sqnr_db']:.1f}" == cells[-2]
+    bad = edgec("quantize", MODEL, "--calib", str(calib), "--json", str(tmp_path / "x.json"))
+    assert bad.returncode == 1 and "--json" in bad.stderr
