@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything edgec needs on Debian 12. Idempotent: a second run does nothing
 # that is already done. Run as root (CI and the dev machines are root) or with sudo.
+# Prints one summary line (what was installed or found, and the time); apt's and npm's own
+# output goes to a log file, whose last lines are printed only when a step fails.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +21,19 @@ APT_PACKAGES=(
   nodejs npm
   chromium fonts-dejavu-core
 )
+
+LOG="${EDGEC_DEPS_LOG:-${TMPDIR:-/tmp}/edgec-install-deps.log}"
+: > "$LOG"
+START=$(date +%s)
+summary=()
+quiet_run() {  # quiet_run WHAT COMMAND...: the command's output to the log; on failure its tail
+  local what="$1"; shift
+  if ! "$@" >> "$LOG" 2>&1; then
+    tail -25 "$LOG" >&2
+    echo "install-deps: $what failed (full log: $LOG)" >&2
+    exit 1
+  fi
+}
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
@@ -39,12 +54,12 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "install-deps: apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  quiet_run "apt-get update" $SUDO apt-get update -qq
+  quiet_run "apt-get install ${missing[*]}" $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  summary+=("installed ${#missing[@]} Debian package(s) (${missing[*]}), $(( ${#APT_PACKAGES[@]} - ${#missing[@]} )) present")
 else
-  echo "install-deps: apt packages present"
+  summary+=("${#APT_PACKAGES[@]} Debian packages present")
 fi
 
 # ONNX Runtime (oracle and peer) from npm, pinned, into tools/ort (ignored by git).
@@ -59,12 +74,16 @@ if [ -f "$ORT_DIR/node_modules/onnxruntime-node/package.json" ]; then
   have="$(node -p "require('$ORT_DIR/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || true)"
 fi
 if [ "$have" != "$ORT_VERSION" ]; then
-  echo "install-deps: npm install onnxruntime-node@$ORT_VERSION into tools/ort"
   mkdir -p "$ORT_DIR"
   if [ ! -f "$ORT_DIR/package.json" ]; then
     echo '{ "name": "edgec-ort", "private": true }' > "$ORT_DIR/package.json"
   fi
-  (cd "$ORT_DIR" && npm install --ignore-scripts --no-audit --no-fund --save-exact "onnxruntime-node@$ORT_VERSION")
+  quiet_run "npm install onnxruntime-node@$ORT_VERSION" \
+    bash -c "cd '$ORT_DIR' && npm install --ignore-scripts --no-audit --no-fund --save-exact onnxruntime-node@$ORT_VERSION"
+  summary+=("installed onnxruntime-node $ORT_VERSION into tools/ort")
 else
-  echo "install-deps: onnxruntime-node@$ORT_VERSION present"
+  summary+=("onnxruntime-node $ORT_VERSION present")
 fi
+
+joined="$(printf '%s; ' "${summary[@]}")"
+echo "install-deps: ${joined%; } ($(( $(date +%s) - START )) s; log: $LOG)"

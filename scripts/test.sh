@@ -25,6 +25,8 @@ part "export the model zoo (seeded torch models)" /usr/bin/python3 tests/zoo/exp
 part "unit tests" "$BUILD/bin/edgec_tests" --gtest_brief=1
 part "public C++ and C API (include/edgec only, libedgec)" "$BUILD/bin/edgec_api_tests" --gtest_brief=1
 part "Python module (pytest)" env EDGEC_BUILD="$BUILD" /usr/bin/python3 -m pytest -q tests/python
+part "docs: CLI reference vs --help, conventions, references, every doc example" env EDGEC_BUILD="$BUILD" /usr/bin/python3 -m pytest -q tests/docs
+part "quickstart: docs/quickstart.md's five commands from a fresh clone and HOME" bash tests/docs/quickstart_test.sh "$BUILD"
 part "installed package: outside C++/C programs, Python, docs/api.md examples" bash tests/api/install_test.sh "$BUILD"
 part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"

@@ -80,13 +80,13 @@ python_import() {
 check python-import python_import
 check python-example env PYTHONPATH="$PYDIR" $PY "$ROOT/examples/python/int8_npu_walkthrough.py" model.onnx
 
-# docs/api.md: every fenced block of these languages.
+# docs/api.md: every block marked ```cpp install, ```c install or ```python install.
 $PY - "$ROOT/docs/api.md" "$WORK/doc" <<'PYEOF'
 import os, re, sys
 text = open(sys.argv[1]).read()
 os.makedirs(sys.argv[2], exist_ok=True)
 ext = {"cpp": "cc", "c": "c", "python": "py"}
-for i, (lang, body) in enumerate(re.findall(r"```(cpp|c|python)\n(.*?)```", text, re.S)):
+for i, (lang, body) in enumerate(re.findall(r"^```(cpp|c|python) install\n(.*?)^```", text, re.S | re.M)):
     with open(os.path.join(sys.argv[2], f"example{i:02d}.{ext[lang]}"), "w") as f:
         f.write(body)
 PYEOF

@@ -2,11 +2,11 @@
 // Quantizes (with --calib; a QDQ model is taken as it is), folds Q/DQ into integer ops,
 // partitions the graph between NPU and CPU, lowers every NPU node and writes the compiled
 // model file. Prints the placement of every node with its reason. --sram-svg FILE plots the
-// SRAM occupancy over the largest NPU segment's layers. --placement-json FILE writes the
-// placement report (per node: unit, reason code, violated constraint, costs, fix hint);
-// --pin NODE=cpu|npu overrides the cost rule for a node; --strict (every node on the NPU)
-// and --min-npu-share F (the share of the model's MACs on the NPU) fail with exit code 3,
-// listing the offending nodes, and write no file.
+// SRAM occupancy over the largest NPU segment's layers. --json FILE writes the placement
+// report (per node: unit, reason code, violated constraint, costs, fix hint), also when a
+// coverage gate fails; --pin NODE=cpu|npu overrides the cost rule for a node; --strict (every
+// node on the NPU) and --min-npu-share F (the share of the model's MACs on the NPU) fail with
+// exit code 3, listing the offending nodes, and write no .edgec file.
 #include <algorithm>
 #include <fstream>
 
@@ -20,6 +20,7 @@
 #include "report/sram_svg.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
+#include "tools/edgec/report_json.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -28,7 +29,7 @@ namespace {
 struct CompileFlags {
   std::string model, target = "default", calib, output, method = "entropy", dtype = "i8";
   std::vector<std::string> sets, shapes, emit;
-  std::string sram_svg, placement_json;
+  std::string sram_svg, json;
   std::vector<std::string> pins;
   bool strict = false;
   double min_npu_share = -1;
@@ -133,12 +134,13 @@ int CompileMain(const CompileFlags& f) {
   if (f.min_npu_share > 1) return ReportError(fmt::format("--min-npu-share: must be in [0, 1], got {}", f.min_npu_share));
   auto r = lower::CompileGraph(*folded, *target, f.model, po);
   if (!r.ok()) return ReportError(fmt::format("{}: {}", f.model, r.status().message()));
-  if (!f.placement_json.empty()) {
-    std::ofstream out(f.placement_json);
-    out << nlohmann::json{{"model", f.model}, {"target", target->name}, {"nodes", partition::PlacementJson(r->placements)}}
-               .dump(1)
-        << "\n";
-    if (!out) return ReportError(fmt::format("{}: cannot write", f.placement_json));
+  if (!f.json.empty()) {
+    int npu_segments = 0;
+    for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
+    st = WriteJsonFile(f.json, {{"model", f.model}, {"target", target->name}, {"output", f.output},
+                                {"segments", r->model.segments.size()}, {"npu_segments", npu_segments},
+                                {"placements", partition::PlacementJson(r->placements)}});
+    if (!st.ok()) return ReportError(st.message());
   }
   if (int gate = CoverageGate(r->placements, f.strict, f.min_npu_share, target->name); gate != 0) return gate;
   st = artifact_io::WriteArtifact(f.output, r->model);
@@ -187,8 +189,10 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
   sub->add_option("--sram-svg", flags->sram_svg, "write the SRAM occupancy over the layers of the largest NPU segment");
+  sub->add_option("--json", flags->json,
+                  "write the placement report as JSON (per node: unit, reason code, violated constraint, costs, "
+                  "fix hint)");
   sub->add_flag("--single-buffer", flags->single, "tile every layer with single buffering");
-  sub->add_option("--placement-json", flags->placement_json, "write the placement report (JSON, per node)");
   sub->add_option("--pin", flags->pins, "NODE=cpu|npu: place a node there whatever the cost rule says");
   sub->add_flag("--strict", flags->strict, "fail (exit 3) when a node not pinned to the CPU falls back to the CPU");
   sub->add_option("--min-npu-share", flags->min_npu_share, "fail (exit 3) when less than this share of the MACs runs on the NPU");

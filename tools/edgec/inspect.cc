@@ -1,5 +1,5 @@
 // edgec inspect MODEL: inputs/outputs, op histogram, parameters, MACs per layer and in
-// total, unsupported ops.
+// total, unsupported ops. --json prints the same as one JSON object instead.
 #include <algorithm>
 
 #include "frontend/onnx/importer.h"
@@ -14,7 +14,7 @@ namespace {
 struct InspectFlags {
   std::string model;
   std::vector<std::string> shapes;
-  bool all_layers = false;
+  bool all_layers = false, json = false;
 };
 
 std::string Human(double v, const char* unit) {
@@ -36,9 +36,53 @@ void PrintHistogram(const std::map<std::string, int>& h) {
   for (auto& [op, n] : v) fmt::print("  {:<24} {:>6}\n", op, n);
 }
 
+// --json: {"model", "ir_version", "opset", "producer", "inputs", "outputs": [{"name", "type"}],
+// "ops": {op: count}, "parameters", "parameter_bytes", "layers": [{"name", "op", "output",
+// "macs"}] (every layer with MACs; -1: unknown), "total_macs"}. Input shapes are bound as
+// for the table.
+int PrintJson(const InspectFlags& f, Graph& g, const onnx_fe::ImportInfo& info) {
+  auto shapes_text = ParseAssignments(f.shapes, "--shape");
+  if (!shapes_text.ok()) return ReportError(shapes_text.status().message());
+  std::map<std::string, Dims> shapes;
+  for (auto& [name, text] : *shapes_text) {
+    auto d = ParseDims(text);
+    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
+    shapes[name] = *d;
+  }
+  Status st = BindInputShapes(g, shapes, 1);
+  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  auto values = [](const std::vector<Value*>& vs) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Value* v : vs) out.push_back({{"name", v->name()}, {"type", v->type.ToString()}});
+    return out;
+  };
+  int64_t params = 0, param_bytes = 0, total = 0;
+  for (const Value* c : g.constants()) {
+    params += c->constant().numel();
+    param_bytes += static_cast<int64_t>(c->constant().nbytes());
+  }
+  nlohmann::json layers = nlohmann::json::array();
+  for (const Node* n : g.nodes()) {
+    const int64_t m = NodeMacs(*n);
+    if (m != 0)
+      layers.push_back({{"name", n->name()}, {"op", OpName(n->op())}, {"output", n->output(0)->type.ToString()},
+                        {"macs", m}});
+    if (m > 0) total += m;
+  }
+  nlohmann::json j = {{"model", f.model},          {"ir_version", info.ir_version},
+                      {"opset", info.opset},       {"producer", info.producer},
+                      {"inputs", values(g.inputs())}, {"outputs", values(g.outputs())},
+                      {"ops", info.op_histogram},  {"parameters", params},
+                      {"parameter_bytes", param_bytes}, {"layers", layers},
+                      {"total_macs", total}};
+  fmt::print("{}\n", j.dump(2));
+  return 0;
+}
+
 int InspectMain(const InspectFlags& f) {
   onnx_fe::ImportInfo info;
   auto g = onnx_fe::ImportOnnxFile(f.model, &info);
+  if (f.json && g.ok()) return PrintJson(f, *g, info);
   fmt::print("model: {}\n", f.model);
   if (info.ir_version) {
     fmt::print("  ir_version {}, opset {}, producer '{}'\n", info.ir_version, info.opset, info.producer);
@@ -143,6 +187,7 @@ VerbMain AddInspectVerb(CLI::App& app) {
   sub->add_option("model", flags->model, "ONNX model file")->required();
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's symbolic dims");
   sub->add_flag("--all-layers", flags->all_layers, "list every layer with MACs, not the first 40");
+  sub->add_flag("--json", flags->json, "print all of it (every layer) as one JSON object");
   return [flags] { return InspectMain(*flags); };
 }
 

@@ -1,16 +1,19 @@
 // edgec: compile and run ONNX models for edge devices. `edgec --help` lists the verbs.
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "driver/kernel_tuning.h"
+#include "tools/edgec/output_options.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
 
 int ReportError(const std::string& message) {
-  fmt::print(stderr, "edgec: error: {}\n", message);
-  return 1;
+  fmt::print(stderr, "{}edgec: error:{} {}\n", UseColor(stderr) ? "\x1b[1;31m" : "",
+             UseColor(stderr) ? "\x1b[0m" : "", message);
+  return kExitFailure;
 }
 
 }  // namespace edgec::cli
@@ -38,14 +41,21 @@ int main(int argc, char** argv) {
   verbs["profile"] = edgec::cli::AddProfileVerb(app);
   verbs["diff"] = edgec::cli::AddDiffVerb(app);
   verbs["soak"] = edgec::cli::AddSoakVerb(app);
+  edgec::cli::AddOutputFlags(app);  // after every verb is registered
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a command line that does not parse is a usage error.
+    return app.exit(e) == 0 ? edgec::cli::kExitOk : edgec::cli::kExitUsage;
   }
   for (auto* sub : app.get_subcommands()) {
     auto it = verbs.find(sub->get_name());
-    if (it != verbs.end()) return it->second();
+    if (it == verbs.end()) continue;
+    edgec::cli::ApplyOutputFlags(*sub);
+    const auto start = std::chrono::steady_clock::now();
+    const int rc = it->second();
+    edgec::cli::ReportVerbose(*sub, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return rc;
   }
-  return 2;
+  return edgec::cli::kExitUsage;
 }

@@ -10,13 +10,14 @@
 #include "quant/pipeline.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
+#include "tools/edgec/report_json.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
 namespace {
 
 struct QuantizeFlags {
-  std::string model, output, calib, eval, scales_in, scales_out;
+  std::string model, output, calib, eval, scales_in, scales_out, json;
   std::string method = "entropy";
   double percentile = 99.99;
   double entropy_min_keep = 0.9999;
@@ -107,6 +108,10 @@ int QuantizeMain(const QuantizeFlags& f) {
     if (!samples.ok()) return ReportError(samples.status().message());
     auto ranked = quant::Sensitivity(*g, table, qo, *samples, !f.quiet);
     if (!ranked.ok()) return ReportError(fmt::format("{}: {}", f.model, ranked.status().message()));
+    nlohmann::json report = {{"model", f.model}, {"samples", samples->size()}, {"sensitivity", nlohmann::json::array()}};
+    for (const auto& l : *ranked)
+      report["sensitivity"].push_back({{"node", l.node}, {"layer", l.label}, {"sqnr_db", l.sqnr_db},
+                                       {"cosine", l.mean_cosine}});
     if (f.sensitivity) {
       fmt::print("sensitivity ({} input(s) from {}): each layer quantized alone, most harmful first\n",
                  samples->size(), dir);
@@ -123,7 +128,16 @@ int QuantizeMain(const QuantizeFlags& f) {
       for (const auto& l : fit->kept_float)
         fmt::print("  float: {} (alone: SQNR {:.1f} dB, cosine {:.6f})\n", l.label, l.sqnr_db, l.mean_cosine);
       for (const auto& l : fit->kept_float) qo.keep_float.insert(l.node);
+      report["accuracy_budget"] = {{"budget", f.accuracy_budget}, {"met", fit->met}, {"mean_cosine", fit->mean_cosine},
+                                   {"kept_float", nlohmann::json::array()}};
+      for (const auto& l : fit->kept_float) report["accuracy_budget"]["kept_float"].push_back(l.node);
     }
+    if (!f.json.empty()) {
+      Status w = WriteJsonFile(f.json, report);
+      if (!w.ok()) return ReportError(w.message());
+    }
+  } else if (!f.json.empty()) {
+    return ReportError("--json: writes the --sensitivity or --accuracy-budget table; give one of them");
   }
   auto summary = quant::RewriteToQdq(*g, table, qo);
   if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
@@ -192,6 +206,7 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
   sub->add_option("--accuracy-budget", f->accuracy_budget,
                   "keep the most sensitive layers in float until the mean output cosine vs FP32 "
                   "reaches this (e.g. 0.9995)")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--json", f->json, "with --sensitivity or --accuracy-budget: also write the table (and the layers kept in float) as JSON");
   sub->add_option("--sensitivity-samples", f->sensitivity_samples,
                   "inputs used by --sensitivity/--accuracy-budget (from --eval, else --calib)")
       ->capture_default_str();

@@ -3,7 +3,8 @@
 // (latency, MAC utilization, DRAM traffic) and an SVG plot of latency vs the value. A QDQ
 // model is compiled for each value (segments, SRAM plans: the same scheduler as `edgec
 // compile`), and the table and plot add the bytes kept on chip and spilled (the knee where
-// activations stop fitting); a float model or a decoder is estimated layer by layer.
+// activations stop fitting); a float model or a decoder is estimated layer by layer. --json
+// FILE writes the table's rows.
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 
 #include "npu/estimate.h"
 #include "report/sram_svg.h"
+#include "tools/edgec/report_json.h"
 #include "tools/edgec/segment_estimate.h"
 #include "tools/edgec/verbs.h"
 
@@ -18,7 +20,7 @@ namespace edgec::cli {
 namespace {
 
 struct SweepFlags {
-  std::string model, decoder, target = "default", svg;
+  std::string model, decoder, target = "default", svg, json;
   std::vector<std::string> sets, fixed, shapes;
 };
 
@@ -37,6 +39,7 @@ int SweepMain(const SweepFlags& f) {
   auto base = TargetFor(f.target, f.fixed);
   if (!base.ok()) return ReportError(base.status().message());
   std::vector<report::SweepPoint> pts;
+  nlohmann::json rows = nlohmann::json::array();
   // A quantized model goes through the compiler's segment scheduler (segments, SRAM plans,
   // spills); a float model or a decoder through the per-layer shape-only estimate.
   StatusOr<Graph> integer = InvalidArgument("");
@@ -54,6 +57,7 @@ int SweepMain(const SweepFlags& f) {
       auto e = EstimateWithSegments(*integer, *t, {});
       if (!e.ok()) {
         fmt::print("{:<24} {}\n", v, e.status().message());
+        rows.push_back({{"value", v}, {"error", e.status().message()}});
         continue;
       }
       const double ms = e->cycles / t->clock_hz * 1e3;
@@ -61,6 +65,9 @@ int SweepMain(const SweepFlags& f) {
       fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14}\n", v, ms, 100 * util, e->dram_read + e->dram_written,
                  e->resident_bytes, e->spilled_bytes);
       pts.push_back({v, ms, e->spilled_bytes});
+      rows.push_back({{"value", v}, {"npu_ms", ms}, {"mac_utilization", util},
+                      {"dram_bytes", e->dram_read + e->dram_written}, {"on_chip_bytes", e->resident_bytes},
+                      {"spilled_bytes", e->spilled_bytes}});
     }
   } else {
     auto layers = LayersFor(f.model, f.decoder, f.shapes, false, nullptr);
@@ -72,13 +79,20 @@ int SweepMain(const SweepFlags& f) {
       auto e = npu::EstimateModel(*layers, *t);
       if (!e.ok()) {
         fmt::print("{:<24} {}\n", v, e.status().message());
+        rows.push_back({{"value", v}, {"error", e.status().message()}});
         continue;
       }
       const double ms = e->total.cycles / t->clock_hz * 1e3;
       fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14}\n", v, ms, 100 * e->total.mac_utilization(*t),
                  e->total.dram_read + e->total.dram_written);
       pts.push_back({v, ms, -1});
+      rows.push_back({{"value", v}, {"npu_ms", ms}, {"mac_utilization", e->total.mac_utilization(*t)},
+                      {"dram_bytes", e->total.dram_read + e->total.dram_written}});
     }
+  }
+  if (!f.json.empty()) {
+    Status st = WriteJsonFile(f.json, {{"field", field}, {"target", base->name}, {"rows", rows}});
+    if (!st.ok()) return ReportError(st.message());
   }
   if (!f.svg.empty()) {
     std::ofstream out(f.svg);
@@ -102,6 +116,7 @@ VerbMain AddSweepVerb(CLI::App& app) {
   sub->add_option("--fix", flags->fixed, "FIELD=VALUE: other overrides, applied first");
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's symbolic dims");
   sub->add_option("--svg", flags->svg, "write a plot of latency vs the value");
+  sub->add_option("--json", flags->json, "also write the table as JSON");
   return [flags] { return SweepMain(*flags); };
 }
 

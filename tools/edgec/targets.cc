@@ -1,6 +1,7 @@
 // edgec targets [--set FIELD=VALUE ...] [--show NAME]
 // Lists the NPU targets (the built-in default and targets/*.json): name, cores, MACs, TOPS,
-// SRAM, DRAM bandwidth. --show prints one target's full description as JSON (after --set).
+// SRAM, DRAM bandwidth (--json: the same rows as a JSON list). --show prints one target's full
+// description as JSON (after --set).
 #include <fmt/format.h>
 
 #include "npu/target.h"
@@ -12,6 +13,7 @@ namespace {
 struct TargetsFlags {
   std::string show;
   std::vector<std::string> sets;
+  bool json = false;
 };
 
 std::string Size(int64_t b) {
@@ -37,10 +39,32 @@ int TargetsMain(const TargetsFlags& f) {
     if (!o.ok()) return ReportError(o.status().message());
     shown.push_back(*o);
   }
+  if (f.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const npu::Target& t : shown)
+      rows.push_back({{"name", t.name}, {"description", t.description}, {"cores", t.ai_cores.count},
+                      {"mac_rows", t.ai_cores.mac_rows}, {"mac_cols", t.ai_cores.mac_cols},
+                      {"macs_per_cycle", t.peak_int8_macs_per_cycle()}, {"clock_hz", t.clock_hz},
+                      {"tops_int8", t.tops_int8()}, {"sram_bytes", t.shared_sram.bytes},
+                      {"dram_bytes_per_s", t.dram.bandwidth_bytes_per_s}});
+    fmt::print("{}\n", rows.dump(2));
+    return 0;
+  }
   fmt::print("{:<14} {:>5} {:>9} {:>11} {:>8} {:>7} {:>10} {:>9}\n", "name", "cores", "array",
              "MACs/cycle", "clock", "TOPS", "SRAM", "DRAM GB/s");
   for (const npu::Target& t : shown) {
-    fmt::print("{:<14} {:>5} {:>9} {:>11} {:>5.2f}GHz {:>7.1f} {:>10} {:>9.1f}\n", t.name,
+    if (f.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const npu::Target& t : shown)
+      rows.push_back({{"name", t.name}, {"description", t.description}, {"cores", t.ai_cores.count},
+                      {"mac_rows", t.ai_cores.mac_rows}, {"mac_cols", t.ai_cores.mac_cols},
+                      {"macs_per_cycle", t.peak_int8_macs_per_cycle()}, {"clock_hz", t.clock_hz},
+                      {"tops_int8", t.tops_int8()}, {"sram_bytes", t.shared_sram.bytes},
+                      {"dram_bytes_per_s", t.dram.bandwidth_bytes_per_s}});
+    fmt::print("{}\n", rows.dump(2));
+    return 0;
+  }
+  fmt::print("{:<14} {:>5} {:>9} {:>11} {:>5.2f}GHz {:>7.1f} {:>10} {:>9.1f}\n", t.name,
                t.ai_cores.count, fmt::format("{}x{}", t.ai_cores.mac_rows, t.ai_cores.mac_cols),
                static_cast<int64_t>(t.peak_int8_macs_per_cycle()), t.clock_hz / 1e9, t.tops_int8(),
                Size(t.shared_sram.bytes), t.dram.bandwidth_bytes_per_s / 1e9);
@@ -55,6 +79,7 @@ VerbMain AddTargetsVerb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("targets", "List the NPU targets (built-in and targets/*.json)");
   sub->add_option("--show", flags->show, "print one target (file or name) in full as JSON");
   sub->add_option("--set", flags->sets, "override a field: FIELD=VALUE (e.g. shared_sram.bytes=512K)");
+  sub->add_flag("--json", flags->json, "print the list as JSON");
   return [flags] { return TargetsMain(*flags); };
 }
 
