@@ -63,4 +63,16 @@ std::string AttrValueToString(const AttrValue& v) {
       v);
 }
 
+std::optional<Tensor> ConstantAttributeValue(const Attributes& a) {
+  if (a.Has("value")) return a.GetTensor("value");
+  if (a.Has("value_float")) return Tensor::Scalar(a.GetFloat("value_float"));
+  if (a.Has("value_floats")) {
+    std::vector<float> v = a.GetFloats("value_floats");
+    return Tensor::FromVector<float>(DType::kF32, {static_cast<int64_t>(v.size())}, v);
+  }
+  if (a.Has("value_int")) return Tensor::ScalarI64(a.GetInt("value_int"));
+  if (a.Has("value_ints")) return Tensor::VectorI64(a.GetInts("value_ints"));
+  return std::nullopt;
+}
+
 }  // namespace edgec

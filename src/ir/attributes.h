@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -64,5 +65,9 @@ class Attributes {
 };
 
 std::string AttrValueToString(const AttrValue& v);
+
+// The value a Constant node's attributes give (value, value_float(s) or value_int(s)), or
+// nullopt when it has none of them (the ONNX importer and the reference kernel read it alike).
+std::optional<Tensor> ConstantAttributeValue(const Attributes& a);
 
 }  // namespace edgec

@@ -86,18 +86,22 @@ int64_t LoadAsInt64(DType t, const void* data, int64_t i);
     break;                                                \
   }
 
+// The eight integer dtypes (signed and unsigned, 8 to 64 bits).
+#define EDGEC_DTYPE_INT_CASES(BODY) \
+  EDGEC_DTYPE_CASE(kI8, BODY)       \
+  EDGEC_DTYPE_CASE(kI16, BODY)      \
+  EDGEC_DTYPE_CASE(kI32, BODY)      \
+  EDGEC_DTYPE_CASE(kI64, BODY)      \
+  EDGEC_DTYPE_CASE(kU8, BODY)       \
+  EDGEC_DTYPE_CASE(kU16, BODY)      \
+  EDGEC_DTYPE_CASE(kU32, BODY)      \
+  EDGEC_DTYPE_CASE(kU64, BODY)
+
 #define EDGEC_DISPATCH_NUMERIC(dt, BODY, DEFAULT) \
   switch (dt) {                                   \
     EDGEC_DTYPE_CASE(kF32, BODY)                  \
     EDGEC_DTYPE_CASE(kF64, BODY)                  \
-    EDGEC_DTYPE_CASE(kI8, BODY)                   \
-    EDGEC_DTYPE_CASE(kI16, BODY)                  \
-    EDGEC_DTYPE_CASE(kI32, BODY)                  \
-    EDGEC_DTYPE_CASE(kI64, BODY)                  \
-    EDGEC_DTYPE_CASE(kU8, BODY)                   \
-    EDGEC_DTYPE_CASE(kU16, BODY)                  \
-    EDGEC_DTYPE_CASE(kU32, BODY)                  \
-    EDGEC_DTYPE_CASE(kU64, BODY)                  \
+    EDGEC_DTYPE_INT_CASES(BODY)                   \
     default: DEFAULT;                             \
   }
 
@@ -107,14 +111,7 @@ int64_t LoadAsInt64(DType t, const void* data, int64_t i);
     EDGEC_DTYPE_CASE(kF64, BODY)              \
     EDGEC_DTYPE_CASE(kF16, BODY)              \
     EDGEC_DTYPE_CASE(kBF16, BODY)             \
-    EDGEC_DTYPE_CASE(kI8, BODY)               \
-    EDGEC_DTYPE_CASE(kI16, BODY)              \
-    EDGEC_DTYPE_CASE(kI32, BODY)              \
-    EDGEC_DTYPE_CASE(kI64, BODY)              \
-    EDGEC_DTYPE_CASE(kU8, BODY)               \
-    EDGEC_DTYPE_CASE(kU16, BODY)              \
-    EDGEC_DTYPE_CASE(kU32, BODY)              \
-    EDGEC_DTYPE_CASE(kU64, BODY)              \
+    EDGEC_DTYPE_INT_CASES(BODY)               \
     EDGEC_DTYPE_CASE(kBool, BODY)             \
     default: DEFAULT;                         \
   }

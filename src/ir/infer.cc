@@ -124,3 +124,22 @@ Status InferShapes(Graph& g) {
 }
 
 }  // namespace edgec
+
+namespace edgec::infer {
+
+Status ExpectBroadcastsTo(const InferContext& ctx, int i, const char* name, const Dims& target) {
+  const TensorType& t = ctx.input_type(i);
+  if (!t.rank_known) return Status::Ok();
+  bool ok = t.rank() <= static_cast<int>(target.size());
+  for (int d = 0; ok && d < t.rank(); ++d) {
+    const int64_t have = t.dims[t.rank() - 1 - d], want = target[target.size() - 1 - d];
+    ok = have == kUnknownDim || want == kUnknownDim || have == 1 || have == want;
+  }
+  if (!ok) {
+    return ctx.Error("input {} ({}) {} does not broadcast to {}", i, name, t.ToString(),
+                     DimsToString(target));
+  }
+  return Status::Ok();
+}
+
+}  // namespace edgec::infer

@@ -93,6 +93,12 @@ TensorType UnknownRank(DType dtype);
 }  // namespace edgec
 
 namespace edgec::infer {
+// Input i (named `name` in the error) must broadcast unidirectionally to `target`
+// (right-aligned, dims of 1 stretch; unknown dims pass).
+Status ExpectBroadcastsTo(const InferContext& ctx, int i, const char* name, const Dims& target);
+}  // namespace edgec::infer
+
+namespace edgec::infer {
 #define EDGEC_OP(name, family, traits) Status name(InferContext& ctx);
 #include "ir/ops.def"
 }  // namespace edgec::infer

@@ -19,24 +19,15 @@ Status ExpectSameDType(const InferContext& ctx, int i, int ref) {
   return Status::Ok();
 }
 
-// Input i must broadcast unidirectionally to `target` (right-aligned, dims of 1 stretch).
-Status ExpectBroadcastsTo(const InferContext& ctx, int i, const char* name, const Dims& target) {
-  const TensorType& t = ctx.input_type(i);
-  if (!t.rank_known) return Status::Ok();
-  bool ok = t.rank() <= static_cast<int>(target.size());
-  for (int d = 0; ok && d < t.rank(); ++d) {
-    const int64_t have = t.dims[t.rank() - 1 - d], want = target[target.size() - 1 - d];
-    ok = !Known(have) || !Known(want) || have == 1 || have == want;
-  }
-  if (!ok) {
-    return ctx.Error("input {} ({}) {} does not broadcast to {}", i, name, t.ToString(),
-                     DimsToString(target));
-  }
+Status ExpectOneOutput(const InferContext& ctx) {
+  if (ctx.num_outputs() != 1) return ctx.Error("has {} outputs, expected 1", ctx.num_outputs());
   return Status::Ok();
 }
 
-Status ExpectOneOutput(const InferContext& ctx) {
-  if (ctx.num_outputs() != 1) return ctx.Error("has {} outputs, expected 1", ctx.num_outputs());
+// A normalization's epsilon attribute (default 1e-5) must be >= 0.
+Status ExpectEpsilon(const InferContext& ctx) {
+  const float epsilon = ctx.attrs().GetFloat("epsilon", 1e-5f);
+  if (!(epsilon >= 0)) return ctx.Error("attribute epsilon is {}, expected >= 0", epsilon);
   return Status::Ok();
 }
 
@@ -63,8 +54,7 @@ Status RmsNormalization(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectRequired(1));
   RETURN_IF_ERROR(ctx.ExpectDType(0, kFloatTypes));
   RETURN_IF_ERROR(ExpectSameDType(ctx, 1, 0));
-  const float epsilon = ctx.attrs().GetFloat("epsilon", 1e-5f);
-  if (!(epsilon >= 0)) return ctx.Error("attribute epsilon is {}, expected >= 0", epsilon);
+  RETURN_IF_ERROR(ExpectEpsilon(ctx));
   const TensorType& x = ctx.input_type(0);
   if (!x.rank_known) {
     ctx.output(0) = UnknownRank(x.dtype);
@@ -86,8 +76,7 @@ Status GroupNormalization(InferContext& ctx) {
     RETURN_IF_ERROR(ExpectSameDType(ctx, i, 0));
   }
   RETURN_IF_ERROR(ctx.ExpectDType(0, kFloatTypes));
-  const float epsilon = ctx.attrs().GetFloat("epsilon", 1e-5f);
-  if (!(epsilon >= 0)) return ctx.Error("attribute epsilon is {}, expected >= 0", epsilon);
+  RETURN_IF_ERROR(ExpectEpsilon(ctx));
   const TensorType& x = ctx.input_type(0);
   if (!x.rank_known) {
     ctx.output(0) = UnknownRank(x.dtype);

@@ -102,15 +102,25 @@ Status GatherND(InferContext& ctx) {
   return Status::Ok();
 }
 
-// ScatterElements(data, indices, updates), attributes axis and reduction: indices and
-// updates have one shape, of data's rank; the output has data's type.
-Status ScatterElements(InferContext& ctx) {
+namespace {
+
+// What ScatterElements and ScatterND check first: three inputs (data, indices, updates),
+// one output, integer indices, updates of data's dtype and a reduction that dtype allows.
+Status ExpectScatterInputs(const InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
   RETURN_IF_ERROR(ExpectOneOutput(ctx));
   RETURN_IF_ERROR(ExpectIndexDType(ctx, 1));
   RETURN_IF_ERROR(ExpectUpdatesDType(ctx));
+  return ExpectReduction(ctx, ctx.input_type(0).dtype);
+}
+
+}  // namespace
+
+// ScatterElements(data, indices, updates), attributes axis and reduction: indices and
+// updates have one shape, of data's rank; the output has data's type.
+Status ScatterElements(InferContext& ctx) {
+  RETURN_IF_ERROR(ExpectScatterInputs(ctx));
   const TensorType& data = ctx.input_type(0);
-  RETURN_IF_ERROR(ExpectReduction(ctx, data.dtype));
   const TensorType& indices = ctx.input_type(1);
   const TensorType& updates = ctx.input_type(2);
   if (indices.rank_known && updates.rank_known) {
@@ -145,12 +155,8 @@ Status ScatterElements(InferContext& ctx) {
 // ScatterND(data, indices, updates), attribute reduction: the last dim k of indices holds
 // tuples indexing data's first k dims; updates is indices.shape[:-1] + data.shape[k:].
 Status ScatterND(InferContext& ctx) {
-  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
-  RETURN_IF_ERROR(ExpectOneOutput(ctx));
-  RETURN_IF_ERROR(ExpectIndexDType(ctx, 1));
-  RETURN_IF_ERROR(ExpectUpdatesDType(ctx));
+  RETURN_IF_ERROR(ExpectScatterInputs(ctx));
   const TensorType& data = ctx.input_type(0);
-  RETURN_IF_ERROR(ExpectReduction(ctx, data.dtype));
   const TensorType& indices = ctx.input_type(1);
   const TensorType& updates = ctx.input_type(2);
   if (data.rank_known && indices.rank_known) {

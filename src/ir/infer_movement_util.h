@@ -105,4 +105,35 @@ inline ShapeBounds ClampShapeBounds(const Attributes& attrs, int64_t rank) {
   return b;
 }
 
+// --- shared by the movement family's files (infer_movement.cc, infer_select.cc,
+// infer_shape_ops.cc) ---
+
+// a * b of two dims, 0 when either is 0, else kUnknownDim when either is unknown.
+inline int64_t MulOrUnknown(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  if (a < 0 || b < 0) return kUnknownDim;
+  return a * b;
+}
+
+// A 1-D shape-like input (Reshape's shape, Expand's shape, Tile's repeats, ...).
+inline Status ExpectShapeInput(const InferContext& ctx, int i) {
+  RETURN_IF_ERROR(ExpectIndexDType(ctx, i));
+  return ctx.ExpectRank(i, 1);
+}
+
+// Output of a value-dependent op whose value is not known: `rank` unknown dims, or an
+// unknown rank when rank < 0.
+inline TensorType UnknownShape(DType dtype, int64_t rank) {
+  return rank >= 0 ? MakeType(dtype, UnknownDims(rank)) : UnknownRank(dtype);
+}
+
+// Rejects a negative entry of an input's value (sizes, repeats, counts).
+inline Status CheckNonNegative(const InferContext& ctx, const std::vector<int64_t>& v, std::string_view what) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 0) return ctx.Error("{}[{}] = {} is negative", what, i, v[i]);
+  }
+  return Status::Ok();
+}
+
+
 }  // namespace edgec::infer

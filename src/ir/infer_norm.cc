@@ -23,22 +23,6 @@ Status ExpectChannelVector(const InferContext& ctx, int i, const char* name, int
   return Status::Ok();
 }
 
-// Input i must broadcast unidirectionally to `target` (right-aligned, dims of 1 stretch).
-Status ExpectBroadcastsTo(const InferContext& ctx, int i, const char* name, const Dims& target) {
-  const TensorType& t = ctx.input_type(i);
-  if (!t.rank_known) return Status::Ok();
-  bool ok = t.rank() <= static_cast<int>(target.size());
-  for (int d = 0; ok && d < t.rank(); ++d) {
-    const int64_t have = t.dims[t.rank() - 1 - d], want = target[target.size() - 1 - d];
-    ok = !Known(have) || !Known(want) || have == 1 || have == want;
-  }
-  if (!ok) {
-    return ctx.Error("input {} ({}) {} does not broadcast to {}", i, name, t.ToString(),
-                     DimsToString(target));
-  }
-  return Status::Ok();
-}
-
 // LayerNormalization's stash_type is an ONNX TensorProto data type code.
 StatusOr<DType> StashDType(const InferContext& ctx) {
   const int64_t code = ctx.attrs().GetInt("stash_type", 1);

@@ -156,7 +156,11 @@ Status QLinearConv(InferContext& ctx) {
   return InferConvLike(ctx, ConvInputs{0, 3, 8}, ctx.input_type(7).dtype);
 }
 
-Status ConvInteger(InferContext& ctx) {
+namespace {
+
+// ConvInteger's and MatMulInteger's operands: 2 to 4 inputs, inputs 0 and 1 quantized, the
+// zero points 2 and 3 (when present) of their operands' dtypes.
+Status ExpectIntegerOperands(const InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 4));
   RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
@@ -167,6 +171,13 @@ Status ConvInteger(InferContext& ctx) {
                        DTypeName(ctx.input_type(i - 2).dtype));
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ConvInteger(InferContext& ctx) {
+  RETURN_IF_ERROR(ExpectIntegerOperands(ctx));
   RETURN_IF_ERROR(ExpectSingleValue(ctx, 2, "x_zero_point"));
   const TensorType& w = ctx.input_type(1);
   const int64_t out_channels = w.rank_known && w.rank() > 0 ? w.dims[0] : kUnknownDim;
@@ -203,16 +214,7 @@ Status QLinearMatMul(InferContext& ctx) {
 }
 
 Status MatMulInteger(InferContext& ctx) {
-  RETURN_IF_ERROR(ctx.ExpectInputs(2, 4));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
-  RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
-  for (int i : {2, 3}) {
-    if (ctx.has_input(i) && ctx.input_type(i).dtype != ctx.input_type(i - 2).dtype) {
-      return ctx.Error("input {} (zero point) has dtype {}, expected input {}'s dtype {}", i,
-                       DTypeName(ctx.input_type(i).dtype), i - 2,
-                       DTypeName(ctx.input_type(i - 2).dtype));
-    }
-  }
+  RETURN_IF_ERROR(ExpectIntegerOperands(ctx));
   // Zero points: a scalar, a vector per row of A (M) / column of B (N), or N-D shaped
   // [..., M, 1] / [..., 1, N] broadcasting to the operand.
   const TensorType& a = ctx.input_type(0);

@@ -50,16 +50,21 @@ Status ExpectNormInputs(const InferContext& ctx) {
   return Status::Ok();
 }
 
+// The checks both quantized norms start with; the output's dtype. The output is set to that
+// dtype of unknown rank, for the caller to refine when X's rank is known.
+StatusOr<DType> NormInputsAndOutputType(InferContext& ctx) {
+  RETURN_IF_ERROR(ExpectNormInputs(ctx));
+  ASSIGN_OR_RETURN(DType y, CheckQuantParams(ctx, {1, 5}, 2, 6));
+  ctx.output(0) = UnknownRank(y);
+  return y;
+}
+
 }  // namespace
 
 Status QLinearLayerNormalization(InferContext& ctx) {
-  RETURN_IF_ERROR(ExpectNormInputs(ctx));
-  ASSIGN_OR_RETURN(DType y, CheckQuantParams(ctx, {1, 5}, 2, 6));
+  ASSIGN_OR_RETURN(DType y, NormInputsAndOutputType(ctx));
   const TensorType& x = ctx.input_type(0);
-  if (!x.rank_known) {
-    ctx.output(0) = UnknownRank(y);
-    return Status::Ok();
-  }
+  if (!x.rank_known) return Status::Ok();
   ASSIGN_OR_RETURN(int axis, NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), "attribute axis"));
   int64_t count = 1;
   for (int d = axis; d < x.rank(); ++d) count = x.dims[d] == kUnknownDim || count == kUnknownDim ? kUnknownDim : count * x.dims[d];
@@ -69,13 +74,9 @@ Status QLinearLayerNormalization(InferContext& ctx) {
 }
 
 Status QLinearGroupNormalization(InferContext& ctx) {
-  RETURN_IF_ERROR(ExpectNormInputs(ctx));
-  ASSIGN_OR_RETURN(DType y, CheckQuantParams(ctx, {1, 5}, 2, 6));
+  ASSIGN_OR_RETURN(DType y, NormInputsAndOutputType(ctx));
   const TensorType& x = ctx.input_type(0);
-  if (!x.rank_known) {
-    ctx.output(0) = UnknownRank(y);
-    return Status::Ok();
-  }
+  if (!x.rank_known) return Status::Ok();
   if (x.rank() < 3) return ctx.Error("input 0 is {}, expected [N, C, spatial...]", x.ToString());
   const int64_t groups = ctx.attrs().GetInt("num_groups", 0);
   const int64_t c = x.dims[1];

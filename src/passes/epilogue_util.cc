@@ -120,14 +120,6 @@ bool ReplaceWithFused(Graph& g, Value* old_output, const FusedForm& form,
   return true;
 }
 
-bool ReadOnlyByNodes(const Value* v, const std::vector<Node*>& nodes) {
-  if (v->is_graph_output()) return false;
-  for (const Use& u : v->uses()) {
-    if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) return false;
-  }
-  return true;
-}
-
 // --- activation forms ---
 
 const std::vector<ActivationForm>& ActivationForms() {
@@ -245,7 +237,7 @@ std::vector<Pattern> ActivationPatterns(const std::vector<OpKind>& producers, Pr
                              OpName(producer_op));
           return false;
         }
-        if (!ReadOnlyByNodes(m->input, m->nodes)) {
+        if (!UsedOnlyBy(m->input, m->nodes)) {
           *why = fmt::format("{} output has other uses", producer->Label());
           return false;
         }

@@ -41,9 +41,6 @@ std::optional<FusedForm> ToFusedForm(Graph& g, const Node* n, std::string* why);
 bool ReplaceWithFused(Graph& g, Value* old_output, const FusedForm& form,
                       const std::vector<const Node*>& absorbed, std::string* why);
 
-// True when every use of v is an input of one of `nodes` and v is not a graph output.
-bool ReadOnlyByNodes(const Value* v, const std::vector<Node*>& nodes);
-
 // The activation forms fuse-activation recognizes, each ending at its `anchor` node:
 //   Relu, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh: the op;
 //   Clip with constant (or absent) min and max;  Gelu: the composite Gelu op;

@@ -43,14 +43,6 @@ Value* OtherInput(const Node* n, const Value* v) {
   return nullptr;
 }
 
-bool UsedOnlyBy(const Value* v, const std::vector<Node*>& nodes) {
-  if (v->is_graph_output()) return false;
-  for (const Use& u : v->uses()) {
-    if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) return false;
-  }
-  return true;
-}
-
 std::optional<std::vector<int>> KeptReducedAxes(const Node* reduce, int rank, std::string* why) {
   if (reduce->attrs.GetInt("keepdims", 1) == 0) {
     *why = fmt::format("{} has keepdims=0", reduce->Label());
@@ -140,6 +132,12 @@ bool CommitFusion(Graph& g, PassContext& ctx, Value* from, Node* fused, int abso
   ctx.stats().nodes_fused += absorbed;
   ctx.stats().nodes_added += 1;
   return true;
+}
+
+bool IsSquareOf(const Node* square, const Value* v) {
+  auto pow = ScalarOperandOf(square, OpKind::kPow, v);
+  return (pow && pow->other_index == 0 && pow->value == 2.0) ||
+         (square && square->op() == OpKind::kMul && square->input(0) == v && square->input(1) == v);
 }
 
 }  // namespace edgec::passes

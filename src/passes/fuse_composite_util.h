@@ -32,8 +32,6 @@ std::optional<ScalarOperand> ScalarOperandOf(const Node* n, OpKind op, const Val
 Node* SoleConsumer(const Value* v);
 // The input of the two-input node `n` that is not `v` (nullptr if v is not an input).
 Value* OtherInput(const Node* n, const Value* v);
-// True when every use of v is by one of `nodes` and v is not a graph output.
-bool UsedOnlyBy(const Value* v, const std::vector<Node*>& nodes);
 
 // The dims a ReduceMean/ReduceSum reduces, normalized and sorted, when the axes are constant
 // (absent axes reduce every dim); nullopt otherwise. `why` says why.
@@ -59,5 +57,18 @@ void AbsorbAllProvenance(Node* into, const std::vector<Node*>& from);
 // nodes in the statistics.
 bool CommitFusion(Graph& g, PassContext& ctx, Value* from, Node* fused, int absorbed,
                   std::string* why);
+
+// Whether `square` (may be null) is Pow(v, 2) or Mul(v, v).
+bool IsSquareOf(const Node* square, const Value* v);
+
+// A matched decomposed normalization (LayerNorm's (x - mean) / sqrt(var + eps), RMSNorm's
+// x / sqrt(mean(x^2) + eps)) without its scale and bias: the normalized value, the (last)
+// axis, epsilon and every node of the pattern, in order.
+struct NormalizationMatch {
+  Value* x = nullptr;
+  int axis = 0;
+  double epsilon = 0;
+  std::vector<Node*> nodes;
+};
 
 }  // namespace edgec::passes

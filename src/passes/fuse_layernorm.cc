@@ -19,12 +19,7 @@ namespace edgec::passes {
 namespace {
 
 // The decomposed normalization (x - mean) / sqrt(var + eps), without gamma and beta.
-struct Normalization {
-  Value* x = nullptr;
-  int axis = 0;
-  double epsilon = 0;
-  std::vector<Node*> nodes;  // every node of the pattern, in order
-};
+using Normalization = NormalizationMatch;
 
 // A ReduceMean or GlobalAveragePool producing v.
 Node* MeanOf(const Value* v) {
@@ -60,11 +55,7 @@ std::optional<Normalization> MatchNormalization(Node* div, std::string* why) {
     return std::nullopt;
   }
   Node* square = var->input(0)->producer();
-  auto pow = ScalarOperandOf(square, OpKind::kPow, d);
-  const bool squares_d = (pow && pow->other_index == 0 && pow->value == 2.0) ||
-                         (square && square->op() == OpKind::kMul && square->input(0) == d &&
-                          square->input(1) == d);
-  if (!squares_d) {
+  if (!IsSquareOf(square, d)) {
     *why = "the variance is not the mean of Pow(d, 2) or Mul(d, d) of the numerator d";
     return std::nullopt;
   }

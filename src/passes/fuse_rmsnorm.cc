@@ -14,12 +14,7 @@
 namespace edgec::passes {
 namespace {
 
-struct RmsMatch {
-  Value* x = nullptr;
-  int axis = 0;
-  double epsilon = 0;
-  std::vector<Node*> nodes;
-};
+using RmsMatch = NormalizationMatch;
 
 // Matches mean(x²) + eps at the value `a` for the given x; appends its nodes.
 bool MatchMeanSquarePlusEps(Value* a, Value* x, RmsMatch* m, std::string* why) {
@@ -34,11 +29,7 @@ bool MatchMeanSquarePlusEps(Value* a, Value* x, RmsMatch* m, std::string* why) {
     return false;
   }
   Node* square = mean->input(0)->producer();
-  auto pow = ScalarOperandOf(square, OpKind::kPow, x);
-  const bool squares_x = (pow && pow->other_index == 0 && pow->value == 2.0) ||
-                         (square && square->op() == OpKind::kMul && square->input(0) == x &&
-                          square->input(1) == x);
-  if (!squares_x) {
+  if (!IsSquareOf(square, x)) {
     *why = "the mean is not of Pow(x, 2) or Mul(x, x) of the normalized x";
     return false;
   }

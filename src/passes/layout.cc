@@ -1,16 +1,7 @@
 // layout: chooses physical layouts. Two parts, both keeping every logical value as it was
 // (the reference executor ignores physical layouts, so its numbers cannot change):
 //
-// 1. Logical transposes are cancelled: Transpose(q)∘Transpose(p) with p∘q = identity
-//    disappears ("cancelled Transpose pair"; otherwise the two merge into one, "merged
-//    Transpose pair", when the inner one has no other reader); a Transpose followed by a
-//    single-use chain of elementwise ops that ends in its inverse Transpose is sunk through
-//    the chain and cancels: constants of binary ops are transposed (broadcast-aware), a
-//    second operand that is the same Transpose of another value loses its Transpose too.
-//
-//    Before:  %t = Transpose(%x) {perm=[0, 2, 3, 1]}; %r = Relu(%t); %a = Add(%r, %c[C])
-//             %y = Transpose(%a) {perm=[0, 3, 1, 2]}
-//    After:   %r = Relu(%x); %y = Add(%r, %c'[C, 1, 1])
+// 1. Logical transposes are cancelled (layout_transposes.cc).
 //
 // 2. Layout assignment (`to=nhwc`, the default; `to=nchw` keeps everything row-major and
 //    does only part 1). Rank-4 activations are grouped into regions: maximal sets of values
@@ -38,24 +29,13 @@
 //             %s = Softmax(%c.rowmajor); %s.nhwc = Transpose(%s) {edgec_relayout=1, ...}
 //             %y = Add(%c, %s.nhwc)     (when max_copy_per_mac allows the two conversions)
 //
-//    The cost rule. Converting a region costs its conversion bytes B (each read and written
-//    once: 2·B of memory traffic); running its convolutions in NHWC instead of plain NCHW
-//    saves compute: oneDNN runs plain-nchw convolutions (other than first layers) through
-//    im2col+GEMM, about 1.5x slower than its nhwc/blocked direct kernels. At ~25 GMAC/s per
-//    core and ~10 GB/s of memory bandwidth, saving a third of the conv time is worth M/75 ns
-//    for M MACs, and a conversion costs 2·B/10 = B/5 ns: converting pays when B <= M/15,
-//    i.e. `max_copy_per_mac=0.066`. The default is stricter, `max_copy_per_mac=0`: convert
-//    only regions that need no copying conversion at all, because the optimizer's measure is
-//    copy bytes per inference and a region kept row-major costs nothing there; the backend
-//    may still pick NHWC inside one primitive.
-//    Concats that would lose their in-place placement are charged against their own budget,
-//    `max_concat_copy_per_mac` (default: the same as max_copy_per_mac). They differ from
-//    conversions on the CPU: a region kept row-major has oneDNN reorder every convolution's
-//    input and output to its blocked format and back, so a lost in-place Concat (one copy
-//    of its output) replaces two reorders per convolution, while a boundary conversion only
-//    moves the reorders of the convolution next to it into a Transpose (the measurements are
-//    in docs/optimizer_layout.md). -O3 sets max_concat_copy_per_mac=0.066
-//    and keeps max_copy_per_mac=0 (docs/optimizer_layout.md). Values whose shape is not static stay
+//    The cost rule: a region goes NHWC when its copying conversions cost at most
+//    `max_copy_per_mac` bytes per MAC of the region (default 0: only regions that need no
+//    copying conversion, as the optimizer's measure is copy bytes per inference; the
+//    break-even for speed on a CPU is derived in docs/optimizer_layout.md). Concats that
+//    would lose their in-place placement are charged against their own budget,
+//    `max_concat_copy_per_mac` (default: max_copy_per_mac; -O3 sets 0.066, the measurements
+//    are in docs/optimizer_layout.md). Values whose shape is not static stay
 //    row-major. `pad_channels=16` rounds NHWC channels up to a multiple of 16 elements
 //    (aligned kernels; the producer writes the zero padding); default 1, no padding.
 //    Blocked NC16HW16 is not assigned (not done): strides cannot describe blocked memory
@@ -71,280 +51,15 @@
 #include "ir/physical_layout.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
+#include "passes/layout_transposes.h"
 #include "passes/pattern.h"
 
 namespace edgec::passes {
 namespace {
 
-// Elementwise ops the layout pass may put in an NHWC region (ops.def traits).
-bool IsUnaryElementwise(OpKind op) { return HasTrait(op, op_trait::kUnary) && HasTrait(op, op_trait::kAnyLayout); }
-bool IsBinaryElementwise(OpKind op) {
-  return HasTrait(op, op_trait::kBroadcast) && HasTrait(op, op_trait::kAnyLayout);
-}
-
 int64_t Bytes(const Value* v) {
   return NumElements(v->type.dims) * static_cast<int64_t>(DTypeSize(v->type.dtype));
 }
-
-std::vector<int64_t> TransposePerm(const Node* t) {
-  std::vector<int64_t> perm = t->attrs.GetInts("perm");
-  if (perm.empty() && t->input(0)->type.rank_known) {
-    perm.resize(t->input(0)->type.rank());
-    std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the axes
-  }
-  return perm;
-}
-
-bool IsIdentityPerm(const std::vector<int64_t>& p) {
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
-// A logical Transpose (not a layout conversion) whose input rank is known.
-bool IsLogicalTranspose(const Node* n) {
-  return n && n->op() == OpKind::kTranspose && !IsRelayout(*n) && n->input(0) &&
-         n->input(0)->type.rank_known;
-}
-
-// ---------------------------------------------------------------- part 1: transposes
-
-// Transposes a constant (any dtype) by `perm`: out axis i is input axis perm[i].
-Tensor TransposeConstant(const Tensor& t, const std::vector<int64_t>& perm) {
-  const int r = t.rank();
-  Dims out_dims(r);
-  for (int i = 0; i < r; ++i) out_dims[i] = t.dim(static_cast<int>(perm[i]));
-  Tensor out(t.dtype(), out_dims);
-  Strides read = TransposeStrides(RowMajorStrides(t.dims()), perm);
-  const size_t es = DTypeSize(t.dtype());
-  const char* src = static_cast<const char*>(t.raw());
-  char* dst = static_cast<char*>(out.raw());
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t k = 0; k < out.numel(); ++k) {
-    int64_t off = 0;
-    for (int i = 0; i < r; ++i) off += idx[i] * read[i];
-    std::memcpy(dst + k * es, src + off * es, es);
-    for (int i = r - 1; i >= 0; --i) {
-      if (++idx[i] < out_dims[i]) break;
-      idx[i] = 0;
-    }
-  }
-  return out;
-}
-
-// The permutation of Transpose(q)∘Transpose(p) at `outer`, or nullopt with *why.
-std::optional<std::vector<int64_t>> ComposedPerm(const Node* outer, std::string* why) {
-  if (!IsLogicalTranspose(outer)) {
-    *why = "a layout conversion";
-    return std::nullopt;
-  }
-  Node* inner = outer->input(0)->producer();
-  if (!IsLogicalTranspose(inner)) {
-    *why = "input is not produced by a Transpose";
-    return std::nullopt;
-  }
-  std::vector<int64_t> p = TransposePerm(inner), q = TransposePerm(outer);
-  if (p.size() != q.size()) {
-    *why = "permutations of different ranks";
-    return std::nullopt;
-  }
-  std::vector<int64_t> composed(q.size());
-  for (size_t i = 0; i < q.size(); ++i) composed[i] = p[q[i]];
-  return composed;
-}
-
-bool CancelTransposePair(Graph& g, Node* outer, PassContext&, std::string* why) {
-  auto composed = ComposedPerm(outer, why);
-  if (!composed) return false;
-  if (!IsIdentityPerm(*composed)) {
-    *why = "the two permutations do not cancel";
-    return false;
-  }
-  if (!ReplaceValue(g, outer->output(0), outer->input(0)->producer()->input(0))) {
-    *why = "the result is a graph output and the Transpose's source cannot take its name";
-    return false;
-  }
-  return true;
-}
-
-bool MergeTransposePair(Graph& g, Node* outer, PassContext&, std::string* why) {
-  auto composed = ComposedPerm(outer, why);
-  if (!composed) return false;
-  Node* inner = outer->input(0)->producer();
-  if (IsIdentityPerm(*composed)) {
-    *why = "the pair cancels";
-    return false;
-  }
-  if (!HasSingleUse(inner->output(0))) {
-    *why = "the inner Transpose has other uses (merging would not remove it)";
-    return false;
-  }
-  Attributes a;
-  a.Set("perm", *composed);
-  auto merged = AddInferredNode(g, OpKind::kTranspose, g.FreshName(outer->name()),
-                                {inner->input(0)}, a, 1, inner);
-  if (!merged.ok()) {
-    *why = merged.status().message();
-    return false;
-  }
-  AbsorbProvenance(*merged, outer);
-  if (!ReplaceValue(g, outer->output(0), (*merged)->output(0))) {
-    g.RemoveNode(*merged);
-    *why = "the result is a graph output that cannot be renamed";
-    return false;
-  }
-  return true;
-}
-
-// An elementwise node that commutes with a Transpose of its data input `from`: unary ops
-// (other inputs constant scalars), and binary ops whose other inputs are constants
-// (transposed on the way) or the same Transpose of another value.
-bool CommutesWithTranspose(const Node* n, const Value* from, const std::vector<int64_t>& perm,
-                           std::string* why) {
-  if (n->num_outputs() != 1) {
-    *why = fmt::format("{} has {} outputs", n->Label(), n->num_outputs());
-    return false;
-  }
-  if (IsUnaryElementwise(n->op())) {
-    for (int i = 1; i < n->num_inputs(); ++i) {
-      const Tensor* c = ConstantOf(n->input(i));
-      if (n->input(i) && (!c || c->numel() != 1)) {
-        *why = fmt::format("{} input {} is not a constant scalar", n->Label(), i);
-        return false;
-      }
-    }
-    if (n->input(0) != from) {
-      *why = fmt::format("{} reads the Transpose as a parameter", n->Label());
-      return false;
-    }
-    return true;
-  }
-  if (!IsBinaryElementwise(n->op()) || n->op() == OpKind::kFusedAdd) {
-    *why = fmt::format("{} is not elementwise", n->Label());
-    return false;
-  }
-  const int r = static_cast<int>(perm.size());
-  if (!n->output(0)->type.rank_known || n->output(0)->type.rank() != r) {
-    *why = fmt::format("{} broadcasts to another rank", n->Label());
-    return false;
-  }
-  int reads_from = 0;
-  for (const Value* v : n->inputs()) {
-    if (!v) continue;
-    if (v == from) {
-      ++reads_from;
-      continue;
-    }
-    if (v->is_constant()) {
-      if (v->type.rank() > r) {
-        *why = "a constant of higher rank";
-        return false;
-      }
-      continue;
-    }
-    Node* t = v->producer();
-    if (!IsLogicalTranspose(t) || TransposePerm(t) != perm || !HasSingleUse(v) ||
-        t->input(0)->type.rank() != r) {
-      *why = fmt::format("{} reads '{}', which is not the same Transpose of another value",
-                         n->Label(), v->name());
-      return false;
-    }
-  }
-  if (reads_from != 1) {
-    *why = fmt::format("{} reads the value {} times", n->Label(), reads_from);
-    return false;
-  }
-  return true;
-}
-
-bool SinkTransposeThroughElementwise(Graph& g, Node* t, PassContext& ctx, std::string* why) {
-  if (!IsLogicalTranspose(t)) {
-    *why = "a layout conversion";
-    return false;
-  }
-  std::vector<int64_t> perm = TransposePerm(t);
-  // Follow the single-use chain down to an inverse Transpose.
-  std::vector<Node*> chain;
-  Value* cur = t->output(0);
-  Node* inverse = nullptr;
-  while (true) {
-    if (!HasSingleUse(cur)) {
-      *why = fmt::format("'{}' has {} uses{}", cur->name(), cur->uses().size(),
-                         cur->is_graph_output() ? " and is a graph output" : "");
-      return false;
-    }
-    Node* next = cur->uses()[0].node;
-    if (IsLogicalTranspose(next)) {
-      std::vector<int64_t> q = TransposePerm(next);
-      bool inv = q.size() == perm.size();
-      for (size_t i = 0; inv && i < q.size(); ++i) inv = perm[q[i]] == static_cast<int64_t>(i);
-      if (!inv) {
-        *why = "the chain ends in a Transpose that is not the inverse";
-        return false;
-      }
-      inverse = next;
-      break;
-    }
-    if (!CommutesWithTranspose(next, cur, perm, why)) return false;
-    chain.push_back(next);
-    cur = next->output(0);
-  }
-  if (chain.empty()) {
-    *why = "nothing between the Transposes (a pair)";
-    return false;
-  }
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
-  const int r = static_cast<int>(perm.size());
-  // Rebuild the chain on the untransposed values.
-  std::unordered_map<const Value*, Value*> mapped = {{t->output(0), t->input(0)}};
-  std::vector<Node*> created;
-  std::string names;
-  auto undo = [&] {
-    for (auto it = created.rbegin(); it != created.rend(); ++it) g.RemoveNode(*it);
-  };
-  for (Node* n : chain) {
-    std::vector<Value*> ins;
-    for (Value* v : n->inputs()) {
-      if (!v) {
-        ins.push_back(nullptr);
-      } else if (mapped.count(v)) {
-        ins.push_back(mapped[v]);
-      } else if (v->is_constant() && (!IsBinaryElementwise(n->op()) || v->constant().numel() == 1)) {
-        ins.push_back(v);
-      } else if (v->is_constant()) {
-        Dims expanded(r - v->type.rank(), 1);
-        expanded.insert(expanded.end(), v->type.dims.begin(), v->type.dims.end());
-        Tensor c = TransposeConstant(v->constant().Reshaped(expanded), inv);
-        ins.push_back(g.AddConstant(g.FreshName(v->name() + ".transposed"), c));
-      } else {
-        ins.push_back(v->producer()->input(0));  // the same Transpose of another value
-      }
-    }
-    auto made = AddInferredNode(g, n->op(), g.FreshName(n->name()), ins, n->attrs, 1, n);
-    if (!made.ok()) {
-      undo();
-      *why = made.status().message();
-      return false;
-    }
-    created.push_back(*made);
-    mapped[n->output(0)] = (*made)->output(0);
-    names += (names.empty() ? "" : ", ") + std::string(OpName(n->op()));
-  }
-  AbsorbProvenance(created.back(), t);
-  AbsorbProvenance(created.back(), inverse);
-  if (!ReplaceValue(g, inverse->output(0), created.back()->output(0))) {
-    undo();
-    *why = "the result is a graph output that cannot be renamed";
-    return false;
-  }
-  ctx.ExplainLine(fmt::format("layout: {} sunk through {} and cancelled with {}", t->Label(),
-                              names, inverse->Label()));
-  return true;
-}
-
-// ---------------------------------------------------------------- part 2: assignment
 
 bool IsRank4Activation(const Value* v) {
   return v && !v->is_constant() && v->type.rank_known && v->type.rank() == 4 && v->type.IsStatic();
@@ -759,12 +474,7 @@ Status RunLayout(Graph& g, PassContext& ctx, const PassOptions& options) {
     return InvalidArgument("layout: max_concat_copy_per_mac={} must be a number >= 0", concat_text);
   }
 
-  std::vector<Pattern> patterns = {
-      {"cancelled Transpose pair", {OpKind::kTranspose}, CancelTransposePair},
-      {"merged Transpose pair", {OpKind::kTranspose}, MergeTransposePair},
-      {"Transpose sunk through elementwise and cancelled", {OpKind::kTranspose},
-       SinkTransposeThroughElementwise},
-  };
+  const std::vector<Pattern> patterns = TransposeCancelPatterns();
   int64_t before = GraphCopyBytes(g);
   RETURN_IF_ERROR(ApplyPatterns(g, patterns, ctx));
   if (to == "nhwc") {

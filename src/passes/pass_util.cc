@@ -6,6 +6,14 @@ namespace edgec::passes {
 
 bool HasSingleUse(const Value* v) { return v->uses().size() == 1 && !v->is_graph_output(); }
 
+bool UsedOnlyBy(const Value* v, const std::vector<Node*>& nodes) {
+  if (v->is_graph_output()) return false;
+  for (const Use& u : v->uses()) {
+    if (std::find(nodes.begin(), nodes.end(), u.node) == nodes.end()) return false;
+  }
+  return true;
+}
+
 Node* ProducerOf(const Value* v, OpKind op) {
   return v && v->producer() && v->producer()->op() == op ? v->producer() : nullptr;
 }

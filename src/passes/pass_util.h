@@ -11,6 +11,8 @@ namespace edgec::passes {
 
 // True when v is read by exactly one node input and is not a graph output.
 bool HasSingleUse(const Value* v);
+// True when every use of v is by one of `nodes` and v is not a graph output.
+bool UsedOnlyBy(const Value* v, const std::vector<Node*>& nodes);
 // The producer of v when it is of kind `op`, else nullptr.
 Node* ProducerOf(const Value* v, OpKind op);
 // The constant value of v, or nullptr.

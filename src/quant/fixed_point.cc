@@ -78,12 +78,8 @@ StatusOr<QuantizedAddParams> MakeQuantizedAdd(double a_scale, int32_t a_zero_poi
                                               int32_t qmin, int32_t qmax) {
   RETURN_IF_ERROR(CheckBinaryParams("add", a_scale, b_scale, y_scale, qmin, qmax));
   const double twice_max = 2 * std::max(a_scale, b_scale);
-  QuantizedAddParams p;
-  p.a_zero_point = a_zero_point;
-  p.b_zero_point = b_zero_point;
-  p.y_zero_point = y_zero_point;
-  p.qmin = qmin;
-  p.qmax = qmax;
+  QuantizedAddParams p{.a_zero_point = a_zero_point, .b_zero_point = b_zero_point, .y_zero_point = y_zero_point,
+                       .qmin = qmin, .qmax = qmax};
   ASSIGN_OR_RETURN(p.a, QuantizeMultiplier(a_scale / twice_max));
   ASSIGN_OR_RETURN(p.b, QuantizeMultiplier(b_scale / twice_max));
   ASSIGN_OR_RETURN(p.y, QuantizeMultiplier(twice_max / (std::ldexp(1.0, kAddLeftShift) * y_scale)));
@@ -100,12 +96,8 @@ StatusOr<QuantizedMulParams> MakeQuantizedMul(double a_scale, int32_t a_zero_poi
                                               int32_t b_zero_point, double y_scale, int32_t y_zero_point,
                                               int32_t qmin, int32_t qmax) {
   RETURN_IF_ERROR(CheckBinaryParams("mul", a_scale, b_scale, y_scale, qmin, qmax));
-  QuantizedMulParams p;
-  p.a_zero_point = a_zero_point;
-  p.b_zero_point = b_zero_point;
-  p.y_zero_point = y_zero_point;
-  p.qmin = qmin;
-  p.qmax = qmax;
+  QuantizedMulParams p{.a_zero_point = a_zero_point, .b_zero_point = b_zero_point, .y_zero_point = y_zero_point,
+                       .qmin = qmin, .qmax = qmax};
   ASSIGN_OR_RETURN(p.y, QuantizeMultiplier(a_scale * b_scale / y_scale));
   return p;
 }

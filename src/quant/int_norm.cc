@@ -35,12 +35,7 @@ StatusOr<NormParams> MakeNormParams(float x_scale, int32_t x_zero_point, const s
   if (count < 1 || count > kMaxCount) return InvalidArgument("{} values per group (at most 2^20)", count);
   if (!beta.empty() && beta.size() != gamma.size())
     return InvalidArgument("{} scale values and {} bias values", gamma.size(), beta.size());
-  NormParams p;
-  p.count = count;
-  p.x_zero_point = x_zero_point;
-  p.y_zero_point = y_zero_point;
-  p.qmin = qmin;
-  p.qmax = qmax;
+  NormParams p{.count = count, .x_zero_point = x_zero_point, .y_zero_point = y_zero_point, .qmin = qmin, .qmax = qmax};
   const double sx = x_scale, eps = std::max(0.0, static_cast<double>(epsilon));
   const double e = std::nearbyint(static_cast<double>(count) * static_cast<double>(count) * eps / (sx * sx));
   if (!(e < std::ldexp(1.0, 58))) return InvalidArgument("epsilon {} is too large for x_scale {}", epsilon, x_scale);

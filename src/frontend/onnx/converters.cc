@@ -329,26 +329,15 @@ Status ConvertScatter(ConvertContext& c) {
 
 Status ConvertConstant(ConvertContext& c) {
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
-  Tensor t;
-  if (a.Has("value")) {
-    t = a.GetTensor("value");
-  } else if (a.Has("value_float")) {
-    t = Tensor::Scalar(a.GetFloat("value_float"));
-  } else if (a.Has("value_floats")) {
-    auto v = a.GetFloats("value_floats");
-    t = Tensor::FromVector<float>(DType::kF32, {static_cast<int64_t>(v.size())}, v);
-  } else if (a.Has("value_int")) {
-    t = Tensor::ScalarI64(a.GetInt("value_int"));
-  } else if (a.Has("value_ints")) {
-    t = Tensor::VectorI64(a.GetInts("value_ints"));
-  } else {
+  std::optional<Tensor> t = ConstantAttributeValue(a);
+  if (!t) {
     return c.Unsupported("needs a value, value_float(s) or value_int(s) attribute (sparse and "
                          "string constants are not supported)");
   }
   if (c.node().output_size() != 1) return c.Error("must have one output");
   // The value keeps the output's name (a graph output must keep it); AddConstant picks a
   // fresh one only when the name is taken.
-  Value* v = c.graph().AddConstant(c.node().output(0), std::move(t));
+  Value* v = c.graph().AddConstant(c.node().output(0), std::move(*t));
   c.aliases().push_back({c.node().output(0), v});
   return Status::Ok();
 }

@@ -21,12 +21,26 @@ namespace {
 
 std::atomic<int> g_threads{std::max(1, static_cast<int>(std::thread::hardware_concurrency()))};
 
-// The tables this CPU can run, widest first (libgcc's checks include the OS's support for
-// the wider register state).
+// The one CPU-feature probe of the own kernels, read once (libgcc's checks include the OS's
+// support for the wider register state). Everything else asks the tables and OwnAvx512.
+struct CpuFeatures {
+  bool avx2, fma, avx512f, avx512bw, avx512vl, avx512vbmi, avx512vnni;
+};
+const CpuFeatures& Cpu() {
+  static const CpuFeatures f = {__builtin_cpu_supports("avx2") != 0,       __builtin_cpu_supports("fma") != 0,
+                                __builtin_cpu_supports("avx512f") != 0,    __builtin_cpu_supports("avx512bw") != 0,
+                                __builtin_cpu_supports("avx512vl") != 0,   __builtin_cpu_supports("avx512vbmi") != 0,
+                                __builtin_cpu_supports("avx512vnni") != 0};
+  return f;
+}
+
+// The tables this CPU can run, widest first. The AVX-512 table is built for AVX2 and FMA too
+// (vec/avx512.cc), and the int8 rows behind both x86 tables take AVX2 for granted.
 std::vector<const vec::Table*> AvailableTables() {
+  const CpuFeatures& cpu = Cpu();
   std::vector<const vec::Table*> t;
-  if (__builtin_cpu_supports("avx512f")) t.push_back(&vec::kAvx512Table);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) t.push_back(&vec::kAvx2Table);
+  if (cpu.avx512f && cpu.avx2 && cpu.fma) t.push_back(&vec::kAvx512Table);
+  if (cpu.avx2 && cpu.fma) t.push_back(&vec::kAvx2Table);
   t.push_back(&vec::kScalarTable);
   return t;
 }
@@ -92,14 +106,13 @@ std::vector<std::string_view> VectorIsas() {
 std::string_view VectorIsa() { return vec::Kernels().isa; }
 
 bool OwnAvx512(Avx512Ext ext) {
-  static const bool bw = __builtin_cpu_supports("avx512bw"), vl = __builtin_cpu_supports("avx512vl"),
-                    vbmi = __builtin_cpu_supports("avx512vbmi"), vnni = __builtin_cpu_supports("avx512vnni");
-  if (&vec::Kernels() != &vec::kAvx512Table || !bw) return false;
+  const CpuFeatures& cpu = Cpu();
+  if (&vec::Kernels() != &vec::kAvx512Table || !cpu.avx512bw) return false;
   switch (ext) {
     case Avx512Ext::kBw: return true;
-    case Avx512Ext::kBwVl: return vl;
-    case Avx512Ext::kVbmi: return vbmi;
-    case Avx512Ext::kVnni: return vnni;
+    case Avx512Ext::kBwVl: return cpu.avx512vl;
+    case Avx512Ext::kVbmi: return cpu.avx512vbmi;
+    case Avx512Ext::kVnni: return cpu.avx512vnni;
   }
   return false;
 }

@@ -8,15 +8,10 @@
 
 namespace edgec::cpu {
 
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has && &vec::Kernels() != &vec::kScalarTable;
-}
+// Both x86 tables need AVX2 and FMA (context.cc's probe): any table but the scalar one.
+bool HasAvx2() { return &vec::Kernels() != &vec::kScalarTable; }
 
-bool HasAvx2Fma() {
-  static const bool has = __builtin_cpu_supports("fma");
-  return has && HasAvx2();
-}
+bool HasAvx2Fma() { return HasAvx2(); }
 
 bool HasAvx512() { return OwnAvx512(Avx512Ext::kBwVl); }
 

@@ -1,6 +1,5 @@
 // The own int8 GEMV for a QLinearConv of one pixel through a 1x1 kernel (AVX-512 VNNI).
 #include <fmt/format.h>
-#include <immintrin.h>
 
 #include <algorithm>
 #include <climits>
@@ -8,6 +7,7 @@
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/int8_conv_util.h"
 #include "kernels/cpu/int8_requant.h"
+#include "kernels/cpu/vec/int8.h"
 
 namespace edgec::cpu {
 
@@ -19,40 +19,6 @@ namespace {
 // four u8 x s8 products to 16 int32 outputs: the weights are packed per 16 outputs and 4
 // inputs (64 bytes) in the order they are read, the row's bytes broadcast 4 at a time. An i8
 // row is made u8 by adding 128 (folded into the bias with the zero point). Exact.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8GemvBlocks(const uint8_t* x, const int8_t* packed,
-                                                                            int64_t quads, int64_t begin, int64_t end,
-                                                                            int32_t* acc) {
-  int64_t b = begin;
-  for (; b + 4 <= end; b += 4) {
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    const int8_t* w = packed + b * quads * 64;
-    const int64_t step = quads * 64;
-    for (int64_t q = 0; q < quads; ++q) {
-      int32_t xq;
-      std::memcpy(&xq, x + 4 * q, 4);
-      const __m512i v = _mm512_set1_epi32(xq);
-      a0 = _mm512_dpbusd_epi32(a0, v, _mm512_loadu_si512(w + q * 64));
-      a1 = _mm512_dpbusd_epi32(a1, v, _mm512_loadu_si512(w + step + q * 64));
-      a2 = _mm512_dpbusd_epi32(a2, v, _mm512_loadu_si512(w + 2 * step + q * 64));
-      a3 = _mm512_dpbusd_epi32(a3, v, _mm512_loadu_si512(w + 3 * step + q * 64));
-    }
-    _mm512_storeu_si512(acc + b * 16, a0);
-    _mm512_storeu_si512(acc + (b + 1) * 16, a1);
-    _mm512_storeu_si512(acc + (b + 2) * 16, a2);
-    _mm512_storeu_si512(acc + (b + 3) * 16, a3);
-  }
-  for (; b < end; ++b) {
-    __m512i a = _mm512_setzero_si512();
-    const int8_t* w = packed + b * quads * 64;
-    for (int64_t q = 0; q < quads; ++q) {
-      int32_t xq;
-      std::memcpy(&xq, x + 4 * q, 4);
-      a = _mm512_dpbusd_epi32(a, _mm512_set1_epi32(xq), _mm512_loadu_si512(w + q * 64));
-    }
-    _mm512_storeu_si512(acc + b * 16, a);
-  }
-}
-
 class Int8GemvKernel final : public Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
@@ -64,7 +30,7 @@ class Int8GemvKernel final : public Kernel {
     for (int64_t n = 0; n < images_; ++n) {
       const uint8_t* xn = x + n * k_;
       for (int64_t i = 0; i < k_; ++i) row[i] = static_cast<uint8_t>(xn[i] ^ flip_);
-      ParallelFor(threads_, blocks_, grain_, [&](int64_t b, int64_t e) { Int8GemvBlocks(row, packed_.data(), quads_, b, e, acc); });
+      ParallelFor(threads_, blocks_, grain_, [&](int64_t b, int64_t e) { vec::Int8GemvBlocks(row, packed_.data(), quads_, b, e, acc); });
       rq_.Run(acc, m_, 0, 1, static_cast<uint8_t*>(out[0]) + n * m_, m_, 1);
     }
     return Status::Ok();

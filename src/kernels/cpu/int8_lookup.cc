@@ -1,7 +1,5 @@
 // The fast 256-entry lookup (QuantizedLookup): y = table[x - lowest(type)], AVX-512 VBMI
 // byte permutes where the CPU has them.
-#include <immintrin.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +9,7 @@
 #include "kernels/cpu/int8_eltwise_util.h"
 #include "kernels/cpu/int8_requant.h"
 #include "kernels/cpu/vec.h"
+#include "kernels/cpu/vec/int8.h"
 #include "quant/exact_scale.h"
 #include "quant/fixed_point.h"
 #include "quant/ratio_forms.h"
@@ -19,32 +18,12 @@ namespace edgec::cpu {
 
 namespace {
 
-// 64 lookups at a time: two 128-entry byte permutes (AVX-512 VBMI), the index's top bit
-// choosing between them. `table` is indexed by the raw byte.
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t LookupVbmi(const uint8_t* table, const uint8_t* x,
-                                                                           uint8_t* y, int64_t b, int64_t e) {
-  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
-  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
-  int64_t i = b;
-  for (; i + 64 <= e; i += 64) {
-    const __m512i idx = _mm512_loadu_si512(x + i);
-    const __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1);  // entries 0..127 (bit 6 picks t0/t1)
-    const __m512i hi = _mm512_permutex2var_epi8(t2, idx, t3);  // entries 128..255
-    const __mmask64 top = _mm512_movepi8_mask(idx);             // bit 7
-    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(top, lo, hi));
-  }
-  return i;
-}
-
-bool HasVbmi() {
-  static const bool has = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-  return has && &vec::Kernels() != &vec::kScalarTable;
-}
+bool HasVbmi() { return OwnAvx512(Avx512Ext::kVbmi); }
 
 }  // namespace
 
 void LookupBytes(const uint8_t* by_byte, const uint8_t* x, uint8_t* y, int64_t n) {
-  int64_t i = HasVbmi() ? LookupVbmi(by_byte, x, y, 0, n) : 0;
+  int64_t i = HasVbmi() ? vec::LookupVbmi(by_byte, x, y, 0, n) : 0;
   for (; i < n; ++i) y[i] = by_byte[x[i]];
 }
 

@@ -14,7 +14,7 @@ bool Int8SumsExact(DType src, const Tensor& w, bool unchecked, std::string* why)
 
 namespace {
 
-class Int8MatMulKernel final : public Kernel {
+class Int8MatMulKernel final : public DnnlPrimitiveKernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     UseThreads(threads_);
@@ -27,17 +27,10 @@ class Int8MatMulKernel final : public Kernel {
                 [&](int64_t b, int64_t e) { rq_.Run(acc, cols_, b, e, out[0], cols_, 1); });
     return Status::Ok();
   }
-  size_t scratch_bytes() const override { return scratch_bytes_; }
-  std::string Describe() const override { return describe_; }
-
-  std::string label_;
-  BoundPrimitive prim_;
   dnnl::memory weights_, src_zp_;
   Int8Requant rq_;
   int64_t rows_ = 0, cols_ = 0;
-  size_t acc_offset_ = 0, scratch_bytes_ = 0;
-  int threads_ = 1;
-  std::string describe_;
+  size_t acc_offset_ = 0;
 };
 
 StatusOr<int32_t> ScalarInt(const KernelRequest& req, int i) {
@@ -103,8 +96,7 @@ KernelOr CreateInt8MatMulKernel(const KernelRequest& req) {
     if (a_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, w_any, acc), attr, ctx.engine);
     auto kr = std::make_unique<Int8MatMulKernel>();
-    kr->label_ = req.label;
-    kr->threads_ = threads;
+    kr->Init(req.label, threads);
     kr->rq_ = std::move(rq);
     kr->rows_ = m;
     kr->cols_ = n;

@@ -5,14 +5,13 @@
 // Each is one or more strided box copies (CopyLoop), planned at creation: the box is
 // walked in the destination's memory order, dims that stay adjacent are merged, rows with
 // a contiguous source become memcpy, and a transposing copy runs in cache-sized tiles.
-#include <emmintrin.h>
-
 #include <cstring>
 #include <numeric>
 
 #include "ir/infer_movement_util.h"
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
+#include "kernels/cpu/vec/nhwc.h"
 
 namespace edgec::cpu {
 
@@ -209,29 +208,6 @@ class CopyLoopsKernel final : public Kernel {
   int threads_;
 };
 
-// d[2i] = a[i], d[2i + 1] = b[i] for i < n: SSE2 unpacks (x86-64's baseline) of 16 bytes
-// at a time, the tail element by element.
-template <typename E>
-void Interleave2(const E* a, const E* b, E* d, int64_t n) {
-  constexpr int64_t kLanes = 16 / sizeof(E);
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
-    const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
-    __m128i lo, hi;
-    if constexpr (sizeof(E) == 1) lo = _mm_unpacklo_epi8(va, vb), hi = _mm_unpackhi_epi8(va, vb);
-    else if constexpr (sizeof(E) == 2) lo = _mm_unpacklo_epi16(va, vb), hi = _mm_unpackhi_epi16(va, vb);
-    else if constexpr (sizeof(E) == 4) lo = _mm_unpacklo_epi32(va, vb), hi = _mm_unpackhi_epi32(va, vb);
-    else lo = _mm_unpacklo_epi64(va, vb), hi = _mm_unpackhi_epi64(va, vb);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), lo);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i + kLanes), hi);
-  }
-  for (; i < n; ++i) {
-    d[2 * i] = a[i];
-    d[2 * i + 1] = b[i];
-  }
-}
-
 // ChannelShuffle of dense NHWC buffers: each pixel's C channels are a [g, C/g] matrix
 // transposed into [C/g, g]; for g = 2 (shufflenet's) an interleave of the two halves (the
 // generic strided copy walks such tiny tiles element by element: 3x slower).
@@ -263,7 +239,7 @@ class ChannelShuffleNhwcKernel final : public Kernel {
         const E* s = src + p * c;
         E* d = dst + p * c;
         if (g == 2) {
-          Interleave2(s, s + per, d, per);
+          vec::Interleave2(s, s + per, d, per);
         } else {
           for (int64_t i = 0; i < per; ++i)
             for (int64_t j = 0; j < g; ++j) d[i * g + j] = s[j * per + i];

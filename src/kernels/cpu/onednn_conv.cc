@@ -29,7 +29,7 @@ std::string_view ResidualWord(ResidualMode m) {
   }
 }
 
-class ConvKernel final : public Kernel {
+class ConvKernel final : public DnnlF32Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     UseThreads(threads_);
@@ -51,20 +51,9 @@ class ConvKernel final : public Kernel {
     own_.Run(in, static_cast<float*>(out[0]), out_numel_, threads_);
     return Status::Ok();
   }
-  size_t scratch_bytes() const override { return scratch_bytes_; }
-  std::string Describe() const override { return describe_; }
-
-  std::string label_;
-  BoundPrimitive prim_;
   BoundPrimitive reorder_src_, reorder_dst_, reorder_residual_;  // valid when formats differ
   dnnl::memory weights_, bias_;
   ResidualMode residual_mode_ = ResidualMode::kNone;
-  OwnEpilogue own_;
-  size_t out_bytes_ = 0;
-  int64_t out_numel_ = 0;
-  size_t scratch_bytes_ = 0;
-  int threads_ = 1;
-  std::string describe_;
   std::string impl_;  // oneDNN's implementation name
 };
 
@@ -317,11 +306,9 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
       const Attempt chosen = c.second;
 
       auto kernel = std::make_unique<ConvKernel>();
-      kernel->label_ = req.label;
-      kernel->threads_ = threads;
+      kernel->Init(req.label, threads);
       kernel->residual_mode_ = chosen.residual;
-      kernel->out_numel_ = NumElements(y.dims);
-      kernel->out_bytes_ = static_cast<size_t>(kernel->out_numel_) * sizeof(float);
+      kernel->SetOutput(y.dims);
       const dnnl_md weights_md = pd.query_md(dnnl::query::weights_md, 0);
       kernel->weights_ = PackConstant(s.user_weights, ConstantOrNull(req, 1)->raw(), weights_md, ctx);
 

@@ -27,7 +27,7 @@ struct Attempt {
   auto key() const { return std::tuple(bias, residual, activation_in_primitive); }
 };
 
-class MatMulKernel final : public Kernel {
+class MatMulKernel final : public DnnlF32Kernel {
  public:
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     UseThreads(threads_);
@@ -43,20 +43,9 @@ class MatMulKernel final : public Kernel {
     own_.Run(in, static_cast<float*>(out[0]), out_numel_, threads_);
     return Status::Ok();
   }
-  size_t scratch_bytes() const override { return scratch_bytes_; }
-  std::string Describe() const override { return describe_; }
-
-  std::string label_;
-  BoundPrimitive prim_;
   dnnl::memory weights_, bias_;
   std::vector<float> bias_values_;  // constant bias (beta applied), when not packed
   Where residual_ = Where::kAbsent;
-  OwnEpilogue own_;
-  size_t out_bytes_ = 0;
-  int64_t out_numel_ = 0;
-  size_t scratch_bytes_ = 0;
-  int threads_ = 1;
-  std::string describe_;
 };
 
 // One operand as oneDNN sees it: logical dims [batch..., rows, cols] and element strides.
@@ -284,11 +273,9 @@ KernelOr CreateMatMulKernel(const KernelRequest& req) {
     if (!pd) return Refuse(req, "oneDNN has no matmul for this problem ({})", last_error);
 
     auto kernel = std::make_unique<MatMulKernel>();
-    kernel->label_ = req.label;
-    kernel->threads_ = threads;
+    kernel->Init(req.label, threads);
     kernel->residual_ = chosen.residual;
-    kernel->out_numel_ = NumElements(y.dims);
-    kernel->out_bytes_ = static_cast<size_t>(kernel->out_numel_) * sizeof(float);
+    kernel->SetOutput(y.dims);
     kernel->prim_ = BoundPrimitive(dnnl::primitive(*pd), ctx.engine);
     BoundPrimitive& p = kernel->prim_;
     p.Bind(DNNL_ARG_SRC, a_md, BoundPrimitive::Source::kInput, 0);

@@ -78,6 +78,7 @@ class BoundPrimitive {
   std::vector<Binding> bindings_;
 };
 
+
 // A kernel that is one primitive taking input 0 as its source and writing output 0 (pools,
 // reductions): `Make` binds both, the user scratchpad, and describes it as
 // "onednn <what> [<implementation>]".
@@ -116,6 +117,39 @@ struct OwnEpilogue {
 
   bool empty() const { return addends.empty() && !own_activation; }
   void Run(std::span<const void* const> inputs, float* y, int64_t numel, int threads) const;
+};
+
+// What every kernel on one oneDNN primitive keeps (the fp32 conv and matmul, the int8
+// matmul): its label for errors, the primitive, its scratch size, its description and the
+// threads it runs on.
+class DnnlPrimitiveKernel : public Kernel {
+ public:
+  size_t scratch_bytes() const override { return scratch_bytes_; }
+  std::string Describe() const override { return describe_; }
+  void Init(const std::string& label, int threads) {
+    label_ = label;
+    threads_ = threads;
+  }
+
+  std::string label_;
+  BoundPrimitive prim_;
+  size_t scratch_bytes_ = 0;
+  std::string describe_;
+  int threads_ = 1;
+};
+
+// A DnnlPrimitiveKernel with an f32 output of out_numel_ elements, the own epilogue applied
+// to it after the primitive.
+class DnnlF32Kernel : public DnnlPrimitiveKernel {
+ public:
+  void SetOutput(const Dims& y) {
+    out_numel_ = NumElements(y);
+    out_bytes_ = static_cast<size_t>(out_numel_) * sizeof(float);
+  }
+
+  OwnEpilogue own_;
+  size_t out_bytes_ = 0;
+  int64_t out_numel_ = 0;
 };
 
 }  // namespace edgec::cpu

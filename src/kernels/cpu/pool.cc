@@ -12,7 +12,6 @@
 // writes lines no other core holds. oneDNN's pool splits by channels, so at 2 threads each
 // core read half the tensor from the other's L2 and efficientnet_b0's 17 pools and 16 SE
 // Muls took 0.36 and 0.71 ms against 0.20 and 0.33 at 1 thread.
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/vec.h"
+#include "kernels/cpu/vec/nhwc.h"
 
 namespace edgec::cpu {
 
@@ -29,21 +29,6 @@ namespace {
 constexpr int kMaxTaps = 64;
 
 // y[i] = max over t < taps of x[t][i] for 1-byte elements (signed for i8), taps >= 1.
-template <bool kSigned>
-__attribute__((target("avx512f,avx512bw"))) void WindowMax8Avx512(const uint8_t* const* x, int taps, uint8_t* y,
-                                                                  int64_t n) {
-  int64_t i = 0;
-  for (; i < n; i += 64) {
-    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
-    __m512i acc = _mm512_maskz_loadu_epi8(m, x[0] + i);
-    for (int t = 1; t < taps; ++t) {
-      const __m512i v = _mm512_maskz_loadu_epi8(m, x[t] + i);
-      acc = kSigned ? _mm512_max_epi8(acc, v) : _mm512_max_epu8(acc, v);
-    }
-    _mm512_mask_storeu_epi8(y + i, m, acc);
-  }
-}
-
 template <bool kSigned>
 void WindowMax8Scalar(const uint8_t* const* x, int taps, uint8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -61,8 +46,7 @@ void WindowMax8Scalar(const uint8_t* const* x, int taps, uint8_t* y, int64_t n) 
 
 void WindowMax8(bool is_signed, const uint8_t* const* x, int taps, uint8_t* y, int64_t n) {
   if (OwnAvx512(Avx512Ext::kBw)) {
-    if (is_signed) WindowMax8Avx512<true>(x, taps, y, n);
-    else WindowMax8Avx512<false>(x, taps, y, n);
+    vec::WindowMax8Avx512(is_signed, x, taps, y, n);
   } else if (is_signed) {
     WindowMax8Scalar<true>(x, taps, y, n);
   } else {
@@ -126,26 +110,6 @@ class MaxPoolNhwcKernel final : public Kernel {
   std::vector<IndexRange> rows_, cols_;
 };
 
-// sum[c] += the f32 values of channels [0, channels) over `pixels` pixels of `channels`
-// (row stride `channels`): 16 channels at a time, four pixels in separate sums.
-__attribute__((target("avx512f"))) void SumPixelsAvx512(const float* x, int64_t pixels, int64_t channels, float* sum) {
-  for (int64_t c = 0; c < channels; c += 16) {
-    const __mmask16 m = channels - c >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (channels - c)) - 1);
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    const float* px = x + c;
-    int64_t p = 0;
-    for (; p + 4 <= pixels; p += 4, px += 4 * channels) {
-      s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(m, px));
-      s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(m, px + channels));
-      s2 = _mm512_add_ps(s2, _mm512_maskz_loadu_ps(m, px + 2 * channels));
-      s3 = _mm512_add_ps(s3, _mm512_maskz_loadu_ps(m, px + 3 * channels));
-    }
-    for (; p < pixels; ++p, px += channels) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(m, px));
-    const __m512 total = _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
-    _mm512_mask_storeu_ps(sum + c, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, sum + c), total));
-  }
-}
-
 class GlobalAveragePoolNhwcKernel final : public Kernel {
  public:
   GlobalAveragePoolNhwcKernel(int64_t images, int64_t pixels, int64_t channels, int threads)
@@ -163,7 +127,7 @@ class GlobalAveragePoolNhwcKernel final : public Kernel {
         for (int64_t n = begin; n < end; ++n) {
           float* s = y + n * c_;
           std::fill(s, s + c_, 0.0f);
-          SumPixelsAvx512(x + n * p_ * c_, p_, c_, s);
+          vec::SumPixelsAvx512(x + n * p_ * c_, p_, c_, s);
           for (int64_t c = 0; c < c_; ++c) s[c] /= static_cast<float>(p_);
         }
       });
@@ -177,7 +141,7 @@ class GlobalAveragePoolNhwcKernel final : public Kernel {
       for (int64_t n = 0; n < n_; ++n) {
         float* s = partial + (t * n_ + n) * c_;
         std::fill(s, s + c_, 0.0f);
-        SumPixelsAvx512(x + (n * p_ + p0) * c_, p1 - p0, c_, s);
+        vec::SumPixelsAvx512(x + (n * p_ + p0) * c_, p1 - p0, c_, s);
       }
 #pragma omp barrier
       const int64_t items = n_ * c_, i0 = items * t / nt, i1 = items * (t + 1) / nt;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/resize_coordinate.h"
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/vec.h"
@@ -26,24 +27,11 @@ struct ResizeRules {
   bool exclude_outside = false;
 };
 
-// The input coordinate of output coordinate x; as the reference, the output length is
-// scale * in_len, unrounded.
-double SourceCoordinate(const ResizeRules& r, int64_t x, int64_t in_len, double scale) {
-  const double out_len = scale * static_cast<double>(in_len);
-  const double xr = static_cast<double>(x);
-  const std::string& m = r.coordinate_mode;
-  if (m == "align_corners") return out_len == 1 ? 0.0 : xr * (in_len - 1) / (out_len - 1);
-  if (m == "asymmetric") return xr / scale;
-  if (m == "tf_half_pixel_for_nn") return (xr + 0.5) / scale;
-  if (m == "pytorch_half_pixel") return out_len == 1 ? -0.5 : (xr + 0.5) / scale - 0.5;
-  return (xr + 0.5) / scale - 0.5;  // half_pixel
-}
-
 // Taps along one axis: `left` is the last integer strictly below x, the fraction in (0, 1].
 std::vector<Taps> AxisTaps(const ResizeRules& r, int64_t in_len, int64_t out_len, double scale) {
   std::vector<Taps> taps(out_len);
   for (int64_t o = 0; o < out_len; ++o) {
-    const double x = SourceCoordinate(r, o, in_len, scale);
+    const double x = ResizeSourceCoordinate(r.coordinate_mode, o, in_len, scale);
     const double left = std::ceil(x) - 1;
     const double ratio = x - left;
     double c[2];
@@ -51,12 +39,7 @@ std::vector<Taps> AxisTaps(const ResizeRules& r, int64_t in_len, int64_t out_len
       c[0] = 1 - ratio;
       c[1] = ratio;
     } else {
-      bool right;
-      if (ratio == 1.0) right = true;
-      else if (r.nearest_mode == "round_prefer_ceil") right = ratio >= 0.5;
-      else if (r.nearest_mode == "floor") right = false;
-      else if (r.nearest_mode == "ceil") right = true;
-      else right = ratio > 0.5;  // round_prefer_floor
+      const bool right = ResizeNearestTakesRight(r.nearest_mode, ratio);
       c[0] = right ? 0.0 : 1.0;
       c[1] = right ? 1.0 : 0.0;
     }

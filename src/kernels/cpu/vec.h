@@ -1,8 +1,10 @@
 // The vectorized row kernels of the own CPU kernels: one table of plain single-threaded
-// loops over f32 rows, built three times from vec_impl.inc — for AVX-512F (vec_avx512.cc) and
-// AVX2+FMA (vec_avx2.cc), each compiled for that target only, and portable scalar code
-// (vec_scalar.cc). Kernels() picks the table
-// at run time (__builtin_cpu_supports), so the binary runs on any x86-64. The drivers in
+// loops over f32 rows, built three times from vec/impl.inc — for AVX-512F (vec/avx512.cc) and
+// AVX2+FMA (vec/avx2.cc), each compiled for that target only, and portable scalar code
+// (vec/scalar.cc). Kernels() picks the table
+// at run time (the CPU-feature probe of context.cc), so the binary runs on any x86-64. The
+// int8 and NHWC rows of the same layer, which the kernels call by ISA, are in vec/int8.h and
+// vec/nhwc.h. The drivers in
 // elementwise.cc, softmax.cc, norm.cc, ... split work over threads and call these rows.
 #pragma once
 

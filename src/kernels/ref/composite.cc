@@ -5,6 +5,7 @@
 
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
+#include "kernels/ref/norm_util.h"
 #include "kernels/ref/movement_util.h"
 
 namespace edgec::ref {
@@ -39,9 +40,7 @@ Status RmsNormalization(KernelContext& ctx) {
   const Tensor& xt = *ctx.inputs[0];
   const Tensor& st = *ctx.inputs[1];
   const int rank = xt.rank();
-  const int64_t axis_attr = ctx.attrs.GetInt("axis", -1);
-  const int axis = static_cast<int>(axis_attr < 0 ? axis_attr + rank : axis_attr);
-  const double epsilon = ctx.attrs.GetFloat("epsilon", 1e-5f);
+  const auto [axis, epsilon] = ReadNormAxisEpsilon(ctx, rank);
   const std::vector<double> x = xt.ToDoubleVector();
   const std::vector<double> scale = st.ToDoubleVector();
   const BroadcastMap scale_at(st.dims(), xt.dims());

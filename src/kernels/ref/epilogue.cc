@@ -11,15 +11,6 @@ namespace edgec::ref {
 
 namespace {
 
-// Runs body(T{}) for f32 or f64 (16-bit floats arrive converted by WithHalfAsFloat).
-template <typename Body>
-Status DispatchF32F64(KernelContext& ctx, DType dt, Body body) {
-  switch (dt) {
-    case DType::kF32: return body(float{});
-    case DType::kF64: return body(double{});
-    default: return Unimplemented("{}: dtype {} is not supported", ctx.label, DTypeName(dt));
-  }
-}
 
 StatusOr<ActivationSpec> ReadKernelActivation(const KernelContext& ctx) {
   auto spec = ReadActivation(ctx.attrs);

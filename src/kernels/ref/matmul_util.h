@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "kernels/ref/kernel.h"
 
 namespace edgec::ref {
 
@@ -76,5 +77,16 @@ class BroadcastMap {
   Dims to_;
   std::vector<int64_t> from_strides_;  // per dim of `to`; 0 where broadcast
 };
+
+// Runs body(T{}) for f32 or f64 (16-bit floats arrive converted by WithHalfAsFloat); the
+// matmul family and the fused epilogues.
+template <typename Body>
+Status DispatchF32F64(KernelContext& ctx, DType dt, Body body) {
+  switch (dt) {
+    case DType::kF32: return body(float{});
+    case DType::kF64: return body(double{});
+    default: return Unimplemented("{}: dtype {} is not supported", ctx.label, DTypeName(dt));
+  }
+}
 
 }  // namespace edgec::ref

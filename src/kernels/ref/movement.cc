@@ -206,22 +206,9 @@ Status Size(KernelContext& ctx) {
 }
 
 Status Constant(KernelContext& ctx) {
-  const Attributes& a = ctx.attrs;
-  Tensor value;
-  if (a.Has("value")) {
-    value = a.GetTensor("value");
-  } else if (a.Has("value_float")) {
-    value = Tensor::Scalar(a.GetFloat("value_float"));
-  } else if (a.Has("value_floats")) {
-    std::vector<float> v = a.GetFloats("value_floats");
-    value = Tensor::FromVector<float>(DType::kF32, {static_cast<int64_t>(v.size())}, v);
-  } else if (a.Has("value_int")) {
-    value = Tensor::ScalarI64(a.GetInt("value_int"));
-  } else if (a.Has("value_ints")) {
-    value = Tensor::VectorI64(a.GetInts("value_ints"));
-  } else {
-    return Unimplemented("{}: no supported value attribute", ctx.label);
-  }
+  std::optional<Tensor> found = ConstantAttributeValue(ctx.attrs);
+  if (!found) return Unimplemented("{}: no supported value attribute", ctx.label);
+  const Tensor& value = *found;
   Tensor& out = ctx.outputs[0];
   if (out.nbytes() != value.nbytes()) {
     return ctx.Error("output {} does not match the value {}", out.TypeString(), value.TypeString());

@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 
+#include "ir/resize_coordinate.h"
 #include "kernels/ref/kernel.h"
 
 namespace edgec::ref {
@@ -47,36 +48,12 @@ ResizeParams ReadParams(const Attributes& a) {
   return p;
 }
 
-// Coordinate in the input of output coordinate `x`. Like ONNX's reference, the output
-// length used here is scale * in_len (not rounded).
-double OriginalCoordinate(const ResizeParams& p, int64_t x, int64_t in_len, double scale,
-                          double roi_start, double roi_end) {
-  const double out_len = scale * static_cast<double>(in_len);
-  const double xr = static_cast<double>(x);
-  const std::string& m = p.coordinate_mode;
-  if (m == "align_corners") return out_len == 1 ? 0.0 : xr * (in_len - 1) / (out_len - 1);
-  if (m == "asymmetric") return xr / scale;
-  if (m == "tf_half_pixel_for_nn") return (xr + 0.5) / scale;
-  if (m == "pytorch_half_pixel") return out_len == 1 ? -0.5 : (xr + 0.5) / scale - 0.5;
-  if (m == "tf_crop_and_resize") {
-    double span = (roi_end - roi_start) * (in_len - 1);
-    double offset = roi_start * (in_len - 1);
-    return offset + (out_len == 1 ? span / 2 : xr * span / (out_len - 1));
-  }
-  return (xr + 0.5) / scale - 0.5;  // half_pixel
-}
-
 // Weights of the taps left, left + 1 (nearest, linear) or left - 1 .. left + 2 (cubic),
 // where `ratio` = x - left is in (0, 1].
 int Coefficients(const ResizeParams& p, double ratio, double* c) {
   switch (p.mode) {
     case Mode::kNearest: {
-      bool right;
-      if (ratio == 1.0) right = true;  // x is an integer: take it
-      else if (p.nearest_mode == "round_prefer_ceil") right = ratio >= 0.5;
-      else if (p.nearest_mode == "floor") right = false;
-      else if (p.nearest_mode == "ceil") right = true;
-      else right = ratio > 0.5;  // round_prefer_floor
+      const bool right = ResizeNearestTakesRight(p.nearest_mode, ratio);
       c[0] = right ? 0.0 : 1.0;
       c[1] = right ? 1.0 : 0.0;
       return 2;
@@ -119,7 +96,7 @@ AxisSampler BuildAxis(const ResizeParams& p, int64_t in_len, int64_t out_len, do
   const bool crop = p.coordinate_mode == "tf_crop_and_resize";
   for (int64_t o = 0; o < out_len; ++o) {
     s.first.push_back(s.taps.size());
-    double x = OriginalCoordinate(p, o, in_len, scale, roi_start, roi_end);
+    double x = ResizeSourceCoordinate(p.coordinate_mode, o, in_len, scale, roi_start, roi_end);
     bool outside = crop && (x < 0 || x > static_cast<double>(in_len - 1));
     s.outside.push_back(outside);
     if (outside) continue;

@@ -1,4 +1,4 @@
-// The AVX-512 build of the row kernels (vec_impl.inc): 16 lanes, masks for the tails.
+// The AVX-512 build of the row kernels (vec/impl.inc): 16 lanes, masks for the tails.
 // Everything between the pragmas is compiled for AVX-512F; Kernels() only hands this table
 // out when the CPU (and the OS, for the zmm state) has it. Besides the width, a 512-bit
 // operation is one scheduler entry where AVX2 needs two, which is what the long dependent
@@ -71,7 +71,7 @@ inline V Pow2n(V n) {
 }
 inline V ScalePow2(V p, V n) { return _mm512_scalef_ps(p, n); }
 
-#include "kernels/cpu/vec_impl.inc"
+#include "kernels/cpu/vec/impl.inc"
 
 }  // namespace
 }  // namespace avx512

@@ -1,4 +1,4 @@
-// The AVX2+FMA build of the row kernels (vec_impl.inc). Everything between the pragmas is
+// The AVX2+FMA build of the row kernels (vec/impl.inc). Everything between the pragmas is
 // compiled for that target; Kernels() only hands this table out when the CPU has it.
 #include <immintrin.h>
 
@@ -77,7 +77,7 @@ inline V Pow2n(V n) {
 }
 inline V ScalePow2(V p, V n) { return Mul(p, Pow2n(n)); }
 
-#include "kernels/cpu/vec_impl.inc"
+#include "kernels/cpu/vec/impl.inc"
 
 }  // namespace
 }  // namespace avx2

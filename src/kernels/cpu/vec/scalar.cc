@@ -1,4 +1,4 @@
-// The portable build of the row kernels (vec_impl.inc): one lane, plain float arithmetic,
+// The portable build of the row kernels (vec/impl.inc): one lane, plain float arithmetic,
 // for CPUs without AVX2 and for tests of the fallback (cpu::CapVectorIsa).
 #include <cmath>
 #include <cstdint>
@@ -56,7 +56,7 @@ inline V Pow2n(V n) {
 }
 inline V ScalePow2(V p, V n) { return Mul(p, Pow2n(n)); }
 
-#include "kernels/cpu/vec_impl.inc"
+#include "kernels/cpu/vec/impl.inc"
 
 }  // namespace
 }  // namespace scalar
