@@ -48,10 +48,9 @@ int RunCompiled(const std::string& file, const std::string& device, const std::v
     if (d == ArtifactDevice::kNpuSim) {
       fmt::print("{}", FormatArtifactRun(*loaded, *r));
     } else {
-      fmt::print("every node on the CPU (the NPU's layers in its integer arithmetic, the others on the {} kernels): "
-                 "{:.3f} ms {}\n",
+      fmt::print("every node on the CPU's {} kernels (the NPU's layers in its fixed-point arithmetic): {:.3f} ms {}\n",
                  reference ? "reference" : "fast", r->cpu_s * 1e3,
-                 r->cpu_measured ? "measured" : "by the partitioner's cost model");
+                 r->cpu_measured ? "measured (after a warm-up run)" : "by the partitioner's cost model");
     }
   }
   if (!output_dir.empty()) {
