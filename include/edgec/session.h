@@ -28,8 +28,9 @@ namespace edgec {
 inline namespace v1 {
 
 enum class Device {
-  kCpu,     // a Model: the fast CPU plan; a CompiledModel: every node on the CPU's int8 kernels
-  kNpuSim,  // a CompiledModel only: NPU segments in the NPU simulator, the rest on the CPU
+  kCpu,     // a Model: the fast CPU plan; a CompiledModel: every node on the CPU's fast kernels
+            // (the NPU's nodes in its fixed-point arithmetic; equal to kNpuSim bit for bit)
+  kNpuSim,  // a CompiledModel only: NPU segments in the NPU simulator, the rest on the fast CPU plans
 };
 
 struct KernelTuning {

@@ -25,7 +25,13 @@ Session::~Session() = default;
 StatusOr<Session> Session::Create(const CompiledModel& model, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->device = options.device;
+  if (options.threads < 0) return InvalidArgument("session: threads {} < 0", options.threads);
   impl->compiled = model.impl();
+  impl->run_options.threads = options.threads;
+  impl->run_options.tuning.winograd = options.tuning.winograd;
+  impl->run_options.tuning.winograd_min_channels = options.tuning.winograd_min_channels;
+  impl->run_options.tuning.conv1x1_gemm_min_pixels = options.tuning.conv1x1_gemm_min_pixels;
+  impl->run_options.tuning.gemv = options.tuning.gemv;
   impl->inputs = model.inputs();
   impl->outputs = model.outputs();
   return Session(std::move(impl));
@@ -45,7 +51,10 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
     RETURN_IF_ERROR(impl_->run_model(in, &result, &p));
   } else {
     const ArtifactDevice d = impl_->device == Device::kNpuSim ? ArtifactDevice::kNpuSim : ArtifactDevice::kCpu;
-    ASSIGN_OR_RETURN(ArtifactRunResult r, RunArtifact(impl_->compiled->loaded, d, in));
+    if (!impl_->executor) {
+      ASSIGN_OR_RETURN(impl_->executor, ArtifactExecutor::Create(impl_->compiled->loaded, impl_->run_options));
+    }
+    ASSIGN_OR_RETURN(ArtifactRunResult r, impl_->executor->Run(d, in));
     p.simulated = d == ArtifactDevice::kNpuSim;
     p.total_seconds = p.simulated ? r.latency_s() : r.cpu_s;
     p.npu_cycles = r.npu_total.cycles;
@@ -54,7 +63,7 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
       n.node = l.node;
       n.op = l.op;
       n.unit = p.simulated ? api::FromUnit(l.unit) : Unit::kCpu;
-      n.kernel = n.unit == Unit::kNpu ? "npu-sim" : "int8 reference";
+      n.kernel = l.kernel;
       n.seconds = l.seconds;
       n.cycles = l.simulated ? l.stats.cycles : 0;
       n.bytes = l.copy_bytes + (l.simulated ? l.stats.dram_read + l.stats.dram_written : 0);

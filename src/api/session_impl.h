@@ -20,6 +20,8 @@ struct Session::Impl {
   // A Model: runs the inputs, fills the outputs and the profile.
   std::function<Status(const std::map<std::string, Tensor>&, std::vector<NamedTensor>*, Profile*)> run_model;
   std::shared_ptr<const CompiledModel::Impl> compiled;  // a CompiledModel
+  ArtifactRunOptions run_options;                        // ... its executor's options
+  std::unique_ptr<ArtifactExecutor> executor;            // ... built on the first Run
   std::vector<ValueInfo> inputs, outputs;
   Profile profile;
 };

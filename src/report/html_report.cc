@@ -62,7 +62,7 @@ std::string ArtifactRunHtml(const std::string& file, const LoadedArtifact& a, co
   };
   card("simulated latency", Ms(r.latency_s()));
   card("NPU", Ms(r.npu_s));
-  card("CPU (cost model)", Ms(r.cpu_s));
+  card(r.cpu_measured ? "CPU (measured)" : "CPU (cost model)", Ms(r.cpu_s));
   card(fmt::format("copies ({})", r.copies), fmt::format("{} · {}", Ms(r.copy_s), Bytes(static_cast<double>(r.copy_bytes))));
   card("MAC utilization", fmt::format("{:.1f}%", 100 * s.mac_utilization(t)));
   card("DRAM read / written", Bytes(static_cast<double>(s.dram_read)) + " / " + Bytes(static_cast<double>(s.dram_written)));
@@ -126,8 +126,11 @@ std::string ArtifactRunHtml(const std::string& file, const LoadedArtifact& a, co
                      : "<td>-</td>";
     h += "<td class=\"l reason\">" + Escape(reason) + "</td></tr>\n";
   }
-  h += "</table>\n<p class=\"reason\">CPU times come from the partitioner's cost model, NPU times from the "
-       "cycle-level simulator; see docs/npu.md.</p></body></html>\n";
+  h += fmt::format("</table>\n<p class=\"reason\">CPU times {}, NPU times come from the cycle-level simulator; see "
+                   "docs/npu.md.</p></body></html>\n",
+                   r.cpu_measured ? fmt::format("are measured on the host that ran the report (fast kernels; the "
+                                                "partitioner's cost model says {})", Ms(r.cpu_model_s))
+                                  : std::string("come from the partitioner's cost model (the reference kernels ran)"));
   return h;
 }
 

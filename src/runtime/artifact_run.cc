@@ -1,6 +1,7 @@
 #include "runtime/artifact_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <unordered_map>
 
@@ -134,18 +135,83 @@ StatusOr<LoadedArtifact> LoadArtifact(const artifact_io::MappedArtifact& file) {
   return a;
 }
 
-StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice device,
-                                        const std::map<std::string, Tensor>& inputs, const partition::CpuCost& cpu) {
-  const std::string& path = a.file->path();
-  RETURN_IF_ERROR(CheckInputs(a.graph, inputs).WithContext(path));
-  std::unordered_map<std::string, size_t> npu_segment;  // node -> segment index
+StatusOr<std::unique_ptr<ArtifactExecutor>> ArtifactExecutor::Create(const LoadedArtifact& a,
+                                                                     const ArtifactRunOptions& options) {
+  auto x = std::unique_ptr<ArtifactExecutor>(new ArtifactExecutor(a, options));
   for (size_t i = 0; i < a.meta.segments.size(); ++i)
     if (a.meta.segments[i].unit == Unit::kNpu)
-      for (const auto& n : a.meta.segments[i].nodes) npu_segment[n] = i;
+      for (const auto& n : a.meta.segments[i].nodes) x->npu_segment_[n] = i;
+  if (!options.fast_kernels) return x;
+  PlanOptions po;
+  po.threads = options.threads;
+  po.tuning = options.tuning;
+  auto cpu = BuildCpuSegments(a.graph, [&](const Node& n) { return !x->npu_segment_.count(n.name()); }, po);
+  if (!cpu.ok()) return cpu.status().WithContext(a.file->path());
+  x->cpu_ = std::move(*cpu);
+  for (size_t i = 0; i < x->cpu_.size(); ++i)
+    for (const Node* n : x->cpu_[i].nodes) x->cpu_segment_of_[n->name()] = static_cast<int>(i);
+  return x;
+}
+
+Status ArtifactExecutor::BuildWholeCpu() {
+  whole_graph_ = a_.graph.Clone();
+  for (Node* n : whole_graph_.nodes()) {
+    if (!npu_segment_.count(n->name()) || n->op() == OpKind::kMaxPool) continue;
+    if (lower::IsVectorNode(*n)) {
+      auto v = lower::VectorLayerOf(*n);
+      if (v.ok() && v->kind == lower::VectorLayer::Kind::kMove) continue;
+    }
+    if (n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul || lower::IsVectorNode(*n))
+      n->attrs.Set("edgec_requant", std::string("fixed_point"));
+  }
+  PlanOptions po;
+  po.threads = options_.threads;
+  po.tuning = options_.tuning;
+  auto cpu = BuildCpuSegments(whole_graph_, [](const Node&) { return true; }, po);
+  if (!cpu.ok()) return cpu.status().WithContext(a_.file->path());
+  whole_ = std::move(*cpu);
+  for (size_t i = 0; i < whole_.size(); ++i)
+    for (const Node* n : whole_[i].nodes) whole_segment_of_[n->name()] = static_cast<int>(i);
+  return Status::Ok();
+}
+
+std::string ArtifactExecutor::CpuKernelOf(const std::string& node) const {
+  auto it = cpu_segment_of_.find(node);
+  return it == cpu_segment_of_.end() ? std::string() : CpuSegmentKernel(cpu_[it->second], node);
+}
+
+StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice device,
+                                        const std::map<std::string, Tensor>& inputs, const ArtifactRunOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ArtifactExecutor> x, ArtifactExecutor::Create(a, options));
+  return x->Run(device, inputs);
+}
+
+StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const std::map<std::string, Tensor>& inputs) {
+  const LoadedArtifact& a = a_;
+  const partition::CpuCost& cpu = options_.cpu;
+  const std::unordered_map<std::string, size_t>& npu_segment = npu_segment_;
+  const std::string& path = a.file->path();
+  RETURN_IF_ERROR(CheckInputs(a.graph, inputs).WithContext(path));
+  const bool whole = device == ArtifactDevice::kCpu && options_.fast_kernels;
+  if (whole && whole_.empty()) RETURN_IF_ERROR(BuildWholeCpu());
+  std::vector<CpuSegment>& segments = whole ? whole_ : cpu_;
+  const std::unordered_map<std::string, int>& segment_of = whole ? whole_segment_of_ : cpu_segment_of_;
   std::unordered_map<std::string, Tensor> env;
   std::unordered_map<std::string, std::vector<uint8_t>> in_dram;  // NHWC i8 values left in DRAM by the NPU
   for (auto& [name, t] : inputs) env[name] = t;
   ArtifactRunResult r;
+  r.cpu_measured = options_.fast_kernels;
+  if (!segments.empty()) r.cpu_threads = segments.front().plan->threads();
+  // A CPU node's time: measured (fast kernels) or the cost model (reference kernels).
+  auto cpu_seconds = [&](const Node& n, double measured) {
+    r.cpu_model_s += partition::CpuSeconds(n, cpu);
+    const double s = options_.fast_kernels ? measured : partition::CpuSeconds(n, cpu);
+    r.cpu_s += s;
+    return s;
+  };
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  CpuSegmentTiming timing;  // of the CPU segment running now
   const npu::Target& t = a.target;
   const double bw = t.dram.bandwidth_bytes_per_s;
   // An NPU value read by the CPU (or a graph output) is copied out once.
@@ -294,7 +360,27 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
         lr.copies = sr.copies;
         lr.copy_bytes = sr.copy_bytes;
       }
+      lr.kernel = "npu-sim";
       lr.seconds = lr.stats.cycles / t.clock_hz + settle_copies(lr);
+      r.layers.push_back(std::move(lr));
+      continue;
+    }
+    if (auto cs = segment_of.find(n->name()); cs != segment_of.end()) {
+      CpuSegment& seg = segments[cs->second];
+      LayerRun lr;
+      lr.node = n->name();
+      lr.op = std::string(OpName(n->op()));
+      lr.macs = lower::MacsOf(*n);
+      lr.kernel = CpuSegmentKernel(seg, n->name());
+      double measured = 0;
+      if (seg.nodes.front()->name() == n->name()) {  // the whole segment runs now; its copies go on this row
+        RETURN_IF_ERROR(RunCpuSegment(seg, env, &timing).WithContext(path));
+        double steps = 0;
+        for (const auto& [name, sec] : timing.node_seconds) steps += sec;
+        measured = std::max(0.0, timing.seconds - steps);
+      }
+      if (auto it = timing.node_seconds.find(n->name()); it != timing.node_seconds.end()) measured += it->second;
+      lr.seconds = cpu_seconds(*n, measured);
       r.layers.push_back(std::move(lr));
       continue;
     }
@@ -318,12 +404,14 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
     std::vector<Tensor> outs;
     if (seg != npu_segment.end()) lr.unit = Unit::kNpu;
     const bool view = seg != npu_segment.end() && a.meta.segments[seg->second].npu.instructions.empty();
+    const auto t0 = Clock::now();
     if (view) {
       // A view of an NPU value: the same DRAM bytes under the output's name, no work.
       auto o = EvaluateNode(*n, in);
       if (!o.ok()) return o.status().WithContext(path);
       outs = std::move(*o);
       lr.simulated = device == ArtifactDevice::kNpuSim;
+      lr.kernel = "npu view";
       auto resident = in_dram.find(n->input(0)->name());
       if (lr.simulated && resident != in_dram.end()) {
         in_dram[n->output(0)->name()] = resident->second;
@@ -337,22 +425,22 @@ StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice 
         lr.seconds = settle_copies(lr);
       } else {
         lr.unit = Unit::kCpu;
-        lr.seconds = partition::CpuSeconds(*n, cpu);
-        r.cpu_s += lr.seconds;
+        lr.kernel = "reference (view)";
+        lr.seconds = cpu_seconds(*n, since(t0));
       }
     } else if (seg != npu_segment.end()) {
       auto y = CpuInt8(*n, in);
       if (!y.ok()) return y.status().WithContext(path);
       outs = std::move(*y);
       lr.unit = Unit::kCpu;
-      lr.seconds = partition::CpuSeconds(*n, cpu);
-      r.cpu_s += lr.seconds;
+      lr.kernel = "int8 reference (the NPU's arithmetic)";
+      lr.seconds = cpu_seconds(*n, since(t0));
     } else {
       auto o = EvaluateNode(*n, in);
       if (!o.ok()) return o.status().WithContext(path);
       outs = std::move(*o);
-      lr.seconds = partition::CpuSeconds(*n, cpu);
-      r.cpu_s += lr.seconds;
+      lr.kernel = "reference";
+      lr.seconds = cpu_seconds(*n, since(t0));
     }
     for (int i = 0; i < n->num_outputs(); ++i)
       if (n->output(i)) env[n->output(i)->name()] = std::move(outs[i]);
@@ -378,7 +466,8 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
     if (!l.simulated) {
       s += fmt::format("{:<34} {:<12} {:<4} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n", name,
                        l.op.substr(0, 12), artifact_io::UnitName(l.unit), "-", l.macs ? std::to_string(l.macs) : "-",
-                       "-", "-", "-", "-", "-", fmt::format("cpu est {:.4f} ms", l.seconds * 1e3), copies, "-");
+                       "-", "-", "-", "-", "-",
+                       fmt::format("cpu {} {:.4f} ms", r.cpu_measured ? "took" : "est", l.seconds * 1e3), copies, "-");
       continue;
     }
     const npu::Stats& st = l.stats;
@@ -420,8 +509,14 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
                        bound / t.clock_hz * 1e3, mac / t.clock_hz * 1e3, vec / t.clock_hz * 1e3,
                        dram / t.clock_hz * 1e3, r.npu_const_bytes, r.npu_io_bytes, bound > 0 ? tot.cycles / bound : 0);
   }
-  s += fmt::format("CPU: {:.3f} ms (cost model); copies between units: {} ({} B, {:.3f} ms)\n", r.cpu_s * 1e3,
-                   r.copies, r.copy_bytes, r.copy_s * 1e3);
+  if (r.cpu_measured)
+    s += fmt::format("CPU: {:.3f} ms measured on this host (fast kernels{}, after a warm-up run; the partitioner's "
+                     "cost model says {:.3f} ms)",
+                     r.cpu_s * 1e3, r.cpu_threads ? fmt::format(", {} thread(s)", r.cpu_threads) : "",
+                     r.cpu_model_s * 1e3);
+  else
+    s += fmt::format("CPU: {:.3f} ms by the partitioner's cost model (the reference kernels ran)", r.cpu_s * 1e3);
+  s += fmt::format("; copies between units: {} ({} B, {:.3f} ms)\n", r.copies, r.copy_bytes, r.copy_s * 1e3);
   if (r.cache_steps[0] + r.cache_steps[1] + r.cache_steps[2] > 0)
     s += fmt::format("cache maintenance at CPU <-> NPU hand-overs: {} flush(es), {} invalidate(s), {} barrier(s), "
                      "{:.3f} ms\n",

@@ -4,7 +4,9 @@
 // and timing, on its DRAM image: constants from the file, each value entering the segment
 // written to the region of its name as NHWC int8, each value leaving it read from the region
 // of its name), when its first node comes up; its layers' rows show their part of the task
-// (they overlap in time). CPU nodes run on the reference kernels. A tensor moving from a CPU
+// (they overlap in time). CPU nodes run on fast CPU plans, one per run of consecutive CPU
+// nodes (cpu_segment.h), the same in both devices; with ArtifactRunOptions::fast_kernels off
+// (`edgec run --reference`) node by node on the reference kernels. A tensor moving from a CPU
 // node to an NPU node (or back) is one copy, counted with its bytes; the NCHW <-> NHWC change
 // (and the u8 <-> i8 shift by 128) happens in that copy, which the CPU writes through its
 // cache (cpu_cache.h): the segment's hand-over steps (flush before, invalidate after, barriers)
@@ -12,24 +14,32 @@
 // DRAM in the NPU's layout.
 // --device cpu: every node on the CPU; the NPU's nodes (QLinearConv, QLinearMatMul) as the
 // integer convolution / matmul (int32) plus the same fixed-point requantization the NPU uses
-// (quant/fixed_point.h); its adds, multiplies and average pools on the reference kernels in
-// fixed-point mode; lookups, max pools and data movement on the reference kernels (exact):
-// the two devices agree bit for bit. An NPU segment with several outputs (Split) has the
+// (quant/fixed_point.h); its adds, multiplies, norms and average pools in fixed-point mode
+// (`edgec_requant`); lookups, max pools and data movement exact: the two devices agree bit
+// for bit. With the fast kernels the whole graph is one CPU plan whose NPU nodes carry
+// `edgec_requant = fixed_point` (the fast int8 kernels' NPU arithmetic); with the reference
+// kernels node by node. An NPU segment with several outputs (Split) has the
 // regions "<node>.output", "<node>.output1", ...
 //
-// Simulated latency (npu-sim) = NPU cycles / clock + CPU nodes by the partitioner's CPU cost
-// model (MACs / int8 rate, other nodes: bytes in + out / copy bandwidth) + copies (bytes /
-// DRAM bandwidth + bytes / CPU copy bandwidth) + cache maintenance cycles / clock.
+// Simulated latency (npu-sim) = NPU cycles / clock + the CPU nodes' time + copies (bytes /
+// DRAM bandwidth + bytes / CPU copy bandwidth) + cache maintenance cycles / clock. The CPU
+// nodes' time is measured on this host (wall time of each CPU plan's run, its arena copies
+// included) when the fast kernels run; with the reference kernels it is the partitioner's
+// cost model (MACs / int8 rate, other nodes: bytes in + out / copy bandwidth), which is
+// computed in both cases (cpu_model_s) and printed beside the measurement.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
 #include "npu/sim.h"
 #include "partition/partition.h"
 #include "runtime/artifact.h"
+#include "runtime/cpu_segment.h"
 
 namespace edgec {
 
@@ -43,7 +53,8 @@ struct LayerRun {
   int64_t macs = 0;
   int copies = 0;
   int64_t copy_bytes = 0;
-  double seconds = 0;  // simulated (NPU) or estimated (CPU) time, copies included
+  std::string kernel;  // what ran it: "npu-sim", a CPU plan's kernel, "reference", ...
+  double seconds = 0;  // simulated (NPU), measured or estimated (CPU) time, copies included
   double start_cycle = 0;  // NPU: first cycle of the layer in its segment's task
 };
 
@@ -53,6 +64,9 @@ struct ArtifactRunResult {
   std::vector<LayerRun> layers;  // every node in order
   npu::Stats npu_total;
   double npu_s = 0, cpu_s = 0, copy_s = 0;
+  bool cpu_measured = false;  // cpu_s measured on this host (fast kernels), else the cost model
+  double cpu_model_s = 0;     // the partitioner's cost model for the same CPU nodes
+  int cpu_threads = 0;        // the CPU plans' threads (measured runs)
   double cache_s = 0;           // cache maintenance at hand-overs
   int cache_steps[3] = {0, 0, 0};  // flushes, invalidates, barriers
   int copies = 0;
@@ -75,9 +89,43 @@ StatusOr<LoadedArtifact> LoadArtifact(const artifact_io::MappedArtifact& file);
 std::vector<uint8_t> ToNpu(const Tensor& x);
 StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type);
 
+struct ArtifactRunOptions {
+  bool fast_kernels = true;  // false: the CPU nodes node by node on the reference kernels
+  int threads = 0;           // the CPU plans' threads (0: all cores)
+  cpu::KernelTuning tuning;  // the CPU plans' kernel choices (cpu/kernel.h)
+  partition::CpuCost cpu;    // the partitioner's cost model (reported beside measured times)
+};
+
+// One executor per compiled model and session: the CPU plans are built once (Create) and
+// run on every Run; `a` must outlive it.
+class ArtifactExecutor {
+ public:
+  static StatusOr<std::unique_ptr<ArtifactExecutor>> Create(const LoadedArtifact& a,
+                                                            const ArtifactRunOptions& options = {});
+  StatusOr<ArtifactRunResult> Run(ArtifactDevice device, const std::map<std::string, Tensor>& inputs);
+  const std::vector<CpuSegment>& cpu_segments() const { return cpu_; }
+  // What runs CPU node `node` (a plan's kernel, "fused", "view"); "" for other nodes.
+  std::string CpuKernelOf(const std::string& node) const;
+
+ private:
+  ArtifactExecutor(const LoadedArtifact& a, const ArtifactRunOptions& options) : a_(a), options_(options) {}
+  const LoadedArtifact& a_;
+  ArtifactRunOptions options_;
+  std::unordered_map<std::string, size_t> npu_segment_;  // node -> index in a_.meta.segments
+  std::vector<CpuSegment> cpu_;
+  std::unordered_map<std::string, int> cpu_segment_of_;  // node -> index in cpu_
+  // --device cpu with the fast kernels: the whole graph as one CPU plan, the NPU's nodes in
+  // its fixed-point arithmetic (built on the first such Run).
+  Status BuildWholeCpu();
+  Graph whole_graph_;
+  std::vector<CpuSegment> whole_;
+  std::unordered_map<std::string, int> whole_segment_of_;
+};
+
+// One run on a fresh executor (tests, one-shot callers).
 StatusOr<ArtifactRunResult> RunArtifact(const LoadedArtifact& a, ArtifactDevice device,
                                         const std::map<std::string, Tensor>& inputs,
-                                        const partition::CpuCost& cpu = {});
+                                        const ArtifactRunOptions& options = {});
 
 // Per-layer table and totals.
 std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& r);

@@ -82,7 +82,7 @@ bool IsCompiled(const std::string& path) {
 
 int RunMain(const RunFlags& f) {
   if (IsCompiled(f.model)) return RunCompiled(f.model, f.device.empty() ? "npu-sim" : f.device, f.inputs,
-                                              f.output_dir, f.seed, f.quiet, f.report);
+                                              f.output_dir, f.seed, f.quiet, f.report, f.reference, f.threads);
   if (!f.report.empty()) return ReportError(fmt::format("{}: --report needs a compiled model (.edgec, edgec compile)", f.model));
   if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
   auto g = onnx_fe::ImportOnnxFile(f.model);
@@ -200,7 +200,8 @@ VerbMain AddRunVerb(CLI::App& app) {
   sub->add_flag("--quiet,-q", flags->quiet, "print nothing but errors");
   sub->add_option("--device", flags->device,
                   "compiled models (.edgec): npu-sim (NPU segments in the simulator, default) or cpu (every layer "
-                  "on the CPU's int8 kernels)");
+                  "on the CPU: the NPU's layers in its integer arithmetic, the others on the fast kernels, or "
+                  "the reference kernels with --reference)");
   sub->add_option("--report", flags->report,
                   "compiled models on npu-sim: write a self-contained HTML report (time per layer by unit, "
                   "placement reasons, stalls, roofline) to this file");

@@ -1,6 +1,8 @@
 // edgec run MODEL.edgec --device npu-sim|cpu [--input NAME=FILE.npy] [--output-dir DIR] [--report F.html]
+//   [--reference] [--threads N]
 // Runs a compiled model file: NPU segments in the simulator (npu-sim) or every node on the
-// CPU (cpu); prints the per-layer table and the simulated latency.
+// CPU (cpu), the CPU nodes on the fast kernels (the reference kernels with --reference);
+// prints the per-layer table and the simulated latency.
 #include <filesystem>
 #include <fstream>
 
@@ -14,7 +16,8 @@
 namespace edgec::cli {
 
 int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& input_flags,
-                const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report) {
+                const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report, bool reference,
+                int threads) {
   ArtifactDevice d;
   if (device == "npu-sim") d = ArtifactDevice::kNpuSim;
   else if (device == "cpu") d = ArtifactDevice::kCpu;
@@ -29,7 +32,10 @@ int RunCompiled(const std::string& file, const std::string& device, const std::v
   if (!quiet)
     for (auto& n : generated) fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), seed);
   if (!report.empty() && d != ArtifactDevice::kNpuSim) return ReportError("--report needs --device npu-sim");
-  auto r = RunArtifact(*loaded, d, *inputs);
+  ArtifactRunOptions options;
+  options.fast_kernels = !reference;
+  options.threads = threads;
+  auto r = RunArtifact(*loaded, d, *inputs, options);
   if (!r.ok()) return ReportError(r.status().message());
   if (!report.empty()) {
     std::ofstream out(report, std::ios::trunc);
@@ -42,8 +48,9 @@ int RunCompiled(const std::string& file, const std::string& device, const std::v
     if (d == ArtifactDevice::kNpuSim) {
       fmt::print("{}", FormatArtifactRun(*loaded, *r));
     } else {
-      fmt::print("every node on the CPU (int8 integer kernels, fixed-point requantization); CPU cost model {:.3f} ms\n",
-                 r->cpu_s * 1e3);
+      fmt::print("every node on the CPU's {} kernels (the NPU's layers in its fixed-point arithmetic): {:.3f} ms {}\n",
+                 reference ? "reference" : "fast", r->cpu_s * 1e3,
+                 r->cpu_measured ? "measured (after a warm-up run)" : "by the partitioner's cost model");
     }
   }
   if (!output_dir.empty()) {
