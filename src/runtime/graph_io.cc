@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "runtime/graph_generated.h"
+#include "support/limits.h"
 
 namespace edgec::graph_io {
 namespace {
@@ -138,7 +139,8 @@ StatusOr<Graph> DeserializeGraph(std::span<const uint8_t> bytes, const std::stri
   const auto* vals = root->values();
   const int nvals = vals ? static_cast<int>(vals->size()) : 0;
   const int ninputs = root->num_inputs(), nconst = root->num_constants();
-  if (ninputs < 0 || nconst < 0 || ninputs + nconst > nvals)
+  if (root->nodes()) RETURN_IF_ERROR(CheckNodeCount(root->nodes()->size(), what));
+  if (ninputs < 0 || nconst < 0 || int64_t{ninputs} + nconst > nvals)
     return InvalidArgument("{}: the compiled graph lists {} inputs and {} constants among {} values", what, ninputs,
                            nconst, nvals);
   std::vector<Value*> by_index(nvals, nullptr);
