@@ -17,6 +17,7 @@ APT_PACKAGES=(
   python3-onnx python3-numpy python3-torch python3-torchvision python3-pil
   pybind11-dev python3-dev python3-pytest
   nodejs npm
+  clang libclang-rt-14-dev strace
 )
 
 SUDO=""

@@ -57,11 +57,11 @@ Status CheckNodeCount(int64_t nodes, const std::string& what) {
   return InvalidArgument("{}: graph has {} nodes, over the limit of {} (--max-nodes)", what, nodes, cap);
 }
 
-Status CheckArenaBytes(int64_t bytes, const std::string& what) {
+Status CheckArenaBytes(int64_t bytes, const std::string& what, const std::string& detail) {
   const int64_t cap = g_arena_bytes.load(std::memory_order_relaxed);
   if (bytes <= cap) return Status::Ok();
-  return InvalidArgument("{}: the memory plan needs an arena of {}, over the arena limit of {} "
-                         "(--max-arena-bytes)", what, Bytes(bytes), Bytes(cap));
+  return InvalidArgument("{} needs an arena of {}{}, over the arena limit of {} (--max-arena-bytes)", what,
+                         Bytes(bytes), detail.empty() ? "" : " (" + detail + ")", Bytes(cap));
 }
 
 }  // namespace edgec

@@ -30,6 +30,7 @@ void SetLimits(const Limits& limits);
 Status CheckModelBytes(int64_t bytes, const std::string& what);
 Status CheckTensorBytes(int64_t bytes, const std::string& what);
 Status CheckNodeCount(int64_t nodes, const std::string& what);
-Status CheckArenaBytes(int64_t bytes, const std::string& what);
+// `detail` (optional) says what dominates the plan (memory::MemoryPlan::Largest).
+Status CheckArenaBytes(int64_t bytes, const std::string& what, const std::string& detail = "");
 
 }  // namespace edgec

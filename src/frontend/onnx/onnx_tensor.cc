@@ -3,6 +3,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "support/limits.h"
+
 namespace edgec::onnx_fe {
 
 using onnx::TensorProto;
@@ -70,6 +72,12 @@ Status ReadExternal(const TensorProto& p, const std::filesystem::path& model_dir
   if (rel.is_absolute()) {
     return InvalidArgument("{}: external data location '{}' is absolute; it must be relative to "
                            "the model's folder", what, location);
+  }
+  // Judged by its text first, so a location like ../x is refused without looking at the file;
+  // a symlink inside the folder is judged by where it leads (below).
+  const std::filesystem::path normal = rel.lexically_normal();
+  if (normal.empty() || *normal.begin() == "..") {
+    return InvalidArgument("{}: external data location '{}' leaves the model's folder", what, location);
   }
   std::error_code ec;
   auto base = std::filesystem::weakly_canonical(model_dir.empty() ? "." : model_dir, ec);
@@ -240,6 +248,16 @@ StatusOr<TensorType> TypeFromValueInfo(const onnx::ValueInfoProto& vi) {
       t.dim_names.push_back(d.dim_param());
     }
   }
+  // The known dims alone must not overflow, and a static type must fit the tensor cap
+  // (tests/bad_models/run.py: "input of 2^93 elements").
+  Dims known;
+  for (int64_t d : t.dims)
+    if (d >= 0) known.push_back(d);
+  auto n = CheckedNumElements(known, DTypeSize(t.dtype));
+  if (!n.ok()) return n.status().WithContext(fmt::format("value '{}'", vi.name()));
+  if (known.size() == t.dims.size())
+    RETURN_IF_ERROR(CheckTensorBytes(*n * static_cast<int64_t>(DTypeSize(t.dtype)),
+                                     fmt::format("value '{}' {}{}", vi.name(), DTypeName(t.dtype), DimsToString(t.dims))));
   return t;
 }
 
