@@ -173,6 +173,11 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
 
   for (int idx : *order) {
     const onnx::NodeProto& np = gp.node(idx);
+    // Every ONNX op has an output (LSTM may leave its first one empty, not all); shape
+    // inference writes them (fuzz_onnx_import found a Transpose with none:
+    // tests/fuzz/regressions/onnx_import).
+    if (std::all_of(np.output().begin(), np.output().end(), [](const std::string& o) { return o.empty(); }))
+      return InvalidArgument("{}: {} '{}' has no output", what, np.op_type(), np.name());
     for (int i = 0; i < np.input_size(); ++i) {
       if (!np.input(i).empty() && !values.count(np.input(i))) {
         return InvalidArgument("{}: {} '{}': input {} '{}' is not defined (no graph input, "
