@@ -126,7 +126,9 @@ StatusOr<ScaleTable> ReadScaleTable(const std::string& path) {
   if (!j.contains("activations") || !j["activations"].is_object())
     return InvalidArgument("{}: no 'activations' object", path);
   const int32_t qmin = t.dtype == DType::kU8 ? 0 : -128, qmax = t.dtype == DType::kU8 ? 255 : 127;
-  for (const auto& [name, e] : j["activations"].items()) {
+  for (const auto& item : j["activations"].items()) {  // named, not bound: the lambda captures them
+    const std::string name = item.key();
+    const nlohmann::json& e = item.value();
     if (!e.is_object()) return InvalidArgument("{}: activation '{}' is not an object", path, name);
     ActivationScale a;
     auto num = [&](const char* key, double def) -> StatusOr<double> {
