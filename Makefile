@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 PY := /usr/bin/python3
 PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test unit conformance zoo bad-input install clean
+.PHONY: all deps build demo test unit conformance zoo bad-input bad-models fuzz fuzz-build install clean
 
 all: build
 
@@ -32,8 +32,28 @@ zoo: build
 bad-input: build
 	@bash tests/bad_input/run.sh $(BUILD)
 
+# `make test` is the whole suite on the Release build; `make test SANITIZE=address,undefined`
+# (or SANITIZE=thread) builds the unit tests and the CLI with those sanitizers in a folder of
+# their own and runs the unit tests and the model zoo there (scripts/sanitize.sh).
+SANITIZE ?=
+ifeq ($(SANITIZE),)
 test: deps build
 	@bash scripts/test.sh $(BUILD)
+else
+test: deps
+	@bash scripts/sanitize.sh $(SANITIZE)
+endif
+
+bad-models: build
+	@/usr/bin/python3 tests/bad_models/run.py $(BUILD)/bin/edgec $(BUILD)/bad_models
+
+# libFuzzer (clang, tests/fuzz/): every target for FUZZ_SECONDS each, in build-fuzz.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz-build:
+	@bash tests/fuzz/run.sh --build-only $(FUZZ_BUILD)
+fuzz:
+	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # The CLI, headers, libedgec, the Python module, the CMake package and edgec.pc under PREFIX.
 install: build

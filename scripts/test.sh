@@ -30,6 +30,12 @@ part "quickstart: docs/quickstart.md's five commands from a fresh clone and HOME
 part "installed package: outside C++/C programs, Python, docs/api.md examples" bash tests/api/install_test.sh "$BUILD"
 part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
+part "malformed models: one-line errors, nothing read outside" /usr/bin/python3 tests/bad_models/run.py "$BUILD/bin/edgec" "$BUILD/bad_models"
+# Every fuzz target for FUZZ_SECONDS (its regression inputs first): the harnesses built with
+# clang and address+undefined, linked to this build's core (tests/fuzz/run.sh, FUZZ_QUICK);
+# `make fuzz` is the fully instrumented build.
+part "fuzz: 6 libFuzzer targets, ${FUZZ_SECONDS:-20}s each" \
+  env FUZZ_QUICK="$BUILD" bash tests/fuzz/run.sh "$BUILD-fuzz-quick" "${FUZZ_SECONDS:-20}"
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
 part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_RUN_ARGS="-O 3" EDGEC_ROUNDTRIP="optimize -O 3" bash tests/zoo/run.sh "$BUILD"
 part "every ONNX export valid: checker + ONNX Runtime" /usr/bin/python3 tests/frontend/export_validity.py "$BUILD"

@@ -5,6 +5,8 @@
 #include <new>
 #include <limits>
 
+#include "support/limits.h"
+
 namespace edgec {
 
 StatusOr<int64_t> CheckedNumElements(std::span<const int64_t> dims, size_t elem_size) {
@@ -75,11 +77,10 @@ Tensor Tensor::View(DType dtype, Dims dims, void* data) {
 StatusOr<Tensor> Tensor::Create(DType dtype, Dims dims) {
   auto n = CheckedNumElements(dims, DTypeSize(dtype));
   if (!n.ok()) return n.status();
-  constexpr int64_t kMaxBytes = int64_t{1} << 40;  // 1 TiB: anything larger is a bad model
-  if (*n * static_cast<int64_t>(DTypeSize(dtype)) > kMaxBytes) {
-    return InvalidArgument("tensor {}{} would need {} bytes", DTypeName(dtype), DimsToString(dims),
-                           *n * static_cast<int64_t>(DTypeSize(dtype)));
-  }
+  // The tensor cap (support/limits.h, --max-tensor-bytes): a model that claims more is refused
+  // before any allocation. tests/runtime/limits_test.cc: TensorCapRefusesBeforeAllocating.
+  RETURN_IF_ERROR(CheckTensorBytes(*n * static_cast<int64_t>(DTypeSize(dtype)),
+                                   fmt::format("tensor {}{}", DTypeName(dtype), DimsToString(dims))));
   return Tensor(dtype, std::move(dims));
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "support/limits.h"
 #include "runtime/graph_io.h"
 #include "memory/liveness.h"
 #include "npu/isa.h"
@@ -206,6 +207,9 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   flush();
   ASSIGN_OR_RETURN(memory::MemoryPlan plan, memory::PlanMemory(g));
   m.arena_bytes = plan.arena_bytes;
+  // A model whose plan needs more than the arena cap is refused at compile time, with the
+  // planned figure (tests/bad_models/run.py: "arena over the cap").
+  RETURN_IF_ERROR(CheckArenaBytes(plan.arena_bytes, "the compiled model's memory plan", plan.Largest()));
   for (const Node* n : g.nodes())
     for (const Value* v : n->outputs())
       if (const memory::ValueMemory* vm = v ? plan.Find(v) : nullptr) m.values.push_back({v->name(), vm->offset, vm->bytes});

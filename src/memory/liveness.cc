@@ -329,6 +329,16 @@ const ValueMemory* MemoryPlan::Find(const Value* v) const {
   return it == values.end() ? nullptr : &it->second;
 }
 
+std::string MemoryPlan::Largest() const {
+  const Buffer* big = nullptr;
+  for (const Buffer& b : buffers)
+    if (b.owner && (!big || b.request.bytes > big->request.bytes)) big = &b;
+  if (!big) return "no buffers";
+  const Node* p = big->owner->producer();
+  return p ? fmt::format("largest value '{}' of node '{}', {} bytes", big->owner->name(), p->name(), big->request.bytes)
+           : fmt::format("largest value '{}', {} bytes", big->owner->name(), big->request.bytes);
+}
+
 std::string MemoryPlan::Summary() const {
   std::string s = fmt::format("arena {} (lower bound {}, naive {}), {} buffers, {} in place, {} views",
                               FormatBytes(arena_bytes), FormatBytes(lower_bound),

@@ -94,6 +94,8 @@ struct MemoryPlan {
   const ValueMemory* Find(const Value* v) const;
   // "arena 1.2 MiB (lower bound 1.2 MiB, naive 9.8 MiB), 43 buffers, 12 in place, 5 views"
   std::string Summary() const;
+  // The largest buffer, for errors: "largest value 'y' of node 'fill', 4398046511104 bytes".
+  std::string Largest() const;
 };
 
 // The value's bytes in memory: its physical extent when a physical layout is set, else

@@ -45,7 +45,10 @@ class ObjectReader {
   void Int(const std::string& key, T& out, int64_t min, int64_t max = INT64_MAX) {
     const json* f = Field(key);
     if (!f) return;
-    if (!f->is_number_integer() && !(f->is_number_float() && std::floor(f->get<double>()) == f->get<double>())) {
+    // A float must be whole and within int64 before it is converted (1e300 would overflow the
+    // conversion; tests/fuzz: fuzz_target_json).
+    if (!f->is_number_integer() && !(f->is_number_float() && std::floor(f->get<double>()) == f->get<double>() &&
+                                     std::fabs(f->get<double>()) < 9.2e18)) {
       Fail(Path(key), fmt::format("must be an integer, got {}", f->dump()));
       return;
     }

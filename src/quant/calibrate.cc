@@ -1,6 +1,8 @@
 #include "quant/calibrate.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -98,19 +100,35 @@ StatusOr<ScaleTable> ReadScaleTable(const std::string& path) {
   if (!in) return NotFound("cannot open scales file '{}'", path);
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("{}: not valid JSON", path);
-  if (j.value("format", "") != "edgec-quant-scales/1")
+  // Each field's type is checked before it is read: nlohmann's value() throws on a mismatch
+  // (tests/fuzz: fuzz_scale_json found "format": 1).
+  auto text = [&](const char* key, const char* def) -> StatusOr<std::string> {
+    if (!j.contains(key)) return std::string(def);
+    if (!j[key].is_string()) return InvalidArgument("{}: '{}' must be a string, got {}", path, key, j[key].dump());
+    return j[key].get<std::string>();
+  };
+  ASSIGN_OR_RETURN(const std::string format, text("format", ""));
+  if (format != "edgec-quant-scales/1")
     return InvalidArgument("{}: 'format' must be \"edgec-quant-scales/1\"", path);
   ScaleTable t;
-  t.method = j.value("method", "file");
-  const std::string dtype = j.value("dtype", "u8");
+  ASSIGN_OR_RETURN(t.method, text("method", "file"));
+  ASSIGN_OR_RETURN(const std::string dtype, text("dtype", "u8"));
   if (dtype != "u8" && dtype != "i8") return InvalidArgument("{}: 'dtype' must be u8 or i8, got '{}'", path, dtype);
   t.dtype = dtype == "u8" ? DType::kU8 : DType::kI8;
-  t.symmetric = j.value("symmetric", false);
-  t.samples = j.value("samples", 0);
+  if (j.contains("symmetric")) {
+    if (!j["symmetric"].is_boolean()) return InvalidArgument("{}: 'symmetric' must be true or false", path);
+    t.symmetric = j["symmetric"].get<bool>();
+  }
+  if (j.contains("samples")) {
+    if (!j["samples"].is_number_integer()) return InvalidArgument("{}: 'samples' must be an integer", path);
+    t.samples = j["samples"].get<int64_t>();
+  }
   if (!j.contains("activations") || !j["activations"].is_object())
     return InvalidArgument("{}: no 'activations' object", path);
   const int32_t qmin = t.dtype == DType::kU8 ? 0 : -128, qmax = t.dtype == DType::kU8 ? 255 : 127;
-  for (const auto& [name, e] : j["activations"].items()) {
+  for (const auto& item : j["activations"].items()) {  // named, not bound: the lambda captures them
+    const std::string name = item.key();
+    const nlohmann::json& e = item.value();
     if (!e.is_object()) return InvalidArgument("{}: activation '{}' is not an object", path, name);
     ActivationScale a;
     auto num = [&](const char* key, double def) -> StatusOr<double> {
@@ -125,7 +143,7 @@ StatusOr<ScaleTable> ReadScaleTable(const std::string& path) {
     if (e.contains("scale")) {
       ASSIGN_OR_RETURN(double s, num("scale", 1));
       ASSIGN_OR_RETURN(double z, num("zero_point", 0));
-      if (!(s > 0) || !std::isfinite(s))
+      if (!(s > 0) || !(s <= std::numeric_limits<float>::max()) || static_cast<float>(s) == 0)
         return InvalidArgument("{}: activation '{}': scale {} must be > 0", path, name, s);
       if (z != std::floor(z) || z < qmin || z > qmax)
         return InvalidArgument("{}: activation '{}': zero_point {} is not an integer in [{}, {}]", path,
@@ -133,6 +151,9 @@ StatusOr<ScaleTable> ReadScaleTable(const std::string& path) {
       a.scale = static_cast<float>(s);
       a.zero_point = static_cast<int32_t>(z);
     } else if (e.contains("lo") || e.contains("hi")) {
+      // Within float range, so the scale made from them is a float (fuzz_scale_json).
+      if (!(std::fabs(a.lo) <= 1e30 && std::fabs(a.hi) <= 1e30))
+        return InvalidArgument("{}: activation '{}': range [{}, {}] is out of float range", path, name, a.lo, a.hi);
       const ScaleZeroPoint p = ParamsFromRange({a.lo, a.hi}, t.dtype, t.symmetric);
       a.scale = p.scale, a.zero_point = p.zero_point;
     } else {

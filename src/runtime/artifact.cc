@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "runtime/artifact_generated.h"
+#include "support/limits.h"
 
 namespace edgec::artifact_io {
 
@@ -150,6 +151,7 @@ StatusOr<std::unique_ptr<MappedArtifact>> MappedArtifact::Open(const std::string
   struct stat st{};
   if (::fstat(a->fd_, &st) != 0 || !S_ISREG(st.st_mode)) return InvalidArgument("'{}' is not a regular file", path);
   a->size_ = static_cast<size_t>(st.st_size);
+  RETURN_IF_ERROR(CheckModelBytes(st.st_size, path));
   if (a->size_ < 8) return InvalidArgument("'{}' is not an edgec compiled model: {} bytes, too short", path, a->size_);
   void* p = ::mmap(nullptr, a->size_, PROT_READ, MAP_PRIVATE, a->fd_, 0);
   if (p == MAP_FAILED) return InvalidArgument("cannot map '{}'", path);

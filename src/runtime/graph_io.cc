@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "runtime/graph_generated.h"
+#include "support/limits.h"
 
 namespace edgec::graph_io {
 namespace {
@@ -47,10 +48,18 @@ StatusOr<Tensor> GetTensor(const fb::TensorData* t, const std::string& what) {
   Dims dims(t->dims()->begin(), t->dims()->end());
   for (int64_t d : dims)
     if (d < 0) return InvalidArgument("{}: a tensor dim {} < 0", what, d);
+  if (t->dtype() == 0 || t->dtype() > static_cast<int>(DType::kBool))
+    return InvalidArgument("{}: a tensor of unknown dtype {}", what, static_cast<int>(t->dtype()));
   const auto dtype = static_cast<DType>(t->dtype());
-  ASSIGN_OR_RETURN(Tensor r, Tensor::Create(dtype, dims));
+  // The data's size is checked against the dims before anything is allocated: fuzz_edgec_load
+  // found a few bytes claiming 1.8 GB (tests/fuzz/regressions/edgec_load).
+  ASSIGN_OR_RETURN(const int64_t n, CheckedNumElements(dims, DTypeSize(dtype)));
   const size_t have = t->data() ? t->data()->size() : 0;
-  if (have != r.nbytes()) return InvalidArgument("{}: {} data bytes for a {} tensor", what, have, r.TypeString());
+  const int64_t need = n * static_cast<int64_t>(DTypeSize(dtype));
+  if (static_cast<int64_t>(have) != need)
+    return InvalidArgument("{}: {} data bytes for a {}{} tensor of {} bytes", what, have, DTypeName(dtype),
+                           DimsToString(dims), need);
+  ASSIGN_OR_RETURN(Tensor r, Tensor::Create(dtype, dims));
   if (have) std::memcpy(r.raw(), t->data()->data(), have);
   return r;
 }
@@ -138,7 +147,8 @@ StatusOr<Graph> DeserializeGraph(std::span<const uint8_t> bytes, const std::stri
   const auto* vals = root->values();
   const int nvals = vals ? static_cast<int>(vals->size()) : 0;
   const int ninputs = root->num_inputs(), nconst = root->num_constants();
-  if (ninputs < 0 || nconst < 0 || ninputs + nconst > nvals)
+  if (root->nodes()) RETURN_IF_ERROR(CheckNodeCount(root->nodes()->size(), what));
+  if (ninputs < 0 || nconst < 0 || int64_t{ninputs} + nconst > nvals)
     return InvalidArgument("{}: the compiled graph lists {} inputs and {} constants among {} values", what, ninputs,
                            nconst, nvals);
   std::vector<Value*> by_index(nvals, nullptr);

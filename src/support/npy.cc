@@ -87,6 +87,9 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes, const std::string& what) {
     return InvalidArgument("{}: Fortran-order .npy arrays are not supported; save with C order",
                            what);
   }
+  // fuzz_npy found a shape value of one character (substr threw): "(...)" is checked first.
+  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')')
+    return InvalidArgument("{}: malformed shape '{}' in npy header", what, shape_text);
   Dims dims;
   std::string inner = shape_text.substr(1, shape_text.size() - 2);
   std::stringstream ss(inner);

@@ -1,10 +1,14 @@
 // edgec: compile and run ONNX models for edge devices. `edgec --help` lists the verbs.
 #include <chrono>
 #include <map>
+#include <new>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "driver/kernel_tuning.h"
+#include "npu/target.h"
+#include "support/limits.h"
 #include "tools/edgec/output_options.h"
 #include "tools/edgec/verbs.h"
 
@@ -18,6 +22,8 @@ int ReportError(const std::string& message) {
 
 }  // namespace edgec::cli
 
+int RunVerb(CLI::App& app, const std::map<std::string, edgec::cli::VerbMain>& verbs);
+
 int main(int argc, char** argv) {
   edgec::cli::ChooseOmpWaitPolicy(argv);
   edgec::driver::ApplyCpuIsaFromEnvironment();
@@ -26,6 +32,17 @@ int main(int argc, char** argv) {
       "Run `edgec VERB --help` for a verb's flags."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "edgec 0.1");
+  // Resource limits (support/limits.h; docs/reliability.md), before or after the verb.
+  app.fallthrough();
+  const edgec::Limits defaults;
+  std::string max_model, max_tensor, max_nodes, max_arena;
+  app.add_option("--max-model-bytes", max_model,
+                 fmt::format("Largest model file accepted (default {}; units K/M/G)", defaults.model_bytes));
+  app.add_option("--max-tensor-bytes", max_tensor,
+                 fmt::format("Largest single tensor (default {})", defaults.tensor_bytes));
+  app.add_option("--max-nodes", max_nodes, fmt::format("Most nodes in a graph (default {})", defaults.nodes));
+  app.add_option("--max-arena-bytes", max_arena,
+                 fmt::format("Largest activation arena a memory plan may need (default {})", defaults.arena_bytes));
   std::map<std::string, edgec::cli::VerbMain> verbs;
   verbs["run"] = edgec::cli::AddRunVerb(app);
   verbs["inspect"] = edgec::cli::AddInspectVerb(app);
@@ -48,6 +65,30 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; a command line that does not parse is a usage error.
     return app.exit(e) == 0 ? edgec::cli::kExitOk : edgec::cli::kExitUsage;
   }
+  edgec::Limits limits;
+  for (auto [flag, text, field] : {std::tuple{"--max-model-bytes", &max_model, &limits.model_bytes},
+                                   std::tuple{"--max-tensor-bytes", &max_tensor, &limits.tensor_bytes},
+                                   std::tuple{"--max-nodes", &max_nodes, &limits.nodes},
+                                   std::tuple{"--max-arena-bytes", &max_arena, &limits.arena_bytes}}) {
+    if (text->empty()) continue;
+    auto q = edgec::npu::ParseQuantity(*text);
+    if (!q.ok() || *q < 1 || *q > 9.2e18)
+      return edgec::cli::ReportError(fmt::format("{} {}: expected a positive count (units K/M/G allowed)", flag, *text));
+    *field = static_cast<int64_t>(*q);
+  }
+  edgec::SetLimits(limits);
+  // Last line of defence: an exception escaping a verb is a bug, but it is reported as one
+  // line and exit 1, never as an abort (tests/bad_models/run.py).
+  try {
+    return RunVerb(app, verbs);
+  } catch (const std::bad_alloc&) {
+    return edgec::cli::ReportError("out of memory: the model or its input needs more than this machine has");
+  } catch (const std::exception& e) {
+    return edgec::cli::ReportError(fmt::format("internal error: {}", e.what()));
+  }
+}
+
+int RunVerb(CLI::App& app, const std::map<std::string, edgec::cli::VerbMain>& verbs) {
   for (auto* sub : app.get_subcommands()) {
     auto it = verbs.find(sub->get_name());
     if (it == verbs.end()) continue;

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "support/limits.h"
+
 namespace edgec::onnx_fe {
 
 using onnx::TensorProto;
@@ -71,6 +73,12 @@ Status ReadExternal(const TensorProto& p, const std::filesystem::path& model_dir
     return InvalidArgument("{}: external data location '{}' is absolute; it must be relative to "
                            "the model's folder", what, location);
   }
+  // Judged by its text first, so a location like ../x is refused without looking at the file;
+  // a symlink inside the folder is judged by where it leads (below).
+  const std::filesystem::path normal = rel.lexically_normal();
+  if (normal.empty() || *normal.begin() == "..") {
+    return InvalidArgument("{}: external data location '{}' leaves the model's folder", what, location);
+  }
   std::error_code ec;
   auto base = std::filesystem::weakly_canonical(model_dir.empty() ? "." : model_dir, ec);
   auto full = std::filesystem::weakly_canonical(base / rel, ec);
@@ -87,7 +95,8 @@ Status ReadExternal(const TensorProto& p, const std::filesystem::path& model_dir
   }
   in.seekg(0, std::ios::end);
   int64_t size = in.tellg();
-  if (offset < 0 || offset + static_cast<int64_t>(need) > size) {
+  // Compared without forming offset + need (an offset near INT64_MAX must not overflow).
+  if (offset < 0 || offset > size || static_cast<int64_t>(need) > size - offset) {
     return InvalidArgument("{}: external data '{}' has {} bytes, tensor needs {} at offset {}",
                            what, location, size, need, offset);
   }
@@ -105,6 +114,17 @@ Status CheckCount(const Field& f, int64_t n, const std::string& what, const char
   return Status::Ok();
 }
 
+// The repeated field that holds a tensor of `dt` when it has no raw_data, and its length.
+std::pair<const char*, int64_t> TypedField(const TensorProto& p, DType dt) {
+  switch (dt) {
+    case DType::kF32: return {"float_data", p.float_data_size()};
+    case DType::kF64: return {"double_data", p.double_data_size()};
+    case DType::kI64: return {"int64_data", p.int64_data_size()};
+    case DType::kU32: case DType::kU64: return {"uint64_data", p.uint64_data_size()};
+    default: return {"int32_data", p.int32_data_size()};
+  }
+}
+
 }  // namespace
 
 StatusOr<Tensor> TensorFromProto(const TensorProto& p, const std::filesystem::path& model_dir,
@@ -112,6 +132,21 @@ StatusOr<Tensor> TensorFromProto(const TensorProto& p, const std::filesystem::pa
   auto dt = FromOnnxDType(p.data_type());
   if (!dt.ok()) return dt.status().WithContext(what);
   Dims dims(p.dims().begin(), p.dims().end());
+  // Inline data whose size disagrees with the dims is refused before the tensor is allocated:
+  // a few bytes claiming [1 << 20, 1 << 20] must not cost 4 TiB (tests/bad_models: init_huge_dims).
+  if (p.data_location() != TensorProto::EXTERNAL) {
+    auto n = CheckedNumElements(dims, DTypeSize(*dt));
+    if (!n.ok()) return n.status().WithContext(what);
+    const int64_t need = *n * static_cast<int64_t>(DTypeSize(*dt));
+    if (p.has_raw_data() && static_cast<int64_t>(p.raw_data().size()) != need) {
+      return InvalidArgument("{}: raw_data has {} bytes, {}{} needs {}", what, p.raw_data().size(),
+                             DTypeName(*dt), DimsToString(dims), need);
+    }
+    if (!p.has_raw_data()) {
+      const auto [field, stored] = TypedField(p, *dt);
+      if (stored != *n) return InvalidArgument("{}: {} has {} elements, dims need {}", what, field, stored, *n);
+    }
+  }
   auto created = Tensor::Create(*dt, dims);
   if (!created.ok()) return created.status().WithContext(what);
   Tensor t = std::move(created).value();
@@ -213,6 +248,16 @@ StatusOr<TensorType> TypeFromValueInfo(const onnx::ValueInfoProto& vi) {
       t.dim_names.push_back(d.dim_param());
     }
   }
+  // The known dims alone must not overflow, and a static type must fit the tensor cap
+  // (tests/bad_models/run.py: "input of 2^93 elements").
+  Dims known;
+  for (int64_t d : t.dims)
+    if (d >= 0) known.push_back(d);
+  auto n = CheckedNumElements(known, DTypeSize(t.dtype));
+  if (!n.ok()) return n.status().WithContext(fmt::format("value '{}'", vi.name()));
+  if (known.size() == t.dims.size())
+    RETURN_IF_ERROR(CheckTensorBytes(*n * static_cast<int64_t>(DTypeSize(t.dtype)),
+                                     fmt::format("value '{}' {}{}", vi.name(), DTypeName(t.dtype), DimsToString(t.dims))));
   return t;
 }
 

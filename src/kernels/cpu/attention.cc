@@ -6,6 +6,8 @@
 // reference one is ~100x slower), the second product writes densely into scratch and one
 // oneDNN reorder scatters it into the strided output.
 #include "kernels/cpu/onednn_util.h"
+
+#include <tuple>
 #include "kernels/cpu/vec.h"
 
 namespace edgec::cpu {
@@ -113,9 +115,13 @@ KernelOr CreateAttentionKernel(const KernelRequest& req) {
   scores_dims.push_back(sq);
   scores_dims.push_back(sk);
 
-  auto [q_dims, q_strides] = Padded(q, rank);
-  auto [k_stored, k_strides] = Padded(k, rank);
-  auto [v_dims, v_strides] = Padded(v, rank);
+  // Named variables, not structured bindings: the lambda below captures them (clang 14, the
+  // fuzz build's compiler, cannot capture structured bindings).
+  Dims q_dims, k_stored, v_dims;
+  std::vector<int64_t> q_strides, k_strides, v_strides;
+  std::tie(q_dims, q_strides) = Padded(q, rank);
+  std::tie(k_stored, k_strides) = Padded(k, rank);
+  std::tie(v_dims, v_strides) = Padded(v, rank);
   Dims kt_dims = k_stored;  // K as the [.., D, Sk] weights of Q·Kᵀ
   std::vector<int64_t> kt_strides = k_strides;
   if (!k_transposed) {

@@ -119,13 +119,22 @@ bool OwnAvx512(Avx512Ext ext) {
 
 const vec::Table& vec::Kernels() { return *TableByCap()[g_isa_cap.load(std::memory_order_relaxed)]; }
 
+// One engine per thread count for the whole process (a session's primitives are made on the
+// thread that builds it and run on the threads that call Run), and one stream per calling
+// thread: sessions on several threads never share a stream (tests/api/concurrency_test.cc).
 DnnlContext& GetDnnlContext(int threads) {
-  static std::mutex mu;
-  static std::map<int, std::unique_ptr<DnnlContext>> contexts;
-  std::lock_guard<std::mutex> lock(mu);
+  thread_local std::map<int, std::unique_ptr<DnnlContext>> contexts;
   auto& slot = contexts[threads];
   if (!slot) {
-    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    static std::mutex mu;
+    static std::map<int, dnnl::engine> engines;
+    dnnl::engine engine;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = engines.find(threads);
+      if (it == engines.end()) it = engines.emplace(threads, dnnl::engine(dnnl::engine::kind::cpu, 0)).first;
+      engine = it->second;
+    }
     slot = std::make_unique<DnnlContext>(DnnlContext{engine, dnnl::stream(engine)});
   }
   return *slot;

@@ -51,7 +51,8 @@ struct DnnlContext {
   dnnl::engine engine;
   dnnl::stream stream;
 };
-// The engine and stream for `threads` threads, made on first use and kept.
+// The engine (shared by the process) and stream (the calling thread's own) for `threads`
+// threads, made on first use and kept.
 DnnlContext& GetDnnlContext(int threads);
 
 // oneDNN's element type for an edgec dtype, or nullopt-like undef when it has none.
