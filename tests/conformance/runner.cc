@@ -140,12 +140,12 @@ Outcome LoadCase(const fs::path& dir, Case* c, std::string* why, std::set<std::s
   c->model = std::move(model).value();
   // Skip: ops edgec does not have.
   std::set<std::string> missing;
-  for (const auto& n : c->model.graph().node()) {
+  onnx_fe::VisitNodes(c->model.graph(), [&](const onnx::NodeProto& n) {
     bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
     if (!default_domain || !onnx_fe::FindConverter(n.op_type())) {
       missing.insert(default_domain ? n.op_type() : n.domain() + "." + n.op_type());
     }
-  }
+  });
   if (!missing.empty()) {
     for (auto& m : missing) missing_ops->insert(m);
     *why = "unsupported op";

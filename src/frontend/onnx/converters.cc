@@ -66,7 +66,7 @@ Node* ConvertContext::Emit(OpKind op, std::vector<Value*> inputs, Attributes att
   return n;
 }
 
-StatusOr<Attributes> ConvertContext::ConvertAttributes() const {
+StatusOr<Attributes> ConvertContext::ConvertAttributes(bool skip_graphs) const {
   Attributes a;
   for (const auto& at : node_.attribute()) {
     const std::string& k = at.name();
@@ -89,6 +89,9 @@ StatusOr<Attributes> ConvertContext::ConvertAttributes() const {
         a.Set(k, std::move(t).value());
         break;
       }
+      case onnx::AttributeProto::GRAPH:
+        if (skip_graphs) break;
+        [[fallthrough]];
       default:
         return Unsupported("attribute '{}' has type {} (graphs, sparse tensors and type protos are "
                            "not supported)", k,
@@ -427,6 +430,10 @@ const Entry kConverters[] = {
     {"DFT", Direct}, {"STFT", Direct},
     // recurrent networks
     {"RNN", Direct}, {"GRU", Direct}, {"LSTM", Direct},
+    // control flow
+    {"If", ConvertIf}, {"Loop", ConvertLoop}, {"Scan", ConvertScan},
+    // losses
+    {"NegativeLogLikelihoodLoss", Direct}, {"SoftmaxCrossEntropyLoss", Direct},
 };
 
 }  // namespace
