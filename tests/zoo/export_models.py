@@ -246,7 +246,7 @@ class RefineLoop(nn.Module):
     def forward(self, image):
         f = self.encoder(image).mean(dim=(2, 3))          # [1, 2·width]
         h = torch.zeros(f.shape[0], self.hidden)
-        trips = int(torch.clamp(f.abs().mean() * 16.0, 1.0, float(self.steps)))
+        trips = int(torch.clamp(f.abs().mean() * 40.0, 1.0, float(self.steps)).to(torch.int64))
         for _ in range(trips):
             h = torch.tanh(self.wx(f) + self.wh(h))
         if bool(f.mean() > 0):

@@ -165,7 +165,7 @@ Status ModelWriter::Write(const Graph& g, onnx::GraphProto* gp, int formal_input
       attrs.Set("output_datatype",
                 static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("output_datatype")))));
     }
-    if (n->op() == OpKind::kEyeLike && attrs.Has("dtype")) {
+    if ((n->op() == OpKind::kEyeLike || OpFamily(n->op()) == "random") && attrs.Has("dtype")) {
       attrs.Set("dtype", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("dtype")))));
     }
     // Control flow: the captures are outer-scope references inside the subgraphs.
