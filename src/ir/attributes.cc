@@ -56,6 +56,9 @@ std::string AttrValueToString(const AttrValue& v) {
           return "\"" + x + "\"";
         } else if constexpr (std::is_same_v<X, Tensor>) {
           return "tensor " + x.TypeString();
+        } else if constexpr (std::is_same_v<X, SubgraphPtr>) {
+          // The address tells two subgraphs apart (cse keys nodes by this text).
+          return fmt::format("graph@{}", static_cast<const void*>(x.get()));
         } else {
           return JoinList(x);
         }

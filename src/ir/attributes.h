@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -14,8 +15,14 @@
 
 namespace edgec {
 
+class Graph;
+// A subgraph attribute (If's branches, Loop's and Scan's body). Subgraphs are shared between
+// clones of a node and never edited after import; ir/control_flow.h says how their inputs
+// map to the node's.
+using SubgraphPtr = std::shared_ptr<const Graph>;
+
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, Tensor>;
+                               std::vector<float>, std::vector<std::string>, Tensor, SubgraphPtr>;
 
 class Attributes {
  public:
@@ -38,6 +45,8 @@ class Attributes {
     return Get<std::vector<std::string>>(name, {});
   }
   Tensor GetTensor(const std::string& name) const { return Get<Tensor>(name, Tensor()); }
+  // nullptr when absent.
+  const Graph* GetGraph(const std::string& name) const { return Get<SubgraphPtr>(name, nullptr).get(); }
   const AttrValue* Find(const std::string& name) const {
     auto it = map_.find(name);
     return it == map_.end() ? nullptr : &it->second;

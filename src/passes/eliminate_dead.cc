@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ir/physical_layout.h"
+#include "ir/control_flow.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
@@ -77,6 +78,7 @@ Status RunEliminateDead(Graph& g, PassContext& ctx, const PassOptions&) {
   // Trailing outputs nobody reads (MaxPool indices, LayerNormalization statistics, Dropout
   // masks): dropped so later stages need not compute them.
   for (Node* n : g.nodes()) {
+    if (IsControlFlow(n->op())) continue;  // its output count is its subgraphs'
     int keep = n->num_outputs();
     while (keep > 1 && n->output(keep - 1)->uses().empty() && !n->output(keep - 1)->is_graph_output()) --keep;
     if (keep < n->num_outputs()) {

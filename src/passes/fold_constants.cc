@@ -5,8 +5,10 @@
 // Before:  %s = Shape(%x) (x: f32[1, 64, 7, 7]); %n = Gather(%s, 0); %u = Unsqueeze(%n, [0])
 //          %c = Concat(%u, [-1]); %y = Reshape(%x, %c)
 // After:   %y = Reshape(%x, [1, -1])
+// An If whose condition is constant is replaced by the nodes of the branch it takes.
 #include <algorithm>
 
+#include "passes/inline_branch.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
@@ -35,6 +37,12 @@ bool Foldable(const Node* n) {
 Status RunFoldConstants(Graph& g, PassContext& ctx, const PassOptions&) {
   if (!ctx.evaluator) return Internal("fold-constants needs an evaluator (set by the driver)");
   for (Node* n : g.nodes()) {
+    // An If on a constant condition becomes its taken branch.
+    if (n->op() == OpKind::kIf && n->input(0) && n->input(0)->is_constant()) {
+      RETURN_IF_ERROR(InlineIfBranch(g, n));
+      ctx.stats().rewrites["inlined If branch"]++;
+      continue;
+    }
     if (!Foldable(n)) continue;
     std::vector<Tensor> outs;
     if (n->op() == OpKind::kShape || n->op() == OpKind::kSize) {

@@ -38,6 +38,10 @@ Offset<fb::Attr> PutAttr(FlatBufferBuilder& b, const std::string& name, const At
     return fb::CreateAttr(b, n, fb::AttrKind_Floats, 0, 0, 0, 0, b.CreateVector(*x));
   if (auto* x = std::get_if<std::vector<std::string>>(&v))
     return fb::CreateAttr(b, n, fb::AttrKind_Strings, 0, 0, 0, 0, 0, Strings(b, *x));
+  if (auto* x = std::get_if<SubgraphPtr>(&v)) {
+    std::vector<uint8_t> bytes = SerializeGraph(**x);
+    return fb::CreateAttr(b, n, fb::AttrKind_Graph, 0, 0, 0, 0, 0, 0, 0, b.CreateVector(bytes));
+  }
   const Tensor& t = std::get<Tensor>(v);
   auto td = PutTensor(b, t);
   return fb::CreateAttr(b, n, fb::AttrKind_Tensor, 0, 0, 0, 0, 0, 0, td);
@@ -86,6 +90,11 @@ StatusOr<AttrValue> GetAttr(const fb::Attr* a, const std::string& what) {
     case fb::AttrKind_Tensor: {
       ASSIGN_OR_RETURN(Tensor t, GetTensor(a->t(), what));
       return AttrValue(std::move(t));
+    }
+    case fb::AttrKind_Graph: {
+      if (!a->graph()) return InvalidArgument("{}: a graph attribute without bytes", what);
+      ASSIGN_OR_RETURN(Graph g, DeserializeGraph(std::span<const uint8_t>(a->graph()->data(), a->graph()->size()), what));
+      return AttrValue(SubgraphPtr(std::make_shared<Graph>(std::move(g))));
     }
   }
   return InvalidArgument("{}: attribute kind {} unknown", what, static_cast<int>(a->kind()));

@@ -4,6 +4,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "ir/control_flow.h"
 #include "ir/infer_movement_util.h"
 #include "ir/physical_layout.h"
 #include "runtime/plan_view_offset.h"
@@ -68,6 +69,7 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
     bool dynamic = false;
     for (const Value* in : n->inputs()) dynamic |= in && dynamic_values.count(in);
     for (const Value* o : n->outputs()) dynamic |= !o->type.IsStatic();
+    dynamic |= IsControlFlow(n->op());  // runs subgraphs (runtime/control_flow.h)
     if (!dynamic) continue;
     dynamic_nodes.push_back(n);
     for (const Value* o : n->outputs()) dynamic_values.insert(o);

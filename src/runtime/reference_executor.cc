@@ -3,8 +3,10 @@
 #include <random>
 #include <unordered_map>
 
+#include "ir/control_flow.h"
 #include "ir/infer.h"
 #include "kernels/ref/kernel.h"
+#include "runtime/control_flow.h"
 
 namespace edgec {
 
@@ -62,34 +64,13 @@ StatusOr<std::vector<Tensor>> ReferenceExecutor::Run(const std::map<std::string,
 
   for (const Node* n : nodes) {
     std::vector<const Tensor*> in_tensors;
-    std::vector<TensorType> in_types(n->num_inputs());
-    std::vector<InferInput> infer_in(n->num_inputs());
     for (int i = 0; i < n->num_inputs(); ++i) {
       const Value* v = n->input(i);
       const Tensor* t = v ? fetch(v) : nullptr;
       if (v && !t) return Internal("{}: input {} '{}' has no value", n->Label(), i, v->name());
       in_tensors.push_back(t);
-      if (t) {
-        in_types[i] = MakeType(t->dtype(), t->dims());
-        infer_in[i] = {&in_types[i], t};
-      }
     }
-    InferContext ictx(n->op(), n->attrs, n->Label(), std::move(infer_in), n->num_outputs());
-    RETURN_IF_ERROR(GetInferFn(n->op())(ictx));
-    std::vector<Tensor> outs;
-    outs.reserve(n->num_outputs());
-    for (int i = 0; i < n->num_outputs(); ++i) {
-      const TensorType& t = ictx.output(i);
-      if (!t.IsStatic()) {
-        return Internal("{}: output {} type {} is not static although every input is known",
-                        n->Label(), i, t.ToString());
-      }
-      auto created = Tensor::Create(t.dtype, t.dims);
-      if (!created.ok()) return created.status().WithContext(fmt::format("{}: output {}", n->Label(), i));
-      outs.push_back(std::move(created).value());
-    }
-    ref::KernelContext kctx{n->op(), n->attrs, n->Label(), std::move(in_tensors), outs};
-    RETURN_IF_ERROR(ref::GetKernel(n->op())(kctx));
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(*n, in_tensors));
     if (hook_) hook_(*n, outs);
     for (int i = 0; i < n->num_outputs(); ++i) live[n->output(i)] = std::move(outs[i]);
     for (const Value* in : n->inputs()) {
@@ -108,6 +89,7 @@ StatusOr<std::vector<Tensor>> ReferenceExecutor::Run(const std::map<std::string,
 }
 
 StatusOr<std::vector<Tensor>> EvaluateNode(const Node& n, const std::vector<const Tensor*>& inputs) {
+  if (IsControlFlow(n.op())) return RunControlFlow(n, inputs);
   std::vector<TensorType> types(inputs.size());
   std::vector<InferInput> infer_in(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -119,9 +101,13 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Node& n, const std::vector<cons
   RETURN_IF_ERROR(GetInferFn(n.op())(ictx));
   std::vector<Tensor> outs;
   for (int i = 0; i < n.num_outputs(); ++i) {
-    if (!ictx.output(i).IsStatic()) return Internal("{}: output {} is not static", n.Label(), i);
-    ASSIGN_OR_RETURN(Tensor t, Tensor::Create(ictx.output(i).dtype, ictx.output(i).dims));
-    outs.push_back(std::move(t));
+    const TensorType& t = ictx.output(i);
+    if (!t.IsStatic()) {
+      return Internal("{}: output {} type {} is not static although every input is known", n.Label(), i, t.ToString());
+    }
+    auto created = Tensor::Create(t.dtype, t.dims);
+    if (!created.ok()) return created.status().WithContext(fmt::format("{}: output {}", n.Label(), i));
+    outs.push_back(std::move(created).value());
   }
   ref::KernelContext k{n.op(), n.attrs, n.Label(), inputs, outs};
   RETURN_IF_ERROR(ref::GetKernel(n.op())(k));

@@ -225,6 +225,37 @@ class DetectorNms(nn.Module):
         return boxes[keep], scores[keep], keep
 
 
+class RefineLoop(nn.Module):
+    """Control flow from TorchScript: a small conv encoder, then a recurrent refinement of a
+    state vector for a number of iterations computed from the features (1 to `steps`: a Loop
+    with a data-dependent trip count), and a head chosen by the sign of the mean feature (an
+    If on a value computed from the input). Exported from torch.jit.script, so the loop and
+    the branch stay in the graph."""
+
+    def __init__(self, width=16, hidden=32, classes=10, steps=6):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Conv2d(3, width, 3, stride=2, padding=1), nn.ReLU(),
+                                     nn.Conv2d(width, 2 * width, 3, stride=2, padding=1))
+        self.wx = nn.Linear(2 * width, hidden)
+        self.wh = nn.Linear(hidden, hidden)
+        self.head_pos = nn.Linear(hidden, classes)
+        self.head_neg = nn.Linear(hidden, classes)
+        self.steps = steps
+        self.hidden = hidden
+
+    def forward(self, image):
+        f = self.encoder(image).mean(dim=(2, 3))          # [1, 2·width]
+        h = torch.zeros(f.shape[0], self.hidden)
+        trips = int(torch.clamp(f.abs().mean() * 40.0, 1.0, float(self.steps)).to(torch.int64))
+        for _ in range(trips):
+            h = torch.tanh(self.wx(f) + self.wh(h))
+        if bool(f.mean() > 0):
+            out = self.head_pos(h)
+        else:
+            out = self.head_neg(h) * 2.0
+        return out, h
+
+
 # ---------------------------------------------------------------------------------------
 # The zoo
 
@@ -267,6 +298,10 @@ MODELS["detector_nms"] = dict(
     build=DetectorNms,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
     outputs=["boxes", "scores", "keep"], recalibrate=True, input_shape=(3, 128, 128))
+MODELS["refine_loop"] = dict(
+    build=RefineLoop, script=True,
+    inputs=lambda rng: {"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
+    outputs=["logits", "state"], recalibrate=False, expect_ops=("Loop", "If"))
 
 
 def seed_for(name):
@@ -345,6 +380,10 @@ def export_one(name, spec, model_dir):
             p.requires_grad_(True)
         with torch.enable_grad():
             torch.onnx.export(model, args, model_path, **export_kwargs)
+    elif spec.get("script"):
+        # Scripted, not traced: loops and branches become Loop and If nodes.
+        with torch.no_grad():
+            torch.onnx.export(torch.jit.script(model), args, model_path, **export_kwargs)
     else:
         with torch.no_grad():
             torch.onnx.export(model, args, model_path, **export_kwargs)
@@ -355,6 +394,15 @@ def export_one(name, spec, model_dir):
     if spec.get("keep_batchnorm") and ops["BatchNormalization"] < 15:
         raise ExportError(f"{name}: expected ~20 BatchNormalization nodes, export has "
                           f"{ops['BatchNormalization']}")
+    for op in spec.get("expect_ops", ()):
+        if not ops[op]:
+            raise ExportError(f"{name}: expected the export to keep a {op} node; it has none")
+    sub_ops = collections.Counter()
+    for n in proto.graph.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                sub_ops.update(m.op_type for m in a.g.node)
+    ops = ops + sub_ops
     foreign = sorted(op for op in ops if op not in supported_ops())
     if foreign:
         raise ExportError(f"{name}: export uses ops edgec does not list: {', '.join(foreign)}")

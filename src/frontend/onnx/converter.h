@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,9 @@ class ConvertContext {
   int num_inputs() const { return node_.input_size(); }
   // The Value of input i, or nullptr when absent (empty name or beyond the list).
   Value* input(int i) const;
-  // Converts every attribute; fails on graph/sparse/string-tensor attributes.
-  StatusOr<Attributes> ConvertAttributes() const;
+  // Converts every attribute; fails on graph/sparse/string-tensor attributes, except that
+  // with `skip_graphs` graph attributes are left out (the control-flow converters import them).
+  StatusOr<Attributes> ConvertAttributes(bool skip_graphs = false) const;
   Value* MakeConstant(const std::string& suffix, Tensor t);
 
   // Emits a node. `final_node` nodes get the ONNX node's output names and name; others get
@@ -45,6 +47,20 @@ class ConvertContext {
   Status Unsupported(fmt::format_string<Args...> f, Args&&... args) const {
     return Unimplemented("{}: {}", label(), fmt::format(f, std::forward<Args>(args)...));
   }
+  // The Value named `name` in this graph's scope (an enclosing graph's value becomes a
+  // capture of this subgraph, ir/control_flow.h); nullptr when nothing has the name.
+  Value* Lookup(const std::string& name) const { return lookup_(name); }
+
+  // Imports a graph attribute of this node as a subgraph. `captures` holds on entry the names
+  // the subgraph must take as its first captures (an If's other branch's) and on return all of
+  // them in input order; `hints` types formal inputs the subgraph leaves untyped.
+  using SubgraphImporter = std::function<StatusOr<SubgraphPtr>(
+      const onnx::GraphProto&, const std::string& attr, std::vector<std::string>* captures,
+      const std::vector<TensorType>& hints)>;
+  void set_subgraph_importer(SubgraphImporter f) { import_subgraph_ = std::move(f); }
+  StatusOr<SubgraphPtr> ImportSubgraph(const std::string& attr, std::vector<std::string>* captures,
+                                       const std::vector<TensorType>& hints = {}) const;
+
   // Nodes emitted so far (the importer infers their types).
   std::vector<Node*>& emitted() { return emitted_; }
   // A node that converts to a constant (Constant) records it here instead.
@@ -56,12 +72,18 @@ class ConvertContext {
   Graph& g_;
   const std::filesystem::path& model_dir_;
   std::function<Value*(const std::string&)> lookup_;
+  SubgraphImporter import_subgraph_;
   std::vector<Node*> emitted_;
   std::vector<std::pair<std::string, Value*>> aliases_;
   int counter_ = 0;
 };
 
 using ConvertFn = Status (*)(ConvertContext&);
+
+// Control flow (control_flow_converters.cc): subgraphs with captures as trailing inputs.
+Status ConvertIf(ConvertContext& c);
+Status ConvertLoop(ConvertContext& c);
+Status ConvertScan(ConvertContext& c);
 
 // nullptr when the op type is not supported.
 ConvertFn FindConverter(const std::string& op_type);

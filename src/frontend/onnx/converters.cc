@@ -10,7 +10,7 @@
 //   Upsample-7..9, Resize-10                   -> Resize-13 (asymmetric coordinates)
 //   Softmax/LogSoftmax/Hardmax-1..12 (coerce to 2-D) -> Flatten, op(axis -1), Reshape
 //   Cast              ONNX `to`                -> edgec DType
-//   EyeLike           ONNX `dtype`             -> edgec DType
+//   EyeLike, Random*, Bernoulli, Multinomial: ONNX `dtype` -> edgec DType
 //   Scatter-9..10                              -> ScatterElements (same meaning)
 //   Constant                                   -> a constant Value, no node
 #include <unordered_map>
@@ -66,7 +66,7 @@ Node* ConvertContext::Emit(OpKind op, std::vector<Value*> inputs, Attributes att
   return n;
 }
 
-StatusOr<Attributes> ConvertContext::ConvertAttributes() const {
+StatusOr<Attributes> ConvertContext::ConvertAttributes(bool skip_graphs) const {
   Attributes a;
   for (const auto& at : node_.attribute()) {
     const std::string& k = at.name();
@@ -89,6 +89,9 @@ StatusOr<Attributes> ConvertContext::ConvertAttributes() const {
         a.Set(k, std::move(t).value());
         break;
       }
+      case onnx::AttributeProto::GRAPH:
+        if (skip_graphs) break;
+        [[fallthrough]];
       default:
         return Unsupported("attribute '{}' has type {} (graphs, sparse tensors and type protos are "
                            "not supported)", k,
@@ -296,14 +299,16 @@ Status ConvertCast(ConvertContext& c) {
   return Status::Ok();
 }
 
-Status ConvertEyeLike(ConvertContext& c) {
+// EyeLike and the random ops: ONNX `dtype` -> edgec DType.
+Status ConvertDTypeAttr(ConvertContext& c) {
+  ASSIGN_OR_RETURN(OpKind k, KindOf(c));
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
   if (a.Has("dtype")) {
     auto dt = FromOnnxDType(static_cast<int>(a.GetInt("dtype")));
     if (!dt.ok()) return dt.status().WithContext(c.label() + ": attribute 'dtype'");
     a.Set("dtype", static_cast<int64_t>(*dt));
   }
-  c.Emit(OpKind::kEyeLike, AllInputs(c), std::move(a));
+  c.Emit(k, AllInputs(c), std::move(a));
   return Status::Ok();
 }
 
@@ -403,7 +408,7 @@ const Entry kConverters[] = {
     // indexing
     {"GatherND", Direct}, {"ScatterElements", Direct}, {"Scatter", ConvertScatter},
     {"ScatterND", Direct}, {"OneHot", Direct}, {"Trilu", Direct}, {"NonZero", Direct},
-    {"EyeLike", ConvertEyeLike}, {"Compress", Direct},
+    {"EyeLike", ConvertDTypeAttr}, {"Compress", Direct},
     // bitwise, sequence reversal and linear algebra
     {"BitShift", Direct}, {"ReverseSequence", Direct}, {"Det", Direct},
     {"DynamicQuantizeLinear", Direct}, {"MaxUnpool", Direct},
@@ -416,6 +421,14 @@ const Entry kConverters[] = {
     {"DFT", Direct}, {"STFT", Direct},
     // recurrent networks
     {"RNN", Direct}, {"GRU", Direct}, {"LSTM", Direct},
+    // control flow
+    {"If", ConvertIf}, {"Loop", ConvertLoop}, {"Scan", ConvertScan},
+    // random values
+    {"RandomUniform", ConvertDTypeAttr}, {"RandomNormal", ConvertDTypeAttr},
+    {"RandomUniformLike", ConvertDTypeAttr}, {"RandomNormalLike", ConvertDTypeAttr},
+    {"Bernoulli", ConvertDTypeAttr}, {"Multinomial", ConvertDTypeAttr},
+    // losses
+    {"NegativeLogLikelihoodLoss", Direct}, {"SoftmaxCrossEntropyLoss", Direct},
 };
 
 }  // namespace

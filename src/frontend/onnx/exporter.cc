@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "frontend/onnx/onnx_tensor.h"
+#include "ir/control_flow.h"
 #include "ir/physical_layout.h"
 
 namespace edgec::onnx_fe {
@@ -35,6 +36,8 @@ void SetAttribute(const std::string& name, const AttrValue& v, onnx::AttributePr
         } else if constexpr (std::is_same_v<X, std::vector<std::string>>) {
           a->set_type(onnx::AttributeProto::STRINGS);
           for (auto& s : x) a->add_strings(s);
+        } else if constexpr (std::is_same_v<X, SubgraphPtr>) {
+          EDGEC_CHECK(false && "subgraph attributes are written by ModelWriter::Write");
         } else {
           a->set_type(onnx::AttributeProto::TENSOR);
           TensorToProto(x, "", a->mutable_t());
@@ -56,18 +59,55 @@ bool AxesAreAttributeAtOpset17(OpKind op) {
 
 }  // namespace
 
-StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& opt) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("edgec");
-  m.set_producer_version("0.1");
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(kExportOpset);
-  onnx::GraphProto* gp = m.mutable_graph();
-  gp->set_name(g.name.empty() ? "edgec" : g.name);
+namespace {
 
-  for (const Value* v : g.inputs()) TypeToValueInfo(v->type, v->name(), gp->add_input());
+// What the graphs of one model share while they are written.
+struct ModelWriter {
+  const ExportOptions& opt;
+  onnx::ModelProto& m;
+  bool uses_internal = false;
+  // Node names must be unique in ONNX (ONNX Runtime refuses a file with two nodes of one
+  // name), while passes name the nodes they make after a pattern ("Attention/k_transposed"
+  // in every block): a repeated name gets the first free "<name>_<k>".
+  std::unordered_set<std::string> taken, written;
+
+  std::string UniqueName(const std::string& name) {
+    if (name.empty() || written.insert(name).second) return name;
+    for (int k = 2;; ++k) {
+      std::string candidate = fmt::format("{}_{}", name, k);
+      if (!taken.count(candidate) && written.insert(candidate).second) return candidate;
+    }
+  }
+  void Reserve(const Graph& g) {
+    for (const Node* n : g.nodes()) {
+      taken.insert(n->name());
+      for (const auto& [attr, sub] : Subgraphs(n->attrs)) Reserve(*sub);
+    }
+  }
+
+  // Writes `g` into `gp`. A subgraph's captures (ir/control_flow.h) are not written as its
+  // inputs: its readers read the enclosing graph's names `captured` instead.
+  Status Write(const Graph& g, onnx::GraphProto* gp, int formal_inputs,
+               const std::vector<std::string>& captured);
+};
+
+Status ModelWriter::Write(const Graph& g, onnx::GraphProto* gp, int formal_inputs,
+                          const std::vector<std::string>& captured) {
+  // Layout conversions (physical_layout.h) are the identity on logical values: dropped, their
+  // readers read the conversion's input (an Identity stays where the output is a graph output).
+  std::unordered_map<const Value*, std::string> renamed;
+  auto name_of = [&](const Value* v) {
+    auto it = renamed.find(v);
+    return it == renamed.end() ? v->name() : it->second;
+  };
+  for (int i = 0; i < static_cast<int>(g.inputs().size()); ++i) {
+    const Value* v = g.inputs()[i];
+    if (formal_inputs >= 0 && i >= formal_inputs) {
+      renamed[v] = captured.at(i - formal_inputs);
+      continue;
+    }
+    TypeToValueInfo(v->type, v->name(), gp->add_input());
+  }
   std::unordered_set<const Value*> folded_axes;  // axes constants turned into attributes
   for (const Node* n : g.nodes()) {
     if (AxesAreAttributeAtOpset17(n->op()) && n->input(1)) folded_axes.insert(n->input(1));
@@ -78,27 +118,6 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
     if (only_axes) continue;
     TensorToProto(c->constant(), c->name(), gp->add_initializer());
   }
-  bool uses_internal = false;
-  // Node names must be unique in ONNX (ONNX Runtime refuses a file with two nodes of one
-  // name), while passes name the nodes they make after a pattern ("Attention/k_transposed"
-  // in every block): a repeated name gets the first free "<name>_<k>".
-  std::unordered_set<std::string> taken;
-  for (const Node* n : g.nodes()) taken.insert(n->name());
-  std::unordered_set<std::string> written;
-  auto unique_name = [&](const std::string& name) {
-    if (name.empty() || written.insert(name).second) return name;
-    for (int k = 2;; ++k) {
-      std::string candidate = fmt::format("{}_{}", name, k);
-      if (!taken.count(candidate) && written.insert(candidate).second) return candidate;
-    }
-  };
-  // Layout conversions (physical_layout.h) are the identity on logical values: dropped, their
-  // readers read the conversion's input (an Identity stays where the output is a graph output).
-  std::unordered_map<const Value*, std::string> renamed;
-  auto name_of = [&](const Value* v) {
-    auto it = renamed.find(v);
-    return it == renamed.end() ? v->name() : it->second;
-  };
   for (const Node* n : g.nodes()) {
     if (IsRelayout(*n)) {
       if (!n->output(0)->is_graph_output()) {
@@ -107,7 +126,7 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
       }
       onnx::NodeProto* np = gp->add_node();
       np->set_op_type("Identity");
-      np->set_name(unique_name(n->name()));
+      np->set_name(UniqueName(n->name()));
       np->add_input(name_of(n->input(0)));
       np->add_output(n->output(0)->name());
       continue;
@@ -127,7 +146,7 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
         uses_internal = true;
       }
     }
-    np->set_name(unique_name(n->name()));
+    np->set_name(UniqueName(n->name()));
     Attributes attrs = n->attrs;
     int num_inputs = n->num_inputs();
     if (AxesAreAttributeAtOpset17(n->op()) && n->input(1)) {
@@ -146,15 +165,35 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
       attrs.Set("output_datatype",
                 static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("output_datatype")))));
     }
-    if (n->op() == OpKind::kEyeLike && attrs.Has("dtype")) {
+    if ((n->op() == OpKind::kEyeLike || OpFamily(n->op()) == "random") && attrs.Has("dtype")) {
       attrs.Set("dtype", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("dtype")))));
     }
+    // Control flow: the captures are outer-scope references inside the subgraphs.
+    const bool control = IsControlFlow(n->op());
+    if (control) {
+      const int captures = NumCaptures(attrs);
+      num_inputs -= captures;
+      std::vector<std::string> outer;
+      for (int i = num_inputs; i < n->num_inputs(); ++i) outer.push_back(name_of(n->input(i)));
+      attrs.Erase(kCapturesAttr);
+      for (const auto& [attr, sub] : Subgraphs(n->attrs)) {
+        onnx::AttributeProto* a = np->add_attribute();
+        a->set_name(attr);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        a->mutable_g()->set_name(sub->name.empty() ? n->name() + "/" + attr : sub->name);
+        const int formal = static_cast<int>(sub->inputs().size()) - captures;
+        RETURN_IF_ERROR(Write(*sub, a->mutable_g(), formal, outer));
+        attrs.Erase(attr);
+      }
+    }
+    while (num_inputs > 0 && !n->input(num_inputs - 1) && control) --num_inputs;
     for (int i = 0; i < num_inputs; ++i) np->add_input(n->input(i) ? name_of(n->input(i)) : "");
     // Unused trailing outputs are dropped (an optional output's presence can change an op's
-    // mode, e.g. BatchNormalization's training outputs); the others keep their names.
+    // mode, e.g. BatchNormalization's training outputs); the others keep their names. A
+    // control-flow node keeps all: their count is its subgraphs'.
     int last_used = -1;
     for (int i = 0; i < n->num_outputs(); ++i) {
-      if (!n->output(i)->uses().empty() || n->output(i)->is_graph_output()) last_used = i;
+      if (control || !n->output(i)->uses().empty() || n->output(i)->is_graph_output()) last_used = i;
     }
     for (int i = 0; i <= std::max(last_used, 0); ++i) np->add_output(n->output(i)->name());
     if (n->provenance.size() > 1 || (n->provenance.size() == 1 && n->provenance[0] != n->name())) {
@@ -164,7 +203,25 @@ StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& 
     }
     for (auto& [k, v] : attrs.map()) SetAttribute(k, v, np->add_attribute());
   }
-  for (const Value* v : g.outputs()) TypeToValueInfo(v->type, v->name(), gp->add_output());
+  for (const Value* v : g.outputs()) TypeToValueInfo(v->type, name_of(v), gp->add_output());
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<onnx::ModelProto> ExportOnnxModel(const Graph& g, const ExportOptions& opt) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("edgec");
+  m.set_producer_version("0.1");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(kExportOpset);
+  onnx::GraphProto* gp = m.mutable_graph();
+  gp->set_name(g.name.empty() ? "edgec" : g.name);
+  ModelWriter w{opt, m};
+  w.Reserve(g);
+  RETURN_IF_ERROR(w.Write(g, gp, -1, {}));
   return m;
 }
 

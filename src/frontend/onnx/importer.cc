@@ -56,8 +56,24 @@ bool IsInternalNode(const onnx::NodeProto& n) {
   return k && IsInternalOp(*k);
 }
 
+// The names a node reads: its inputs, then every name its subgraphs read (the ones defined
+// in the enclosing scope among them are the subgraphs' captures, ir/control_flow.h).
+std::vector<std::string> NamesRead(const onnx::NodeProto& n) {
+  std::vector<std::string> names(n.input().begin(), n.input().end());
+  for (const auto& a : n.attribute()) {
+    if (a.type() != onnx::AttributeProto::GRAPH) continue;
+    VisitNodes(a.g(), [&](const onnx::NodeProto& inner) {
+      for (const auto& in : inner.input()) names.push_back(in);
+    });
+    for (const auto& o : a.g().output()) names.push_back(o.name());
+  }
+  return names;
+}
+
 // Orders node indices so producers come first; fails naming a node on a cycle.
 StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g) {
+  std::vector<std::vector<std::string>> reads(g.node_size());
+  for (int i = 0; i < g.node_size(); ++i) reads[i] = NamesRead(g.node(i));
   std::unordered_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i) {
     for (const auto& o : g.node(i).output()) {
@@ -73,11 +89,11 @@ StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g) {
     state[root] = 1;
     while (!stack.empty()) {
       auto& [n, k] = stack.back();
-      const auto& node = g.node(n);
-      if (k < node.input_size()) {
-        const std::string& in = node.input(k++);
+      if (k < static_cast<int>(reads[n].size())) {
+        const std::string& in = reads[n][k++];
         auto it = producer.find(in);
-        if (in.empty() || it == producer.end()) continue;
+        // A subgraph name equal to one of the node's own outputs is not a dependency.
+        if (in.empty() || it == producer.end() || (it->second == n && k > g.node(n).input_size())) continue;
         int p = it->second;
         if (state[p] == 1) {
           return InvalidArgument("graph has a cycle: node '{}' ({}) depends on its own output "
@@ -97,57 +113,35 @@ StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g) {
   return order;
 }
 
-}  // namespace
-
-StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesystem::path& model_dir,
-                                const std::string& what, ImportInfo* info) {
-  ImportInfo local;
-  ImportInfo& inf = info ? *info : local;
-  inf.ir_version = model.ir_version();
-  inf.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
-  const onnx::GraphProto& gp = model.graph();
-  RETURN_IF_ERROR(CheckNodeCount(gp.node_size(), what));
-  int opset = DefaultOpset(model);
-  inf.opset = opset;
-  for (const auto& n : gp.node()) inf.op_histogram[n.op_type()]++;
-
-  if (opset == 0) return InvalidArgument("{}: model imports no default-domain opset", what);
-  if (opset < kMinOpset || opset > kMaxOpset) {
-    return Unimplemented("{}: opset {} is outside the supported range {}-{}", what, opset, kMinOpset,
-                         kMaxOpset);
-  }
-
-  // Every unsupported op at once, grouped by op type in order of first appearance, with
-  // its count and first node: a model quantized by another tool can hold a hundred nodes of
-  // one missing op (tests/bad_input/test_bad_input.py: "unsupported ops grouped").
-  std::vector<std::pair<std::string, std::pair<int, std::string>>> groups;  // op -> (count, first node)
-  int unsupported_nodes = 0;
-  for (const auto& n : gp.node()) {
-    if (IsInternalNode(n)) continue;
-    if (!IsDefaultDomain(n.domain()) || !FindConverter(n.op_type())) {
-      std::string op = IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == op; });
-      if (it == groups.end()) groups.push_back({op, {1, n.name()}});
-      else ++it->second.first;
-      ++unsupported_nodes;
-    }
-  }
-  for (const auto& [op, group] : groups) {
-    const auto& [count, first] = group;
-    inf.unsupported.push_back(count == 1 ? fmt::format("{} '{}'", op, first)
-                                         : fmt::format("{} \u00d7{}, first '{}'", op, count, first));
-  }
-  if (!inf.unsupported.empty()) {
-    std::string list;
-    for (auto& u : inf.unsupported) list += (list.empty() ? "" : "; ") + u;
-    return Unimplemented("{}: {} unsupported op{} in {} node{} (opset {}): {}", what, groups.size(),
-                         groups.size() == 1 ? "" : "s", unsupported_nodes, unsupported_nodes == 1 ? "" : "s",
-                         opset, list);
-  }
-
-  Graph g;
-  g.name = gp.name();
+// The values visible while converting one graph: its own, and (for a subgraph) the
+// enclosing graph's through `outer`. A name found only outside becomes a capture: a new
+// input of this graph, its name appended to `captures` (ir/control_flow.h).
+struct Scope {
+  Graph* g;
   std::unordered_map<std::string, Value*> values;
+  Scope* outer;
+  std::vector<std::string>* captures;
+
+  Value* Lookup(const std::string& name) {
+    auto it = values.find(name);
+    if (it != values.end()) return it->second;
+    if (!outer) return nullptr;
+    Value* o = outer->Lookup(name);
+    if (!o) return nullptr;
+    Value* v = g->AddInput(name, o->type);
+    values[name] = v;
+    captures->push_back(name);
+    return v;
+  }
+};
+
+// Converts `gp` into scope.g. `formal_hints` types the inputs of a subgraph that declares
+// none (the op knows them); a top-level graph passes none.
+Status ImportGraph(const onnx::GraphProto& gp, int opset, const std::filesystem::path& model_dir,
+                   const std::string& what, Scope& scope, const std::vector<TensorType>& formal_hints) {
+  Graph& g = *scope.g;
+  g.name = gp.name();
+  auto& values = scope.values;
 
   for (const auto& init : gp.initializer()) {
     if (init.name().empty()) return InvalidArgument("{}: an initializer has no name", what);
@@ -161,11 +155,24 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
   if (gp.sparse_initializer_size() > 0) {
     return Unimplemented("{}: sparse initializers are not supported", what);
   }
-  for (const auto& in : gp.input()) {
+  for (int i = 0; i < gp.input_size(); ++i) {
+    const auto& in = gp.input(i);
     if (values.count(in.name())) continue;  // an initializer listed as input (IR < 4)
     auto t = TypeFromValueInfo(in);
+    if (i < static_cast<int>(formal_hints.size()) && (!t.ok() || t->dtype == DType::kUndefined)) {
+      t = formal_hints[i];
+    }
     if (!t.ok()) return t.status().WithContext(fmt::format("{}: graph input", what));
     values[in.name()] = g.AddInput(in.name(), std::move(t).value());
+  }
+  // A subgraph's captures known before it is converted (the other branch's, for If) come
+  // first, in their order.
+  if (scope.captures) {
+    std::vector<std::string> known = std::move(*scope.captures);
+    scope.captures->clear();
+    for (const auto& name : known) {
+      if (!scope.Lookup(name)) return InvalidArgument("{}: '{}' is not defined in the enclosing graph", what, name);
+    }
   }
 
   auto order = SortNodes(gp);
@@ -179,7 +186,7 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
     if (std::all_of(np.output().begin(), np.output().end(), [](const std::string& o) { return o.empty(); }))
       return InvalidArgument("{}: {} '{}' has no output", what, np.op_type(), np.name());
     for (int i = 0; i < np.input_size(); ++i) {
-      if (!np.input(i).empty() && !values.count(np.input(i))) {
+      if (!np.input(i).empty() && !scope.Lookup(np.input(i))) {
         return InvalidArgument("{}: {} '{}': input {} '{}' is not defined (no graph input, "
                                "initializer or node output has that name)",
                                what, np.op_type(), np.name(), i, np.input(i));
@@ -191,9 +198,14 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
                                np.op_type(), np.name(), o);
       }
     }
-    ConvertContext ctx(np, opset, g, model_dir, [&](const std::string& name) -> Value* {
-      auto it = values.find(name);
-      return it == values.end() ? nullptr : it->second;
+    ConvertContext ctx(np, opset, g, model_dir, [&](const std::string& name) { return scope.Lookup(name); });
+    ctx.set_subgraph_importer([&](const onnx::GraphProto& sub, const std::string& attr, std::vector<std::string>* captures,
+                                  const std::vector<TensorType>& hints) -> StatusOr<SubgraphPtr> {
+      auto sg = std::make_shared<Graph>();
+      Scope inner{sg.get(), {}, &scope, captures};
+      const std::string sub_what = fmt::format("{}: {} '{}' attribute '{}'", what, np.op_type(), np.name(), attr);
+      RETURN_IF_ERROR(ImportGraph(sub, opset, model_dir, sub_what, inner, hints));
+      return SubgraphPtr(std::move(sg));
     });
     Status st = IsInternalNode(np) ? ConvertInternal(ctx) : FindConverter(np.op_type())(ctx);
     if (!st.ok()) return st.WithContext(what);
@@ -202,21 +214,18 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
       if (!types.ok()) return types.status().WithContext(what);
       for (int i = 0; i < n->num_outputs(); ++i) n->output(i)->type = (*types)[i];
     }
-    for (auto& [name, v] : ctx.aliases()) values[name] = v;
     if (!ctx.emitted().empty()) {
       Node* last = ctx.emitted().back();
       for (int i = 0; i < np.output_size() && i < last->num_outputs(); ++i) {
         if (!np.output(i).empty()) values[np.output(i)] = last->output(i);
       }
     }
+    for (auto& [name, v] : ctx.aliases()) values[name] = v;
   }
 
   for (const auto& out : gp.output()) {
-    auto it = values.find(out.name());
-    if (it == values.end()) {
-      return InvalidArgument("{}: graph output '{}' is not produced by any node", what, out.name());
-    }
-    Value* v = it->second;
+    Value* v = scope.Lookup(out.name());
+    if (!v) return InvalidArgument("{}: graph output '{}' is not produced by any node", what, out.name());
     // What the model declares fills in what inference could not know (value-dependent dims).
     auto declared = TypeFromValueInfo(out);
     if (declared.ok() && declared->rank_known && declared->dtype == v->type.dtype && !v->is_constant() &&
@@ -235,7 +244,71 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
   if (g.outputs().empty()) return InvalidArgument("{}: graph has no outputs", what);
   Status v = Verify(g);
   if (!v.ok()) return v.WithContext(what);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesystem::path& model_dir,
+                                const std::string& what, ImportInfo* info) {
+  ImportInfo local;
+  ImportInfo& inf = info ? *info : local;
+  inf.ir_version = model.ir_version();
+  inf.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+  const onnx::GraphProto& gp = model.graph();
+  RETURN_IF_ERROR(CheckNodeCount(gp.node_size(), what));
+  int opset = DefaultOpset(model);
+  inf.opset = opset;
+  VisitNodes(gp, [&](const onnx::NodeProto& n) { inf.op_histogram[n.op_type()]++; });
+
+  if (opset == 0) return InvalidArgument("{}: model imports no default-domain opset", what);
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    return Unimplemented("{}: opset {} is outside the supported range {}-{}", what, opset, kMinOpset,
+                         kMaxOpset);
+  }
+
+  // Every unsupported op at once, grouped by op type in order of first appearance, with
+  // its count and first node: a model quantized by another tool can hold a hundred nodes of
+  // one missing op (tests/bad_input/test_bad_input.py: "unsupported ops grouped").
+  std::vector<std::pair<std::string, std::pair<int, std::string>>> groups;  // op -> (count, first node)
+  int unsupported_nodes = 0;
+  VisitNodes(gp, [&](const onnx::NodeProto& n) {
+    if (IsInternalNode(n)) return;
+    if (!IsDefaultDomain(n.domain()) || !FindConverter(n.op_type())) {
+      std::string op = IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == op; });
+      if (it == groups.end()) groups.push_back({op, {1, n.name()}});
+      else ++it->second.first;
+      ++unsupported_nodes;
+    }
+  });
+  for (const auto& [op, group] : groups) {
+    const auto& [count, first] = group;
+    inf.unsupported.push_back(count == 1 ? fmt::format("{} '{}'", op, first)
+                                         : fmt::format("{} \u00d7{}, first '{}'", op, count, first));
+  }
+  if (!inf.unsupported.empty()) {
+    std::string list;
+    for (auto& u : inf.unsupported) list += (list.empty() ? "" : "; ") + u;
+    return Unimplemented("{}: {} unsupported op{} in {} node{} (opset {}): {}", what, groups.size(),
+                         groups.size() == 1 ? "" : "s", unsupported_nodes, unsupported_nodes == 1 ? "" : "s",
+                         opset, list);
+  }
+
+  Graph g;
+  Scope scope{&g, {}, nullptr, nullptr};
+  RETURN_IF_ERROR(ImportGraph(gp, opset, model_dir, what, scope, {}));
   return g;
+}
+
+void VisitNodes(const onnx::GraphProto& g, const std::function<void(const onnx::NodeProto&)>& fn) {
+  for (const auto& n : g.node()) {
+    fn(n);
+    for (const auto& a : n.attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH) VisitNodes(a.g(), fn);
+      for (const auto& sub : a.graphs()) VisitNodes(sub, fn);
+    }
+  }
 }
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, ImportInfo* info) {

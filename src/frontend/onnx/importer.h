@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, ImportInfo* info = nullp
 // `model_dir` anchors external data; `what` names the model in errors (its path).
 StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesystem::path& model_dir,
                                 const std::string& what, ImportInfo* info = nullptr);
+
+// Calls `fn` on every node of `g` and of its subgraphs (If branches, Loop and Scan bodies),
+// enclosing nodes first.
+void VisitNodes(const onnx::GraphProto& g, const std::function<void(const onnx::NodeProto&)>& fn);
 
 // Parses a model file into a ModelProto with checks a truncated or foreign file fails.
 StatusOr<onnx::ModelProto> LoadModelProto(const std::string& path);
