@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Compiled zoo models (the seven CNNs, unet_small and transformer): `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
+# Compiled zoo models (the seven CNNs, unet_small, transformer and bert_tiny): `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
 # every target in targets/ (double buffering) and on the default target with single
 # buffering. Each model is quantized once (i8 activations) with generated calibration data.
 # Usage: scripts/npu_zoo_check.sh [BUILD] [MODELS...]
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 unet_small transformer}")
+MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 unet_small transformer bert_tiny}")
 read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"

@@ -185,11 +185,20 @@ Status ConvInteger(InferContext& ctx) {
   return InferConvLike(ctx, ConvInputs{0, 1, -1}, DType::kI32);
 }
 
-// --- quantized matmul: QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp)
-// and MatMulInteger(a, b, a_zp?, b_zp?) ---
+// --- quantized matmul: QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp[, bias])
+// (bias: edgec's int32 [N], see ops.def) and MatMulInteger(a, b, a_zp?, b_zp?) ---
 
 Status QLinearMatMul(InferContext& ctx) {
-  RETURN_IF_ERROR(ctx.ExpectInputs(8, 8));
+  RETURN_IF_ERROR(ctx.ExpectInputs(8, 9));
+  if (ctx.has_input(8)) {
+    RETURN_IF_ERROR(ctx.ExpectDType(8, {DType::kI32}));
+    const TensorType& bias = ctx.input_type(8);
+    const TensorType& bt = ctx.input_type(3);
+    if (bias.rank_known && bias.rank() != 1) return ctx.Error("bias must be 1-D, got rank {}", bias.rank());
+    if (bias.rank_known && bt.rank_known && bt.rank() >= 1 && bias.dims[0] != kUnknownDim &&
+        bt.dims.back() != kUnknownDim && bias.dims[0] != bt.dims.back())
+      return ctx.Error("bias has {} values for {} columns of b", bias.dims[0], bt.dims.back());
+  }
   RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));

@@ -89,7 +89,8 @@ Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer&
 // multiplier x_scale * w_scale / y_scale per weight scale, formed as the reference kernel
 // forms it (f32 operands).
 struct QuantizedOperands {
-  const Tensor* weights = nullptr;
+  const Tensor* weights = nullptr;  // null: a QLinearMatMul's right operand is an activation
+  int32_t w_zero_point = 0;         // then its zero point (i8 terms)
   bool input_u8 = false, output_u8 = false;
   int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
   std::vector<int32_t> bias;
@@ -104,9 +105,19 @@ StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels)
   q.input_u8 = n.input(0)->type.dtype == DType::kU8;
   q.output_u8 = n.output(0)->type.dtype == DType::kU8;
   q.weights = ConstInput(n, 3);
-  if (!q.weights) return Unimplemented("weights are not a constant");
-  if (q.weights->dtype() != DType::kI8) return Unimplemented("weights dtype {} not supported", DTypeName(q.weights->dtype()));
-  if (const Tensor* wz = ConstInput(n, 5)) {
+  const bool b_input = !q.weights && n.op() == OpKind::kQLinearMatMul;  // a MatMul of two activations
+  if (b_input) {
+    const DType bt = n.input(3)->type.dtype;
+    if (bt != DType::kI8 && bt != DType::kU8) return Unimplemented("dtype {} not supported", DTypeName(bt));
+    ASSIGN_OR_RETURN(q.w_zero_point, ScalarZeroPoint(n, 5, "right operand zero point"));
+    if (bt == DType::kU8) q.w_zero_point -= 128;
+  } else if (!q.weights) {
+    return Unimplemented("weights are not a constant");
+  } else if (q.weights->dtype() != DType::kI8) {
+    return Unimplemented("weights dtype {} not supported", DTypeName(q.weights->dtype()));
+  }
+  if (b_input) {
+  } else if (const Tensor* wz = ConstInput(n, 5)) {
     for (double z : wz->ToDoubleVector())
       if (z != 0) return Unimplemented("asymmetric weights (zero point {}) not lowered", z);
   } else if (n.input(5)) {
@@ -124,7 +135,7 @@ StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels)
   q.y_zero_point = q.output_u8 ? zy - 128 : zy;
   std::tie(q.act_min, q.act_max) = ClampInI8(n, q.output_u8);
   q.bias.assign(channels, 0);
-  if (n.op() == OpKind::kQLinearConv && n.num_inputs() > 8 && n.input(8)) {
+  if ((n.op() == OpKind::kQLinearConv || n.op() == OpKind::kQLinearMatMul) && n.num_inputs() > 8 && n.input(8)) {
     const Value* b = n.input(8);
     if (!b->is_constant() || b->constant().dtype() != DType::kI32) return Unimplemented("bias is not an int32 constant");
     const int32_t* bd = b->constant().data<int32_t>();
@@ -158,7 +169,20 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
     RETURN_IF_ERROR(ConvGeometry(n, x, w, l));
     return l;
   }
-  if (w.size() != 2) return Unimplemented("batched right operand {}", fmt::join(w, "x"));
+  if (w.size() != 2) {
+    // A batched MatMul of two activations (attention): [..., M, K] x [..., K, N], the same
+    // batch dims on both sides, rank 3 (rank 4 tensors are NHWC on the NPU: the heads would
+    // be the innermost dim).
+    if (op != OpKind::kQLinearMatMul || ConstInput(n, 3)) return Unimplemented("batched right operand {}", fmt::join(w, "x"));
+    if (x.size() != w.size() || w.size() != 3)
+      return Unimplemented("{}-d MatMul of two activations not lowered (3-d only)", w.size());
+    for (size_t i = 0; i + 2 < w.size(); ++i)
+      if (x[i] != w[i]) return Unimplemented("broadcasting MatMul {} x {} not lowered", fmt::join(x, "x"), fmt::join(w, "x"));
+    npu::ConvLayer b = npu::ConvLayer::MatMul(l.name, static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(w[2]));
+    b.batch = static_cast<int>(x[0]);
+    b.weights_from_input = true;
+    return b;
+  }
   int64_t m = 1;
   for (size_t i = 0; i + 1 < x.size(); ++i) m *= x[i];
   const bool trans_a = op == OpKind::kGemm && n.attrs.GetInt("transA", 0);
@@ -185,6 +209,12 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   l.act_max = o.act_max;
   l.bias = std::move(o.bias);
   l.requant = std::move(o.requant);
+  if (!o.weights) {  // the right operand is the region `.input1` (2-d: one batch item)
+    l.weights_from_input = true;
+    l.w_zero_point = o.w_zero_point;
+    q.layer = std::move(l);
+    return q;
+  }
   // Weights as HWIO (K x N).
   l.weights.resize(K * N);
   const int8_t* wd = o.weights->data<int8_t>();

@@ -108,6 +108,8 @@ StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tilin
     return InvalidArgument("tiling {}: a tile of several rows must span the whole output width", tl.ToString());
   if (tl.band && (tl.resident != Resident::kWeights || tl.kw_group != 1 || tl.tile_w != l.out_w()))
     return InvalidArgument("tiling {}: band mode needs resident weights, kw_group 1 and full-width tiles", tl.ToString());
+  if (l.weights_from_input && (tl.band || tl.team_m != 1))
+    return InvalidArgument("tiling {}: a right operand from an input needs team_m 1 and no band mode", tl.ToString());
   if (tl.im2col && (!tl.band || tl.tile_c != l.channels))
     return InvalidArgument("tiling {}: im2col needs band mode and all {} channels in one step", tl.ToString(),
                            l.channels);
@@ -128,6 +130,10 @@ StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tilin
 
 std::vector<int32_t> FoldedBias(const ConvLayer& l) {
   std::vector<int32_t> b(l.out_channels, 0);
+  if (l.weights_from_input) {  // the MATMULs subtract the zero points themselves
+    if (!l.bias.empty()) b = l.bias;
+    return b;
+  }
   for (int oc = 0; oc < l.out_channels; ++oc) {
     int64_t sum = 0;
     for (int64_t k = 0; k < l.k(); ++k) sum += l.weights[k * l.out_channels + oc];

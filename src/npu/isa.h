@@ -121,13 +121,16 @@ struct Instr {
   // segment assembler (segment.h) relocates each DMA by its region's final location.
   int16_t region = -1;
 
-  // MATMUL: acc[m][n] (+)= a[m][k] * b[k][n]; int8 operands in SRAM, int32 acc.
+  // MATMUL: acc[m][n] (+)= (a[m][k] - a_zero) * (b[k][n] - b_zero); int8 operands in SRAM,
+  // int32 acc. The PEs subtract the operand zero points (9-bit products): a MatMul of two
+  // activations (attention's QKᵀ and AV) has no constant operand to fold them into the bias.
   // VEC/COPY: src/src2/dst addresses (src is the core's accumulators for kRequantize,
   // SRAM otherwise), rows x cols elements with row strides in bytes. COPY moves bytes.
   int64_t a_addr = 0, b_addr = 0, acc_addr = 0;
   int32_t m = 0, k = 0, n = 0;
   int32_t a_stride = 0, b_stride = 0, acc_stride = 0;  // row strides (bytes)
   bool accumulate = false;
+  int32_t a_zero = 0, b_zero = 0;  // MATMUL operand zero points (0 for a conv: folded into its bias)
   bool fp16 = false;  // fp16 operands (timing at the target's fp16 rate; no functional model)
 
   VecOp vec = VecOp::kRelu;

@@ -54,6 +54,12 @@ struct ConvLayer {
   std::vector<int8_t> weights;
   std::vector<int32_t> bias;
   std::vector<quant::FixedPointMultiplier> requant;
+  // A MatMul of two activations (attention's QKᵀ and AV): the right operand is the region
+  // `.input1`, one K x N matrix per batch item ([batch][K][N], row-major), with zero point
+  // w_zero_point; the MATMULs subtract both zero points (isa.h), the bias is not folded.
+  // Needs teams of one M tile (team_m 1) and no band mode.
+  bool weights_from_input = false;
+  int32_t w_zero_point = 0;
 
   int out_h() const { return (in_h + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
   int out_w() const { return (in_w + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
@@ -62,7 +68,8 @@ struct ConvLayer {
   int64_t n() const { return out_channels; }
   int64_t macs() const { return m() * k() * n(); }
   int elem_bytes() const { return fp16 ? 2 : 1; }
-  bool has_data() const { return !weights.empty(); }
+  bool has_data() const { return weights_from_input ? !requant.empty() : !weights.empty(); }
+  int64_t weight_bytes() const { return (weights_from_input ? int64_t{batch} : 1) * k() * n() * elem_bytes(); }
   static ConvLayer MatMul(std::string name, int m, int k, int n);
 };
 

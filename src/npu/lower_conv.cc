@@ -48,7 +48,8 @@ class ConvLowering {
   std::pair<int, int> BlockN(const Block& b) const;
   void LoadInput(std::vector<Instr>& jobs, const OutTile& tile, const KStep& s, int64_t dst, int64_t row,
                  int parts) const;
-  void LoadWeights(std::vector<Instr>& jobs, int64_t k0, int64_t k, int n0, int nn, int64_t dst, int parts) const;
+  void LoadWeights(std::vector<Instr>& jobs, int64_t k0, int64_t k, int n0, int nn, int64_t dst, int parts,
+                   int batch) const;
 
   void EmitCore(Core& c);
   void EmitResidentLoad(Core& c, const Block& first, int64_t rdst);
@@ -87,26 +88,35 @@ Status ConvLowering::PlaceImage(LayerImage* image) {
   const std::string where = fmt::format("layer '{}'", l_.name);
   const int N = l_.out_channels;
   const int64_t align = 64;
-  const int64_t w_bytes = l_.k() * N * es_;
+  const int64_t w_bytes = l_.weight_bytes();
   n_tiles_ = CeilDiv(N, tl_.tile_n);
-  p_addr_ = AlignUp(w_addr_ + w_bytes, align);
   const int64_t p_bytes = int64_t{12} * N;
-  in_addr_ = AlignUp(p_addr_ + p_bytes, align);
   const int64_t in_bytes = int64_t{l_.batch} * l_.in_h * l_.in_w * l_.channels * es_;
-  out_addr_ = AlignUp(in_addr_ + in_bytes, align);
   const int64_t out_bytes = int64_t{l_.batch} * l_.out_h() * l_.out_w() * N * es_;
+  if (l_.weights_from_input) {
+    // params, input, the right operand (`.input1`), output: only the params are constant.
+    p_addr_ = 0;
+    in_addr_ = AlignUp(p_bytes, align);
+    w_addr_ = AlignUp(in_addr_ + in_bytes, align);
+    out_addr_ = AlignUp(w_addr_ + w_bytes, align);
+  } else {
+    p_addr_ = AlignUp(w_addr_ + w_bytes, align);
+    in_addr_ = AlignUp(p_addr_ + p_bytes, align);
+    out_addr_ = AlignUp(in_addr_ + in_bytes, align);
+  }
   p_.dram_bytes = out_addr_ + out_bytes;
-  p_.regions = {{l_.name + ".weights", w_addr_, w_bytes}, {l_.name + ".params", p_addr_, p_bytes},
+  p_.regions = {{l_.name + (l_.weights_from_input ? ".input1" : ".weights"), w_addr_, w_bytes},
+                {l_.name + ".params", p_addr_, p_bytes},
                 {l_.name + ".input", in_addr_, in_bytes}, {l_.name + ".output", out_addr_, out_bytes}};
   if (image) *image = {in_addr_, in_bytes, out_addr_, out_bytes};
   if (!l_.has_data()) return Status::Ok();
   if (l_.fp16) return InvalidArgument("{}: data given for an fp16 layer (timing only)", where);
-  if (static_cast<int64_t>(l_.weights.size()) != l_.k() * N)
+  if (!l_.weights_from_input && static_cast<int64_t>(l_.weights.size()) != l_.k() * N)
     return InvalidArgument("{}: {} weights, expected {}", where, l_.weights.size(), l_.k() * N);
   if (l_.requant.size() != 1 && l_.requant.size() != static_cast<size_t>(N))
     return InvalidArgument("{}: {} requantization multipliers, expected 1 or {}", where, l_.requant.size(), N);
   p_.dram_init.assign(in_addr_, 0);
-  std::memcpy(p_.dram_init.data() + w_addr_, l_.weights.data(), w_bytes);
+  if (!l_.weights_from_input) std::memcpy(p_.dram_init.data() + w_addr_, l_.weights.data(), w_bytes);
   const std::vector<int32_t> bias = FoldedBias(l_);
   // Params of N tile j: bias[tn], mult[tn], shift[tn] for its tn channels.
   for (int64_t j = 0; j < n_tiles_; ++j) {
@@ -143,7 +153,11 @@ void ConvLowering::PlanWork() {
   } else {
     for (int64_t nb = 0; nb < n_blocks; ++nb) {
       groups.emplace_back();
-      for (int64_t mb = 0; mb < m_blocks; ++mb) groups.back().push_back({mb, nb});
+      for (int64_t mb = 0; mb < m_blocks; ++mb) {
+        // A right operand from an input differs per batch item: a new group per item.
+        if (l_.weights_from_input && mb > 0 && m_tiles_[mb].b != m_tiles_[mb - 1].b) groups.emplace_back();
+        groups.back().push_back({mb, nb});
+      }
     }
   }
   const int teams = tl_.cores / T();
@@ -221,12 +235,14 @@ void ConvLowering::LoadInput(std::vector<Instr>& jobs, const OutTile& tile, cons
 // Weight rows [k0, k0 + k) x channels [n0, n0 + nn) into SRAM at `dst` (row stride nn), in up
 // to `parts` DMAs.
 void ConvLowering::LoadWeights(std::vector<Instr>& jobs, int64_t k0, int64_t k, int n0, int nn, int64_t dst,
-                               int parts) const {
+                               int parts, int batch) const {
   const int64_t N = l_.out_channels, per = CeilDiv(k, parts);
+  // A right operand from an input has one K x N matrix per batch item.
+  const int64_t base = w_addr_ + (l_.weights_from_input ? int64_t{batch} * l_.k() * N * es_ : 0);
   for (int64_t r0 = 0; r0 < k; r0 += per) {
     const int32_t rows = static_cast<int32_t>(std::min(per, k - r0));
     Instr in{.op = Opcode::kDmaLoad};
-    in.dram_addr = w_addr_ + ((k0 + r0) * N + n0) * es_;
+    in.dram_addr = base + ((k0 + r0) * N + n0) * es_;
     in.region = kWeightsRegion;
     in.sram_addr = dst + r0 * nn * es_;
     in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(nn * es_);
@@ -249,7 +265,7 @@ void ConvLowering::EmitResidentLoad(Core& c, const Block& first, int64_t rdst) {
   std::vector<Instr> jobs;
   if (tl_.resident == Resident::kWeights) {
     auto [n0, nn] = BlockN(first);
-    LoadWeights(jobs, 0, l_.k(), n0, nn, rdst, T());
+    LoadWeights(jobs, 0, l_.k(), n0, nn, rdst, T(), TileOf(first, 0, 0).value_or(OutTile{}).b);
   } else {
     for (int i = 0; i < tl_.team_m; ++i)
       if (auto o = TileOf(first, i, 0))
@@ -378,6 +394,7 @@ void ConvLowering::EmitStreamedSteps(Core& c, const Block& blk, const std::optio
                                      int64_t rdst) {
   const OutTile o = mine.value_or(OutTile{});
   const auto [bn0, bnn] = BlockN(blk);
+  const int batch = TileOf(blk, 0, 0).value_or(OutTile{}).b;  // one M tile per block with a right operand input
   std::vector<Instr> jobs;
   for (size_t si = 0; si < steps_.size(); ++si) {
     const KStep& s = steps_[si];
@@ -392,7 +409,7 @@ void ConvLowering::EmitStreamedSteps(Core& c, const Block& blk, const std::optio
     switch (tl_.resident) {
       case Resident::kNone:
         load_block_input(sdst);
-        LoadWeights(jobs, s.k_offset, s.k(), bn0, bnn, sdst + y_.stream_a_bytes, tl_.team_m);
+        LoadWeights(jobs, s.k_offset, s.k(), bn0, bnn, sdst + y_.stream_a_bytes, tl_.team_m, batch);
         mm.a_addr = sdst + c.ti * y_.a_tile;
         mm.a_stride = static_cast<int32_t>(s.k() * es_);
         mm.b_addr = sdst + y_.stream_a_bytes + (o.n0 - bn0) * es_;
@@ -404,7 +421,7 @@ void ConvLowering::EmitStreamedSteps(Core& c, const Block& blk, const std::optio
         mm.b_addr = rdst + (s.k_offset * bnn + (o.n0 - bn0)) * es_;
         break;
       case Resident::kInput:
-        LoadWeights(jobs, s.k_offset, s.k(), bn0, bnn, sdst, tl_.team_m);
+        LoadWeights(jobs, s.k_offset, s.k(), bn0, bnn, sdst, tl_.team_m, batch);
         mm.a_addr = rdst + c.ti * y_.r_tile + s.k_offset * es_;
         mm.a_stride = static_cast<int32_t>(y_.k_total * es_);
         mm.b_addr = sdst + (o.n0 - bn0) * es_;
@@ -422,6 +439,10 @@ void ConvLowering::EmitStreamedSteps(Core& c, const Block& blk, const std::optio
       mm.n = o.tn;
       mm.accumulate = si > 0;
       mm.fp16 = l_.fp16;
+      if (l_.weights_from_input) {
+        mm.a_zero = l_.x_zero_point;
+        mm.b_zero = l_.w_zero_point;
+      }
       c.e.Add(QueueKind::kExecute, mm);
     }
     SignalTeam(c, QueueKind::kExecute, kStreamFree + c.ss);

@@ -103,9 +103,9 @@ StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
       for (int32_t c = 0; c < in.n; ++c) row[c] = Load<int32_t>(mem, Space::kAcc, in.core, acc_row + 4 * c);
     const int8_t* a = reinterpret_cast<const int8_t*>(s.data() + in.a_addr + int64_t{r} * in.a_stride);
     for (int32_t kk = 0; kk < in.k; ++kk) {
-      const int32_t av = a[kk];
+      const int32_t av = a[kk] - in.a_zero;
       const int8_t* b = reinterpret_cast<const int8_t*>(s.data() + in.b_addr + int64_t{kk} * in.b_stride);
-      for (int32_t c = 0; c < in.n; ++c) row[c] += av * b[c];
+      for (int32_t c = 0; c < in.n; ++c) row[c] += av * (b[c] - in.b_zero);
     }
     WriteChunk ch{acc_row, std::vector<uint8_t>(4 * in.n)};
     std::memcpy(ch.bytes.data(), row.data(), 4 * in.n);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "ir/infer.h"
@@ -25,6 +26,8 @@ struct Match {
   Node* x_dq = nullptr;
   Node* w_dq = nullptr;
   Node* b_dq = nullptr;
+  Node* bias_add = nullptr;  // a MatMul's bias Add (b_dq feeds it)
+  double scale = 1;          // a MatMul of two activations: the product's constant factor
   Node* act = nullptr;  // Relu or Clip between the op and the Q
   Node* q = nullptr;
 };
@@ -35,7 +38,10 @@ std::string MatchAround(Node* n, Match& m) {
   m.x_dq = DqOf(n->input(0));
   if (!m.x_dq || !PerTensor(m.x_dq->input(1))) return "input 0 is not a per-tensor DequantizeLinear";
   m.w_dq = DqOf(n->input(1));
-  if (!m.w_dq || !ConstantOf(m.w_dq->input(0)) || m.w_dq->input(0)->type.dtype != DType::kI8)
+  const bool b_input = n->op() == OpKind::kMatMul && m.w_dq && !ConstantOf(m.w_dq->input(0)) &&
+                       PerTensor(m.w_dq->input(1)) &&
+                       (m.w_dq->input(0)->type.dtype == DType::kI8 || m.w_dq->input(0)->type.dtype == DType::kU8);
+  if (!b_input && (!m.w_dq || !ConstantOf(m.w_dq->input(0)) || m.w_dq->input(0)->type.dtype != DType::kI8))
     return "input 1 is not a DequantizeLinear of int8 constant weights";
   if (!ConstantOf(m.w_dq->input(1))) return "weight scale is not a constant";
   if (n->num_inputs() > 2 && n->input(2)) {
@@ -46,6 +52,31 @@ std::string MatchAround(Node* n, Match& m) {
   Value* y = n->output(0);
   if (!HasSingleUse(y)) return "output has other uses than one Q";
   Node* next = y->uses()[0].node;
+  if (b_input && (next->op() == OpKind::kMul || next->op() == OpKind::kDiv) && next->num_inputs() == 2) {
+    // Attention's 1/√d (qdq_rewrite.h: ScoreScale): the output scale absorbs it.
+    const int i = next->input(0) == y ? 1 : 0;
+    const Tensor* c = ConstantOf(next->input(i));
+    const double v = c && c->numel() == 1 ? c->ToDoubleVector()[0] : 0;
+    if (v > 0 && std::isfinite(v) && (next->op() == OpKind::kMul || i == 1)) {
+      m.scale = next->op() == OpKind::kMul ? v : 1.0 / v;
+      y = next->output(0);
+      if (!HasSingleUse(y)) return "scaled output has other uses than one Q";
+      next = y->uses()[0].node;
+    }
+  }
+  if (n->op() == OpKind::kMatMul && next->op() == OpKind::kAdd && next->num_inputs() == 2) {
+    // A bias Add (qdq_rewrite.h: MatMulBiasAdd) of an int32 constant [N] at x_scale · w_scale.
+    Node* bdq = DqOf(next->input(next->input(0) == y ? 1 : 0));
+    const Value* w = m.w_dq->input(0);
+    if (bdq && ConstantOf(bdq->input(0)) && bdq->input(0)->type.dtype == DType::kI32 &&
+        bdq->input(0)->type.rank() == 1 && w->type.rank() == 2 && bdq->input(0)->type.dims[0] == w->type.dims[1]) {
+      m.b_dq = bdq;
+      m.bias_add = next;
+      y = next->output(0);
+      if (!HasSingleUse(y)) return "bias add output has other uses than one Q";
+      next = y->uses()[0].node;
+    }
+  }
   if (next->op() == OpKind::kRelu || next->op() == OpKind::kClip) {
     m.act = next;
     if (!HasSingleUse(next->output(0))) return "activation output has other uses than one Q";
@@ -53,6 +84,7 @@ std::string MatchAround(Node* n, Match& m) {
   }
   if (next->op() != OpKind::kQuantizeLinear || !PerTensor(next->input(1)))
     return "output is not quantized per tensor";
+  if (m.scale != 1 && !ConstantOf(next->input(1))) return "scaled output's scale is not a constant";
   m.q = next;
   return "";
 }
@@ -184,8 +216,14 @@ StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
                                                        {qc->output(0), to2}, {}, 1, n));
     result = r2->output(0);
   } else {
-    ASSIGN_OR_RETURN(Node* qm, passes::AddInferredNode(g, OpKind::kQLinearMatMul, g.FreshName(name),
-                                                       {xq, sx, zx, wq, sw, zw, sy, zy}, with({}), 1, n));
+    Value* sy_op = sy;
+    if (m.scale != 1) {  // Q(c · v, s) = Q(v, s / c)
+      const float s = static_cast<float>(ConstantOf(sy)->ToDoubleVector()[0] / m.scale);
+      sy_op = Const(g, name + "_y_scale", Tensor::FromVector<float>(DType::kF32, {}, {s}));
+    }
+    std::vector<Value*> in = {xq, sx, zx, wq, sw, zw, sy_op, zy};
+    if (bq) in.push_back(bq);
+    ASSIGN_OR_RETURN(Node* qm, passes::AddInferredNode(g, OpKind::kQLinearMatMul, g.FreshName(name), in, with({}), 1, n));
     result = qm->output(0);
   }
   if (m.act && !ActivationIsNoOp(m.act, m.q) && !clamp) {
@@ -411,6 +449,51 @@ bool ScalarConstantsFrom(const Node* n, int first) {
   return true;
 }
 
+// The elementwise island that ends at `last`, a function of one value *x: elementwise unary
+// ops with scalar constant parameters and Add/Sub/Mul/Div/Pow whose other operands are scalar
+// constants or island values, each read only inside the island, at most 8 nodes in graph
+// order (the Erf GELU x·0.5·(1 + erf(x/√2)) is five; QdqTest.ErfGeluBecomesOneLookup).
+bool ElementwiseIsland(const Graph& g, Node* last, std::vector<Node*>* nodes, Value** x) {
+  auto allowed = [](const Node* n) {
+    const OpKind op = n->op();
+    if (n->num_outputs() != 1) return false;
+    if (IsTabulable(op)) return ScalarConstantsFrom(n, 1);
+    return op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv || op == OpKind::kPow;
+  };
+  std::set<const Node*> in;
+  std::vector<Node*> stack = {last};
+  *x = nullptr;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    if (in.count(n)) continue;
+    if (!allowed(n) || in.size() >= 8) return false;
+    in.insert(n);
+    for (Value* v : n->inputs()) {
+      if (!v) continue;
+      if (const Tensor* c = ConstantOf(v)) {
+        if (c->numel() != 1) return false;
+        continue;
+      }
+      Node* p = v->producer();
+      if (p && p->op() != OpKind::kDequantizeLinear && allowed(p)) {
+        stack.push_back(p);
+      } else {
+        if (*x && *x != v) return false;  // a second source
+        *x = v;
+      }
+    }
+  }
+  if (!*x || !DqOf(*x) || in.size() < 2) return false;
+  for (const Node* n : in)
+    for (const Use& u : n->output(0)->uses())
+      if (n != last && !in.count(u.node)) return false;
+  nodes->clear();
+  for (Node* n : g.nodes())
+    if (in.count(n)) nodes->push_back(n);
+  return true;
+}
+
 // Q(f(DQ(q))) for f = U or x·U(x) (SiLU, x·HardSigmoid(x)) with U an elementwise unary op:
 // a function of q's 256 values, computed once on the reference kernels (so the table
 // equals what the island computes there) and looked up at run time.
@@ -419,11 +502,17 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   if (!ParamsOf(q, q->output(0)->type.dtype)) return false;
   Node* last = q->input(0)->producer();
   if (!last || !HasSingleUse(last->output(0))) return false;
-  const std::optional<UnaryIsland> island = MatchUnaryIsland(last);
-  if (!island) return false;
-  const Node* unary = island->unary;
-  const Node* mul = island->mul;
-  Node* dq = DqOf(island->x);
+  std::vector<Node*> chain;  // the island's nodes in graph order
+  Value* source = nullptr;
+  if (const std::optional<UnaryIsland> island = MatchUnaryIsland(last)) {
+    chain = {const_cast<Node*>(island->unary)};
+    if (island->mul) chain.push_back(const_cast<Node*>(island->mul));
+    source = island->x;
+  } else if (!ElementwiseIsland(g, last, &chain, &source)) {
+    return false;
+  }
+  const Node* unary = chain.front();
+  Node* dq = DqOf(source);
   if (!dq) return false;
   const DType in_t = dq->input(0)->type.dtype;
   if ((in_t != DType::kU8 && in_t != DType::kI8) || !ParamsOf(dq, in_t)) return false;
@@ -440,8 +529,10 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
     map[v] = nv;
     return nv;
   };
-  for (const Node* n : std::vector<const Node*>{dq, unary, mul, q}) {
-    if (!n) continue;
+  std::vector<const Node*> sub_nodes = {dq};
+  sub_nodes.insert(sub_nodes.end(), chain.begin(), chain.end());
+  sub_nodes.push_back(q);
+  for (const Node* n : sub_nodes) {
     std::vector<Value*> in;
     for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
     Node* copy = sub.AddNode(n->op(), n->name(), in, 1, {n->output(0)->name()});
@@ -455,7 +546,7 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   ASSIGN_OR_RETURN(std::vector<Tensor> table, ReferenceExecutor(sub).Run({{"q", all}}));
   Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), table[0]);
   ASSIGN_OR_RETURN(Node* lookup, passes::AddInferredNode(g, OpKind::kQuantizedLookup, g.FreshName(unary->name() + "/lookup"),
-                                                         {dq->input(0), tv}, {}, 1, mul ? mul : unary));
+                                                         {dq->input(0), tv}, {}, 1, chain.back()));
   if (!passes::ReplaceValue(g, q->output(0), lookup->output(0)))
     return Internal("{}: cannot replace its output '{}'", q->Label(), q->output(0)->name());
   ++*tabulated;
@@ -509,7 +600,6 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
         (n->attrs.GetInt("transA", 0) != 0 || n->attrs.GetFloat("alpha", 1.f) != 1.f ||
          n->attrs.GetFloat("beta", 1.f) != 1.f || m.x_dq->input(0)->type.rank() != 2))
       why = "Gemm with transA, alpha/beta != 1 or a non-2-D input";
-    if (why.empty() && n->op() == OpKind::kMatMul && m.b_dq) why = "MatMul with a bias";
     if (why.empty() && !BiasScaleMatches(m)) why = "bias scale is not x_scale * w_scale";
     if (!why.empty()) {
       s.skipped.push_back(n->Label() + ": " + why);

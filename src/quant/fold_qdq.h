@@ -4,7 +4,7 @@
 //
 //   DQ(x_q) ─► Conv(DQ(W_q), DQ(b_q)) ─► [Relu|Clip] ─► Q   ⇒  QLinearConv(x_q, W_q, b_q)
 //   DQ(x_q) ─► Gemm(DQ(W_q), DQ(b_q)) ─► Q                   ⇒  Reshape ─► QLinearConv 1×1 ─► Reshape
-//   DQ(a_q) ─► MatMul(DQ(B_q)) ─► Q                          ⇒  QLinearMatMul(a_q, B_q)
+//   DQ(a_q) ─► MatMul(DQ(B_q)) ─► [Add(DQ(b_q))] ─► Q        ⇒  QLinearMatMul(a_q, B_q[, b_q])
 //
 // A Relu/Clip in between becomes a clamp of the quantized output, [edgec_qmin, edgec_qmax]
 // on the integer op (Q is monotonic and Q(DQ(q)) = q, so clamp(q, Q(lo), Q(hi)) equals

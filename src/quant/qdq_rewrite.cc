@@ -50,10 +50,48 @@ bool IsQuantizableKind(OpKind op) {
   return op == OpKind::kConv || op == OpKind::kGemm || op == OpKind::kMatMul;
 }
 
-// The value a quantized node's output is quantized at: after a Relu/Clip (constant bounds)
-// that is its only consumer.
+}  // namespace
+
+Node* MatMulBiasAdd(const Node* n) {
+  if (n->op() != OpKind::kMatMul || !passes::HasSingleUse(n->output(0))) return nullptr;
+  const Use& u = n->output(0)->uses()[0];
+  Node* add = u.node;
+  if (add->op() != OpKind::kAdd || add->num_inputs() != 2) return nullptr;
+  const Value* b = add->input(1 - u.input_index);
+  const Value* w = n->input(1);
+  if (!ConstantOf(b) || b->type.dtype != DType::kF32 || !b->type.rank_known || b->type.rank() != 1) return nullptr;
+  if (!w->type.rank_known || w->type.rank() != 2 || b->type.dims[0] != w->type.dims[1]) return nullptr;
+  return add;
+}
+
+bool IsActivationMatMul(const Node* n) {
+  return n->op() == OpKind::kMatMul && n->num_inputs() == 2 && IsFloatActivation(n->input(0)) &&
+         IsFloatActivation(n->input(1));
+}
+
+Node* ScoreScale(const Node* n, double* factor) {
+  if (!IsActivationMatMul(n) || !passes::HasSingleUse(n->output(0))) return nullptr;
+  const Use& u = n->output(0)->uses()[0];
+  Node* s = u.node;
+  if ((s->op() != OpKind::kMul && s->op() != OpKind::kDiv) || s->num_inputs() != 2) return nullptr;
+  if (s->op() == OpKind::kDiv && u.input_index != 0) return nullptr;
+  const Tensor* c = ConstantOf(s->input(1 - u.input_index));
+  if (!c || c->numel() != 1 || s->input(1 - u.input_index)->type.dtype != DType::kF32) return nullptr;
+  const double v = c->ToDoubleVector()[0];
+  if (!(v > 0) || !std::isfinite(v)) return nullptr;
+  if (factor) *factor = s->op() == OpKind::kMul ? v : 1.0 / v;
+  return s;
+}
+
+namespace {
+
+// The value a quantized node's output is quantized at: after a MatMul's bias Add
+// (MatMulBiasAdd) or an attention score's scale (ScoreScale), then after a Relu/Clip
+// (constant bounds) that is its only consumer.
 Value* OutputPoint(const Node* n) {
   Value* y = n->output(0);
+  if (const Node* add = MatMulBiasAdd(n)) y = add->output(0);
+  if (const Node* scale = ScoreScale(n, nullptr)) y = scale->output(0);
   if (!passes::HasSingleUse(y)) return y;
   const Node* act = y->uses()[0].node;
   if (act->op() == OpKind::kRelu) return act->output(0);
@@ -112,6 +150,7 @@ QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o) {
   QuantizablePlan p;
   for (const Node* n : g.nodes()) {
     if (!IsQuantizableKind(n->op())) continue;
+    if (IsActivationMatMul(n) && !o.keep_float.count(n->name())) continue;  // quantized at its points
     if (o.keep_float.count(n->name())) {
       p.skipped.push_back(n->Label() + ": kept in float");
       continue;
@@ -135,6 +174,13 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
   };
   for (const Node* n : PlanQuantization(g, o).nodes) {
     add(n->input(0));
+    add(OutputPoint(n));
+  }
+  // A MatMul of two activations (attention's QKᵀ and AV) is an integer op of three points.
+  for (const Node* n : g.nodes()) {
+    if (!IsActivationMatMul(n) || o.keep_float.count(n->name())) continue;
+    add(n->input(0));
+    add(n->input(1));
     add(OutputPoint(n));
   }
   auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
@@ -239,7 +285,14 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
                                                         g.FreshName(n->name() + "/weight_dq"),
                                                         {wq, ws, wz}, wa, 1, n));
     g.SetInput(n, 1, wdq->output(0));
-    if (Value* bv = n->num_inputs() > 2 ? n->input(2) : nullptr) {
+    // The bias: Conv's and Gemm's input 2, or the constant of a MatMul's bias Add.
+    Node* bias_node = n;
+    int bias_index = 2;
+    if (Node* add = MatMulBiasAdd(n)) {
+      bias_node = add;
+      bias_index = add->input(0) == n->output(0) ? 1 : 0;
+    }
+    if (Value* bv = bias_node->num_inputs() > bias_index ? bias_node->input(bias_index) : nullptr) {
       const std::vector<double> b = bv->constant().ToDoubleVector();
       std::vector<float> bs(b.size());
       std::vector<int32_t> bq(b.size());
@@ -262,7 +315,7 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
       ASSIGN_OR_RETURN(Node* bdq, passes::AddInferredNode(g, OpKind::kDequantizeLinear,
                                                           g.FreshName(n->name() + "/bias_dq"),
                                                           {bqv, bsv, bzv}, ba, 1, n));
-      g.SetInput(n, 2, bdq->output(0));
+      g.SetInput(bias_node, bias_index, bdq->output(0));
     }
     ++summary.quantized_nodes;
   }

@@ -45,6 +45,20 @@ struct QuantizablePlan {
 };
 QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o);
 
+// The Add of a constant bias [N] that alone reads a MatMul's output (what `unfuse` leaves of
+// a linear layer with a 3-d input), or null. The bias is quantized with the MatMul (int32 at
+// x_scale · w_scale) and the output point moves after it, so the pair folds into one
+// QLinearMatMul with a bias (fold_qdq.h; guarded by QdqTest.MatMulBiasAddFoldsIntoOneNode).
+Node* MatMulBiasAdd(const Node* n);
+
+// A MatMul whose two operands are float activations (attention's QKᵀ and AV): quantized at
+// both inputs and its output, it folds into a QLinearMatMul with a non-constant B.
+bool IsActivationMatMul(const Node* n);
+// The Mul or Div by a positive scalar constant that alone reads such a MatMul (attention's
+// 1/√d), or null; `factor` (may be null) gets the product's factor. The output point moves
+// after it and the fold divides the output scale by the factor (QdqTest.AttentionScoresFold).
+Node* ScoreScale(const Node* n, double* factor);
+
 struct RewriteSummary {
   int quantized_nodes = 0;
   int activation_pairs = 0;

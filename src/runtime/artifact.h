@@ -20,9 +20,10 @@
 
 namespace edgec::artifact_io {
 
-constexpr uint32_t kFormatVersion = 3;  // 2: one program per NPU segment, SRAM plan, hand-over steps
+constexpr uint32_t kFormatVersion = 4;  // 2: one program per NPU segment, SRAM plan, hand-over steps
                                         // 3: the graph as edgec's own (graph_ir), no ONNX inside
-constexpr uint32_t kOldestFormatVersion = 2;  // still read (its graph through the ONNX importer)
+                                        // 4: MATMUL carries operand zero points (npu/isa.h)
+constexpr uint32_t kOldestFormatVersion = 4;  // older programs encode MATMUL without them
 
 enum class Unit : uint8_t { kCpu = 0, kNpu = 1 };
 const char* UnitName(Unit u);  // "cpu" / "npu"

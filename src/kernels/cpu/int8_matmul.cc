@@ -48,7 +48,7 @@ StatusOr<float> ScalarFloat(const KernelRequest& req, int i) {
 }  // namespace
 
 KernelOr CreateInt8MatMulKernel(const KernelRequest& req) {
-  if (req.inputs.size() != 8) return Refuse(req, "expected 8 inputs");
+  if (req.inputs.size() != 8 && req.inputs.size() != 9) return Refuse(req, "expected 8 or 9 inputs");
   const TensorDesc& a = req.inputs[0];
   const TensorDesc& b = req.inputs[3];
   const TensorDesc& y = req.outputs[0];
@@ -78,8 +78,14 @@ KernelOr CreateInt8MatMulKernel(const KernelRequest& req) {
   if (!Int8SumsExact(a.dtype, *bt, req.tuning.int8_unchecked, &why)) return Refuse(req, "{}", why);
   std::vector<float> b_scale;
   for (double v : bs->ToDoubleVector()) b_scale.push_back(static_cast<float>(v));
+  const int32_t* bias = nullptr;  // edgec's int32 bias per column (input 8)
+  if (req.inputs.size() > 8 && InputOrNull(req, 8)) {
+    const Tensor* bt8 = ConstantOrNull(req, 8);
+    if (!bt8 || bt8->dtype() != DType::kI32 || bt8->numel() != n) return Refuse(req, "bias is not a constant int32 [{}]", n);
+    bias = bt8->data<int32_t>();
+  }
   ASSIGN_OR_RETURN(Int8Requant rq, MakeInt8Requant(*req.attrs, req.label, a_scale, b_scale, n, y_scale, y_zp,
-                                                   y.dtype, nullptr));
+                                                   y.dtype, bias));
   const int64_t m = NumElements(a.dims) / k;
   const int threads = std::max(1, req.threads);
   return CatchDnnl(req.label, [&]() -> KernelOr {

@@ -329,8 +329,13 @@ Status QLinearMatMul(KernelContext& ctx) {
   const PerChannel<float> b_scale = ReadScales(*ctx.inputs[4]);
   const PerChannel<float> y_scale = ReadScales(*ctx.inputs[6]);
   const PerChannel<int32_t> y_zp = ReadZeroPoints(ctx.input(7));
-  const std::vector<int32_t> acc = IntegerMatMul(a, ctx.input(2), b, ctx.input(5));
+  std::vector<int32_t> acc = IntegerMatMul(a, ctx.input(2), b, ctx.input(5));
   const int64_t rows = MatRows(a), cols = MatCols(b);
+  if (const Tensor* bias = ctx.input(8)) {  // edgec's int32 bias per column (ops.def)
+    if (bias->numel() != cols) return ctx.Error("bias has {} values for {} columns", bias->numel(), cols);
+    const int32_t* bd = bias->data<int32_t>();
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] += bd[i % cols];
+  }
   // One multiplier per (row, column) pair of the scales' shapes: a's and y's per row, b's
   // per column (per tensor: one).
   const int64_t sr = std::max(a_scale.values.size(), y_scale.values.size()) > 1 ? rows : 1;
