@@ -19,7 +19,7 @@ Status PrepareForQuantization(Graph& g) {
   passes::PassContext ctx;
   RETURN_IF_ERROR(driver::Optimize(g, 2, "", ctx));
   passes::PassContext lower;
-  return driver::Optimize(g, 0, "unfuse,eliminate-dead", lower);
+  return driver::Optimize(g, 0, "unfuse,convtranspose-subpixel,eliminate-dead", lower);
 }
 
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
