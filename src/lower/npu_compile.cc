@@ -112,6 +112,9 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
       case VectorLayer::Kind::kDepthwise:
         prog = npu::LowerDepthwise(v.depthwise, t, vt.tile_rows, vt.tile_c, vt.double_buffer);
         break;
+      case VectorLayer::Kind::kResize:
+        prog = npu::LowerResize(v.resize, t, vt.tile_rows, vt.tile_c, vt.double_buffer);
+        break;
     }
   } else {
     ASSIGN_OR_RETURN(QuantizedLayer q, QuantizedLayerOf(n));

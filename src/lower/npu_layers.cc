@@ -7,6 +7,7 @@
 #include "ir/conv_geometry.h"
 #include "ir/infer_movement_util.h"
 #include "lower/npu_layer_util.h"
+#include "quant/int_resize.h"
 
 namespace edgec::lower {
 
@@ -273,6 +274,38 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
   return l;
 }
 
+// A Resize of an 8-bit tensor with constant roi/scales/sizes and an integer form.
+StatusOr<npu::ResizeLayer> ResizeLayerOf(const Node& n) {
+  const Value* x = n.input(0);
+  const Value* y = n.output(0);
+  if (!Is8(x) || !Is8(y) || x->type.dtype != y->type.dtype)
+    return Unimplemented("dtype {} resize not lowered (8-bit only)", DTypeName(x->type.dtype));
+  ASSIGN_OR_RETURN(Dims xd, StaticDims(n, 0));
+  if (!y->type.IsStatic()) return Unimplemented("dynamic shape");
+  std::vector<double> roi, scales;
+  for (int i : {1, 2, 3}) {
+    if (!n.input(i)) continue;
+    const Tensor* c = ConstInput(n, i);
+    if (!c) return Unimplemented("resize input {} is not a constant", i);
+    if (i == 1 && c->numel() == 8) roi = c->ToDoubleVector();
+    if (i == 2 && c->numel() > 0) scales = c->ToDoubleVector();
+  }
+  ASSIGN_OR_RETURN(quant::IntResizePlan plan,
+                   quant::PlanIntResize(ReadResizeRules(n.attrs), xd, y->type.dims, scales, roi));
+  npu::ResizeLayer l;
+  l.name = n.name();
+  l.batch = static_cast<int>(xd[0]);
+  l.channels = static_cast<int>(xd[1]);
+  l.in_h = static_cast<int>(xd[2]);
+  l.in_w = static_cast<int>(xd[3]);
+  l.out_h = static_cast<int>(y->type.dims[2]);
+  l.out_w = static_cast<int>(y->type.dims[3]);
+  l.row_lo = plan.h.lo, l.row_hi = plan.h.hi, l.row_w = plan.h.w;
+  l.col_lo = plan.w.lo, l.col_hi = plan.w.hi, l.col_w = plan.w.w;
+  l.DetectReplication();
+  return l;
+}
+
 }  // namespace
 
 bool IsMoveNode(const Node& n) {
@@ -288,7 +321,8 @@ bool IsMoveNode(const Node& n) {
 bool IsVectorNode(const Node& n) {
   return n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
          n.op() == OpKind::kQLinearSoftmax || n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul || n.op() == OpKind::kQuantizedLookup ||
-         n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || IsDepthwise(n) || IsMoveNode(n);
+         n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || IsDepthwise(n) || IsMoveNode(n) ||
+         n.op() == OpKind::kResize;
 }
 
 int64_t MacsOf(const Node& n) {
@@ -317,6 +351,12 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   if (IsDepthwise(n)) {
     ASSIGN_OR_RETURN(v.depthwise, DepthwiseLayerOf(n));
     v.kind = VectorLayer::Kind::kDepthwise;
+    v.output_u8 = n.output(0)->type.dtype == DType::kU8;
+    return v;
+  }
+  if (n.op() == OpKind::kResize) {
+    ASSIGN_OR_RETURN(v.resize, ResizeLayerOf(n));
+    v.kind = VectorLayer::Kind::kResize;
     v.output_u8 = n.output(0)->type.dtype == DType::kU8;
     return v;
   }
@@ -479,6 +519,7 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
     case K::kMove: return npu::ChooseMoveTiling(v.move, t, opt);
     case K::kNorm: return npu::ChooseNormTiling(v.norm, t, opt);
     case K::kDepthwise: return npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
+    case K::kResize: return npu::ChooseResizeTiling(v.resize, t, opt);
   }
   return Internal("vector layer kind {} has no tiler", static_cast<int>(v.kind));
 }

@@ -47,14 +47,17 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 // QLinearLayerNormalization over the last axis of a tensor that is not 4-d (rows of the
 // normalized dim), QLinearGroupNormalization of a 4-d tensor (NHWC: groups are channel bands
 // of every pixel) and QLinearSoftmax of a tensor that is not 4-d are VEC norm / softmax layers
-// (npu/lower_norm.h) with quant/int_norm.h's parameters.
+// (npu/lower_norm.h) with quant/int_norm.h's parameters. A Resize of an 8-bit NCHW tensor over
+// H and W with an integer form (quant/int_resize.h: nearest or linear, constant scales or
+// sizes) is a VEC resize layer, or DMA replication for nearest by integer factors.
 struct VectorLayer {
-  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm } kind = Kind::kEltwise;
+  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize } kind = Kind::kEltwise;
   npu::EltwiseLayer eltwise;
   npu::PoolLayer pool;
   npu::DepthwiseLayer depthwise;
   npu::MoveLayer move;
   npu::NormLayer norm;
+  npu::ResizeLayer resize;
   bool output_u8 = false;
 };
 // Whether `n` is of a kind the vector cores take (then VectorLayerOf says if this one can).

@@ -68,7 +68,16 @@ enum class VecOp : uint8_t {
   // Integer softmax of each row (quant/int_norm.h), imm = M, e, zy, lo, hi (1/y_scale ≈ M·2^(e−31)),
   // the exp table int32[256] at params.
   kSoftmax,
+  // Integer resize (quant/int_resize.h) of an HWC band of in_h rows x in_w pixels x cols
+  // channels at src (row pitch src_stride) to `rows` output rows of win_w pixels at dst (row
+  // pitch dst_stride). params = the layer's row taps int32 [out_h][3] (lo, hi, w), src2 = its
+  // column taps int32 [win_w][3]; imm = first output row of the tile (its index in the row
+  // taps), first input row of the band (subtracted from lo and hi). Timed as 4 dwconv MACs
+  // per output value (the four taps' weighted sum on the lanes).
+  kResize,
 };
+// Bytes of one resize tap (lo, hi, w as int32).
+inline constexpr int64_t kResizeTapBytes = 12;
 // The binary ops (kAdd, kMul) read b at src2 + r * src2_stride + c, or, with
 // imm[kBroadcastImm] = 1, the one byte at src2 + r * src2_stride for every c (a scalar b).
 // A per-channel b (the same row for every row of a) is src2_stride = 0.

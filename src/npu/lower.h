@@ -188,6 +188,25 @@ struct DepthwiseLayer {
 StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int tile_rows, int tile_c,
                                  bool double_buffer);
 
+// Int8 resize of an NHWC tensor over H and W (npu/lower_resize.cc) with quant/int_resize.h's
+// taps: output row tiles x channel tiles, each tile's input band (the rows its taps read)
+// loaded once, one VEC resize per tile; the tap tables are loaded once per core. A nearest
+// resize by integer factors (every output pixel the input pixel (oy / sh, ox / sw)) is no
+// compute: each band of input rows is stored sh x sw times with strided DMAs.
+struct ResizeLayer {
+  std::string name = "resize";
+  int batch = 1, channels = 1, in_h = 1, in_w = 1, out_h = 1, out_w = 1;
+  // Taps per output row and column (lo, hi, w: quant::IntResizeAxis).
+  std::vector<int32_t> row_lo, row_hi, row_w, col_lo, col_hi, col_w;
+  // Integer factors of a nearest resize that only replicates (0: not one).
+  int replicate_h = 0, replicate_w = 0;
+  bool replicates() const { return replicate_h > 0 && replicate_w > 0; }
+  // Sets replicate_h/w when every tap is the input pixel o / factor (out = factor x in).
+  void DetectReplication();
+};
+// Tiles of `tile_rows` output rows (input rows when it replicates) x `tile_c` channels.
+StatusOr<Program> LowerResize(const ResizeLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer);
+
 // The zero-point-corrected int32 bias the NPU adds: bias[oc] - x_zp * sum_k w[k][oc].
 std::vector<int32_t> FoldedBias(const ConvLayer& l);
 

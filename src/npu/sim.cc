@@ -21,7 +21,8 @@ constexpr double kEps = 1e-6;
 
 
 double CyclesPerElement(const Target& t, VecOp op, bool copy) {
-  auto it = t.vector_cores.cycles_per_element.find(copy ? "copy" : VecOpName(op));
+  // A resize output value is four multiply-accumulates on a lane, as a depthwise tap.
+  auto it = t.vector_cores.cycles_per_element.find(copy ? "copy" : op == VecOp::kResize ? "dwconv" : VecOpName(op));
   return it == t.vector_cores.cycles_per_element.end() ? 1.0 : it->second;
 }
 
@@ -73,6 +74,11 @@ int64_t SramEnd(const Instr& in) {
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
       if (in.vec == VecOp::kNorm && in.op == Opcode::kVec) end = std::max(end, in.params + NormParamsBytes(in.cols));
       if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec) end = std::max(end, in.params + kSoftmaxParamsBytes);
+      if (in.vec == VecOp::kResize && in.op == Opcode::kVec) {
+        end = std::max({end, in.src + int64_t{in.in_h} * in.src_stride,
+                        in.params + (int64_t{in.imm[0]} + in.rows) * kResizeTapBytes,
+                        in.src2 + int64_t{in.win_w} * kResizeTapBytes});
+      }
       return end;
     }
     default: return 0;
@@ -102,6 +108,7 @@ int64_t MappedMacs(const Target& t, int64_t m, int64_t k, int64_t n) {
 double VecCycles(const Target& t, const Instr& in) {
   int64_t elems = int64_t{in.rows} * in.cols;
   if (IsWindowOp(in)) elems = WindowElements(in);
+  if (in.op == Opcode::kVec && in.vec == VecOp::kResize) elems = int64_t{in.rows} * in.win_w * in.cols * 4;
   return t.vector_cores.pipeline_latency +
          static_cast<double>(CeilDiv(elems, t.vector_cores.lanes)) *
              CyclesPerElement(t, in.vec, in.op == Opcode::kCopy);

@@ -7,6 +7,7 @@
 
 #include "quant/fixed_point.h"
 #include "quant/int_norm.h"
+#include "quant/int_resize.h"
 
 namespace edgec::npu {
 namespace {
@@ -109,6 +110,41 @@ StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
     }
     WriteChunk ch{acc_row, std::vector<uint8_t>(4 * in.n)};
     std::memcpy(ch.bytes.data(), row.data(), 4 * in.n);
+    e.chunks.push_back(std::move(ch));
+  }
+  return e;
+}
+
+// The VEC resize: quant::IntResizeValue over each output row's and column's taps.
+StatusOr<Effect> Resize(const Instr& in, const Memories& mem) {
+  Effect e{Space::kSram, in.core, {}};
+  RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params + int64_t{in.imm[0]} * kResizeTapBytes,
+                        int64_t{in.rows} * kResizeTapBytes, "resize row taps"));
+  RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src2, int64_t{in.win_w} * kResizeTapBytes, "resize column taps"));
+  RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src, int64_t{in.in_h} * in.src_stride, "resize source band"));
+  auto tap = [&](int64_t base, int64_t i, int k) { return Load<int32_t>(mem, Space::kSram, 0, base + i * kResizeTapBytes + 4 * k); };
+  auto inside = [](int32_t v, int32_t n) { return v >= 0 && v < n; };
+  for (int32_t r = 0; r < in.rows; ++r) {
+    const int64_t oy = int64_t{in.imm[0]} + r;
+    const int32_t y0 = tap(in.params, oy, 0) - in.imm[1], y1 = tap(in.params, oy, 1) - in.imm[1];
+    const int32_t wy = tap(in.params, oy, 2);
+    if (!inside(y0, in.in_h) || !inside(y1, in.in_h))
+      return InvalidArgument("resize output row {} reads band rows {}, {} of {}", oy, y0, y1, in.in_h);
+    const int64_t dst = in.dst + int64_t{r} * in.dst_stride;
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, int64_t{in.win_w} * in.cols, "resize destination row"));
+    WriteChunk ch{dst, std::vector<uint8_t>(static_cast<size_t>(in.win_w) * in.cols)};
+    for (int32_t ox = 0; ox < in.win_w; ++ox) {
+      const int32_t x0 = tap(in.src2, ox, 0), x1 = tap(in.src2, ox, 1), wx = tap(in.src2, ox, 2);
+      if (!inside(x0, in.in_w) || !inside(x1, in.in_w))
+        return InvalidArgument("resize output column {} reads columns {}, {} of {}", ox, x0, x1, in.in_w);
+      auto at = [&](int32_t y, int32_t x, int32_t c) {
+        return int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + int64_t{y} * in.src_stride + int64_t{x} * in.cols + c)};
+      };
+      for (int32_t c = 0; c < in.cols; ++c) {
+        const int32_t v = quant::IntResizeValue(at(y0, x0, c), at(y0, x1, c), at(y1, x0, c), at(y1, x1, c), wy, wx);
+        ch.bytes[static_cast<size_t>(ox) * in.cols + c] = static_cast<uint8_t>(Sat8(v, -128, 127));
+      }
+    }
     e.chunks.push_back(std::move(ch));
   }
   return e;
@@ -232,6 +268,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     return e;
   }
   if (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) return NormOrSoftmax(in, mem);
+  if (in.vec == VecOp::kResize) return Resize(in, mem);
   // Pools.
   if (in.win_h <= 0 || in.win_w <= 0 || in.stride_h <= 0 || in.stride_w <= 0 || in.in_h < in.win_h ||
       in.in_w < in.win_w)

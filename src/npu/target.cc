@@ -145,7 +145,7 @@ const char* kDefaultJson = R"JSON({
                     "DequantizeLinear",
                     "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Reshape",
                     "Flatten", "Squeeze", "Unsqueeze", "LayerNormalization",
-                    "GroupNormalization", "Softmax"],
+                    "GroupNormalization", "Softmax", "Resize"],
   "supported_dtypes": ["i8", "i32", "f16"]
 })JSON";
 

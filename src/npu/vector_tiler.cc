@@ -125,6 +125,11 @@ StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, con
                             [&](int r, int c, bool db) { return LowerPool(l, t, r, c, db, nullptr); });
 }
 
+StatusOr<VectorTiling> ChooseResizeTiling(const ResizeLayer& l, const Target& t, const TilerOptions& opt) {
+  return ChooseWindowTiling(fmt::format("resize layer '{}'", l.name), l.replicates() ? l.in_h : l.out_h, l.channels, t,
+                            opt, [&](int r, int c, bool db) { return LowerResize(l, t, r, c, db); });
+}
+
 StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt) {
   DepthwiseLayer shape = l;  // timing does not need the data
   shape.weights.clear();

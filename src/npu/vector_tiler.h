@@ -32,6 +32,8 @@ StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, con
 // Norm and softmax (lower_norm.h): chunks of whole items spreading them over 1..all cores in
 // 1..8 tiles per core.
 StatusOr<VectorTiling> ChooseNormTiling(const NormLayer& l, const Target& t, const TilerOptions& opt = {});
+// Resize (lower.h): output rows (input rows when it replicates) x channels, like the pools.
+StatusOr<VectorTiling> ChooseResizeTiling(const ResizeLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 
 }  // namespace edgec::npu

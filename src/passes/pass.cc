@@ -102,7 +102,7 @@ StatusOr<Pipeline> ParsePipeline(std::string_view text) {
 }
 
 std::string NamedPipelineText(int level) {
-  const std::string o1 = "eliminate-dead,fold-constants,canonicalize,cse,merge-chains,eliminate-dead";
+  const std::string o1 = "widen-fp16,eliminate-dead,fold-constants,canonicalize,cse,merge-chains,eliminate-dead";
   const std::string o2 = o1 +
       ",fuse-channel-shuffle,fuse-conv-bn,fuse-layernorm,fuse-rmsnorm,fuse-gelu,fuse-hard-activation,fuse-attention,"
       "fuse-matmul-add,fuse-activation,fuse-residual-add,cse,eliminate-dead";

@@ -7,6 +7,7 @@
 
 #include "ir/infer.h"
 #include "passes/pass_util.h"
+#include "quant/int_resize.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec::quant {
@@ -266,7 +267,9 @@ std::optional<QParams> ParamsOf(const Node* n, DType dtype) {
 // MaxPool commutes with DQ because DQ is monotonic; the others only move elements. All data
 // inputs must come from DQs with equal parameters (Concat), the others be constants.
 StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
-  if (!HasTrait(n->op(), op_trait::kMovesValues) || n->num_outputs() != 1 || n->output(0)->is_graph_output()) return false;
+  if (!(HasTrait(n->op(), op_trait::kMovesValues) || KeepsQuantization(*n)) || n->num_outputs() != 1 ||
+      n->output(0)->is_graph_output())
+    return false;
   if (n->op() == OpKind::kMaxPool && n->num_outputs() > 1) return false;
   Node* first = nullptr;
   std::optional<QParams> params;

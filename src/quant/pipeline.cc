@@ -9,6 +9,7 @@
 #include "driver/load.h"
 #include "driver/session.h"
 #include "quant/fold_qdq.h"
+#include "quant/int_resize.h"
 #include "runtime/reference_executor.h"
 #include "support/progress.h"
 
@@ -18,7 +19,7 @@ Status PrepareForQuantization(Graph& g) {
   passes::PassContext ctx;
   RETURN_IF_ERROR(driver::Optimize(g, 2, "", ctx));
   passes::PassContext lower;
-  return driver::Optimize(g, 0, "unfuse,eliminate-dead", lower);
+  return driver::Optimize(g, 0, "unfuse,convtranspose-subpixel,eliminate-dead", lower);
 }
 
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
@@ -44,6 +45,7 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
     if (ra != rb) parent[rb] = ra;
   };
   std::set<std::string> in_group, follows;
+  auto keeps = [](const Node* n) { return HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n); };
   for (const Node* n : g.nodes()) {
     if (!n->output(0) || !acts.count(n->output(0)->name())) continue;
     const std::string out = n->output(0)->name();
@@ -56,9 +58,9 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
         join(out, v->name());
         in_group.insert(v->name());
       }
-    } else if (HasTrait(n->op(), op_trait::kKeepsValues) && n->num_outputs() >= 1 && n->input(0)) {
+    } else if (keeps(n) && n->num_outputs() >= 1 && n->input(0)) {
       const Value* src = n->input(0);
-      while (!acts.count(src->name()) && src->producer() && HasTrait(src->producer()->op(), op_trait::kKeepsValues) &&
+      while (!acts.count(src->name()) && src->producer() && keeps(src->producer()) &&
              src->producer()->input(0))
         src = src->producer()->input(0);
       if (!acts.count(src->name())) continue;

@@ -20,7 +20,8 @@ Status PrepareForQuantization(Graph& g);
 
 // Calibrates `prepared` on `samples` and returns the scale table for its quantization points.
 // A point produced by an op that only keeps or moves its input's values (MaxPool, Reshape,
-// Flatten, Transpose, Slice, ...) from another point gets that point's scale and zero point
+// Flatten, Transpose, Slice, ..., a nearest or linear Resize: quant/int_resize.h) from another
+// point gets that point's scale and zero point
 // (ShareScalesThroughValueMovingOps), so the op runs on the int8 values with no requantize
 // after it; the inputs and output of a Concat get the union of their ranges, so the Concat
 // runs on int8 values too. Both links join groups (a Concat whose output is shuffled, split

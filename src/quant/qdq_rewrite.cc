@@ -8,6 +8,7 @@
 #include "passes/groupnorm_pattern.h"
 #include "passes/pass_util.h"
 #include "quant/fold_qdq.h"
+#include "quant/int_resize.h"
 
 namespace edgec::quant {
 namespace {
@@ -228,7 +229,8 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
       const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
       const bool moves_a_point =
-          HasTrait(n->op(), op_trait::kKeepsValues) && is_point(n->input(0)) && !inside_groupnorm.count(n);
+          (HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n)) && is_point(n->input(0)) &&
+          !inside_groupnorm.count(n);
       if (auto gn = groupnorms.find(n); gn != groupnorms.end() && IsFloatActivation(gn->second.x)) {
         add(gn->second.x);
         add(gn->second.output);

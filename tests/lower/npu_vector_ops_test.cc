@@ -1,7 +1,7 @@
 // The elementwise and data-movement ops the NPU takes (QuantizedLookup, QLinearMul and
 // QLinearAdd with full, per-channel and scalar operands, QLinearGlobalAveragePool, Concat,
 // Transpose, Slice, Split, reshapes that reorder bytes, the integer layer / group norms and
-// softmax), each from a one-node integer graph:
+// softmax, Resize nearest and linear), each from a one-node integer graph:
 // mapped by VectorLayerOf, lowered with the tiler's choice and with a small chunk (many tiles
 // over the cores), run by the functional simulator on every target in targets/ with single and
 // double buffering, and compared bit for bit with the reference kernel (fixed-point mode) on
@@ -89,6 +89,14 @@ void CheckNode(const Node& n, const std::vector<Tensor>& data, Counts& counts) {
           auto ch = npu::ChooseNormTiling(vl->norm, t, opt);
           ASSERT_TRUE(ch.ok()) << ch.status().ToString();
           for (int64_t chunk : {ch->chunk, int64_t{1}}) progs.push_back(npu::LowerNorm(vl->norm, t, chunk, db));
+          how = ch->ToString();
+          break;
+        }
+        case VectorLayer::Kind::kResize: {
+          auto ch = npu::ChooseResizeTiling(vl->resize, t, opt);
+          ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+          progs.push_back(npu::LowerResize(vl->resize, t, ch->tile_rows, ch->tile_c, db));
+          progs.push_back(npu::LowerResize(vl->resize, t, 1, 16, db));  // many tiles, channel tiles
           how = ch->ToString();
           break;
         }
@@ -432,6 +440,89 @@ TEST(NpuVectorOpsTest, GroupNormMatchesReference) {
     CheckNode(*n, {RandomQ(xt, d, rng)}, c);
   }
   EXPECT_GE(c.runs, 6 * 3 * 2 * 2);
+}
+
+
+// Resize of 8-bit tensors (quant/int_resize.h): nearest by integer factors (DMA replication,
+// no VEC), nearest and linear with other scales and coordinate modes (VEC resize), sizes or
+// scales given, u8 and i8, batch 1 and 2, odd channel counts.
+TEST(NpuVectorOpsTest, ResizeMatchesReference) {
+  struct Case {
+    const char* mode;
+    const char* coord;
+    const char* nearest;
+    bool replicates;  // integer factors, nearest, taps o / factor
+  };
+  const Case cases[] = {{"nearest", "asymmetric", "floor", true},
+                        {"nearest", "half_pixel", "round_prefer_floor", false},
+                        {"linear", "half_pixel", "floor", false},
+                        {"linear", "align_corners", "floor", false},
+                        {"linear", "pytorch_half_pixel", "floor", false},
+                        {"linear", "asymmetric", "floor", false}};
+  std::mt19937 rng(61);
+  Counts c;
+  int replicated = 0, vec_resizes = 0;
+  for (int i = 0; i < 12; ++i) {
+    const Case& k = cases[i % 6];
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const int64_t n = 1 + i % 4 / 3, ch = 1 + 2 * (rng() % 20), h = 1 + rng() % 7, w = 1 + rng() % 7;
+    // Integer factors for the replicating case, else sizes that are not multiples.
+    const int64_t oh = k.replicates ? h * (1 + rng() % 3) : 1 + rng() % 15;
+    const int64_t ow = k.replicates ? w * (1 + rng() % 3) : 1 + rng() % 15;
+    Graph g;
+    Value* x = g.AddInput("x", MakeType(dt, {n, ch, h, w}));
+    Attributes a;
+    a.Set("mode", std::string(k.mode));
+    a.Set("coordinate_transformation_mode", std::string(k.coord));
+    a.Set("nearest_mode", std::string(k.nearest));
+    Value* roi = g.AddConstant("roi", Tensor::FromVector<float>(DType::kF32, {0}, {}));
+    std::vector<Value*> in = {x, roi};
+    if (i % 3 == 0 && k.replicates) {  // scales
+      in.push_back(g.AddConstant("scales", Tensor::FromVector<float>(DType::kF32, {4}, {1.f, 1.f, static_cast<float>(oh / h),
+                                                                                       static_cast<float>(ow / w)})));
+    } else {
+      in.push_back(nullptr);
+      in.push_back(g.AddConstant("sizes", Tensor::FromVector<int64_t>(DType::kI64, {4}, {n, ch, oh, ow})));
+    }
+    Node* node = AddNode(g, OpKind::kResize, in, a);
+    ASSERT_TRUE(InferShapes(g).ok());
+    auto vl = VectorLayerOf(*node);
+    ASSERT_TRUE(vl.ok()) << vl.status().ToString();
+    if (k.replicates) EXPECT_TRUE(vl->resize.replicates()) << k.mode << " " << k.coord << " " << h << "x" << w << " -> " << oh
+                                                     << "x" << ow;
+    replicated += vl->resize.replicates();
+    vec_resizes += !vl->resize.replicates();
+    CheckNode(*node, {RandomQ(dt, {n, ch, h, w}, rng)}, c);
+  }
+  EXPECT_GE(replicated, 2);
+  EXPECT_GE(vec_resizes, 6);
+  EXPECT_EQ(c.runs, 12 * 2 * 2 * static_cast<int>(Targets().size()));
+}
+
+// Resize by replication computes nothing: no VEC, every input byte read once, every output byte
+// written once.
+TEST(NpuVectorOpsTest, NearestResizeByIntegerFactorsIsDmaOnly) {
+  npu::ResizeLayer l;
+  l.name = "up";
+  l.channels = 24, l.in_h = 5, l.in_w = 6, l.out_h = 10, l.out_w = 18;
+  for (int o = 0; o < l.out_h; ++o) l.row_lo.push_back(o / 2), l.row_hi.push_back(o / 2), l.row_w.push_back(0);
+  for (int o = 0; o < l.out_w; ++o) l.col_lo.push_back(o / 3), l.col_hi.push_back(o / 3), l.col_w.push_back(0);
+  l.DetectReplication();
+  ASSERT_TRUE(l.replicates());
+  EXPECT_EQ(l.replicate_h, 2);
+  EXPECT_EQ(l.replicate_w, 3);
+  for (const npu::Target& t : Targets()) {
+    auto p = npu::LowerResize(l, t, 2, 16, true);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    auto sim = npu::Simulate(*p, t);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    EXPECT_EQ(sim->total.vecs, 0);
+    EXPECT_EQ(sim->total.dram_read, int64_t{5} * 6 * 24);
+    EXPECT_EQ(sim->total.dram_written, int64_t{10} * 18 * 24);
+  }
+  l.col_w[1] = 1;  // one weight off: no longer a replication
+  l.DetectReplication();
+  EXPECT_FALSE(l.replicates());
 }
 
 }  // namespace

@@ -1,134 +1,34 @@
 // Reference kernel for the resize family (see ops.def).
 //
-// One separable n-dimensional sampler serves every mode. For each resized axis and each
-// output coordinate it computes the original coordinate x (coordinate_transformation_mode)
-// and a short list of taps (input index, weight): nearest and linear use the two inputs
-// around x, cubic the four. An output element is the sum over all combinations of one
-// tap per axis of the product of the weights times the input element. Axes whose scale
-// is 1 get one tap of weight 1, so a 2-D resize of an NCHW tensor costs 2 (linear) or
-// 4 (cubic) taps per output element and axis.
+// One separable n-dimensional sampler serves every mode: the taps of each resized axis come
+// from ir/resize_geometry.h, and an output element is the sum over all combinations of one
+// tap per axis of the product of the weights times the input element. Axes whose scale is 1
+// get one tap of weight 1, so a 2-D resize of an NCHW tensor costs 2 (linear) or 4 (cubic)
+// taps per output element and axis. tf_crop_and_resize returns extrapolation_value when x
+// falls outside [0, in - 1] on any axis.
 //
-// The rules follow ONNX's reference resize (onnx/backend/test/case/node/resize.py): the
-// "left" neighbour of x is the last integer strictly below it, so the fraction is in
-// (0, 1]; indices past the border are clamped (edge padding); with exclude_outside the
-// weights of outside taps are zeroed and the rest renormalized; tf_crop_and_resize
-// returns extrapolation_value when x falls outside [0, in - 1] on any axis.
+// 8-bit tensors resized over H and W only, nearest or linear, take the integer arithmetic of
+// quant/int_resize.h instead (fixed-point weights), which the NPU's VEC resize runs bit for
+// bit.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "ir/resize_coordinate.h"
+#include "ir/resize_geometry.h"
 #include "kernels/ref/kernel.h"
+#include "quant/int_resize.h"
 
 namespace edgec::ref {
 
 namespace {
 
-enum class Mode { kNearest, kLinear, kCubic };
-
-struct ResizeParams {
-  Mode mode = Mode::kNearest;
-  std::string coordinate_mode;
-  std::string nearest_mode;
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  double extrapolation_value = 0.0;
-};
-
-ResizeParams ReadParams(const Attributes& a) {
-  ResizeParams p;
-  std::string mode = a.GetString("mode", "nearest");
-  p.mode = mode == "linear" ? Mode::kLinear : mode == "cubic" ? Mode::kCubic : Mode::kNearest;
-  p.coordinate_mode = a.GetString("coordinate_transformation_mode", "half_pixel");
-  p.nearest_mode = a.GetString("nearest_mode", "round_prefer_floor");
-  p.cubic_a = a.GetFloat("cubic_coeff_a", -0.75f);
-  p.exclude_outside = a.GetInt("exclude_outside", 0) != 0;
-  p.extrapolation_value = a.GetFloat("extrapolation_value", 0.f);
-  return p;
-}
-
-// Weights of the taps left, left + 1 (nearest, linear) or left - 1 .. left + 2 (cubic),
-// where `ratio` = x - left is in (0, 1].
-int Coefficients(const ResizeParams& p, double ratio, double* c) {
-  switch (p.mode) {
-    case Mode::kNearest: {
-      const bool right = ResizeNearestTakesRight(p.nearest_mode, ratio);
-      c[0] = right ? 0.0 : 1.0;
-      c[1] = right ? 1.0 : 0.0;
-      return 2;
-    }
-    case Mode::kLinear:
-      c[0] = 1 - ratio;
-      c[1] = ratio;
-      return 2;
-    case Mode::kCubic: {
-      // Keys' cubic convolution kernel at distances 1 + r, r, 1 - r, 2 - r.
-      const double a = p.cubic_a;
-      auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };      // |d| <= 1
-      auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
-      c[0] = far(1 + ratio);
-      c[1] = near(ratio);
-      c[2] = near(1 - ratio);
-      c[3] = far(2 - ratio);
-      return 4;
-    }
-  }
-  return 0;
-}
-
-struct Tap {
-  int64_t index;
-  double weight;
-};
-
-// Taps of every output coordinate along one axis: coordinate o uses
-// taps[first[o] .. first[o + 1]); outside[o] means "extrapolate" (tf_crop_and_resize).
-struct AxisSampler {
-  std::vector<size_t> first;
-  std::vector<Tap> taps;
-  std::vector<bool> outside;
-};
-
-AxisSampler BuildAxis(const ResizeParams& p, int64_t in_len, int64_t out_len, double scale,
-                      double roi_start, double roi_end) {
-  AxisSampler s;
-  const bool crop = p.coordinate_mode == "tf_crop_and_resize";
-  for (int64_t o = 0; o < out_len; ++o) {
-    s.first.push_back(s.taps.size());
-    double x = ResizeSourceCoordinate(p.coordinate_mode, o, in_len, scale, roi_start, roi_end);
-    bool outside = crop && (x < 0 || x > static_cast<double>(in_len - 1));
-    s.outside.push_back(outside);
-    if (outside) continue;
-    double left = std::ceil(x) - 1;
-    double c[4];
-    int n = Coefficients(p, x - left, c);
-    int64_t first_index = static_cast<int64_t>(left) - (n == 4 ? 1 : 0);
-    if (p.exclude_outside) {
-      double total = 0;
-      for (int i = 0; i < n; ++i) {
-        int64_t idx = first_index + i;
-        if (idx < 0 || idx >= in_len) c[i] = 0;
-        total += c[i];
-      }
-      for (int i = 0; i < n; ++i) c[i] /= total;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (c[i] == 0) continue;
-      int64_t idx = std::clamp<int64_t>(first_index + i, 0, in_len - 1);
-      s.taps.push_back({idx, c[i]});
-    }
-  }
-  s.first.push_back(s.taps.size());
-  return s;
-}
-
 // Sum over the taps of axes [axis, rank) for the output position `out_index`.
-double Sample(const std::vector<AxisSampler>& axes, const std::vector<int64_t>& in_strides,
+double Sample(const std::vector<ResizeAxis>& axes, const std::vector<int64_t>& in_strides,
               const std::vector<double>& in, const std::vector<int64_t>& out_index, size_t axis,
               int64_t offset) {
   if (axis == axes.size()) return in[offset];
-  const AxisSampler& s = axes[axis];
+  const ResizeAxis& s = axes[axis];
   const int64_t o = out_index[axis];
   double sum = 0;
   for (size_t t = s.first[o]; t < s.first[o + 1]; ++t) {
@@ -154,6 +54,28 @@ void StoreSample(Tensor& out, int64_t i, double v) {
   }, break)
 }
 
+// The integer form (quant/int_resize.h) of an 8-bit NCHW tensor.
+template <typename T>
+void IntResize8(const Tensor& in, const quant::IntResizePlan& plan, Tensor& out) {
+  {
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    const int64_t planes = in.dim(0) * in.dim(1), ih = in.dim(2), iw = in.dim(3), oh = out.dim(2), ow = out.dim(3);
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const T* xp = x + pl * ih * iw;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        const T* r0 = xp + plan.h.lo[oy] * iw;
+        const T* r1 = xp + plan.h.hi[oy] * iw;
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int32_t lo = plan.w.lo[ox], hi = plan.w.hi[ox];
+          y[(pl * oh + oy) * ow + ox] = static_cast<T>(
+              quant::IntResizeValue(r0[lo], r0[hi], r1[lo], r1[hi], plan.h.w[oy], plan.w.w[ox]));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Status Resize(KernelContext& ctx) {
@@ -161,7 +83,7 @@ Status Resize(KernelContext& ctx) {
   Tensor& out = ctx.outputs[0];
   if (out.numel() == 0) return Status::Ok();
   const int rank = in.rank();
-  const ResizeParams p = ReadParams(ctx.attrs);
+  const ResizeRules p = ReadResizeRules(ctx.attrs);
 
   const Tensor* scales = ctx.input(2);
   std::vector<double> scale(rank);
@@ -174,10 +96,20 @@ Status Resize(KernelContext& ctx) {
   for (int k = 0; k < rank; ++k) roi[rank + k] = 1.0;
   if (ctx.input(1) && ctx.input(1)->numel() == 2 * rank) roi = ctx.input(1)->ToDoubleVector();
 
-  std::vector<AxisSampler> axes;
+  if (in.dtype() == DType::kU8 || in.dtype() == DType::kI8) {
+    const std::vector<double> given_scales = scales && scales->numel() > 0 ? scale : std::vector<double>{};
+    const std::vector<double> given_roi = ctx.input(1) && ctx.input(1)->numel() == 2 * rank ? roi : std::vector<double>{};
+    if (auto plan = quant::PlanIntResize(p, in.dims(), out.dims(), given_scales, given_roi); plan.ok()) {
+      if (in.dtype() == DType::kU8) IntResize8<uint8_t>(in, *plan, out);
+      else IntResize8<int8_t>(in, *plan, out);
+      return Status::Ok();
+    }
+  }
+
+  std::vector<ResizeAxis> axes;
   bool any_outside_possible = false;
   for (int k = 0; k < rank; ++k) {
-    axes.push_back(BuildAxis(p, in.dim(k), out.dim(k), scale[k], roi[k], roi[rank + k]));
+    axes.push_back(BuildResizeAxis(p, in.dim(k), out.dim(k), scale[k], roi[k], roi[rank + k]));
     for (bool b : axes.back().outside) any_outside_possible |= b;
   }
 
