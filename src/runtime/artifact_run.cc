@@ -200,12 +200,12 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
   std::unordered_map<std::string, std::vector<uint8_t>> in_dram;  // NHWC i8 values left in DRAM by the NPU
   for (auto& [name, t] : inputs) env[name] = t;
   ArtifactRunResult r;
-  r.cpu_measured = options_.fast_kernels;
+  r.cpu_measured = options_.fast_kernels && options_.measure_cpu;
   if (!segments.empty()) r.cpu_threads = segments.front().plan->threads();
-  // A CPU node's time: measured (fast kernels) or the cost model (reference kernels).
+  // A CPU node's time: measured (measure_cpu with fast kernels) or the cost model.
   auto cpu_seconds = [&](const Node& n, double measured) {
     r.cpu_model_s += partition::CpuSeconds(n, cpu);
-    const double s = options_.fast_kernels ? measured : partition::CpuSeconds(n, cpu);
+    const double s = r.cpu_measured ? measured : partition::CpuSeconds(n, cpu);
     r.cpu_s += s;
     return s;
   };

@@ -23,10 +23,10 @@
 //
 // Simulated latency (npu-sim) = NPU cycles / clock + the CPU nodes' time + copies (bytes /
 // DRAM bandwidth + bytes / CPU copy bandwidth) + cache maintenance cycles / clock. The CPU
-// nodes' time is measured on this host (wall time of each CPU plan's run, its arena copies
-// included) when the fast kernels run; with the reference kernels it is the partitioner's
-// cost model (MACs / int8 rate, other nodes: bytes in + out / copy bandwidth), which is
-// computed in both cases (cpu_model_s) and printed beside the measurement.
+// nodes' time is the partitioner's cost model (MACs / int8 rate, other nodes: bytes in + out /
+// copy bandwidth), or with ArtifactRunOptions::measure_cpu and the fast kernels the time
+// measured on this host (wall time of each CPU plan's run, its arena copies included); the
+// cost model is computed in both cases (cpu_model_s) and printed beside a measurement.
 #pragma once
 
 #include <map>
@@ -94,6 +94,10 @@ struct ArtifactRunOptions {
   int threads = 0;           // the CPU plans' threads (0: all cores)
   cpu::KernelTuning tuning;  // the CPU plans' kernel choices (cpu/kernel.h)
   partition::CpuCost cpu;    // the partitioner's cost model (reported beside measured times)
+  // The simulated latency's CPU share: the cost model (default: the same on every host and
+  // under any load, so reports and diffs are reproducible) or, with fast kernels, the time
+  // measured on this host.
+  bool measure_cpu = false;
 };
 
 // One executor per compiled model and session: the CPU plans are built once (Create) and

@@ -29,6 +29,7 @@ struct RunFlags {
   std::string passes;
   int threads = 0;
   bool reference = false;
+  bool measure_cpu = false;
   bool int8 = false;
   bool fixed_point = false;
   bool verbose = false;
@@ -82,7 +83,8 @@ bool IsCompiled(const std::string& path) {
 
 int RunMain(const RunFlags& f) {
   if (IsCompiled(f.model)) return RunCompiled(f.model, f.device.empty() ? "npu-sim" : f.device, f.inputs,
-                                              f.output_dir, f.seed, f.quiet, f.report, f.reference, f.threads);
+                                              f.output_dir, f.seed, f.quiet, f.report, f.reference, f.threads,
+                                              f.measure_cpu);
   if (!f.report.empty()) return ReportError(fmt::format("{}: --report needs a compiled model (.edgec, edgec compile)", f.model));
   if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
   auto g = onnx_fe::ImportOnnxFile(f.model);
@@ -188,6 +190,9 @@ VerbMain AddRunVerb(CLI::App& app) {
       ->check(CLI::Range(0, 3));
   sub->add_option("--passes", flags->passes, "optimize with this explicit pipeline instead");
   sub->add_option("--threads", flags->threads, "CPU threads (0 = all cores)")->capture_default_str();
+  sub->add_flag("--measure-cpu", flags->measure_cpu,
+                "compiled model on npu-sim: the simulated latency's CPU share as measured on this host (default: "
+                "the cost model)");
   sub->add_flag("--reference", flags->reference,
                 "run on the reference kernels (the correctness oracle) instead of the CPU plan");
   sub->add_flag("--int8", flags->int8,

@@ -17,7 +17,7 @@ namespace edgec::cli {
 
 int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& input_flags,
                 const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report, bool reference,
-                int threads) {
+                int threads, bool measure_cpu) {
   ArtifactDevice d;
   if (device == "npu-sim") d = ArtifactDevice::kNpuSim;
   else if (device == "cpu") d = ArtifactDevice::kCpu;
@@ -35,6 +35,7 @@ int RunCompiled(const std::string& file, const std::string& device, const std::v
   ArtifactRunOptions options;
   options.fast_kernels = !reference;
   options.threads = threads;
+  options.measure_cpu = measure_cpu;
   auto r = RunArtifact(*loaded, d, *inputs, options);
   if (!r.ok()) return ReportError(r.status().message());
   if (!report.empty()) {

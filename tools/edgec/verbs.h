@@ -29,7 +29,7 @@ VerbMain AddDiffVerb(CLI::App& app);
 VerbMain AddSoakVerb(CLI::App& app);
 int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& inputs,
                 const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report, bool reference,
-                int threads);
+                int threads, bool measure_cpu);
 
 // Shared by estimate and sweep (estimate.cc): the NPU layers of an ONNX model (shapes
 // only; layers the NPU cannot take are listed in `fallbacks` with the reason) or of a
