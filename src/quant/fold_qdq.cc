@@ -7,18 +7,33 @@
 
 #include "ir/infer.h"
 #include "passes/pass_util.h"
+#include "quant/fold_util.h"
 #include "quant/int_resize.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec::quant {
+
+Node* DqOf(const Value* v) { return passes::ProducerOf(v, OpKind::kDequantizeLinear); }
+
+std::optional<QParams> ParamsOf(const Node* n, DType dtype) {
+  const Tensor* st = passes::ConstantOf(n->input(1));
+  if (!st || st->numel() != 1) return std::nullopt;
+  QParams p{st->ToDoubleVector()[0], 0, dtype};
+  if (n->num_inputs() > 2 && n->input(2)) {
+    const Tensor* zt = passes::ConstantOf(n->input(2));
+    if (!zt || zt->numel() != 1) return std::nullopt;
+    p.zero_point = zt->ToInt64Vector()[0];
+  }
+  return p;
+}
+
+
 namespace {
 
 bool IsTabulable(OpKind op) { return HasTrait(op, op_trait::kTabulable); }
 
 using passes::ConstantOf;
 using passes::HasSingleUse;
-
-Node* DqOf(const Value* v) { return passes::ProducerOf(v, OpKind::kDequantizeLinear); }
 
 bool PerTensor(const Value* v) { return v && v->type.rank_known && NumElements(v->type.dims) == 1; }
 
@@ -244,25 +259,6 @@ StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
 
 // --- int8 data movement: op(DQ(q)) = DQ(op(q)) for ops that only move or compare values ---
 
-// The (scale, zero point, dtype) of a per-tensor DQ or Q node with constant parameters.
-struct QParams {
-  double scale = 0;
-  int64_t zero_point = 0;
-  DType dtype = DType::kUndefined;
-  bool operator==(const QParams&) const = default;
-};
-std::optional<QParams> ParamsOf(const Node* n, DType dtype) {
-  const Tensor* st = ConstantOf(n->input(1));
-  if (!st || st->numel() != 1) return std::nullopt;
-  QParams p{st->ToDoubleVector()[0], 0, dtype};
-  if (n->num_inputs() > 2 && n->input(2)) {
-    const Tensor* zt = ConstantOf(n->input(2));
-    if (!zt || zt->numel() != 1) return std::nullopt;
-    p.zero_point = zt->ToInt64Vector()[0];
-  }
-  return p;
-}
-
 // Moves the DQs feeding `n` (a value-moving op) after it: n on the int8 values, then one DQ.
 // MaxPool commutes with DQ because DQ is monotonic; the others only move elements. All data
 // inputs must come from DQs with equal parameters (Concat), the others be constants.
@@ -442,141 +438,7 @@ bool CancelRequantize(Graph& g, Node* q) {
   return passes::ReplaceValue(g, q->output(0), dq->input(0));
 }
 
-// --- single-input float islands as a 256-entry table ---
-
-bool ScalarConstantsFrom(const Node* n, int first) {
-  for (int i = first; i < n->num_inputs(); ++i) {
-    const Value* v = n->input(i);
-    if (v && (!ConstantOf(v) || NumElements(v->type.dims) != 1)) return false;
-  }
-  return true;
-}
-
-// The elementwise island that ends at `last`, a function of one value *x: elementwise unary
-// ops with scalar constant parameters and Add/Sub/Mul/Div/Pow whose other operands are scalar
-// constants or island values, each read only inside the island, at most 8 nodes in graph
-// order (the Erf GELU x·0.5·(1 + erf(x/√2)) is five; QdqTest.ErfGeluBecomesOneLookup).
-bool ElementwiseIsland(const Graph& g, Node* last, std::vector<Node*>* nodes, Value** x) {
-  auto allowed = [](const Node* n) {
-    const OpKind op = n->op();
-    if (n->num_outputs() != 1) return false;
-    if (IsTabulable(op)) return ScalarConstantsFrom(n, 1);
-    return op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv || op == OpKind::kPow;
-  };
-  std::set<const Node*> in;
-  std::vector<Node*> stack = {last};
-  *x = nullptr;
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
-    if (in.count(n)) continue;
-    if (!allowed(n) || in.size() >= 8) return false;
-    in.insert(n);
-    for (Value* v : n->inputs()) {
-      if (!v) continue;
-      if (const Tensor* c = ConstantOf(v)) {
-        if (c->numel() != 1) return false;
-        continue;
-      }
-      Node* p = v->producer();
-      if (p && p->op() != OpKind::kDequantizeLinear && allowed(p)) {
-        stack.push_back(p);
-      } else {
-        if (*x && *x != v) return false;  // a second source
-        *x = v;
-      }
-    }
-  }
-  if (!*x || !DqOf(*x) || in.size() < 2) return false;
-  for (const Node* n : in)
-    for (const Use& u : n->output(0)->uses())
-      if (n != last && !in.count(u.node)) return false;
-  nodes->clear();
-  for (Node* n : g.nodes())
-    if (in.count(n)) nodes->push_back(n);
-  return true;
-}
-
-// Q(f(DQ(q))) for f = U or x·U(x) (SiLU, x·HardSigmoid(x)) with U an elementwise unary op:
-// a function of q's 256 values, computed once on the reference kernels (so the table
-// equals what the island computes there) and looked up at run time.
-StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
-  if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
-  if (!ParamsOf(q, q->output(0)->type.dtype)) return false;
-  Node* last = q->input(0)->producer();
-  if (!last || !HasSingleUse(last->output(0))) return false;
-  std::vector<Node*> chain;  // the island's nodes in graph order
-  Value* source = nullptr;
-  if (const std::optional<UnaryIsland> island = MatchUnaryIsland(last)) {
-    chain = {const_cast<Node*>(island->unary)};
-    if (island->mul) chain.push_back(const_cast<Node*>(island->mul));
-    source = island->x;
-  } else if (!ElementwiseIsland(g, last, &chain, &source)) {
-    return false;
-  }
-  const Node* unary = chain.front();
-  Node* dq = DqOf(source);
-  if (!dq) return false;
-  const DType in_t = dq->input(0)->type.dtype;
-  if ((in_t != DType::kU8 && in_t != DType::kI8) || !ParamsOf(dq, in_t)) return false;
-
-  // The island on a [256] tensor of every input value.
-  Graph sub;
-  Value* x = sub.AddInput("q", MakeType(in_t, {256}));
-  std::unordered_map<const Value*, Value*> map = {{dq->input(0), x}};
-  auto value_in_sub = [&](Value* v) -> Value* {
-    if (!v) return nullptr;
-    if (auto it = map.find(v); it != map.end()) return it->second;
-    const Tensor* c = ConstantOf(v);
-    Value* nv = sub.AddConstant(v->name(), c->Clone());
-    map[v] = nv;
-    return nv;
-  };
-  std::vector<const Node*> sub_nodes = {dq};
-  sub_nodes.insert(sub_nodes.end(), chain.begin(), chain.end());
-  sub_nodes.push_back(q);
-  for (const Node* n : sub_nodes) {
-    std::vector<Value*> in;
-    for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
-    Node* copy = sub.AddNode(n->op(), n->name(), in, 1, {n->output(0)->name()});
-    copy->attrs = n->attrs;
-    map[n->output(0)] = copy->output(0);
-  }
-  sub.MarkOutput(map[q->output(0)]);
-  RETURN_IF_ERROR(InferShapes(sub));
-  Tensor all(in_t, {256});
-  for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(all.raw())[i] = static_cast<uint8_t>(in_t == DType::kI8 ? i ^ 0x80 : i);
-  ASSIGN_OR_RETURN(std::vector<Tensor> table, ReferenceExecutor(sub).Run({{"q", all}}));
-  Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), table[0]);
-  ASSIGN_OR_RETURN(Node* lookup, passes::AddInferredNode(g, OpKind::kQuantizedLookup, g.FreshName(unary->name() + "/lookup"),
-                                                         {dq->input(0), tv}, {}, 1, chain.back()));
-  if (!passes::ReplaceValue(g, q->output(0), lookup->output(0)))
-    return Internal("{}: cannot replace its output '{}'", q->Label(), q->output(0)->name());
-  ++*tabulated;
-  return true;
-}
-
 }  // namespace
-
-std::optional<UnaryIsland> MatchUnaryIsland(const Node* last) {
-  UnaryIsland m;
-  if (last->op() == OpKind::kMul && last->num_inputs() == 2) {
-    for (int i = 0; i < 2 && !m.unary; ++i) {
-      const Node* u = last->input(i) ? last->input(i)->producer() : nullptr;
-      Value* x = last->input(1 - i);
-      if (u && x && IsTabulable(u->op()) && u->input(0) == x && HasSingleUse(u->output(0))) {
-        m.unary = u;
-        m.x = x;
-      }
-    }
-    m.mul = last;
-  } else if (IsTabulable(last->op())) {
-    m.unary = last;
-    m.x = last->input(0);
-  }
-  if (!m.unary || !m.x || !ScalarConstantsFrom(m.unary, 1)) return std::nullopt;
-  return m;
-}
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;

@@ -1,0 +1,28 @@
+// What the QDQ folds share (fold_qdq.cc, fold_tables.cc); internal to quant/.
+#pragma once
+
+#include <optional>
+
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace edgec::quant {
+
+// The DequantizeLinear producing `v`, or null.
+Node* DqOf(const Value* v);
+
+// The (scale, zero point, dtype) of a per-tensor DQ or Q node with constant parameters.
+struct QParams {
+  double scale = 0;
+  int64_t zero_point = 0;
+  DType dtype = DType::kUndefined;
+  bool operator==(const QParams&) const = default;
+};
+std::optional<QParams> ParamsOf(const Node* n, DType dtype);
+
+// Q(f(DQ(q))) for a single-input float island f (an elementwise unary op U, x·U(x), or up to
+// 8 elementwise nodes of one value): one QuantizedLookup of a 256-entry table computed on the
+// reference kernels. False when `q` ends no such island.
+StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated);
+
+}  // namespace edgec::quant
