@@ -79,6 +79,31 @@ void EmitBandLoad(CoreEmitter& e, const Target& t, int64_t base, int in_h, int i
   }
 }
 
+Instr ContiguousDma(Opcode op, int64_t dram, int64_t sram, int64_t bytes, int16_t region) {
+  Instr in{.op = op};
+  in.dram_addr = dram;
+  in.region = region;
+  in.sram_addr = sram;
+  in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(bytes);
+  return in;
+}
+
+void EmitPixelStore(CoreEmitter& e, const Target& t, int64_t dram, int16_t region, int64_t sram, int pixels, int C,
+                    int tc) {
+  Instr st{.op = Opcode::kDmaStore};
+  st.dram_addr = dram;
+  st.region = region;
+  st.sram_addr = sram;
+  st.row_bytes = st.sram_row_bytes = tc;
+  st.ndims = 1;
+  st.dims[0] = {pixels, C, tc, 0, pixels};
+  if (tc == C) {  // the tile's pixels are contiguous in DRAM: one row
+    st.row_bytes = st.sram_row_bytes = pixels * C;
+    st.ndims = 0;
+  }
+  EmitDma(e, t, st);
+}
+
 void StartStream(CoreEmitter& e, const StreamSems& s, int nbuf) {
   for (int i = 0; i < nbuf; ++i) {
     e.Signal(QueueKind::kVector, s.in_free);

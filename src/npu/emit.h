@@ -42,6 +42,16 @@ std::pair<int32_t, int32_t> ValidRange(int64_t base, int64_t stride, int count, 
 void EmitBandLoad(CoreEmitter& e, const Target& t, int64_t base, int in_h, int in_w, int C, int64_t iy0, int64_t ix0,
                   int rows, int wp, int c0, int tc, int64_t sram, int8_t pad, int16_t region);
 
+// A one-row DMA (kDmaLoad or kDmaStore) of `bytes` contiguous bytes between DRAM `dram` and
+// SRAM `sram`, tagged with its DRAM region.
+Instr ContiguousDma(Opcode op, int64_t dram, int64_t sram, int64_t bytes, int16_t region);
+
+// Stores `pixels` pixels of `tc` channels (SRAM [pixels][tc]) into an NHWC tensor of C
+// channels at `dram` (the first pixel's first channel): one DMA row per pixel, or one row of
+// them all when the tile holds every channel.
+void EmitPixelStore(CoreEmitter& e, const Target& t, int64_t dram, int16_t region, int64_t sram, int pixels, int C,
+                    int tc);
+
 // The semaphores of a streamed pipeline: input slots (load -> vector) and output slots
 // (vector -> store).
 struct StreamSems {

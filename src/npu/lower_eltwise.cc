@@ -98,12 +98,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
       const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
       auto load = [&](int64_t dram, int64_t sram, int16_t region) {
-        Instr in{.op = Opcode::kDmaLoad};
-        in.dram_addr = dram + off;
-        in.region = region;
-        in.sram_addr = sram;
-        in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(n);
-        e.Add(QueueKind::kLoad, in);
+        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, dram + off, sram, n, region));
       };
       auto loads = [&] {
         load(*a_addr, sa, a_region);
@@ -129,14 +124,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
         if (l.op == VecOp::kLut) v.params = once_addr;
         e.Add(QueueKind::kVector, v);
       };
-      auto store = [&] {
-        Instr st{.op = Opcode::kDmaStore};
-        st.dram_addr = *y_addr + off;
-        st.region = y_region;
-        st.sram_addr = sy;
-        st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(n);
-        e.Add(QueueKind::kStore, st);
-      };
+      auto store = [&] { e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, *y_addr + off, sy, n, y_region)); };
       EmitStreamedTile(e, kSems, loads, compute, store);
       s = (s + 1) % nbuf;
     }

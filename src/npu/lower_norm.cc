@@ -79,23 +79,14 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
     e.core = c;
     StartStream(e, kSems, nbuf);
     const int64_t base = c * per_core, params_addr = base + slot * nbuf;
-    Instr pl{.op = Opcode::kDmaLoad};  // ahead of the first tile: its "full" token covers it
-    pl.dram_addr = 0;
-    pl.sram_addr = params_addr;
-    pl.row_bytes = pl.sram_row_bytes = static_cast<int32_t>(params.size());
-    pl.region = kParamsRegion;
-    e.Add(QueueKind::kLoad, pl);
+    // Ahead of the first tile: its "full" token covers it.
+    e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, params_addr, static_cast<int64_t>(params.size()), kParamsRegion));
     int s = 0;
     for (int64_t i = c; i < tiles; i += cores) {
       const int64_t first = i * chunk, n = std::min(chunk, l.items - first), bytes = n * l.item_bytes();
       const int64_t sx = base + s * slot, sy = sx + AlignUp(tile, al);
       auto load = [&] {
-        Instr ld{.op = Opcode::kDmaLoad};
-        ld.dram_addr = x_addr + first * l.item_bytes();
-        ld.region = kInputRegion;
-        ld.sram_addr = sx;
-        ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(bytes);
-        e.Add(QueueKind::kLoad, ld);
+        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, x_addr + first * l.item_bytes(), sx, bytes, kInputRegion));
       };
       auto compute = [&] {
         Instr v{.op = Opcode::kVec, .vec = l.op};
@@ -137,12 +128,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
         }
       };
       auto store = [&] {
-        Instr st{.op = Opcode::kDmaStore};
-        st.dram_addr = y_addr + first * l.item_bytes();
-        st.region = kOutputRegion;
-        st.sram_addr = sy;
-        st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(bytes);
-        e.Add(QueueKind::kStore, st);
+        e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, y_addr + first * l.item_bytes(), sy, bytes, kOutputRegion));
       };
       EmitStreamedTile(e, kSems, load, compute, store);
       s = (s + 1) % nbuf;

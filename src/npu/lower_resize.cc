@@ -155,11 +155,8 @@ StatusOr<Program> LowerResize(const ResizeLayer& l, const Target& t, int tile_ro
     e.core = c;
     StartStream(e, kSems, nbuf);
     const int64_t base = c * per_core, taps = base + nbuf * (in_slot + out_slot);
-    Instr lt{.op = Opcode::kDmaLoad};  // ahead of the first tile's loads: its "full" token covers it
-    lt.region = kTaps;
-    lt.sram_addr = taps;
-    lt.row_bytes = lt.sram_row_bytes = static_cast<int32_t>(taps_bytes);
-    e.Add(QueueKind::kLoad, lt);
+    // Ahead of the first tile's loads: its "full" token covers it.
+    e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, taps, taps_bytes, kTaps));
     int s = 0;
     for (int64_t i = c; i < tiles; i += cores) {
       const int b = static_cast<int>(i / (tiles_h * tiles_c));
@@ -189,18 +186,7 @@ StatusOr<Program> LowerResize(const ResizeLayer& l, const Target& t, int tile_ro
         e.Add(QueueKind::kVector, v);
       };
       auto store = [&] {
-        Instr st{.op = Opcode::kDmaStore};
-        st.dram_addr = out_addr + ((int64_t{b} * OH + oy0) * OW) * C + c0;
-        st.region = kOut;
-        st.sram_addr = sout;
-        st.row_bytes = st.sram_row_bytes = tc;
-        st.ndims = 1;
-        st.dims[0] = {th * OW, C, tc, 0, th * OW};
-        if (tc == C) {  // the tile's pixels are contiguous in DRAM: one row
-          st.row_bytes = st.sram_row_bytes = th * OW * C;
-          st.ndims = 0;
-        }
-        EmitDma(e, t, st);
+        EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oy0) * OW) * C + c0, kOut, sout, th * OW, C, tc);
       };
       EmitStreamedTile(e, kSems, load, compute, store);
       s = (s + 1) % nbuf;

@@ -119,18 +119,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
         e.Add(QueueKind::kVector, v);
       };
       auto store = [&] {
-        Instr st{.op = Opcode::kDmaStore};
-        st.dram_addr = out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0;
-        st.region = out_region;
-        st.sram_addr = sout;
-        st.row_bytes = st.sram_row_bytes = tc;
-        st.ndims = 1;
-        st.dims[0] = {th * OW, C, tc, 0, th * OW};
-        if (tc == C) {  // the tile's pixels are contiguous in DRAM: one row
-          st.row_bytes = st.sram_row_bytes = th * OW * C;
-          st.ndims = 0;
-        }
-        EmitDma(e, t, st);
+        EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0, out_region, sout, th * OW, C, tc);
       };
       EmitStreamedTile(e, kSems, load, compute, store);
       s = (s + 1) % nbuf;

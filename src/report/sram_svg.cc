@@ -5,27 +5,17 @@
 
 #include <fmt/format.h>
 
+#include "report/profile_svg.h"
+
 namespace edgec::report {
 namespace {
-
-std::string Escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
-}
 
 std::string Head(double w, double h, const std::string& title) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"70\" y=\"22\" font-size=\"14\">{}</text>\n",
-      w, h, Escape(title));
+      w, h, EscapeXml(title));
 }
 
 std::string Line(double x1, double y1, double x2, double y2, const char* stroke, const char* extra = "") {
@@ -73,12 +63,12 @@ std::string SramOccupancySvg(const std::string& title, const std::vector<SramSte
       o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}: {} "
                        "B</title></rect>\n",
                        x + 0.5, y(base + parts[k]), bar - 1, y(base) - y(base + parts[k]), colour[k],
-                       Escape(steps[i].layer), parts[k]);
+                       EscapeXml(steps[i].layer), parts[k]);
       base += parts[k];
     }
     if (steps.size() <= 80)
       o += fmt::format("<text transform=\"translate({:.1f},{}) rotate(60)\" font-size=\"8\">{}</text>\n",
-                       x + bar / 2, H - B + 6, Escape(steps[i].layer.substr(0, 28)));
+                       x + bar / 2, H - B + 6, EscapeXml(steps[i].layer.substr(0, 28)));
   }
   o += Line(L, y(double(sram_bytes)), W - R, y(double(sram_bytes)), "#d62728", " stroke-dasharray=\"6 3\"");
   o += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#d62728\">SRAM {} B</text>\n", L + 4, y(double(sram_bytes)) - 4,
@@ -113,7 +103,7 @@ std::string SweepSvg(const std::string& field, const std::string& title, const s
     lat += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", x(i), y(pts[i].ms, ymax));
     o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#1f77b4\"/>\n", x(i), y(pts[i].ms, ymax));
     o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x(i), H - B + 18,
-                     Escape(pts[i].label));
+                     EscapeXml(pts[i].label));
     if (spills && pts[i].spilled_bytes >= 0)
       sp += fmt::format("{}{:.1f},{:.1f}", sp.empty() ? "M" : " L", x(i), y(double(pts[i].spilled_bytes), smax));
   }
@@ -135,7 +125,7 @@ std::string SweepSvg(const std::string& field, const std::string& title, const s
                      T - 6);
   }
   o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", (L + W - R) / 2, H - 15,
-                   Escape(field));
+                   EscapeXml(field));
   o += fmt::format("<text x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">latency (ms)</text>\n",
                    (T + H - B) / 2, (T + H - B) / 2);
   return o + "</svg>\n";
