@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Compiled zoo models (the seven CNNs, unet_small, transformer and bert_tiny): `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
+# Compiled zoo models (the seven CNNs, unet_small, transformer, bert_tiny, sd_unet): `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
 # every target in targets/ (double buffering) and on the default target with single
 # buffering. Each model is quantized once (i8 activations) with generated calibration data.
 # Usage: scripts/npu_zoo_check.sh [BUILD] [MODELS...]
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 unet_small transformer bert_tiny}")
+MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 unet_small transformer bert_tiny sd_unet}")
 read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"
@@ -18,8 +18,15 @@ for m in "${MODELS[@]}"; do
   if [[ ! -f "$onnx" ]]; then echo "skip $m: $onnx missing"; continue; fi
   /usr/bin/python3 scripts/make_calib_data.py "$onnx" "$WORK/$m.calib" --count 4 --seed 7 > /dev/null
   "$EDGEC" quantize "$onnx" --calib "$WORK/$m.calib" --dtype i8 -o "$WORK/$m.qdq.onnx" > /dev/null 2>&1
-  input="$WORK/$m.calib/$(ls "$WORK/$m.calib" | head -1)"
-  iname="$(/usr/bin/python3 -c "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$onnx")"
+  # The first calibration sample: one .npy (a single input) or a folder of NAME.npy.
+  sample="$WORK/$m.calib/$(ls "$WORK/$m.calib" | head -1)"
+  inputs=()
+  if [[ -d "$sample" ]]; then
+    for f in "$sample"/*.npy; do inputs+=(--input "$(basename "$f" .npy)=$f"); done
+  else
+    iname="$(/usr/bin/python3 -c "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$onnx")"
+    inputs=(--input "$iname=$sample")
+  fi
   cases=()
   for t in targets/*.json; do cases+=("$(basename "$t" .json):"); done
   cases+=("edge-default:--single-buffer")
@@ -28,8 +35,8 @@ for m in "${MODELS[@]}"; do
     flag="${c#*:}"
     tag="$m.$t${flag:+.single}"
     "$EDGEC" compile "$WORK/$m.qdq.onnx" --target "$t" $flag -q -o "$WORK/$tag.edgec"
-    "$EDGEC" run "$WORK/$tag.edgec" --device npu-sim --input "$iname=$input" --output-dir "$WORK/$tag.npu" -q
-    "$EDGEC" run "$WORK/$tag.edgec" --device cpu --input "$iname=$input" --output-dir "$WORK/$tag.cpu" -q
+    "$EDGEC" run "$WORK/$tag.edgec" --device npu-sim "${inputs[@]}" --output-dir "$WORK/$tag.npu" -q
+    "$EDGEC" run "$WORK/$tag.edgec" --device cpu "${inputs[@]}" --output-dir "$WORK/$tag.cpu" -q
     same=1
     for f in "$WORK/$tag.cpu/"*.npy; do cmp -s "$f" "$WORK/$tag.npu/$(basename "$f")" || same=0; done
     if [[ $same == 1 ]]; then pass=$((pass + 1)); echo "ok   $tag"; else fail=$((fail + 1)); echo "FAIL $tag: npu-sim != cpu"; fi

@@ -163,6 +163,119 @@ class UNetSmall(nn.Module):
         return self.conv_out(F.silu(self.norm_out(h)))
 
 
+class TimeResBlock(nn.Module):
+    """A ResBlock of the diffusion UNets: GroupNorm, SiLU, Conv, plus the time embedding
+    projected to the channels and added per channel, then GroupNorm, SiLU, Conv."""
+
+    def __init__(self, cin, cout, temb, groups=8):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(groups, cin)
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.temb = nn.Linear(temb, cout)
+        self.norm2 = nn.GroupNorm(groups, cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x, t):
+        h = self.conv1(F.silu(self.norm1(x)))
+        h = h + self.temb(F.silu(t))[:, :, None, None]
+        h = self.conv2(F.silu(self.norm2(h)))
+        return self.skip(x) + h
+
+
+class CrossAttention(nn.Module):
+    """Multi-head attention of tokens x over `context` (x itself for self-attention), the
+    heads split and merged by reshape and transpose."""
+
+    def __init__(self, dim, context_dim, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(context_dim, dim, bias=False)
+        self.v = nn.Linear(context_dim, dim, bias=False)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x, context):
+        b, n, d = x.shape
+        hd = d // self.heads
+        q = self.q(x).reshape(b, n, self.heads, hd).transpose(1, 2)
+        k = self.k(context).reshape(b, -1, self.heads, hd).transpose(1, 2)
+        v = self.v(context).reshape(b, -1, self.heads, hd).transpose(1, 2)
+        w = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd), dim=-1)
+        return self.out(torch.matmul(w, v).transpose(1, 2).reshape(b, n, d))
+
+
+class SpatialTransformer(nn.Module):
+    """GroupNorm and a 1x1 projection, the pixels as tokens, LayerNorm + self-attention,
+    LayerNorm + cross-attention to the text context, LayerNorm + GEGLU feed-forward, back to
+    an image and a 1x1 projection, with residuals."""
+
+    def __init__(self, channels, context_dim, heads=4, groups=8):
+        super().__init__()
+        self.norm = nn.GroupNorm(groups, channels)
+        self.proj_in = nn.Conv2d(channels, channels, 1)
+        self.ln1, self.ln2, self.ln3 = (nn.LayerNorm(channels) for _ in range(3))
+        self.self_attn = CrossAttention(channels, channels, heads)
+        self.cross_attn = CrossAttention(channels, context_dim, heads)
+        self.ff_in = nn.Linear(channels, 8 * channels)
+        self.ff_out = nn.Linear(4 * channels, channels)
+        self.proj_out = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x, context):
+        b, c, h, w = x.shape
+        t = self.proj_in(self.norm(x)).reshape(b, c, h * w).transpose(1, 2)
+        n = self.ln1(t)
+        t = t + self.self_attn(n, n)
+        t = t + self.cross_attn(self.ln2(t), context)
+        a, g = self.ff_in(self.ln3(t)).chunk(2, dim=-1)
+        t = t + self.ff_out(a * F.gelu(g))
+        return x + self.proj_out(t.transpose(1, 2).reshape(b, c, h, w))
+
+
+class SdUNet(nn.Module):
+    """A small Stable-Diffusion-style denoising UNet: latent [1, 4, 32, 32] and text context
+    [1, 8, 64] in, the predicted noise out; a fixed timestep's sinusoidal embedding through
+    an MLP feeds every ResBlock; strided-conv downsampling, nearest upsampling, skip Concats."""
+
+    def __init__(self, cin=4, base=32, context_dim=64, timestep=500):
+        super().__init__()
+        c1, c2, temb = base, 2 * base, 4 * base
+        half = base // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32) / half)
+        angles = timestep * freqs
+        self.register_buffer("t_freq", torch.cat([angles.sin(), angles.cos()])[None, :])
+        self.t_mlp1 = nn.Linear(base, temb)
+        self.t_mlp2 = nn.Linear(temb, temb)
+        self.conv_in = nn.Conv2d(cin, c1, 3, padding=1)
+        self.down1 = TimeResBlock(c1, c1, temb)
+        self.pool1 = nn.Conv2d(c1, c1, 3, stride=2, padding=1)
+        self.down2 = TimeResBlock(c1, c2, temb)
+        self.attn2 = SpatialTransformer(c2, context_dim)
+        self.pool2 = nn.Conv2d(c2, c2, 3, stride=2, padding=1)
+        self.mid1 = TimeResBlock(c2, c2, temb)
+        self.mid_attn = SpatialTransformer(c2, context_dim)
+        self.mid2 = TimeResBlock(c2, c2, temb)
+        self.up2 = TimeResBlock(c2 + c2, c2, temb)
+        self.up2_attn = SpatialTransformer(c2, context_dim)
+        self.up2_conv = nn.Conv2d(c2, c2, 3, padding=1)
+        self.up1 = TimeResBlock(c2 + c1, c1, temb)
+        self.up1_conv = nn.Conv2d(c2, c2, 3, padding=1)
+        self.norm_out = nn.GroupNorm(8, c1)
+        self.conv_out = nn.Conv2d(c1, cin, 3, padding=1)
+
+    def forward(self, latent, context):
+        t = self.t_mlp2(F.silu(self.t_mlp1(self.t_freq)))
+        h1 = self.down1(self.conv_in(latent), t)                          # 32x32
+        h2 = self.attn2(self.down2(self.pool1(h1), t), context)           # 16x16
+        h = self.mid1(self.pool2(h2), t)                                  # 8x8
+        h = self.mid2(self.mid_attn(h, context), t)
+        h = self.up2_conv(F.interpolate(h, scale_factor=2.0, mode="nearest"))
+        h = self.up2_attn(self.up2(torch.cat([h, h2], 1), t), context)    # 16x16
+        h = self.up1_conv(F.interpolate(h, scale_factor=2.0, mode="nearest"))
+        h = self.up1(torch.cat([h, h1], 1), t)                            # 32x32
+        return self.conv_out(F.silu(self.norm_out(h)))
+
+
 class TransformerModel(nn.Module):
     def __init__(self):
         super().__init__()
@@ -289,6 +402,12 @@ MODELS["unet_small"] = dict(
     build=UNetSmall,
     inputs=lambda rng: {"input": rng.standard_normal((1, 3, 64, 64)).astype(np.float32)},
     outputs=["output"], recalibrate=False)
+
+MODELS["sd_unet"] = dict(
+    build=SdUNet,
+    inputs=lambda rng: {"latent": rng.standard_normal((1, 4, 32, 32)).astype(np.float32),
+                        "context": rng.standard_normal((1, 8, 64)).astype(np.float32)},
+    outputs=["noise"], recalibrate=False)
 
 MODELS["speech_lstm"] = dict(
     build=SpeechLstm,
