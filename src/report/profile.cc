@@ -157,6 +157,7 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
   p.latency_s = r.latency_s();
   p.npu_s = r.npu_s;
   p.cpu_s = r.cpu_s;
+  p.cpu_measured = r.cpu_measured;
   p.copy_s = r.copy_s;
   p.cache_s = r.cache_s;
   std::unordered_map<std::string, const artifact_io::Placement*> placement;
@@ -272,16 +273,17 @@ std::string FormatProfile(const Profile& p, int top) {
     for (auto& [k, v] : o->stalls)
       if (v > top_c) top_c = v, stall = fmt::format("{} ({:.0f})", k, v);
     s += fmt::format("{:<32} {:<12} {:<4} {:>9.4f} {:>10} {:>5.1f}% {:>11} {:>6} {:>10} {:>10} {:<26}{} {}\n", name,
-                     o->op.substr(0, 12), o->unit, o->seconds * 1e3, o->simulated ? fmt::format("{:.0f}", o->cycles) : "est",
+                     o->op.substr(0, 12), o->unit, o->seconds * 1e3, o->simulated ? fmt::format("{:.0f}", o->cycles) : p.cpu_measured ? "took" : "est",
                      100 * o->share, o->macs, o->simulated && o->macs ? fmt::format("{:.1f}%", 100 * o->utilization) : "-",
                      o->simulated ? std::to_string(o->dram_bytes) : "-",
                      o->copies ? fmt::format("{}/{}B", o->copies, o->copy_bytes) : "-", stall.substr(0, 26),
                      energy ? fmt::format(" {:>10.2f}", o->energy_uj) : "", o->unit == "cpu" ? o->reason : "");
   }
-  s += fmt::format("{} on {}: latency {:.3f} ms = NPU {:.3f} + CPU {:.3f} (cost model) + copies {:.3f} + cache {:.3f}; "
+  s += fmt::format("{} on {}: latency {:.3f} ms = NPU {:.3f} + CPU {:.3f} ({}) + copies {:.3f} + cache {:.3f}; "
                    "{} node(s) on the NPU, {} on the CPU",
-                   p.file, p.target, p.latency_s * 1e3, p.npu_s * 1e3, p.cpu_s * 1e3, p.copy_s * 1e3, p.cache_s * 1e3,
-                   p.npu_nodes, p.cpu_nodes);
+                   p.file, p.target, p.latency_s * 1e3, p.npu_s * 1e3, p.cpu_s * 1e3,
+                   p.cpu_measured ? "measured on this host" : "cost model", p.copy_s * 1e3, p.cache_s * 1e3, p.npu_nodes,
+                   p.cpu_nodes);
   if (energy) s += fmt::format("; energy {:.1f} uJ", p.energy_uj);
   return s + "\n";
 }
@@ -305,7 +307,7 @@ nlohmann::json ProfileJson(const Profile& p) {
     ops.push_back(std::move(j));
   }
   nlohmann::json j = {{"file", p.file},       {"target", p.target},     {"latency_s", p.latency_s},
-                      {"npu_s", p.npu_s},     {"cpu_s", p.cpu_s},       {"copy_s", p.copy_s},
+                      {"npu_s", p.npu_s},     {"cpu_s", p.cpu_s},       {"cpu_measured", p.cpu_measured}, {"copy_s", p.copy_s},
                       {"cache_s", p.cache_s}, {"npu_nodes", p.npu_nodes}, {"cpu_nodes", p.cpu_nodes},
                       {"ops", ops}};
   if (p.energy_uj >= 0) j["energy_uj"] = p.energy_uj;

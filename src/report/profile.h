@@ -68,6 +68,7 @@ struct Profile {
   int64_t sram_bytes = 0, arena_bytes = 0;
   int cores = 0, dma_engines = 0;
   double latency_s = 0, npu_s = 0, cpu_s = 0, copy_s = 0, cache_s = 0;
+  bool cpu_measured = false;  // cpu_s measured on this host, else the partitioner's cost model
   int npu_nodes = 0, cpu_nodes = 0;
   double energy_uj = -1;
   std::vector<OpProfile> ops;

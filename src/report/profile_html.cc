@@ -31,15 +31,16 @@ std::string ProfileHtml(const Profile& p) {
        ".legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}"
        ".row{display:flex;gap:16px;align-items:flex-start}\n</style></head><body>\n";
   h += fmt::format("<h1>{} on {}</h1>\n<div class=\"sub\">simulated inference: NPU cycles from the cycle-level "
-                   "simulator, CPU nodes from the partitioner's cost model</div>\n",
-                   EscapeXml(p.file), EscapeXml(p.target));
+                   "simulator, CPU nodes {}</div>\n",
+                   EscapeXml(p.file), EscapeXml(p.target),
+                   p.cpu_measured ? "as measured on the host that made the report" : "from the partitioner's cost model");
   h += "<div class=\"cards\">";
   auto card = [&](const std::string& t, const std::string& v) {
     h += "<div class=\"card\">" + EscapeXml(t) + "<b>" + EscapeXml(v) + "</b></div>";
   };
   card("latency", Ms(p.latency_s));
   card("NPU", Ms(p.npu_s));
-  card("CPU (cost model)", Ms(p.cpu_s));
+  card(p.cpu_measured ? "CPU (measured)" : "CPU (cost model)", Ms(p.cpu_s));
   card("copies + cache", Ms(p.copy_s + p.cache_s));
   card("nodes NPU / CPU", fmt::format("{} / {}", p.npu_nodes, p.cpu_nodes));
   int64_t macs = 0, dram = 0;

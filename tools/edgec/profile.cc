@@ -22,6 +22,7 @@ struct ProfileFlags {
   uint64_t seed = 0;
   int top = 0;
   bool json = false;
+  bool measure_cpu = false;
 };
 
 Status WriteText(const std::string& path, const std::string& text) {
@@ -52,7 +53,9 @@ int ProfileMain(const ProfileFlags& f) {
   auto inputs = GatherInputs(a.graph, f.inputs, {}, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = RunArtifact(a, ArtifactDevice::kNpuSim, *inputs);
+  ArtifactRunOptions run_options;
+  run_options.measure_cpu = f.measure_cpu;
+  auto r = RunArtifact(a, ArtifactDevice::kNpuSim, *inputs, run_options);
   if (!r.ok()) return ReportError(r.status().message());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto p = report::BuildProfile(f.model, a, *r, !f.trace.empty() || !f.html.empty());
@@ -93,6 +96,8 @@ VerbMain AddProfileVerb(CLI::App& app) {
   sub->add_option("--set", flags->sets, "override a target field: FIELD=VALUE (ONNX models)");
   sub->add_option("--input", flags->inputs, "NAME=FILE.npy (others: seeded random)");
   sub->add_option("--seed", flags->seed, "seed of the random inputs")->capture_default_str();
+  sub->add_flag("--measure-cpu", flags->measure_cpu,
+                "time the CPU nodes on this host (fast kernels, after a warm-up run) instead of the cost model");
   sub->add_option("--top", flags->top, "print the K slowest ops only (0: every op in graph order)");
   sub->add_option("--trace", flags->trace, "write the timeline as a Chrome trace (Perfetto, chrome://tracing)");
   sub->add_option("--html", flags->html, "write the self-contained HTML report");
