@@ -2,6 +2,7 @@
 #include "report/profile.h"
 
 #include <algorithm>
+#include <climits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -241,11 +242,25 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
     ++idx;
   }
   for (const Value* v : a.graph.inputs()) live.try_emplace(v->name(), 0, 0);
-  std::vector<double> occ(p.ops.size() + 1, 0);
+  // A step's occupancy is the union of its live values' [offset, offset + bytes): views and
+  // in-place outputs share their source's bytes and count once, so it never exceeds the plan.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> spans(p.ops.size() + 1);
   for (const auto& vp : a.meta.values) {
     auto it = live.find(vp.value);
-    if (it == live.end()) continue;
-    for (int k = it->second.first; k <= it->second.second && k < static_cast<int>(occ.size()); ++k) occ[k] += vp.bytes;
+    if (it == live.end() || vp.bytes <= 0) continue;
+    for (int k = it->second.first; k <= it->second.second && k < static_cast<int>(spans.size()); ++k)
+      spans[k].push_back({vp.offset, vp.offset + vp.bytes});
+  }
+  std::vector<double> occ(spans.size(), 0);
+  for (size_t k = 0; k < spans.size(); ++k) {
+    std::sort(spans[k].begin(), spans[k].end());
+    int64_t covered = 0, end = INT64_MIN;
+    for (auto [lo, hi] : spans[k]) {
+      if (hi <= end) continue;
+      covered += hi - std::max(lo, end);
+      end = hi;
+    }
+    occ[k] = static_cast<double>(covered);
   }
   for (size_t k = 0; k < p.ops.size(); ++k) p.arena.push_back({p.ops[k].start_s, occ[k]});
   std::stable_sort(p.arena.begin(), p.arena.end(), [](auto& x, auto& y) { return x.t_s < y.t_s; });

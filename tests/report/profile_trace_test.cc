@@ -211,5 +211,23 @@ TEST(ProfileTrace, EnergyFromTheTargetsFigures) {
   EXPECT_NE(html.find("Energy per layer"), std::string::npos);
 }
 
+// The arena plot is the union of the live values' planned bytes: views and in-place outputs
+// share their source's bytes, so no step exceeds the plan's arena.
+TEST(ProfileTrace, ArenaOccupancyStaysWithinThePlan) {
+  for (const char* name : {"edge-default", "edge-mcu"}) {
+    auto target = npu::LoadTarget(name);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    const npu::Target& t = *target;
+    auto pr = ProfileSmallCnn(t, std::string("arena_") + name);
+    ASSERT_TRUE(pr);
+    ASSERT_FALSE(pr->profile.arena.empty());
+    double peak = 0;
+    for (const auto& s : pr->profile.arena) peak = std::max(peak, s.value);
+    EXPECT_GT(peak, 0);
+    EXPECT_LE(peak, static_cast<double>(pr->profile.arena_bytes)) << t.name;
+  }
+}
+
 }  // namespace
 }  // namespace edgec::report
+
