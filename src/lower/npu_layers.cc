@@ -310,7 +310,7 @@ StatusOr<npu::ResizeLayer> ResizeLayerOf(const Node& n) {
 
 bool IsMoveNode(const Node& n) {
   switch (n.op()) {
-    case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit:
+    case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kGather:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
       return true;
     default:

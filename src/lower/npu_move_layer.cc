@@ -124,6 +124,37 @@ StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
       m.boxes.push_back(std::move(b));
       break;
     }
+    case OpKind::kGather: {  // constant indices: one box per index, its slab of x on `axis`
+      m.what = "gather";
+      const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));
+      if (axis < 0 || axis >= rank) return Unimplemented("gather axis {}", axis);
+      const Value* iv = n.input(1);
+      if (!iv || !iv->is_constant()) return Unimplemented("gather of computed indices not lowered");
+      const std::vector<int64_t> idx = iv->constant().ToInt64Vector();
+      const int irank = iv->type.rank();
+      if (irank > 1) return Unimplemented("gather of {}-d indices not lowered (scalar or 1-d)", irank);
+      for (size_t j = 0; j < idx.size(); ++j) {
+        const int64_t i = idx[j] < 0 ? idx[j] + x[axis] : idx[j];
+        if (i < 0 || i >= x[axis]) return Unimplemented("gather index {} outside {} on axis {}", idx[j], x[axis], axis);
+        npu::MoveBox b{0, 0, i * xs[axis], 0, {}, {}, {}};
+        for (int a = 0; a < rank; ++a) {
+          if (a == axis) {
+            if (irank == 0) continue;  // a scalar index drops the axis
+            b.counts.push_back(1);
+            b.src_strides.push_back(xs[a]);
+            b.dst_strides.push_back(ys[a]);
+            b.dst_offset = static_cast<int64_t>(j) * ys[a];
+            continue;
+          }
+          const int ya = a < axis || irank == 1 ? a : a - 1;  // y's dim of x's dim a
+          b.counts.push_back(x[a]);
+          b.src_strides.push_back(xs[a]);
+          b.dst_strides.push_back(ys[ya]);
+        }
+        m.boxes.push_back(std::move(b));
+      }
+      break;
+    }
     case OpKind::kSplit: {
       m.what = "split";
       const int64_t axis = axis_of(n.attrs.GetInt("axis", 0));

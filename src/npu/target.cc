@@ -143,7 +143,7 @@ const char* kDefaultJson = R"JSON({
   "supported_ops": ["QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "Add", "Relu",
                     "MaxPool", "AveragePool", "GlobalAveragePool", "QuantizeLinear",
                     "DequantizeLinear",
-                    "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Reshape",
+                    "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Gather", "Reshape",
                     "Flatten", "Squeeze", "Unsqueeze", "LayerNormalization",
                     "GroupNormalization", "Softmax", "Resize"],
   "supported_dtypes": ["i8", "i32", "f16"]

@@ -254,13 +254,15 @@ TEST(NpuVectorOpsTest, GlobalAveragePoolMatchesReference) {
   }
 }
 
-// Concat, Transpose, Slice, Split and byte-reordering reshapes: strided DMA copies.
+// Concat, Transpose, Slice, Split, Gather with constant indices and byte-reordering reshapes:
+// strided DMA copies.
 TEST(NpuVectorOpsTest, DataMovementMatchesReference) {
   std::mt19937 rng(53);
   auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
   Counts c;
   int transposes = 0, with_element_rows = 0;
-  for (int i = 0; i < 30; ++i) {
+  int gathers = 0;
+  for (int i = 0; i < 36; ++i) {
     const DType dt = i % 2 ? DType::kU8 : DType::kI8;
     const bool four_d = i % 3 != 2;
     Dims d = four_d ? Dims{1, 1 + 2 * U(0, 12), U(1, 7), U(1, 7)} : Dims{U(1, 3), U(1, 9), 1 + 2 * U(0, 10)};
@@ -271,7 +273,7 @@ TEST(NpuVectorOpsTest, DataMovementMatchesReference) {
     auto ints = [&](const std::string& name, Ints v) {
       return g.AddConstant(name, Tensor::FromVector<int64_t>(DType::kI64, {static_cast<int64_t>(v.size())}, v));
     };
-    switch (i % 5) {
+    switch (i % 6) {
       case 0: {  // concat of 2-3 inputs on a random axis
         const int64_t axis = U(0, rank - 1);
         std::vector<Value*> ins;
@@ -329,6 +331,23 @@ TEST(NpuVectorOpsTest, DataMovementMatchesReference) {
         data.push_back(RandomQ(dt, d, rng));
         break;
       }
+      case 5: {  // constant indices (a scalar, or 1-d with repeats and negatives) on a random axis
+        const int64_t axis = U(0, rank - 1);
+        Value* indices = nullptr;
+        if (U(0, 1)) {
+          indices = g.AddConstant("idx", Tensor::FromVector<int64_t>(DType::kI64, {}, {U(0, static_cast<int>(d[axis]) - 1)}));
+        } else {
+          Ints idx;
+          for (int k = 0, count = static_cast<int>(U(1, 4)); k < count; ++k)
+            idx.push_back(U(-static_cast<int>(d[axis]), static_cast<int>(d[axis]) - 1));
+          indices = ints("idx", idx);
+        }
+        Attributes a;
+        a.Set("axis", axis);
+        n = AddNode(g, OpKind::kGather, {g.AddInput("x", MakeType(dt, d)), indices}, a);
+        data.push_back(RandomQ(dt, d, rng));
+        break;
+      }
       case 4: {  // a channel shuffle's reshape [N, C, H, W] -> [N, 2, C/2, H, W], or flatten
         if (four_d) {
           d[1] = 2 * (1 + U(0, 8));
@@ -350,10 +369,12 @@ TEST(NpuVectorOpsTest, DataMovementMatchesReference) {
     ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
     ASSERT_EQ(v->kind, VectorLayer::Kind::kMove);
     transposes += n->op() == OpKind::kTranspose;
+    gathers += n->op() == OpKind::kGather;
     with_element_rows += v->move.element_rows();
     CheckNode(*n, data, c);
   }
   EXPECT_GT(transposes, 3);
+  EXPECT_GT(gathers, 3);
   EXPECT_GT(with_element_rows, 0);  // some copies change the innermost dim: one-byte rows
 }
 
