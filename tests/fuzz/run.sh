@@ -6,7 +6,8 @@
 #
 # Fails on any crash, leak, timeout (-timeout, seconds per input) or memory blow-up
 # (-rss_limit_mb); the failing input is kept in FUZZ_BUILD/crashes/. Each such input goes into
-# tests/fuzz/regressions/<target>/ with its fix. Prints the executions per target.
+# tests/fuzz/regressions/<target>/ (text) or tests/fuzz/make_regressions.py (model and data
+# files) with its fix. Prints the executions per target.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -51,15 +52,21 @@ fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 mkdir -p "$FB/crashes"
+rm -rf "$FB/regressions"
+/usr/bin/python3 tests/fuzz/make_regressions.py "$FB/regressions" || exit 1
 failed=0
 for t in "${TARGETS[@]}"; do
   bin="$FB/bin/fuzz_$t"
   dict=(); [ -n "${DICT[$t]:-}" ] && dict=(-dict="tests/fuzz/dict/${DICT[$t]}.dict")
   common=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 "${dict[@]}" -artifact_prefix="$FB/crashes/$t-")
-  # Every committed regression input once (a crash fixed once stays fixed).
-  reg="tests/fuzz/regressions/$t"
-  if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
-    if ! "$bin" "${common[@]}" "$reg"/* > "$FB/$t.regress.log" 2>&1; then
+  # Every regression input once (a crash fixed once stays fixed): the committed text ones and
+  # those make_regressions.py writes.
+  reg=()
+  for d in "tests/fuzz/regressions/$t" "$FB/regressions/$t"; do
+    [ -d "$d" ] && reg+=("$d"/*)
+  done
+  if [ ${#reg[@]} -gt 0 ]; then
+    if ! "$bin" "${common[@]}" "${reg[@]}" > "$FB/$t.regress.log" 2>&1; then
       echo "FAIL $t: a regression input fails again (log: $FB/$t.regress.log)"; failed=$((failed + 1)); continue
     fi
   fi

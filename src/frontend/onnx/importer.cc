@@ -182,7 +182,7 @@ Status ImportGraph(const onnx::GraphProto& gp, int opset, const std::filesystem:
     const onnx::NodeProto& np = gp.node(idx);
     // Every ONNX op has an output (LSTM may leave its first one empty, not all); shape
     // inference writes them (fuzz_onnx_import found a Transpose with none:
-    // tests/fuzz/regressions/onnx_import).
+    // tests/fuzz/make_regressions.py).
     if (std::all_of(np.output().begin(), np.output().end(), [](const std::string& o) { return o.empty(); }))
       return InvalidArgument("{}: {} '{}' has no output", what, np.op_type(), np.name());
     for (int i = 0; i < np.input_size(); ++i) {
