@@ -21,6 +21,7 @@
 #include "runtime/reference_executor.h"
 
 #include "../quant/quant_test_util.h"
+#include "../quant/quantize_test_util.h"
 
 namespace edgec::lower {
 using partition::Partition;
@@ -76,17 +77,7 @@ Graph SmallCnn() {
 // The quantized (QDQ) and folded integer graph.
 Graph IntegerCnn(DType storage) {
   Graph g = SmallCnn();
-  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
-  std::vector<quant::Sample> samples;
-  for (int i = 0; i < 6; ++i) samples.push_back({{"x", Normal({1, 8, 12, 12}, 100 + i)}});
-  quant::CalibrationOptions co;
-  co.storage = storage;
-  auto table = quant::Calibrate(g, samples, co, {}, false);
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
-  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
-  auto folded = quant::Int8Executable(g);
-  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
-  return std::move(*folded);
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 8, 12, 12}, 100, 6, storage);
 }
 
 const NodePlacement* Find(const std::vector<NodePlacement>& ps, const std::string& prefix, OpKind op) {
@@ -361,17 +352,7 @@ Graph SeBlockInt8() {
                                      g.AddConstant("b2", Normal({8}, 16, 0.1))}, {}, "conv2");
   g.MarkOutput(c2);
   EXPECT_TRUE(InferShapes(g).ok());
-  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
-  std::vector<quant::Sample> samples;
-  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 24, 24}, 200 + i)}});
-  quant::CalibrationOptions co;
-  co.storage = DType::kI8;
-  auto table = quant::Calibrate(g, samples, co, {}, false);
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
-  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
-  auto folded = quant::Int8Executable(g);
-  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
-  return std::move(*folded);
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 16, 24, 24}, 200, 4, DType::kI8);
 }
 
 TEST(CompileRunTest, SqueezeExcitationLookupConcatTransposeGoToTheNpu) {

@@ -19,6 +19,7 @@
 #include "runtime/cpu_cache.h"
 
 #include "../quant/quant_test_util.h"
+#include "../quant/quantize_test_util.h"
 
 namespace edgec::lower {
 namespace {
@@ -44,17 +45,7 @@ Graph ResidualBlock() {
                                     g.AddConstant("b3", Normal({24}, 6, 0.1))}, {}, "conv3");
   g.MarkOutput(y);
   EXPECT_TRUE(InferShapes(g).ok());
-  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
-  std::vector<quant::Sample> samples;
-  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 8, 12, 12}, 100 + i)}});
-  quant::CalibrationOptions co;
-  co.storage = DType::kI8;
-  auto table = quant::Calibrate(g, samples, co, {}, false);
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
-  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
-  auto folded = quant::Int8Executable(g);
-  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
-  return std::move(*folded);
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 8, 12, 12}, 100, 4, DType::kI8);
 }
 
 // x[1,16,28,28] -> conv a 3x3 (64 out) and conv b 1x1 (64 out), both of x -> add -> y: two
@@ -71,17 +62,7 @@ Graph TwoBranches() {
   Value* y = Add(g, OpKind::kAdd, {a, b}, {}, "add");
   g.MarkOutput(y);
   EXPECT_TRUE(InferShapes(g).ok());
-  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
-  std::vector<quant::Sample> samples;
-  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 28, 28}, 200 + i)}});
-  quant::CalibrationOptions co;
-  co.storage = DType::kI8;
-  auto table = quant::Calibrate(g, samples, co, {}, false);
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
-  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
-  auto folded = quant::Int8Executable(g);
-  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
-  return std::move(*folded);
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 16, 28, 28}, 200, 4, DType::kI8);
 }
 
 struct Compiled {

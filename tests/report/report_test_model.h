@@ -15,6 +15,7 @@
 #include "runtime/artifact_run.h"
 
 #include "../quant/quant_test_util.h"
+#include "../quant/quantize_test_util.h"
 
 namespace edgec::testing_report {
 
@@ -45,17 +46,7 @@ inline Graph IntegerCnn() {
   Value* y = Add(g, OpKind::kSoftmax, {fc}, {}, "softmax");
   g.MarkOutput(y);
   EXPECT_TRUE(InferShapes(g).ok());
-  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
-  std::vector<quant::Sample> samples;
-  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 16, 24, 24}, 100 + i)}});
-  quant::CalibrationOptions co;
-  co.storage = DType::kI8;
-  auto table = quant::Calibrate(g, samples, co, {}, false);
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
-  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
-  auto folded = quant::Int8Executable(g);
-  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
-  return std::move(*folded);
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 16, 24, 24}, 100, 4, DType::kI8);
 }
 
 // A slow CPU for the cost rule, so that these small layers go to the NPU.

@@ -16,6 +16,7 @@
 
 #include "../kernels/cpu/cpu_test_util.h"
 #include "../quant/quant_test_util.h"
+#include "../quant/quantize_test_util.h"
 
 namespace edgec {
 namespace {
@@ -48,17 +49,7 @@ Graph FloatBlock() {
 // The same block quantized (i8) and folded to integer ops.
 Graph Int8Block() {
   Graph g = FloatBlock();
-  EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
-  std::vector<quant::Sample> samples;
-  for (int i = 0; i < 4; ++i) samples.push_back({{"x", Normal({1, 8, 12, 12}, 100 + i)}});
-  quant::CalibrationOptions co;
-  co.storage = DType::kI8;
-  auto table = quant::Calibrate(g, samples, co, {}, false);
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
-  EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
-  auto folded = quant::Int8Executable(g);
-  EXPECT_TRUE(folded.ok()) << folded.status().ToString();
-  return std::move(*folded);
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 8, 12, 12}, 100, 4, DType::kI8);
 }
 
 struct Compiled {
