@@ -48,107 +48,71 @@ inline void AxpyRow(T* __restrict y, const T* __restrict x, T a, int64_t n) {
   for (; j < n; ++j) y[j] += a * x[j];
 }
 
-// y[n, oc, o] += sum over (c, k) of w[oc, c, k] * x[n, g*C/group + c, o*stride + k*dilation - pad],
-// with positions outside X skipped (zero padding; for the integer convs the inputs are
-// already shifted by their zero points, so skipping equals padding with the zero point).
-// T is both element and accumulator type (float, double, int32_t).
-template <typename T>
-void ConvAccumulate(const ConvProblem& p, const T* __restrict x, const T* __restrict w,
-                    T* __restrict y) {
+// The direct convolution loop nest, both directions. Each weight tap w[k] pairs a position
+// s on the strided side with the position s*stride + k*dilation - pad on the dense side,
+// skipping pairs whose dense position falls outside its tensor:
+// - conv (kTranspose false): s runs over Y and gathers from X,
+//   y[n, oc, s] += w[oc, c, k] * x[n, g*C/group + c, dense];
+// - transposed (kTranspose true, the adjoint): s runs over X and scatters into Y,
+//   y[n, g*M/group + m, dense] += w[c, m, k] * x[n, c, s].
+// Skipping equals zero padding; the integer convs shift their inputs by the zero points
+// first. T is both element and accumulator type (float, double, int32_t).
+template <bool kTranspose, typename T>
+void DirectConvAccumulate(const ConvProblem& p, const T* __restrict x, const T* __restrict w,
+                          T* __restrict y) {
+  const auto& strided = kTranspose ? p.in : p.out;
+  const auto& dense = kTranspose ? p.out : p.in;
   const auto [kd_n, kh_n, kw_n] = p.kernel;
-  const auto [id_n, ih_n, iw_n] = p.in;
-  const auto [od_n, oh_n, ow_n] = p.out;
   const auto [sd, sh, sw] = p.stride;
   const auto [dd, dh, dw] = p.dilation;
   const auto [pd, ph, pw] = p.pad;
-  // For each kernel index, the output positions whose input position is inside X.
-  std::vector<IndexRange> range_d(kd_n), range_h(kh_n), range_w(kw_n);
-  for (int64_t k = 0; k < kd_n; ++k) range_d[k] = StridedValidRange(od_n, sd, k * dd - pd, id_n);
-  for (int64_t k = 0; k < kh_n; ++k) range_h[k] = StridedValidRange(oh_n, sh, k * dh - ph, ih_n);
-  for (int64_t k = 0; k < kw_n; ++k) range_w[k] = StridedValidRange(ow_n, sw, k * dw - pw, iw_n);
-
-  const int64_t cin_g = p.in_channels / p.group, cout_g = p.out_channels / p.group;
-  const int64_t in_plane = p.in_plane(), out_plane = p.out_plane(), ksize = p.kernel_size();
-  for (int64_t n = 0; n < p.batch; ++n) {
-    for (int64_t oc = 0; oc < p.out_channels; ++oc) {
-      const int64_t g = oc / cout_g;
-      T* yp = y + (n * p.out_channels + oc) * out_plane;
-      for (int64_t c = 0; c < cin_g; ++c) {
-        const T* xp = x + (n * p.in_channels + g * cin_g + c) * in_plane;
-        const T* wp = w + (oc * cin_g + c) * ksize;
-        for (int64_t kd = 0; kd < kd_n; ++kd) {
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            for (int64_t kw = 0; kw < kw_n; ++kw) {
-              const T wv = wp[(kd * kh_n + kh) * kw_n + kw];
-              const IndexRange rw = range_w[kw];
-              const int64_t count = rw.last - rw.first;
-              if (count <= 0) continue;
-              const int64_t iw0 = rw.first * sw + kw * dw - pw;
-              for (int64_t od = range_d[kd].first; od < range_d[kd].last; ++od) {
-                const int64_t id = od * sd + kd * dd - pd;
-                for (int64_t oh = range_h[kh].first; oh < range_h[kh].last; ++oh) {
-                  const int64_t ih = oh * sh + kh * dh - ph;
-                  T* __restrict yrow = yp + (od * oh_n + oh) * ow_n + rw.first;
-                  const T* __restrict xrow = xp + (id * ih_n + ih) * iw_n + iw0;
-                  if (sw == 1) {
-                    AxpyRow(yrow, xrow, wv, count);
-                  } else {
-                    for (int64_t j = 0; j < count; ++j) yrow[j] += wv * xrow[j * sw];
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
+  // For each kernel index, the strided-side positions whose dense position is inside.
+  std::array<std::vector<IndexRange>, 3> range;
+  for (int axis = 0; axis < 3; ++axis) {
+    range[axis].resize(p.kernel[axis]);
+    for (int64_t k = 0; k < p.kernel[axis]; ++k) {
+      range[axis][k] = StridedValidRange(strided[axis], p.stride[axis],
+                                         k * p.dilation[axis] - p.pad[axis], dense[axis]);
     }
   }
-}
+  const int64_t sh_n = strided[1], sw_n = strided[2], dh_n = dense[1], dw_n = dense[2];
 
-// The transposed convolution (the adjoint of ConvAccumulate): every x[n, c, i] scatters
-// w[c, m, k] * x into y[n, g*M/group + m, i*stride + k*dilation - pad] when inside Y.
-template <typename T>
-void ConvTransposeAccumulate(const ConvProblem& p, const T* __restrict x, const T* __restrict w,
-                             T* __restrict y) {
-  const auto [kd_n, kh_n, kw_n] = p.kernel;
-  const auto [id_n, ih_n, iw_n] = p.in;
-  const auto [od_n, oh_n, ow_n] = p.out;
-  const auto [sd, sh, sw] = p.stride;
-  const auto [dd, dh, dw] = p.dilation;
-  const auto [pd, ph, pw] = p.pad;
-  // For each kernel index, the input positions that land inside Y.
-  std::vector<IndexRange> range_d(kd_n), range_h(kh_n), range_w(kw_n);
-  for (int64_t k = 0; k < kd_n; ++k) range_d[k] = StridedValidRange(id_n, sd, k * dd - pd, od_n);
-  for (int64_t k = 0; k < kh_n; ++k) range_h[k] = StridedValidRange(ih_n, sh, k * dh - ph, oh_n);
-  for (int64_t k = 0; k < kw_n; ++k) range_w[k] = StridedValidRange(iw_n, sw, k * dw - pw, ow_n);
-
+  // The weight's leading channel is Y's for a conv and X's for a transposed conv.
   const int64_t cin_g = p.in_channels / p.group, cout_g = p.out_channels / p.group;
+  const int64_t lead_n = kTranspose ? p.in_channels : p.out_channels;
+  const int64_t lead_g = kTranspose ? cin_g : cout_g, other_g = kTranspose ? cout_g : cin_g;
   const int64_t in_plane = p.in_plane(), out_plane = p.out_plane(), ksize = p.kernel_size();
   for (int64_t n = 0; n < p.batch; ++n) {
-    for (int64_t ic = 0; ic < p.in_channels; ++ic) {
-      const int64_t g = ic / cin_g;
-      const T* xp = x + (n * p.in_channels + ic) * in_plane;
-      for (int64_t m = 0; m < cout_g; ++m) {
-        T* yp = y + (n * p.out_channels + g * cout_g + m) * out_plane;
-        const T* wp = w + (ic * cout_g + m) * ksize;
+    for (int64_t lead = 0; lead < lead_n; ++lead) {
+      const int64_t g = lead / lead_g;
+      for (int64_t other = 0; other < other_g; ++other) {
+        const int64_t xc = kTranspose ? lead : g * cin_g + other;
+        const int64_t yc = kTranspose ? g * cout_g + other : lead;
+        const T* xp = x + (n * p.in_channels + xc) * in_plane;
+        T* yp = y + (n * p.out_channels + yc) * out_plane;
+        const T* wp = w + (lead * other_g + other) * ksize;
         for (int64_t kd = 0; kd < kd_n; ++kd) {
           for (int64_t kh = 0; kh < kh_n; ++kh) {
             for (int64_t kw = 0; kw < kw_n; ++kw) {
               const T wv = wp[(kd * kh_n + kh) * kw_n + kw];
-              const IndexRange rw = range_w[kw];
+              const IndexRange rw = range[2][kw];
               const int64_t count = rw.last - rw.first;
               if (count <= 0) continue;
-              const int64_t ow0 = rw.first * sw + kw * dw - pw;
-              for (int64_t id = range_d[kd].first; id < range_d[kd].last; ++id) {
-                const int64_t od = id * sd + kd * dd - pd;
-                for (int64_t ih = range_h[kh].first; ih < range_h[kh].last; ++ih) {
-                  const int64_t oh = ih * sh + kh * dh - ph;
-                  const T* __restrict xrow = xp + (id * ih_n + ih) * iw_n + rw.first;
-                  T* __restrict yrow = yp + (od * oh_n + oh) * ow_n + ow0;
+              const int64_t dw0 = rw.first * sw + kw * dw - pw;
+              for (int64_t s_d = range[0][kd].first; s_d < range[0][kd].last; ++s_d) {
+                const int64_t d_d = s_d * sd + kd * dd - pd;
+                for (int64_t s_h = range[1][kh].first; s_h < range[1][kh].last; ++s_h) {
+                  const int64_t d_h = s_h * sh + kh * dh - ph;
+                  const int64_t s_row = (s_d * sh_n + s_h) * sw_n + rw.first;
+                  const int64_t d_row = (d_d * dh_n + d_h) * dw_n + dw0;
+                  const T* __restrict xrow = xp + (kTranspose ? s_row : d_row);
+                  T* __restrict yrow = yp + (kTranspose ? d_row : s_row);
                   if (sw == 1) {
                     AxpyRow(yrow, xrow, wv, count);
-                  } else {
+                  } else if (kTranspose) {
                     for (int64_t j = 0; j < count; ++j) yrow[j * sw] += wv * xrow[j];
+                  } else {
+                    for (int64_t j = 0; j < count; ++j) yrow[j] += wv * xrow[j * sw];
                   }
                 }
               }
@@ -173,9 +137,9 @@ void ConvForward(const ConvProblem& p, bool transpose, const T* x, const T* w, c
     }
   }
   if (transpose) {
-    ConvTransposeAccumulate<T>(p, x, w, y);
+    DirectConvAccumulate<true, T>(p, x, w, y);
   } else {
-    ConvAccumulate<T>(p, x, w, y);
+    DirectConvAccumulate<false, T>(p, x, w, y);
   }
 }
 

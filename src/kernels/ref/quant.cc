@@ -177,7 +177,7 @@ StatusOr<std::vector<int32_t>> IntegerConv(const KernelContext& ctx, const Tenso
     for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i)
       acc[i] = b[(i / plane) % p.out_channels];
   }
-  ConvAccumulate<int32_t>(p, xs.data(), ws.data(), acc.data());
+  DirectConvAccumulate<false, int32_t>(p, xs.data(), ws.data(), acc.data());
   return acc;
 }
 
