@@ -3,6 +3,7 @@
 // (load -> vector -> store), and the assembly of the cores' queues into one task.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -74,6 +75,44 @@ void EmitStreamedTile(CoreEmitter& e, const StreamSems& s, Load&& load, Compute&
   e.Wait(QueueKind::kStore, s.out_full);
   store();
   e.Signal(QueueKind::kStore, s.out_free);
+}
+
+// Deals tiles 0..tiles-1 round-robin to `cores` core emitters: core c gets c, c + cores, ...
+// `start(e)` runs once per core before its first tile (the stream's first tokens, a table
+// loaded ahead of the first tile); `tile(e, i, slot)` emits tile i into buffer slot `slot`,
+// which cycles through 0..nbuf-1 on each core.
+template <typename Start, typename Tile>
+std::vector<CoreEmitter> DealTiles(int cores, int64_t tiles, int nbuf, Start&& start, Tile&& tile) {
+  std::vector<CoreEmitter> emitters(cores);
+  for (int c = 0; c < cores; ++c) {
+    CoreEmitter& e = emitters[c];
+    e.core = c;
+    start(e);
+    int slot = 0;
+    for (int64_t i = c; i < tiles; i += cores) {
+      tile(e, i, slot);
+      slot = (slot + 1) % nbuf;
+    }
+  }
+  return emitters;
+}
+
+// Tile i of an NHWC tensor cut into batch x row bands x channel tiles (batch-major, then row
+// bands, channel tiles innermost), clipped at the tensor's edges.
+struct GridTile {
+  int batch, row0, rows, c0, chans;
+  int64_t channel_tile;
+};
+inline GridTile GridTileAt(int64_t i, int height, int tile_rows, int channels, int tile_c) {
+  const int64_t bands = CeilDiv(height, tile_rows), ctiles = CeilDiv(channels, tile_c);
+  GridTile g{};
+  g.batch = static_cast<int>(i / (bands * ctiles));
+  g.row0 = static_cast<int>((i / ctiles) % bands) * tile_rows;
+  g.channel_tile = i % ctiles;
+  g.c0 = static_cast<int>(g.channel_tile) * tile_c;
+  g.rows = std::min(tile_rows, height - g.row0);
+  g.chans = std::min(tile_c, channels - g.c0);
+  return g;
 }
 
 // p.instrs = TASK_BEGIN, each core's queues in order (load, execute, vector, store), TASK_END.

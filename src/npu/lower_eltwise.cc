@@ -79,12 +79,9 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   p.cores_used = cores;
   p.semaphores = kNumSems;
   const int64_t chunks = CeilDiv(l.elements, chunk);
-  std::vector<CoreEmitter> emitters(cores);
-  for (int c = 0; c < cores; ++c) {
-    CoreEmitter& e = emitters[c];
-    e.core = c;
+  auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
-    const int64_t base = c * per_core, once_addr = base + slot * nbuf;
+    const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
     if (once) {  // ahead of the first chunk's loads, so the chunk's "full" token covers it
       Instr in{.op = Opcode::kDmaLoad};
       in.dram_addr = l.op == VecOp::kLut || !l.b_const.empty() ? 0 : *b_addr;
@@ -93,42 +90,42 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(l.op == VecOp::kLut ? 256 : b_bytes);
       e.Add(QueueKind::kLoad, in);
     }
-    int s = 0;
-    for (int64_t i = c; i < chunks; i += cores) {
-      const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
-      const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
-      auto load = [&](int64_t dram, int64_t sram, int16_t region) {
-        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, dram + off, sram, n, region));
-      };
-      auto loads = [&] {
-        load(*a_addr, sa, a_region);
-        if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region);
-      };
-      auto compute = [&] {
-        Instr v{.op = Opcode::kVec, .vec = l.op};
-        v.src = sa;
-        v.src2 = b_streamed ? sb : once_addr;
-        v.dst = sy;
-        v.rows = 1;
-        v.cols = static_cast<int32_t>(n);
-        v.src_stride = v.src2_stride = v.dst_stride = static_cast<int32_t>(n);
-        std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
-        if (bc == B::kRow) {
-          v.rows = static_cast<int32_t>(n / l.cols);
-          v.cols = static_cast<int32_t>(l.cols);
-          v.src_stride = v.dst_stride = v.cols;
-          v.src2_stride = 0;
-        } else if (bc == B::kScalar) {
-          v.imm[kBroadcastImm] = 1;
-        }
-        if (l.op == VecOp::kLut) v.params = once_addr;
-        e.Add(QueueKind::kVector, v);
-      };
-      auto store = [&] { e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, *y_addr + off, sy, n, y_region)); };
-      EmitStreamedTile(e, kSems, loads, compute, store);
-      s = (s + 1) % nbuf;
-    }
-  }
+  };
+  auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
+    const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
+    const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
+    auto load = [&](int64_t dram, int64_t sram, int16_t region) {
+      e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, dram + off, sram, n, region));
+    };
+    auto loads = [&] {
+      load(*a_addr, sa, a_region);
+      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region);
+    };
+    auto compute = [&] {
+      Instr v{.op = Opcode::kVec, .vec = l.op};
+      v.src = sa;
+      v.src2 = b_streamed ? sb : once_addr;
+      v.dst = sy;
+      v.rows = 1;
+      v.cols = static_cast<int32_t>(n);
+      v.src_stride = v.src2_stride = v.dst_stride = static_cast<int32_t>(n);
+      std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
+      if (bc == B::kRow) {
+        v.rows = static_cast<int32_t>(n / l.cols);
+        v.cols = static_cast<int32_t>(l.cols);
+        v.src_stride = v.dst_stride = v.cols;
+        v.src2_stride = 0;
+      } else if (bc == B::kScalar) {
+        v.imm[kBroadcastImm] = 1;
+      }
+      if (l.op == VecOp::kLut) v.params = once_addr;
+      e.Add(QueueKind::kVector, v);
+    };
+    auto store = [&] { e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, *y_addr + off, sy, n, y_region)); };
+    EmitStreamedTile(e, kSems, loads, compute, store);
+  };
+  const std::vector<CoreEmitter> emitters = DealTiles(cores, chunks, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
   const char* how = bc == B::kRow ? " per row" : bc == B::kScalar ? " by a scalar" : "";
   p.task_names = {fmt::format("{} ({}{} x {})", l.name, VecOpName(l.op), how, l.elements)};

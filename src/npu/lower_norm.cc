@@ -73,67 +73,64 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
   p.cores_used = cores;
   p.semaphores = kNumSems;
   const int64_t per = ChannelsPerGroup(l);
-  std::vector<CoreEmitter> emitters(cores);
-  for (int c = 0; c < cores; ++c) {
-    CoreEmitter& e = emitters[c];
-    e.core = c;
+  auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
-    const int64_t base = c * per_core, params_addr = base + slot * nbuf;
+    const int64_t base = e.core * per_core, params_addr = base + slot * nbuf;
     // Ahead of the first tile: its "full" token covers it.
     e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, params_addr, static_cast<int64_t>(params.size()), kParamsRegion));
-    int s = 0;
-    for (int64_t i = c; i < tiles; i += cores) {
-      const int64_t first = i * chunk, n = std::min(chunk, l.items - first), bytes = n * l.item_bytes();
-      const int64_t sx = base + s * slot, sy = sx + AlignUp(tile, al);
-      auto load = [&] {
-        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, x_addr + first * l.item_bytes(), sx, bytes, kInputRegion));
-      };
-      auto compute = [&] {
-        Instr v{.op = Opcode::kVec, .vec = l.op};
-        if (l.op == VecOp::kSoftmax) {
-          v.imm[0] = l.softmax.inv_y.multiplier;
-          v.imm[1] = l.softmax.inv_y.shift;
-          v.imm[2] = l.softmax.y_zero_point;
-          v.imm[3] = l.softmax.qmin;
-          v.imm[4] = l.softmax.qmax;
-        } else {
-          v.imm[0] = l.norm.x_zero_point;
-          v.imm[1] = l.norm.y_zero_point;
-          v.imm[2] = l.norm.qmin;
-          v.imm[3] = l.norm.qmax;
-          v.imm[4] = l.per_row ? 1 : 0;
+  };
+  auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    const int64_t base = e.core * per_core, params_addr = base + slot * nbuf;
+    const int64_t first = i * chunk, n = std::min(chunk, l.items - first), bytes = n * l.item_bytes();
+    const int64_t sx = base + s * slot, sy = sx + AlignUp(tile, al);
+    auto load = [&] {
+      e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, x_addr + first * l.item_bytes(), sx, bytes, kInputRegion));
+    };
+    auto compute = [&] {
+      Instr v{.op = Opcode::kVec, .vec = l.op};
+      if (l.op == VecOp::kSoftmax) {
+        v.imm[0] = l.softmax.inv_y.multiplier;
+        v.imm[1] = l.softmax.inv_y.shift;
+        v.imm[2] = l.softmax.y_zero_point;
+        v.imm[3] = l.softmax.qmin;
+        v.imm[4] = l.softmax.qmax;
+      } else {
+        v.imm[0] = l.norm.x_zero_point;
+        v.imm[1] = l.norm.y_zero_point;
+        v.imm[2] = l.norm.qmin;
+        v.imm[3] = l.norm.qmax;
+        v.imm[4] = l.per_row ? 1 : 0;
+      }
+      v.params = params_addr;
+      if (l.per_row || l.op == VecOp::kSoftmax) {  // one VEC: the tile's rows
+        v.src = sx;
+        v.dst = sy;
+        v.rows = static_cast<int32_t>(n * l.rows_per_item);
+        v.cols = static_cast<int32_t>(l.cols);
+        v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols);
+        e.Add(QueueKind::kVector, v);
+        return;
+      }
+      // One VEC per item and group: a band of `per` channels over the item's pixels.
+      for (int64_t it = 0; it < n; ++it) {
+        for (int64_t g = 0; g < l.groups; ++g) {
+          Instr vg = v;
+          vg.src = sx + it * l.item_bytes() + g * per;
+          vg.dst = sy + it * l.item_bytes() + g * per;
+          vg.rows = static_cast<int32_t>(l.rows_per_item);
+          vg.cols = static_cast<int32_t>(per);
+          vg.src_stride = vg.dst_stride = static_cast<int32_t>(l.cols);
+          vg.params = params_addr + g * NormParamsBytes(per);
+          e.Add(QueueKind::kVector, vg);
         }
-        v.params = params_addr;
-        if (l.per_row || l.op == VecOp::kSoftmax) {  // one VEC: the tile's rows
-          v.src = sx;
-          v.dst = sy;
-          v.rows = static_cast<int32_t>(n * l.rows_per_item);
-          v.cols = static_cast<int32_t>(l.cols);
-          v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols);
-          e.Add(QueueKind::kVector, v);
-          return;
-        }
-        // One VEC per item and group: a band of `per` channels over the item's pixels.
-        for (int64_t it = 0; it < n; ++it) {
-          for (int64_t g = 0; g < l.groups; ++g) {
-            Instr vg = v;
-            vg.src = sx + it * l.item_bytes() + g * per;
-            vg.dst = sy + it * l.item_bytes() + g * per;
-            vg.rows = static_cast<int32_t>(l.rows_per_item);
-            vg.cols = static_cast<int32_t>(per);
-            vg.src_stride = vg.dst_stride = static_cast<int32_t>(l.cols);
-            vg.params = params_addr + g * NormParamsBytes(per);
-            e.Add(QueueKind::kVector, vg);
-          }
-        }
-      };
-      auto store = [&] {
-        e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, y_addr + first * l.item_bytes(), sy, bytes, kOutputRegion));
-      };
-      EmitStreamedTile(e, kSems, load, compute, store);
-      s = (s + 1) % nbuf;
-    }
-  }
+      }
+    };
+    auto store = [&] {
+      e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, y_addr + first * l.item_bytes(), sy, bytes, kOutputRegion));
+    };
+    EmitStreamedTile(e, kSems, load, compute, store);
+  };
+  const std::vector<CoreEmitter> emitters = DealTiles(cores, tiles, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
   p.task_names = {fmt::format("{} ({} {} x {}x{}{})", l.name, VecOpName(l.op), l.items, l.rows_per_item, l.cols,
                               l.per_row ? "" : fmt::format(", {} groups", l.groups))};

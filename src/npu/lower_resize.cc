@@ -49,43 +49,37 @@ StatusOr<Program> LowerReplicate(const ResizeLayer& l, const Target& t, int tile
   p.regions = {{l.name + ".input", 0, in_bytes}, {l.name + ".output", out_addr, out_bytes}};
   p.cores_used = cores;
   p.semaphores = kNumSems;
-  std::vector<CoreEmitter> emitters(cores);
-  for (int c = 0; c < cores; ++c) {
-    CoreEmitter& e = emitters[c];
-    e.core = c;
+  auto start_core = [&](CoreEmitter& e) {
     for (int i = 0; i < nbuf; ++i) e.Signal(QueueKind::kStore, kSems.in_free);
-    int s = 0;
-    for (int64_t i = c; i < tiles; i += cores) {
-      const int b = static_cast<int>(i / (tiles_h * tiles_c));
-      const int iy0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
-      const int c0 = static_cast<int>(i % tiles_c) * tile_c;
-      const int th = std::min(tile_rows, IH - iy0), tc = std::min(tile_c, C - c0);
-      const int64_t sram = c * slot * nbuf + s * slot;
-      e.Wait(QueueKind::kLoad, kSems.in_free);
-      EmitBandLoad(e, t, int64_t{b} * IH * IW * C, IH, IW, C, iy0, 0, th, IW, c0, tc, sram, 0, 0);
-      e.Signal(QueueKind::kLoad, kSems.in_full);
-      e.Wait(QueueKind::kStore, kSems.in_full);
-      for (int dy = 0; dy < sh; ++dy) {
-        for (int dx = 0; dx < sw; ++dx) {
-          Instr st{.op = Opcode::kDmaStore};
-          st.region = 1;
-          st.dram_addr = out_addr + ((int64_t{b} * l.out_h + int64_t{iy0} * sh + dy) * l.out_w + dx) * C + c0;
-          st.sram_addr = sram;
-          st.row_bytes = st.sram_row_bytes = tc;
-          st.ndims = 2;
-          st.dims[0] = {th, int64_t{sh} * l.out_w * C, int64_t{IW} * tc, 0, th};
-          st.dims[1] = {IW, int64_t{sw} * C, tc, 0, IW};
-          if (sw == 1 && tc == C) {  // a band row is one contiguous output row
-            st.row_bytes = st.sram_row_bytes = IW * C;
-            st.ndims = 1;
-          }
-          EmitDma(e, t, st);
+  };
+  auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    const GridTile g = GridTileAt(i, IH, tile_rows, C, tile_c);
+    const int b = g.batch, iy0 = g.row0, c0 = g.c0, th = g.rows, tc = g.chans;
+    const int64_t sram = e.core * slot * nbuf + s * slot;
+    e.Wait(QueueKind::kLoad, kSems.in_free);
+    EmitBandLoad(e, t, int64_t{b} * IH * IW * C, IH, IW, C, iy0, 0, th, IW, c0, tc, sram, 0, 0);
+    e.Signal(QueueKind::kLoad, kSems.in_full);
+    e.Wait(QueueKind::kStore, kSems.in_full);
+    for (int dy = 0; dy < sh; ++dy) {
+      for (int dx = 0; dx < sw; ++dx) {
+        Instr st{.op = Opcode::kDmaStore};
+        st.region = 1;
+        st.dram_addr = out_addr + ((int64_t{b} * l.out_h + int64_t{iy0} * sh + dy) * l.out_w + dx) * C + c0;
+        st.sram_addr = sram;
+        st.row_bytes = st.sram_row_bytes = tc;
+        st.ndims = 2;
+        st.dims[0] = {th, int64_t{sh} * l.out_w * C, int64_t{IW} * tc, 0, th};
+        st.dims[1] = {IW, int64_t{sw} * C, tc, 0, IW};
+        if (sw == 1 && tc == C) {  // a band row is one contiguous output row
+          st.row_bytes = st.sram_row_bytes = IW * C;
+          st.ndims = 1;
         }
+        EmitDma(e, t, st);
       }
-      e.Signal(QueueKind::kStore, kSems.in_free);
-      s = (s + 1) % nbuf;
     }
-  }
+    e.Signal(QueueKind::kStore, kSems.in_free);
+  };
+  const std::vector<CoreEmitter> emitters = DealTiles(cores, tiles, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
   p.task_names = {fmt::format("{} (resize by replication {}x{})", l.name, sh, sw)};
   return p;
@@ -149,49 +143,44 @@ StatusOr<Program> LowerResize(const ResizeLayer& l, const Target& t, int tile_ro
   constexpr int16_t kTaps = 0, kIn = 1, kOut = 2;
   p.cores_used = cores;
   p.semaphores = kNumSems;
-  std::vector<CoreEmitter> emitters(cores);
-  for (int c = 0; c < cores; ++c) {
-    CoreEmitter& e = emitters[c];
-    e.core = c;
+  auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
-    const int64_t base = c * per_core, taps = base + nbuf * (in_slot + out_slot);
     // Ahead of the first tile's loads: its "full" token covers it.
+    const int64_t taps = e.core * per_core + nbuf * (in_slot + out_slot);
     e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, taps, taps_bytes, kTaps));
-    int s = 0;
-    for (int64_t i = c; i < tiles; i += cores) {
-      const int b = static_cast<int>(i / (tiles_h * tiles_c));
-      const int oy0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
-      const int c0 = static_cast<int>(i % tiles_c) * tile_c;
-      const int th = std::min(tile_rows, OH - oy0), tc = std::min(tile_c, C - c0);
-      const int iy0 = l.row_lo[oy0], rows = l.row_hi[oy0 + th - 1] - iy0 + 1;
-      const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot;
-      auto load = [&] {
-        EmitBandLoad(e, t, in_addr + int64_t{b} * l.in_h * IW * C, l.in_h, IW, C, iy0, 0, rows, IW, c0, tc, sin, 0, kIn);
-      };
-      auto compute = [&] {
-        Instr v{.op = Opcode::kVec, .vec = VecOp::kResize};
-        v.src = sin;
-        v.src_stride = IW * tc;
-        v.in_h = rows;
-        v.in_w = IW;
-        v.cols = tc;
-        v.dst = sout;
-        v.dst_stride = OW * tc;
-        v.rows = th;
-        v.win_w = OW;
-        v.params = taps;
-        v.src2 = taps + int64_t{OH} * kResizeTapBytes;
-        v.imm[0] = oy0;
-        v.imm[1] = iy0;
-        e.Add(QueueKind::kVector, v);
-      };
-      auto store = [&] {
-        EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oy0) * OW) * C + c0, kOut, sout, th * OW, C, tc);
-      };
-      EmitStreamedTile(e, kSems, load, compute, store);
-      s = (s + 1) % nbuf;
-    }
-  }
+  };
+  auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    const GridTile g = GridTileAt(i, OH, tile_rows, C, tile_c);
+    const int b = g.batch, oy0 = g.row0, c0 = g.c0, th = g.rows, tc = g.chans;
+    const int64_t base = e.core * per_core, taps = base + nbuf * (in_slot + out_slot);
+    const int iy0 = l.row_lo[oy0], rows = l.row_hi[oy0 + th - 1] - iy0 + 1;
+    const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot;
+    auto load = [&] {
+      EmitBandLoad(e, t, in_addr + int64_t{b} * l.in_h * IW * C, l.in_h, IW, C, iy0, 0, rows, IW, c0, tc, sin, 0, kIn);
+    };
+    auto compute = [&] {
+      Instr v{.op = Opcode::kVec, .vec = VecOp::kResize};
+      v.src = sin;
+      v.src_stride = IW * tc;
+      v.in_h = rows;
+      v.in_w = IW;
+      v.cols = tc;
+      v.dst = sout;
+      v.dst_stride = OW * tc;
+      v.rows = th;
+      v.win_w = OW;
+      v.params = taps;
+      v.src2 = taps + int64_t{OH} * kResizeTapBytes;
+      v.imm[0] = oy0;
+      v.imm[1] = iy0;
+      e.Add(QueueKind::kVector, v);
+    };
+    auto store = [&] {
+      EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oy0) * OW) * C + c0, kOut, sout, th * OW, C, tc);
+    };
+    EmitStreamedTile(e, kSems, load, compute, store);
+  };
+  const std::vector<CoreEmitter> emitters = DealTiles(cores, tiles, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
   p.task_names = {fmt::format("{} (resize {}x{} -> {}x{}, {} ch)", l.name, l.in_h, IW, OH, OW, C)};
   return p;

@@ -72,59 +72,50 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
   }
   p.cores_used = cores;
   p.semaphores = kNumSems;
-  std::vector<CoreEmitter> emitters(cores);
-  for (int c = 0; c < cores; ++c) {
-    CoreEmitter& e = emitters[c];
-    e.core = c;
-    StartStream(e, kSems, nbuf);
-    int s = 0;
-    for (int64_t i = c; i < tiles; i += cores) {
-      const int b = static_cast<int>(i / (tiles_h * tiles_c));
-      const int oh0 = static_cast<int>((i / tiles_c) % tiles_h) * tile_rows;
-      const int64_t ct = i % tiles_c;
-      const int c0 = static_cast<int>(ct) * tile_c;
-      const int th = std::min(tile_rows, OH - oh0), tc = std::min(tile_c, C - c0);
-      const int rows = (th - 1) * w.stride_h + w.kernel_h;
-      const int64_t base = c * per_core;
-      const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot,
-                    spar = base + nbuf * (in_slot + out_slot) + s * par_slot;
-      const int64_t iy0 = int64_t{oh0} * w.stride_h - w.pad_top, ix0 = -w.pad_left;
-      auto load = [&] {
-        EmitBandLoad(e, t, in_addr + int64_t{b} * w.in_h * w.in_w * C, w.in_h, w.in_w, C, iy0, ix0, rows, wp, c0, tc,
-                     sin, w.pad, in_region);
-        if (!w.params_bytes) return;
-        Instr lp{.op = Opcode::kDmaLoad};
-        lp.dram_addr = block[ct];
-        lp.region = 0;
-        lp.sram_addr = spar;
-        lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(w.params_bytes(tc));
-        EmitDma(e, t, lp);
-      };
-      auto compute = [&] {
-        Instr v{.op = Opcode::kVec, .vec = w.vec};
-        v.src = sin;
-        v.src_stride = tc;
-        v.dst = sout;
-        v.dst_stride = tc;
-        if (w.params_bytes) v.params = spar;
-        v.cols = tc;
-        v.rows = th * OW;
-        v.in_h = rows;
-        v.in_w = wp;
-        v.win_h = w.kernel_h;
-        v.win_w = w.kernel_w;
-        v.stride_h = w.stride_h;
-        v.stride_w = w.stride_w;
-        std::copy(std::begin(w.imm), std::end(w.imm), v.imm);
-        e.Add(QueueKind::kVector, v);
-      };
-      auto store = [&] {
-        EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0, out_region, sout, th * OW, C, tc);
-      };
-      EmitStreamedTile(e, kSems, load, compute, store);
-      s = (s + 1) % nbuf;
-    }
-  }
+  auto start_core = [&](CoreEmitter& e) { StartStream(e, kSems, nbuf); };
+  auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    const GridTile g = GridTileAt(i, OH, tile_rows, C, tile_c);
+    const int b = g.batch, oh0 = g.row0, c0 = g.c0, th = g.rows, tc = g.chans;
+    const int rows = (th - 1) * w.stride_h + w.kernel_h;
+    const int64_t base = e.core * per_core;
+    const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot,
+                  spar = base + nbuf * (in_slot + out_slot) + s * par_slot;
+    const int64_t iy0 = int64_t{oh0} * w.stride_h - w.pad_top, ix0 = -w.pad_left;
+    auto load = [&] {
+      EmitBandLoad(e, t, in_addr + int64_t{b} * w.in_h * w.in_w * C, w.in_h, w.in_w, C, iy0, ix0, rows, wp, c0, tc,
+                   sin, w.pad, in_region);
+      if (!w.params_bytes) return;
+      Instr lp{.op = Opcode::kDmaLoad};
+      lp.dram_addr = block[g.channel_tile];
+      lp.region = 0;
+      lp.sram_addr = spar;
+      lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(w.params_bytes(tc));
+      EmitDma(e, t, lp);
+    };
+    auto compute = [&] {
+      Instr v{.op = Opcode::kVec, .vec = w.vec};
+      v.src = sin;
+      v.src_stride = tc;
+      v.dst = sout;
+      v.dst_stride = tc;
+      if (w.params_bytes) v.params = spar;
+      v.cols = tc;
+      v.rows = th * OW;
+      v.in_h = rows;
+      v.in_w = wp;
+      v.win_h = w.kernel_h;
+      v.win_w = w.kernel_w;
+      v.stride_h = w.stride_h;
+      v.stride_w = w.stride_w;
+      std::copy(std::begin(w.imm), std::end(w.imm), v.imm);
+      e.Add(QueueKind::kVector, v);
+    };
+    auto store = [&] {
+      EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0, out_region, sout, th * OW, C, tc);
+    };
+    EmitStreamedTile(e, kSems, load, compute, store);
+  };
+  const std::vector<CoreEmitter> emitters = DealTiles(cores, tiles, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
   return p;
 }
