@@ -16,33 +16,41 @@
 
 namespace edgec {
 
-std::vector<uint8_t> ToNpu(const Tensor& x) {
-  const uint8_t flip = x.dtype() == DType::kU8 ? 0x80 : 0;
-  const uint8_t* s = static_cast<const uint8_t*>(x.raw());
-  std::vector<uint8_t> out(x.numel());
-  if (x.rank() != 4) {
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = s[i] ^ flip;
-    return out;
+namespace {
+
+// Copies a tensor of `dims` between the CPU's form (NCHW, u8 or i8) and the NPU's (NHWC, i8;
+// u8 values flipped by 0x80): NCHW -> NHWC when `to_npu`, back otherwise. Other ranks keep
+// their order.
+void Relayout(const uint8_t* s, uint8_t* d, const Dims& dims, DType dtype, bool to_npu) {
+  const uint8_t flip = dtype == DType::kU8 ? 0x80 : 0;
+  int64_t numel = 1;
+  for (int64_t v : dims) numel *= v;
+  if (dims.size() != 4) {
+    for (int64_t i = 0; i < numel; ++i) d[i] = s[i] ^ flip;
+    return;
   }
-  const int64_t N = x.dim(0), C = x.dim(1), HW = x.dim(2) * x.dim(3);
-  for (int64_t b = 0; b < N; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) out[(b * HW + p) * C + c] = s[(b * C + c) * HW + p] ^ flip;
+  const int64_t N = dims[0], C = dims[1], HW = dims[2] * dims[3];
+  for (int64_t b = 0; b < N; ++b) {
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t p = 0; p < HW; ++p) {
+        const int64_t nchw = (b * C + c) * HW + p, nhwc = (b * HW + p) * C + c;
+        d[to_npu ? nhwc : nchw] = s[to_npu ? nchw : nhwc] ^ flip;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<uint8_t> ToNpu(const Tensor& x) {
+  std::vector<uint8_t> out(x.numel());
+  Relayout(static_cast<const uint8_t*>(x.raw()), out.data(), x.dims(), x.dtype(), true);
   return out;
 }
 
 StatusOr<Tensor> FromNpu(const uint8_t* s, const TensorType& type) {
   ASSIGN_OR_RETURN(Tensor y, Tensor::Create(type.dtype, type.dims));
-  const uint8_t flip = type.dtype == DType::kU8 ? 0x80 : 0;
-  uint8_t* d = static_cast<uint8_t*>(y.raw());
-  if (y.rank() != 4) {
-    for (int64_t i = 0; i < y.numel(); ++i) d[i] = s[i] ^ flip;
-    return y;
-  }
-  const int64_t N = y.dim(0), C = y.dim(1), HW = y.dim(2) * y.dim(3);
-  for (int64_t b = 0; b < N; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) d[(b * C + c) * HW + p] = s[(b * HW + p) * C + c] ^ flip;
+  Relayout(s, static_cast<uint8_t*>(y.raw()), type.dims, type.dtype, false);
   return y;
 }
 
