@@ -102,20 +102,7 @@ StridedLoop MakeStridedLoop(const TensorDesc& out, const TensorDesc& a, const Te
     const int64_t d = out.dims[axis];
     if (d == 0) return StridedLoop{{0}, {1}, {0}, {0}};
     if (d == 1) continue;
-    const size_t last = loop.dims.size();
-    // Merge into the previous (outer) dim when every operand steps through both evenly.
-    if (last > 0 && loop.out[last - 1] == so[axis] * d && loop.a[last - 1] == sa[axis] * d &&
-        loop.b[last - 1] == sb[axis] * d) {
-      loop.dims[last - 1] *= d;
-      loop.out[last - 1] = so[axis];
-      loop.a[last - 1] = sa[axis];
-      loop.b[last - 1] = sb[axis];
-      continue;
-    }
-    loop.dims.push_back(d);
-    loop.out.push_back(so[axis]);
-    loop.a.push_back(sa[axis]);
-    loop.b.push_back(sb[axis]);
+    AppendLoopAxis<3>(loop.dims, {&loop.out, &loop.a, &loop.b}, d, {so[axis], sa[axis], sb[axis]});
   }
   if (loop.dims.empty()) return StridedLoop{{1}, {1}, {0}, {0}};
   EDGEC_CHECK(loop.dims.size() <= kMaxLoopRank);

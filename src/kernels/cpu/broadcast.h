@@ -4,6 +4,7 @@
 // kernels (elementwise.cc) and the own epilogues of the oneDNN kernels use it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +16,24 @@ namespace edgec::cpu {
 
 // The iteration of y = f(a, b): dims outermost first; per dim the element strides of the
 // output (dense) and of the two inputs.
+// Appends an axis of extent d to a loop nest: `dims` holds the nest's extents, strides[k] the
+// strides of operand k, step[k] that operand's stride along the new axis. The axis merges into
+// the innermost dim so far when every operand steps through both evenly.
+template <size_t K>
+void AppendLoopAxis(std::vector<int64_t>& dims, const std::array<std::vector<int64_t>*, K>& strides, int64_t d,
+                    const std::array<int64_t, K>& step) {
+  const size_t last = dims.size();
+  bool merge = last > 0;
+  for (size_t k = 0; merge && k < K; ++k) merge = (*strides[k])[last - 1] == step[k] * d;
+  if (merge) {
+    dims[last - 1] *= d;
+    for (size_t k = 0; k < K; ++k) (*strides[k])[last - 1] = step[k];
+    return;
+  }
+  dims.push_back(d);
+  for (size_t k = 0; k < K; ++k) strides[k]->push_back(step[k]);
+}
+
 struct StridedLoop {
   std::vector<int64_t> dims;
   std::vector<int64_t> out, a, b;

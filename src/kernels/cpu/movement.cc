@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "ir/infer_movement_util.h"
+#include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/vec/nhwc.h"
@@ -37,16 +38,7 @@ CopyLoop MakeCopyLoop(const std::vector<int>& axes, const Dims& extent,
     const int64_t d = extent[axis];
     if (d == 0) return CopyLoop{{0}, {0}, {0}, 0, 0, elem};
     if (d == 1) continue;
-    const size_t last = c.dims.size();
-    if (last > 0 && c.src[last - 1] == src[axis] * d && c.dst[last - 1] == dst[axis] * d) {
-      c.dims[last - 1] *= d;
-      c.src[last - 1] = src[axis];
-      c.dst[last - 1] = dst[axis];
-      continue;
-    }
-    c.dims.push_back(d);
-    c.src.push_back(src[axis]);
-    c.dst.push_back(dst[axis]);
+    AppendLoopAxis<2>(c.dims, {&c.src, &c.dst}, d, {src[axis], dst[axis]});
   }
   if (c.dims.empty()) c = CopyLoop{{1}, {1}, {1}, 0, 0, elem};
   return c;
