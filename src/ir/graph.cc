@@ -211,13 +211,12 @@ Graph Graph::Clone() const {
   c.fresh_counter_ = fresh_counter_;
   std::unordered_map<const Value*, Value*> map;
   auto copy_value = [&](const Value* v) -> Value* {
-    auto nv = std::make_unique<Value>();
-    nv->name_ = v->name_;
-    nv->type = v->type;
-    nv->physical = v->physical;
-    nv->quant = v->quant;
-    nv->constant_ = v->constant_;
-    nv->is_graph_input_ = v->is_graph_input_;
+    // Everything but the links into the old graph, which the copy below rebuilds.
+    auto nv = std::make_unique<Value>(*v);
+    nv->producer_ = nullptr;
+    nv->producer_output_ = -1;
+    nv->uses_.clear();
+    nv->is_graph_output_ = false;
     Value* p = nv.get();
     c.by_name_[p->name_] = p;
     c.values_.push_back(std::move(nv));
@@ -229,12 +228,9 @@ Graph Graph::Clone() const {
     if (v->constant_ && !map.count(v.get())) copy_value(v.get());
   }
   for (const auto& n : nodes_) {
-    auto nn = std::make_unique<Node>();
-    nn->op_ = n->op_;
-    nn->name_ = n->name_;
-    nn->attrs = n->attrs;
-    nn->provenance = n->provenance;
-    nn->opset = n->opset;
+    auto nn = std::make_unique<Node>(*n);
+    nn->inputs_.clear();
+    nn->outputs_.clear();
     Node* p = nn.get();
     for (size_t i = 0; i < n->inputs_.size(); ++i) {
       Value* in = n->inputs_[i] ? map.at(n->inputs_[i]) : nullptr;

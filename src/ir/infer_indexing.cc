@@ -2,6 +2,8 @@
 // tuples or elements, one-hot encoding, triangular masks, and the ops whose output size is
 // the number of selected elements (NonZero, Compress). The latter give exact dims when the
 // deciding value is known and an unknown dim otherwise.
+#include <tuple>
+
 #include "ir/infer.h"
 #include "ir/infer_movement_util.h"
 #include "ir/unique_slices.h"
@@ -120,9 +122,7 @@ Status ExpectScatterInputs(const InferContext& ctx) {
 // updates have one shape, of data's rank; the output has data's type.
 Status ScatterElements(InferContext& ctx) {
   RETURN_IF_ERROR(ExpectScatterInputs(ctx));
-  const TensorType& data = ctx.input_type(0);
-  const TensorType& indices = ctx.input_type(1);
-  const TensorType& updates = ctx.input_type(2);
+  const auto [data, indices, updates] = std::tie(ctx.input_type(0), ctx.input_type(1), ctx.input_type(2));
   if (indices.rank_known && updates.rank_known) {
     bool same = indices.rank() == updates.rank();
     for (int d = 0; same && d < indices.rank(); ++d) same = !DimsDiffer(indices.dims[d], updates.dims[d]);
@@ -156,9 +156,7 @@ Status ScatterElements(InferContext& ctx) {
 // tuples indexing data's first k dims; updates is indices.shape[:-1] + data.shape[k:].
 Status ScatterND(InferContext& ctx) {
   RETURN_IF_ERROR(ExpectScatterInputs(ctx));
-  const TensorType& data = ctx.input_type(0);
-  const TensorType& indices = ctx.input_type(1);
-  const TensorType& updates = ctx.input_type(2);
+  const auto [data, indices, updates] = std::tie(ctx.input_type(0), ctx.input_type(1), ctx.input_type(2));
   if (data.rank_known && indices.rank_known) {
     if (data.rank() < 1 || indices.rank() < 1) {
       return ctx.Error("data {} and indices {} need rank >= 1", data.ToString(), indices.ToString());

@@ -137,21 +137,15 @@ bool Stats::compute_bound(const Target& t) const {
   return macs / t.peak_int8_macs_per_cycle() >= (dram_read + dram_written) / t.dram_bytes_per_cycle();
 }
 void Stats::Add(const Stats& o) {
+  // Every counter that sums; sram_peak is a maximum.
+  static constexpr int64_t Stats::*kCounts[] = {
+      &Stats::macs,         &Stats::mapped_macs, &Stats::dram_read, &Stats::dram_written,
+      &Stats::dram_burst_bytes, &Stats::onchip_bytes, &Stats::instructions, &Stats::dmas,
+      &Stats::matmuls,      &Stats::vecs,        &Stats::copies,    &Stats::copy_bytes};
+  for (int64_t Stats::*count : kCounts) this->*count += o.*count;
   cycles += o.cycles;
-  macs += o.macs;
-  mapped_macs += o.mapped_macs;
-  dram_read += o.dram_read;
-  dram_written += o.dram_written;
-  dram_burst_bytes += o.dram_burst_bytes;
-  onchip_bytes += o.onchip_bytes;
-  sram_peak = std::max(sram_peak, o.sram_peak);
-  instructions += o.instructions;
-  dmas += o.dmas;
-  matmuls += o.matmuls;
-  vecs += o.vecs;
-  copies += o.copies;
-  copy_bytes += o.copy_bytes;
   compute_cycles += o.compute_cycles;
+  sram_peak = std::max(sram_peak, o.sram_peak);
   for (auto& [k, v] : o.stalls) stalls[k] += v;
   for (int q = 0; q < kNumQueues; ++q) busy[q] += o.busy[q];
 }

@@ -82,21 +82,7 @@ inline V ScalePow2(V p, V n) { return Mul(p, Pow2n(n)); }
 }  // namespace
 }  // namespace avx2
 
-const Table kAvx2Table = {
-    "avx2",
-    avx2::UnaryRow,
-    avx2::BinaryRow,
-    avx2::SoftmaxRow,
-    avx2::SoftmaxColumns,
-    avx2::LayerNormRow,
-    avx2::MomentsRow,
-    avx2::AffineRow,
-    avx2::ChannelAffineRow,
-    avx2::RmsNormRow,
-    avx2::Blend,
-    avx2::WindowMax,
-    avx2::GemvPanel,
-};
+const Table kAvx2Table = avx2::MakeTable("avx2");
 
 }  // namespace edgec::cpu::vec
 

@@ -76,21 +76,7 @@ inline V ScalePow2(V p, V n) { return _mm512_scalef_ps(p, n); }
 }  // namespace
 }  // namespace avx512
 
-const Table kAvx512Table = {
-    "avx512",
-    avx512::UnaryRow,
-    avx512::BinaryRow,
-    avx512::SoftmaxRow,
-    avx512::SoftmaxColumns,
-    avx512::LayerNormRow,
-    avx512::MomentsRow,
-    avx512::AffineRow,
-    avx512::ChannelAffineRow,
-    avx512::RmsNormRow,
-    avx512::Blend,
-    avx512::WindowMax,
-    avx512::GemvPanel,
-};
+const Table kAvx512Table = avx512::MakeTable("avx512");
 
 }  // namespace edgec::cpu::vec
 

@@ -61,20 +61,6 @@ inline V ScalePow2(V p, V n) { return Mul(p, Pow2n(n)); }
 }  // namespace
 }  // namespace scalar
 
-const Table kScalarTable = {
-    "scalar",
-    scalar::UnaryRow,
-    scalar::BinaryRow,
-    scalar::SoftmaxRow,
-    scalar::SoftmaxColumns,
-    scalar::LayerNormRow,
-    scalar::MomentsRow,
-    scalar::AffineRow,
-    scalar::ChannelAffineRow,
-    scalar::RmsNormRow,
-    scalar::Blend,
-    scalar::WindowMax,
-    scalar::GemvPanel,
-};
+const Table kScalarTable = scalar::MakeTable("scalar");
 
 }  // namespace edgec::cpu::vec
