@@ -79,4 +79,9 @@ struct UnaryIsland {
 };
 std::optional<UnaryIsland> MatchUnaryIsland(const Node* last);
 
+// The one source value of the elementwise island of 2 to 8 nodes that ends at `last` (a chain
+// of unary ops and arithmetic with scalar constants, such as the Erf GELU), or null. Such an
+// island between a DQ and a Q becomes one table.
+const Value* ElementwiseIslandSource(const Node* last);
+
 }  // namespace edgec::quant

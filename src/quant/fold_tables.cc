@@ -28,29 +28,29 @@ bool ScalarConstantsFrom(const Node* n, int first) {
 // ops with scalar constant parameters and Add/Sub/Mul/Div/Pow whose other operands are scalar
 // constants or island values, each read only inside the island, at most 8 nodes in graph
 // order (the Erf GELU x·0.5·(1 + erf(x/√2)) is five; QdqTest.ErfGeluBecomesOneLookup).
-bool ElementwiseIsland(const Graph& g, Node* last, std::vector<Node*>* nodes, Value** x) {
+// The island's node set in *in and its source in *x; false when `last` ends no such island.
+bool CollectElementwiseIsland(const Node* last, std::set<const Node*>* in, Value** x) {
   auto allowed = [](const Node* n) {
     const OpKind op = n->op();
     if (n->num_outputs() != 1) return false;
     if (IsTabulable(op)) return ScalarConstantsFrom(n, 1);
     return op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv || op == OpKind::kPow;
   };
-  std::set<const Node*> in;
-  std::vector<Node*> stack = {last};
+  std::vector<const Node*> stack = {last};
   *x = nullptr;
   while (!stack.empty()) {
-    Node* n = stack.back();
+    const Node* n = stack.back();
     stack.pop_back();
-    if (in.count(n)) continue;
-    if (!allowed(n) || in.size() >= 8) return false;
-    in.insert(n);
+    if (in->count(n)) continue;
+    if (!allowed(n) || in->size() >= 8) return false;
+    in->insert(n);
     for (Value* v : n->inputs()) {
       if (!v) continue;
       if (const Tensor* c = ConstantOf(v)) {
         if (c->numel() != 1) return false;
         continue;
       }
-      Node* p = v->producer();
+      const Node* p = v->producer();
       if (p && p->op() != OpKind::kDequantizeLinear && allowed(p)) {
         stack.push_back(p);
       } else {
@@ -59,10 +59,16 @@ bool ElementwiseIsland(const Graph& g, Node* last, std::vector<Node*>* nodes, Va
       }
     }
   }
-  if (!*x || !DqOf(*x) || in.size() < 2) return false;
-  for (const Node* n : in)
+  if (!*x || in->size() < 2) return false;
+  for (const Node* n : *in)
     for (const Use& u : n->output(0)->uses())
-      if (n != last && !in.count(u.node)) return false;
+      if (n != last && !in->count(u.node)) return false;
+  return true;
+}
+
+bool ElementwiseIsland(const Graph& g, Node* last, std::vector<Node*>* nodes, Value** x) {
+  std::set<const Node*> in;
+  if (!CollectElementwiseIsland(last, &in, x) || !DqOf(*x)) return false;
   nodes->clear();
   for (Node* n : g.nodes())
     if (in.count(n)) nodes->push_back(n);
@@ -70,6 +76,12 @@ bool ElementwiseIsland(const Graph& g, Node* last, std::vector<Node*>* nodes, Va
 }
 
 }  // namespace
+
+const Value* ElementwiseIslandSource(const Node* last) {
+  std::set<const Node*> in;
+  Value* x = nullptr;
+  return last && CollectElementwiseIsland(last, &in, &x) ? x : nullptr;
+}
 
 std::optional<UnaryIsland> MatchUnaryIsland(const Node* last) {
   UnaryIsland m;

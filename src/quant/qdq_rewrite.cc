@@ -186,14 +186,14 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
   }
   auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
   // A point, or an elementwise function of one point that tabulates (fold_qdq.h: a gate
-  // Sigmoid(z) or HardSigmoid(z), an activation HardSwish(z) or z·Sigmoid(z)) and so can be
-  // quantized at no float island's cost.
+  // Sigmoid(z) or HardSigmoid(z), an activation HardSwish(z) or z·Sigmoid(z), an island such
+  // as GEGLU's Erf GELU) and so can be quantized at no float island's cost.
   auto quantizable = [&](const Value* v) {
     if (is_point(v)) return true;
     const Node* p = IsFloatActivation(v) ? v->producer() : nullptr;
     if (!p || p->num_outputs() != 1 || o.keep_float.count(p->name())) return false;
     const std::optional<UnaryIsland> island = MatchUnaryIsland(p);
-    return island && is_point(island->x);
+    return (island && is_point(island->x)) || is_point(ElementwiseIslandSource(p));
   };
   // Ops with an integer form between quantized values get their output quantized too, so
   // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
@@ -224,8 +224,10 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       bool all_points = n->num_inputs() > 0;
       for (const Value* v : n->inputs()) all_points &= is_point(v);
       const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && all_points;
+      // A Mul inside an island of one value (x·(1 + erf(x/√2))) is part of that island's table.
       const bool mul_of_points = n->op() == OpKind::kMul && n->num_inputs() == 2 && !MatchUnaryIsland(n) &&
-                                 quantizable(n->input(0)) && quantizable(n->input(1));
+                                 !ElementwiseIslandSource(n) && quantizable(n->input(0)) &&
+                                 quantizable(n->input(1));
       const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
       const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
       const bool moves_a_point =

@@ -158,4 +158,54 @@ TEST(FoldAttention, ScoreScaleMovesIntoTheOutputScale) {
 }
 
 }  // namespace
+
+// GEGLU (a Stable-Diffusion feed-forward): h = Linear(x) sliced in two halves a, b, out =
+// a · GELU(b) with the Erf GELU. The GELU island feeds a Mul of two activations, so it is
+// quantized at its end: one lookup, and the gate multiply is an integer QLinearMul; nothing
+// float is left between the input's Quantize and the output's Dequantize.
+Graph Geglu() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, kS, kD}));
+  Value* h = Linear(g, x, kD, 2 * kF, 70, "proj");
+  // torch exports chunk(2, -1) as two Slices.
+  auto half = [&](int64_t begin, const std::string& name) {
+    return Add(g, OpKind::kSlice,
+               {h, Const(g, name + "_starts", Tensor::VectorI64({begin})),
+                Const(g, name + "_ends", Tensor::VectorI64({begin + kF})), Const(g, name + "_axes", Tensor::VectorI64({-1}))},
+               {}, name);
+  };
+  Value* a = half(0, "a");
+  Value* b = half(kF, "b");
+  Value* e = Add(g, OpKind::kErf, {Add(g, OpKind::kDiv, {b, Scalar(g, "sqrt2", std::sqrt(2.f))}, {}, "gelu/div")}, {},
+                 "gelu/erf");
+  Value* one = Add(g, OpKind::kAdd, {e, Scalar(g, "one", 1.f)}, {}, "gelu/add");
+  Value* gelu = Add(g, OpKind::kMul, {Add(g, OpKind::kMul, {b, one}, {}, "gelu/mul"), Scalar(g, "half", 0.5f)}, {},
+                    "gelu/half");
+  Value* gated = Add(g, OpKind::kMul, {a, gelu}, {}, "gate");
+  g.MarkOutput(Linear(g, gated, kF, kD, 80, "out"));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return g;
+}
+
+TEST(FoldAttention, GegluGateIsIntegerAndGeluOneLookup) {
+  Graph fp = Geglu();
+  Graph g = fp.Clone();
+  auto t = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
+  Graph folded = g.Clone();
+  auto s = FoldQdqToInteger(folded);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Count(folded, OpKind::kQuantizedLookup), 1);  // the GELU
+  EXPECT_EQ(Count(folded, OpKind::kQLinearMul), 1);       // the gate
+  EXPECT_EQ(Count(folded, OpKind::kErf), 0);
+  EXPECT_EQ(Count(folded, OpKind::kMul), 0);
+  EXPECT_EQ(Count(folded, OpKind::kDiv), 0);
+  EXPECT_EQ(Count(folded, OpKind::kQuantizeLinear), 1);
+  EXPECT_EQ(Count(folded, OpKind::kDequantizeLinear), 1);
+  auto vs_fp = CompareOnSamples(fp, folded, Samples(6, 500), false);
+  ASSERT_TRUE(vs_fp.ok());
+  EXPECT_GT(vs_fp->outputs[0].mean_cosine, 0.98);
+}
+
 }  // namespace edgec::quant
