@@ -1,4 +1,5 @@
-// fuse-conv-bn: an inference-mode BatchNormalization whose input is read only by it and
+// fuse-conv-bn: an inference-mode BatchNormalization (or an Add or Mul by a constant that
+// varies at most per channel, such as a UNet's baked time embedding) whose input is read only by it and
 // comes from a Conv / FusedConv / ConvTranspose (channel dim 1) or a Gemm / MatMul /
 // FusedMatMul with a rank-2 output (channel dim 1 = the last dim) with constant weights is
 // folded into the weights and bias: with s = scale / sqrt(var + eps), W' = W * s (per output
@@ -62,6 +63,41 @@ std::optional<ChannelAffine> ReadBatchNorm(const Node* bn, int64_t channels, std
     const double s = p[0][c] / std::sqrt(p[3][c] + eps);
     a.scale.push_back(s);
     a.shift.push_back(p[1][c] - p[2][c] * s);
+  }
+  return a;
+}
+
+// Add(y, c) or Mul(y, c) with c a constant that varies at most along y's channel dim 1 (a
+// scalar, [C], [C, 1, 1], [1, C, 1, 1], ...) as y * scale[c] + shift[c].
+std::optional<ChannelAffine> ReadConstantAffine(const Node* op, const Value* y, int64_t channels, std::string* why) {
+  const Value* other = op->input(op->input(0) == y ? 1 : 0);
+  const Tensor* c = ConstantOf(other);
+  if (!c || !IsFloat(c->dtype())) {
+    *why = fmt::format("{}'s other operand is not a float constant", op->Label());
+    return std::nullopt;
+  }
+  const int r = y->type.rank(), k = c->rank();
+  bool per_channel = false;
+  for (int d = 0; d < k; ++d) {
+    const int od = r - k + d;
+    if (c->dim(d) == 1) continue;
+    if (od == 1 && c->dim(d) == channels) {
+      per_channel = true;
+      continue;
+    }
+    *why = fmt::format("{}'s constant {} varies along more than the channels", op->Label(), DimsToString(c->dims()));
+    return std::nullopt;
+  }
+  if (k > r) {
+    *why = fmt::format("{}'s constant {} has a higher rank than its input", op->Label(), DimsToString(c->dims()));
+    return std::nullopt;
+  }
+  const std::vector<double> v = c->ToDoubleVector();
+  ChannelAffine a;
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const double x = v[per_channel ? ch : 0];
+    a.scale.push_back(op->op() == OpKind::kMul ? x : 1.0);
+    a.shift.push_back(op->op() == OpKind::kAdd ? x : 0.0);
   }
   return a;
 }
@@ -136,12 +172,14 @@ Value* NewConstant(Graph& g, const Value* like, Tensor t, const char* suffix) {
   return g.AddConstant(g.FreshName(like ? like->name() + suffix : std::string("bn") + suffix), std::move(t));
 }
 
-Pattern BatchNormPattern(OpKind producer_op) {
+// `affine_op` (BatchNormalization, or Add / Mul by a per-channel constant) after `producer_op`.
+Pattern ChannelAffinePattern(OpKind producer_op, OpKind affine_op) {
   Pattern p;
-  p.name = fmt::format("{}+BatchNormalization", OpName(producer_op));
-  p.anchors = {OpKind::kBatchNormalization};
-  p.apply = [producer_op](Graph& g, Node* bn, PassContext&, std::string* why) {
+  p.name = fmt::format("{}+{}", OpName(producer_op), OpName(affine_op));
+  p.anchors = {affine_op};
+  p.apply = [producer_op, affine_op](Graph& g, Node* bn, PassContext&, std::string* why) {
     Node* n = ProducerOf(bn->input(0), producer_op);
+    if (!n && affine_op != OpKind::kBatchNormalization) n = ProducerOf(bn->input(1), producer_op);
     if (!n) {
       *why = fmt::format("input is not a {}", OpName(producer_op));
       return false;
@@ -199,7 +237,8 @@ Pattern BatchNormPattern(OpKind producer_op) {
       *why = fmt::format("{} bias does not broadcast over the channels", n->Label());
       return false;
     }
-    auto affine = ReadBatchNorm(bn, channels, why);
+    auto affine = affine_op == OpKind::kBatchNormalization ? ReadBatchNorm(bn, channels, why)
+                                                            : ReadConstantAffine(bn, out, channels, why);
     if (!affine) return false;
 
     const double bias_scale = producer_op == OpKind::kGemm ? n->attrs.GetFloat("beta", 1.0f) : 1.0;
@@ -221,11 +260,15 @@ Pattern BatchNormPattern(OpKind producer_op) {
 }  // namespace
 
 Status RunFuseConvBn(Graph& g, PassContext& ctx, const PassOptions&) {
-  static const std::vector<Pattern> patterns = {
-      BatchNormPattern(OpKind::kConv),   BatchNormPattern(OpKind::kFusedConv),
-      BatchNormPattern(OpKind::kGemm),   BatchNormPattern(OpKind::kMatMul),
-      BatchNormPattern(OpKind::kFusedMatMul), BatchNormPattern(OpKind::kConvTranspose),
-  };
+  static const std::vector<Pattern> patterns = [] {
+    std::vector<Pattern> v;
+    for (OpKind affine : {OpKind::kBatchNormalization, OpKind::kAdd, OpKind::kMul}) {
+      for (OpKind producer : {OpKind::kConv, OpKind::kFusedConv, OpKind::kGemm, OpKind::kMatMul,
+                              OpKind::kFusedMatMul, OpKind::kConvTranspose})
+        v.push_back(ChannelAffinePattern(producer, affine));
+    }
+    return v;
+  }();
   const int before = g.num_nodes();
   RETURN_IF_ERROR(ApplyPatterns(g, patterns, ctx));
   ctx.stats().nodes_fused += before - g.num_nodes();

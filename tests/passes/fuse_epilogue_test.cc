@@ -199,6 +199,34 @@ TEST(FuseConvBn, FoldsIntoConvTransposeByGroup) {
   }
 }
 
+// An Add or Mul by a constant that varies at most per output channel (a UNet's baked time
+// embedding [1, C, 1, 1], a scalar, a [C] bias of a Gemm) folds like a BatchNormalization;
+// one that varies along a spatial dim, or a second activation, does not.
+TEST(FuseConvBn, PerChannelAddAndMulFold) {
+  Builder b;
+  Value* x = b.Input("x", {2, 3, 6, 6});
+  Value* t = b.Random({1, 4, 1, 1}, 40);
+  Value* y1 = b.Op(OpKind::kAdd, {b.Conv(x, 3, 4, true, 1, "conv_t"), t}, {}, "add_time");
+  Value* y2 = b.Op(OpKind::kMul, {b.Scalar(0.25f), b.Conv(x, 3, 4, false, 2, "conv_s")}, {}, "mul_scale");
+  Value* x2 = b.Input("x2", {5, 8});
+  Value* y3 = b.Op(OpKind::kAdd, {b.Op(OpKind::kMatMul, {x2, b.Random({8, 3}, 3)}, {}, "mm"), b.Random({3}, 4)}, {},
+                   "mm_bias");
+  // Must not change: a constant varying along W, and an Add of two activations.
+  Value* y4 = b.Op(OpKind::kAdd, {b.Conv(x, 3, 4, true, 5, "conv_w"), b.Random({1, 1, 1, 6}, 6)}, {}, "add_w");
+  Value* c6 = b.Conv(x, 3, 4, true, 7, "conv_a");
+  Value* y5 = b.Op(OpKind::kAdd, {c6, b.Conv(x, 3, 4, true, 8, "conv_b")}, {}, "add_act");
+  Graph g = b.Done({y1, y2, y3, y4, y5});
+  passes::PassContext ctx;
+  Graph after = Optimized(g, "fuse-conv-bn", &ctx);
+  EXPECT_EQ(Rewrites(ctx, "Conv+Add"), 1);
+  EXPECT_EQ(Rewrites(ctx, "Conv+Mul"), 1);
+  EXPECT_EQ(Rewrites(ctx, "MatMul+Add"), 1);
+  EXPECT_EQ(CountOp(after, OpKind::kMul), 0);
+  EXPECT_EQ(CountOp(after, OpKind::kAdd), 2);  // add_w and add_act stay
+  EXPECT_TRUE(ExplainedAs(ctx, "varies along more than the channels"));
+  ExpectSameOutputs(g, after);
+}
+
 TEST(FuseConvBn, MustNotChange) {
   Builder b;
   Value* x = b.Input("x", {1, 3, 5, 5});
