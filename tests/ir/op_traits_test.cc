@@ -151,6 +151,7 @@ TEST(OpTraits, MovingOpsOnlyMoveValues) {
       {OpKind::kTranspose, {{x}, Attrs({{"perm", std::vector<int64_t>{0, 2, 3, 1}}})}},
       {OpKind::kReverseSequence, {{x, I64({1}, {3})}, Attrs({{"time_axis", int64_t{1}}, {"batch_axis", int64_t{0}}})}},
       {OpKind::kSlice, {{x, I64({1}, {1}), I64({1}, {3}), I64({1}, {2})}, {}}},
+      {OpKind::kGather, {{x, I64({3}, {2, 0, 2})}, Attrs({{"axis", int64_t{3}}})}},
       {OpKind::kIdentity, {{x}, {}}},
       {OpKind::kChannelShuffle, {{x}, Attrs({{"group", int64_t{2}}})}},
   };
