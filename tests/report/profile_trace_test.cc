@@ -72,7 +72,7 @@ std::vector<std::string> ValidateTrace(const json& trace) {
 
 struct ProfiledRun {
   Graph g;
-  std::unique_ptr<testing_report::Compiled> c;
+  std::unique_ptr<testing_report::CompiledArtifact> c;
   ArtifactRunResult run;
   Profile profile;
 };

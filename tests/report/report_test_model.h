@@ -16,6 +16,7 @@
 
 #include "../quant/quant_test_util.h"
 #include "../quant/quantize_test_util.h"
+#include "../runtime/compiled_artifact.h"
 
 namespace edgec::testing_report {
 
@@ -57,32 +58,11 @@ inline partition::PartitionOptions SlowCpu() {
   return o;
 }
 
-struct Compiled {
-  std::string path;
-  std::vector<partition::NodePlacement> placements;
-  std::unique_ptr<artifact_io::MappedArtifact> file;
-  LoadedArtifact loaded;
-  ~Compiled() { std::filesystem::remove(path); }
-};
+using testing_compiled::CompiledArtifact;
 
-inline std::unique_ptr<Compiled> CompileAndLoad(const Graph& g, const npu::Target& t, const std::string& tag,
-                                                const partition::PartitionOptions& o = SlowCpu()) {
-  auto c = std::make_unique<Compiled>();
-  c->path = (std::filesystem::temp_directory_path() / ("edgec_report_" + tag + ".edgec")).string();
-  auto r = lower::CompileGraph(g, t, "report_test", o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  if (!r.ok()) return nullptr;
-  c->placements = r->placements;
-  EXPECT_TRUE(artifact_io::WriteArtifact(c->path, r->model).ok());
-  auto m = artifact_io::MappedArtifact::Open(c->path);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  c->file = std::move(*m);
-  auto l = LoadArtifact(*c->file);
-  EXPECT_TRUE(l.ok()) << l.status().ToString();
-  if (!l.ok()) return nullptr;
-  c->loaded = std::move(*l);
-  return c;
+inline std::unique_ptr<CompiledArtifact> CompileAndLoad(const Graph& g, const npu::Target& t, const std::string& tag,
+                                                        const partition::PartitionOptions& o = SlowCpu()) {
+  return testing_compiled::CompileAndLoad(g, t, "report_" + tag, o);
 }
 
 }  // namespace edgec::testing_report

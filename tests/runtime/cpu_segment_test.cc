@@ -17,6 +17,7 @@
 #include "../kernels/cpu/cpu_test_util.h"
 #include "../quant/quant_test_util.h"
 #include "../quant/quantize_test_util.h"
+#include "compiled_artifact.h"
 
 namespace edgec {
 namespace {
@@ -52,30 +53,12 @@ Graph Int8Block() {
   return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 8, 12, 12}, 100, 4, DType::kI8);
 }
 
-struct Compiled {
-  std::string path;
-  std::unique_ptr<artifact_io::MappedArtifact> file;
-  LoadedArtifact loaded;
-  ~Compiled() { std::filesystem::remove(path); }
-};
-
-std::unique_ptr<Compiled> CompileAndLoad(const Graph& g, const std::string& tag) {
+std::unique_ptr<testing_compiled::CompiledArtifact> CompileAndLoad(const Graph& g, const std::string& tag) {
   auto t = npu::LoadTarget("edge-default");
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   partition::PartitionOptions o;
   o.cost_rule = false;  // every legal node on the NPU
-  auto r = lower::CompileGraph(g, *t, tag, o);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  auto c = std::make_unique<Compiled>();
-  c->path = (std::filesystem::temp_directory_path() / ("cpu_segment_" + tag + ".edgec")).string();
-  EXPECT_TRUE(artifact_io::WriteArtifact(c->path, r->model).ok());
-  auto f = artifact_io::MappedArtifact::Open(c->path);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  c->file = std::move(*f);
-  auto l = LoadArtifact(*c->file);
-  EXPECT_TRUE(l.ok()) << l.status().ToString();
-  c->loaded = std::move(*l);
-  return c;
+  return testing_compiled::CompileAndLoad(g, *t, "cpu_segment_" + tag, o);
 }
 
 bool SameBytes(const Tensor& a, const Tensor& b) {
