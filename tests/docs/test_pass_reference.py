@@ -45,8 +45,7 @@ def test_every_documented_pass_runs(tmp_path):
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_documented_levels_are_the_named_pipelines(level, tmp_path):
     """`edgec optimize -O N` prints its pipeline: it runs exactly the passes this page gives a
-    level of 1..N, but those it says are "in no named pipeline" (fuse-groupnorm: passes.def's
-    level 2 is not what src/passes/pass.cc runs)."""
+    level of 1..N, but those it says are "in no named pipeline"."""
     out = subprocess.run([conftest.EDGEC, "optimize", MODEL, "-O", str(level), "-o", str(tmp_path / "o.onnx")],
                          capture_output=True, text=True, check=True).stdout
     line = next(l for l in out.splitlines() if l.startswith("pipeline: "))
