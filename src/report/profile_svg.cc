@@ -72,26 +72,30 @@ std::string EscapeXml(const std::string& s) {
 }
 
 std::string TimelineSvg(const Profile& p, int width) {
-  // Rows: the CPU thread, then the queues of each core that ran something.
+  // Rows: the CPU threads, then the queues of each core that ran something.
   std::vector<int> rows = {kCpuTrack};
   std::map<int, std::vector<const Span*>> by_track;
   for (const Span& s : p.spans)
-    if (s.category != "sync" && s.track % 16 < 5) by_track[s.track].push_back(&s);
+    if (s.category != "sync" && (IsCpuTrack(s.track) || s.track % 16 < 5)) by_track[s.track].push_back(&s);
   for (auto& [track, list] : by_track)
-    if (track != kCpuTrack) rows.push_back(track);
+    if (track != kCpuTrack && IsCpuTrack(track)) rows.push_back(track);
+  for (auto& [track, list] : by_track)
+    if (!IsCpuTrack(track)) rows.push_back(track);
   const int label_w = 110, row_h = 9, top = 28;
   const double plot_w = width - label_w - 20;
   const int height = top + static_cast<int>(rows.size()) * row_h + 40;
   const double total = std::max(p.latency_s, 1e-12);
   std::string s = Open("timeline", width, height);
-  s += Text(label_w, 16, fmt::format("one inference, {} in all; rows: CPU thread, then each NPU core's load / exec / "
-                                     "vector / store queue", Ms(total)));
+  s += Text(label_w, 16, fmt::format("one inference, {} in all; rows: CPU threads (times {}), then each NPU core's "
+                                     "load / exec / vector / store queue", Ms(total),
+                                     p.cpu_measured ? "measured" : "from the cost model"));
   s += TimeAxis(label_w, plot_w, top + rows.size() * row_h + 4, total, top);
   for (size_t r = 0; r < rows.size(); ++r) {
     const int track = rows[r];
     const double y = top + r * row_h;
-    const int q = track == kCpuTrack ? -1 : (track - 1) % 16;
-    if (track == kCpuTrack) s += Text(label_w - 6, y + row_h - 1, "CPU", "end", " font-size=\"9\"");
+    const int q = IsCpuTrack(track) ? -1 : (track - 1) % 16;
+    if (IsCpuTrack(track))
+      s += Text(label_w - 6, y + row_h - 1, fmt::format("CPU thread {}", CpuThreadOf(track)), "end", " font-size=\"9\"");
     else if (q == 0 || rows.size() < 40)
       s += Text(label_w - 6, y + row_h - 1, fmt::format("core {} {}", (track - 1) / 16, kQueueName[q]), "end",
                 " font-size=\"9\"");
@@ -110,7 +114,7 @@ std::string TimelineSvg(const Profile& p, int width) {
     };
     for (const Span* sp : list) {
       const double x0 = label_w + plot_w * sp->start_s / total, x1 = label_w + plot_w * sp->end_s / total;
-      const std::string c = track == kCpuTrack ? (sp->category == "copy" ? "#999" : kCpu) : kQueueColour[q];
+      const std::string c = IsCpuTrack(track) ? (sp->category == "copy" ? "#999" : kCpu) : kQueueColour[q];
       if (bx0 >= 0 && x0 <= bx1 + 1 && c == colour) {
         bx1 = std::max(bx1, x1);
         continue;

@@ -137,6 +137,62 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
   EXPECT_TRUE(parallel);
 }
 
+// With two CPU threads the trace has a track per thread: each share of a CPU node's parallel
+// regions that ran on the worker is a slice on "CPU thread 1" inside its node's slice on
+// thread 0, whether the times are measured or the cost model's (scaled).
+TEST(ProfileTrace, PerThreadCpuTracks) {
+  Graph g = testing_report::IntegerCnn();
+  partition::PartitionOptions o = testing_report::SlowCpu();
+  for (const Node* n : g.nodes())  // the 64x64 3x3 conv on the CPU: a kernel worth two threads
+    if (n->op() == OpKind::kQLinearConv && n->name().find("conv2") != std::string::npos) o.pins[n->name()] = artifact_io::Unit::kCpu;
+  ASSERT_EQ(o.pins.size(), 1u);
+  auto c = testing_report::CompileAndLoad(g, npu::DefaultTarget(), "threads", o);
+  ASSERT_TRUE(c);
+  const std::string pinned = o.pins.begin()->first;
+  std::map<std::string, Tensor> in = {{"x", testing_quant::Normal({1, 16, 24, 24}, 5)}};
+  for (bool measured : {true, false}) {
+    ArtifactRunOptions ro;
+    ro.threads = 2;
+    ro.record_threads = true;
+    ro.measure_cpu = measured;
+    auto r = RunArtifact(c->loaded, ArtifactDevice::kNpuSim, in, ro);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto p = BuildProfile("threads.edgec", c->loaded, *r);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->cpu_threads, 2);
+    const json trace = ChromeTrace(*p);
+    const auto errors = ValidateTrace(trace);
+    EXPECT_TRUE(errors.empty()) << errors.size() << " error(s), first: " << errors[0];
+    std::map<int, std::string> cpu_tracks;
+    for (const json& e : trace["traceEvents"])
+      if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) cpu_tracks[e["tid"]] = e["args"]["name"];
+    ASSERT_EQ(cpu_tracks.size(), 2u);
+    EXPECT_EQ(cpu_tracks[kCpuTrack], "CPU thread 0");
+    EXPECT_EQ(cpu_tracks[CpuThreadTrack(1)], "CPU thread 1");
+    // Thread 1's slices: on the CPU process, inside their node's slice on thread 0.
+    std::map<std::string, std::pair<double, double>> node_span;
+    for (const Span& s : p->spans)
+      if (s.track == kCpuTrack && s.category == "cpu") node_span[s.layer] = {s.start_s, s.end_s};
+    int worker = 0, on_pinned = 0;
+    for (const Span& s : p->spans) {
+      if (s.track != CpuThreadTrack(1)) continue;
+      ++worker;
+      on_pinned += s.layer == pinned;
+      ASSERT_TRUE(node_span.count(s.layer)) << s.layer;
+      EXPECT_GE(s.start_s, node_span[s.layer].first - 1e-12) << s.layer;
+      EXPECT_LE(s.end_s, node_span[s.layer].second + 1e-12) << s.layer;
+    }
+    EXPECT_GT(on_pinned, 0) << (measured ? "measured" : "cost model");
+    int trace_slices = 0;
+    for (const json& e : trace["traceEvents"])
+      if (e["ph"] == "B" && e["pid"] == 1 && e["tid"] == CpuThreadTrack(1)) {
+        ++trace_slices;
+        EXPECT_EQ(e["args"]["source"], measured ? "measured" : "cost model");
+      }
+    EXPECT_EQ(trace_slices, worker);
+  }
+}
+
 TEST(ProfileTrace, ValidatorCatchesBrokenTraces) {
   auto pr = ProfileSmallCnn(npu::DefaultTarget(), "broken");
   ASSERT_TRUE(pr);
