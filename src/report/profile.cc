@@ -342,7 +342,7 @@ nlohmann::json ProfileJson(const Profile& p) {
   nlohmann::json j = {{"file", p.file},       {"target", p.target},     {"latency_s", p.latency_s},
                       {"npu_s", p.npu_s},     {"cpu_s", p.cpu_s},       {"cpu_measured", p.cpu_measured}, {"copy_s", p.copy_s},
                       {"cache_s", p.cache_s}, {"npu_nodes", p.npu_nodes}, {"cpu_nodes", p.cpu_nodes},
-                      {"ops", ops}};
+                      {"ops", ops}, {"edges", p.edges}};
   if (p.energy_uj >= 0) j["energy_uj"] = p.energy_uj;
   return j;
 }

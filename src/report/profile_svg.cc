@@ -223,23 +223,6 @@ std::string OccupancySvg(const Profile& p, int width) {
   return s + "</svg>\n";
 }
 
-std::string PlacementSvg(const Profile& p, int width) {
-  const int box = 14, pad = 3, per_row = std::max(1, (width - 20) / (box + pad));
-  const int rows = (static_cast<int>(p.ops.size()) + per_row - 1) / per_row;
-  std::string s = Open("placement", width, rows * (box + pad) + 34);
-  s += Text(10, 14, fmt::format("every node in graph order (left to right, top to bottom): {} on the NPU, {} on the CPU",
-                                p.npu_nodes, p.cpu_nodes));
-  for (size_t i = 0; i < p.ops.size(); ++i) {
-    const OpProfile& o = p.ops[i];
-    const int x = 10 + static_cast<int>(i % per_row) * (box + pad), y = 24 + static_cast<int>(i / per_row) * (box + pad);
-    const bool npu = o.unit == "npu";
-    s += fmt::format("<rect class=\"node\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"{}\"{}><title>{} ({}) on {}{}</title></rect>",
-                     x, y, box, box, npu ? kNpu : kCpu, npu ? "" : " stroke=\"#7a3d00\" stroke-width=\"1.5\"",
-                     EscapeXml(o.node), EscapeXml(o.op), o.unit, o.reason.empty() ? "" : ": " + EscapeXml(o.reason));
-  }
-  return s + "\n</svg>\n";
-}
-
 std::string BarsSvg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars, int width) {
   const int row = 13, label_w = 260;
   std::string s = Open("bars", width, static_cast<int>(bars.size()) * row + 30);
