@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kCpuFill = "#d9822b";
 constexpr const char* kNpuFill = "#2f6fb0";
 constexpr const char* kCopy = "#c0392b";
-constexpr int kBoxW = 96, kBoxH = 20, kColW = 118, kRowH = 28, kMargin = 10, kBandHead = 20, kBandGap = 18;
+constexpr int kBoxW = 96, kBoxH = 20, kColW = 118, kRowH = 28, kMargin = 18, kBandHead = 24, kBandGap = 18;
 
 std::string Short(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
@@ -118,7 +118,12 @@ std::string PlacementGraphSvg(const Profile& p, int width) {
     const double x1 = X(a) + kBoxW, y1 = Y(a) + kBoxH / 2.0, x2 = X(b), y2 = Y(b) + kBoxH / 2.0;
     std::string d;
     double mx, my;
-    if (!across) {
+    if (!across && b.layer - a.layer > 1) {  // skips columns: over the band's first row, clear of the boxes between
+      const double top = band_top[a.layer / per_band] + kBandHead - 6 + 1.2 * lane;
+      const double out = x1 + 11 + 2 * lane, in = x2 - 11 + 2 * lane;
+      d = fmt::format("M{:.1f},{:.1f} H{:.1f} V{:.1f} H{:.1f} V{:.1f} H{:.1f}", x1, y1, out, top, in, y2, x2);
+      mx = (out + in) / 2, my = top;
+    } else if (!across) {
       const double dx = std::max(12.0, (x2 - x1) / 2);
       d = fmt::format("M{:.1f},{:.1f} C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}", x1, y1, x1 + dx, y1, x2 - dx, y2, x2, y2);
       mx = (x1 + x2) / 2, my = (y1 + y2) / 2;
@@ -157,7 +162,7 @@ std::string PlacementGraphSvg(const Profile& p, int width) {
                      EscapeXml(title), npu ? "npu" : "cpu", b.ops.size(), x, y, kBoxW, kBoxH, npu ? kNpuFill : kCpuFill,
                      npu ? "#1d4f85" : "#7a3d00", b.ops.size() > 1 ? 2.5 : 1);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#fff\">{}</text></g>\n", x + kBoxW / 2.0,
-                     y + 13.5, EscapeXml(Short(label, 19)));
+                     y + 13.5, EscapeXml(Short(label, 18)));
   }
   return s + "</svg>\n";
 }

@@ -7,8 +7,9 @@
 // deepest (longest path from the inputs); layers are columns read left to right, wrapped
 // into bands the width of the page like lines of text; within a column nodes are ordered by
 // the mean position of their producers (barycentre), so that chains stay level. An edge in
-// its band is a curve; an edge to a later band runs right of its source, along the gap below
-// the source's band and down to its target. Graphs of more than kCollapseAbove nodes have
+// its band is a curve to the next column or, when it skips columns, runs above the band's
+// first row; an edge to a later band runs right of its source, along the gap below the
+// source's band and down to its target. Graphs of more than kCollapseAbove nodes have
 // their chains collapsed: consecutive nodes on one unit where each is the only consumer of
 // the one before and has no other producer become one box ("k ops", every member's name and
 // reason in its title). Checked in headless Chromium by tests/report/html_render_test.py

@@ -60,6 +60,8 @@ std::string ProfileHtml(const Profile& p) {
        "(DMA in)</span><span><i style=\"background:#2e9e5b\"></i>execute (MAC array)</span><span><i "
        "style=\"background:#e0a526\"></i>vector</span><span><i style=\"background:#8e6cc2\"></i>store (DMA out)</span></div>\n";
   h += TimelineSvg(p, width);
+  if (p.npu_s < 0.5 * p.latency_s && p.npu_s > 0)  // the NPU's part is thin on the whole run's axis
+    h += "<h3 class=\"sub\">The NPU's part alone</h3>\n" + TimelineSvg(p, width, /*npu_only=*/true);
   h += "<div class=\"row\"><div><h2>Roofline</h2>\n" + RooflineSvg(p, 560, 380) + "</div><div><h2>Memory over time</h2>\n" +
        OccupancySvg(p, 600) + "</div></div>\n";
   h += "<h2>Placement</h2>\n<div class=\"legend\"><span><i style=\"background:#2f6fb0\"></i>NPU</span><span><i "

@@ -1,7 +1,7 @@
 // The profile's plots as SVG, drawn here (no scripts, no external resources), for the HTML
 // report (profile_html.h). Each plot is one <svg> element with a class naming it
 // ("timeline", "roofline", "occupancy", "bars") so that a test can find it.
-//   - Timeline: a Gantt row per track (the CPU thread, then each NPU core's load, execute,
+//   - Timeline: a Gantt row per track (the CPU threads, then each NPU core's load, execute,
 //     vector and store queues); slices closer than a pixel on one row merge into one bar.
 //   - Roofline: each NPU layer with MACs a point at (MACs per DRAM byte, achieved MAC/s),
 //     under the roofs min(peak MAC/s, intensity x DRAM bandwidth); log-log.
@@ -17,7 +17,8 @@
 
 namespace edgec::report {
 
-std::string TimelineSvg(const Profile& p, int width);
+// npu_only: the NPU's rows alone, the time when no NPU queue is busy cut out ("timeline-npu").
+std::string TimelineSvg(const Profile& p, int width, bool npu_only = false);
 std::string RooflineSvg(const Profile& p, int width, int height);
 std::string OccupancySvg(const Profile& p, int width);
 struct Bar {

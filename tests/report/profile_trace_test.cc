@@ -11,6 +11,7 @@
 #include "report/chrome_trace.h"
 #include "report/profile.h"
 #include "report/profile_html.h"
+#include "report/profile_svg.h"
 #include "report_test_model.h"
 
 namespace edgec::report {
@@ -191,6 +192,35 @@ TEST(ProfileTrace, PerThreadCpuTracks) {
       }
     EXPECT_EQ(trace_slices, worker);
   }
+}
+
+// The report's NPU-only timeline cuts out the CPU's stretches between NPU segments: with the
+// residual add on the CPU the small CNN has two NPU tasks, so one cut; no CPU rows.
+TEST(ProfileTrace, NpuOnlyTimelineCutsTheCpuStretches) {
+  Graph g = testing_report::IntegerCnn();
+  partition::PartitionOptions o = testing_report::SlowCpu();
+  for (const Node* n : g.nodes())
+    if (n->op() == OpKind::kQLinearAdd) o.pins[n->name()] = artifact_io::Unit::kCpu;
+  auto c = testing_report::CompileAndLoad(g, npu::DefaultTarget(), "npu_only", o);
+  ASSERT_TRUE(c);
+  int tasks = 0;
+  for (const auto& s : c->loaded.meta.segments) tasks += s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty();
+  ASSERT_EQ(tasks, 2);
+  std::map<std::string, Tensor> in = {{"x", testing_quant::Normal({1, 16, 24, 24}, 5)}};
+  auto r = RunArtifact(c->loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto p = BuildProfile("npu_only.edgec", c->loaded, *r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const std::string svg = TimelineSvg(*p, 1180, /*npu_only=*/true);
+  int cuts = 0;
+  for (size_t at = svg.find("stroke-dasharray=\"2 2\""); at != std::string::npos; at = svg.find("stroke-dasharray=\"2 2\"", at + 1))
+    ++cuts;
+  EXPECT_EQ(cuts, tasks - 1);
+  EXPECT_EQ(svg.find("CPU thread"), std::string::npos);
+  EXPECT_NE(svg.find("core 0 load"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"timeline-npu\""), std::string::npos);
+  // The whole-run timeline has none of those cuts.
+  EXPECT_EQ(TimelineSvg(*p, 1180).find("stroke-dasharray=\"2 2\""), std::string::npos);
 }
 
 TEST(ProfileTrace, ValidatorCatchesBrokenTraces) {
