@@ -147,9 +147,10 @@ std::string PlacementGraphSvg(const Profile& p, int width) {
     const bool npu = head.unit == "npu";
     bool same_op = true;
     for (int i : b.ops) same_op &= p.ops[i].op == head.op;
-    const std::string label = b.ops.size() == 1 ? head.op
-                              : same_op         ? fmt::format("{} x{}", head.op, b.ops.size())
-                                                : fmt::format("{} +{}", head.op, b.ops.size() - 1);
+    const std::string suffix = b.ops.size() == 1 ? ""
+                               : same_op         ? fmt::format(" x{}", b.ops.size())
+                                                 : fmt::format(" +{}", b.ops.size() - 1);
+    const std::string label = Short(head.op, 17 - suffix.size()) + suffix;  // fits the box at 9px
     std::string title;
     for (size_t k = 0; k < b.ops.size() && k < 40; ++k) {
       const OpProfile& o = p.ops[b.ops[k]];
@@ -162,7 +163,7 @@ std::string PlacementGraphSvg(const Profile& p, int width) {
                      EscapeXml(title), npu ? "npu" : "cpu", b.ops.size(), x, y, kBoxW, kBoxH, npu ? kNpuFill : kCpuFill,
                      npu ? "#1d4f85" : "#7a3d00", b.ops.size() > 1 ? 2.5 : 1);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#fff\">{}</text></g>\n", x + kBoxW / 2.0,
-                     y + 13.5, EscapeXml(Short(label, 18)));
+                     y + 13.5, EscapeXml(label));
   }
   return s + "</svg>\n";
 }
