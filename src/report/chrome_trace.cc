@@ -4,13 +4,15 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "support/status.h"
 
 namespace edgec::report {
 namespace {
 
 constexpr int kCpuPid = 1, kNpuPid = 2;
-int PidOf(int track) { return track == kCpuTrack ? kCpuPid : kNpuPid; }
+int PidOf(int track) { return IsCpuTrack(track) ? kCpuPid : kNpuPid; }
 double Us(double s) { return s * 1e6; }
 
 }  // namespace
@@ -18,13 +20,15 @@ double Us(double s) { return s * 1e6; }
 nlohmann::json ChromeTrace(const Profile& p) {
   using nlohmann::json;
   json ev = json::array();
-  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kCpuPid}, {"tid", 0}, {"args", {{"name", "CPU"}}}});
+  const char* source = p.cpu_measured ? "measured on this host" : "cost model, threads as run on this host";
+  ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kCpuPid}, {"tid", 0},
+                {"args", {{"name", fmt::format("CPU ({} thread(s); times: {})", p.cpu_threads, source)}}}});
   ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kNpuPid}, {"tid", 0},
                 {"args", {{"name", "NPU (" + p.target + ")"}}}});
   for (const auto& [track, name] : p.track_names) {
     ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", PidOf(track)}, {"tid", track}, {"args", {{"name", name}}}});
     ev.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", PidOf(track)}, {"tid", track},
-                  {"args", {{"sort_index", track}}}});
+                  {"args", {{"sort_index", IsCpuTrack(track) ? CpuThreadOf(track) : track}}}});
   }
   // Slices per track in time order; a slice never starts before the previous one ended.
   std::map<int, std::vector<const Span*>> by_track;
@@ -36,6 +40,7 @@ nlohmann::json ChromeTrace(const Profile& p) {
       const double b = std::max(Us(s->start_s), last), e = std::max(Us(s->end_s), b);
       json args = {{"layer", s->layer}};
       if (s->bytes) args["bytes"] = s->bytes;
+      if (s->category == "cpu") args["source"] = p.cpu_measured ? "measured" : "cost model";
       ev.push_back({{"name", s->name}, {"cat", s->category}, {"ph", "B"}, {"ts", b}, {"pid", PidOf(track)},
                     {"tid", track}, {"args", args}});
       ev.push_back({{"name", s->name}, {"cat", s->category}, {"ph", "E"}, {"ts", e}, {"pid", PidOf(track)}, {"tid", track}});

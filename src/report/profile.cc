@@ -194,10 +194,25 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
     (l.unit == artifact_io::Unit::kNpu ? p.npu_nodes : p.cpu_nodes)++;
     p.ops.push_back(std::move(o));
   }
+  // The graph's edges between the rows (the placement graph).
+  std::unordered_map<std::string, int> row_of;
+  for (size_t i = 0; i < p.ops.size(); ++i) row_of[p.ops[i].node] = static_cast<int>(i);
+  for (const Node* n : a.graph.nodes()) {
+    auto to = row_of.find(n->name());
+    if (to == row_of.end()) continue;
+    for (const Value* v : n->inputs()) {
+      if (!v || !v->producer()) continue;
+      auto from = row_of.find(v->producer()->name());
+      if (from != row_of.end()) p.edges.push_back({from->second, to->second});
+    }
+  }
   if (!timeline) return p;
 
   // The timeline, in graph order (see profile.h).
   p.track_names[kCpuTrack] = "CPU thread 0";
+  p.cpu_threads = std::max({1, r.cpu_threads, static_cast<int>(r.cpu_thread_ids.size())});
+  for (size_t k = 1; k < r.cpu_thread_ids.size(); ++k)
+    p.track_names[CpuThreadTrack(static_cast<int>(k))] = fmt::format("CPU thread {}", k);
   std::unordered_map<std::string, int> index_of;
   for (size_t i = 0; i < p.ops.size(); ++i) index_of[p.ops[i].node] = static_cast<int>(i);
   std::map<size_t, bool> segment_done;
@@ -209,6 +224,9 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
     if (seg == segment_of.end() || a.meta.segments[seg->second].npu.instructions.empty()) {
       o.start_s = now;
       if (l.seconds > 0) p.spans.push_back({kCpuTrack, l.node, l.unit == artifact_io::Unit::kNpu ? "view" : "cpu", l.node, now, now + l.seconds, 0});
+      for (const LayerRun::ThreadShare& sh : l.threads)  // thread 0's shares are inside its node's slice
+        if (sh.thread > 0 && sh.end_s > sh.begin_s)
+          p.spans.push_back({CpuThreadTrack(sh.thread), l.node, "cpu", l.node, now + sh.begin_s, now + sh.end_s, 0});
       now += l.seconds;
       continue;
     }
@@ -324,7 +342,7 @@ nlohmann::json ProfileJson(const Profile& p) {
   nlohmann::json j = {{"file", p.file},       {"target", p.target},     {"latency_s", p.latency_s},
                       {"npu_s", p.npu_s},     {"cpu_s", p.cpu_s},       {"cpu_measured", p.cpu_measured}, {"copy_s", p.copy_s},
                       {"cache_s", p.cache_s}, {"npu_nodes", p.npu_nodes}, {"cpu_nodes", p.cpu_nodes},
-                      {"ops", ops}};
+                      {"ops", ops}, {"edges", p.edges}};
   if (p.energy_uj >= 0) j["energy_uj"] = p.energy_uj;
   return j;
 }

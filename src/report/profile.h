@@ -6,7 +6,10 @@
 // placement reason. Energy per op when the target gives energy figures (npu/target.h Energy).
 //
 // Over time (one inference, seconds from 0): the run is laid out in graph order the way the
-// runtime runs it: a CPU node takes the CPU thread for its time; an NPU segment, when its first
+// runtime runs it: a CPU node takes CPU thread 0 (the thread that runs the plan's steps) for
+// its time, and each share of its kernel's parallel regions goes on the worker thread that
+// ran it (when the run recorded threads: LayerRun::threads, measured or scaled to the cost
+// model's time, cpu_thread_trace.h); an NPU segment, when its first
 // node comes up, takes its copies into the NPU (CPU thread), then its simulated task with every
 // instruction on its core's queue track (load, execute, vector, store) and every DMA also on
 // the DMA engine that carried it (per core, the first engine free at its start). Tokens between
@@ -44,8 +47,8 @@ struct OpProfile {
   double energy_uj = -1;  // -1: the target gives no energy figures
 };
 
-// One slice on a track. Tracks: "cpu" (tid 0), NPU core c queue q (tid 1 + 16c + q), core c
-// DMA engine e (tid 1 + 16c + 4 + e).
+// One slice on a track. Tracks: CPU thread 0 (tid 0), CPU thread k > 0 (kCpuThreadBase + k),
+// NPU core c queue q (tid 1 + 16c + q), core c DMA engine e (tid 1 + 16c + 4 + e).
 struct Span {
   int track = 0;
   std::string name, category, layer;
@@ -67,11 +70,13 @@ struct Profile {
   double clock_hz = 0, peak_macs_per_cycle = 0, dram_bytes_per_s = 0;
   int64_t sram_bytes = 0, arena_bytes = 0;
   int cores = 0, dma_engines = 0;
+  int cpu_threads = 1;  // CPU threads with a track (the plan's thread count when not recorded)
   double latency_s = 0, npu_s = 0, cpu_s = 0, copy_s = 0, cache_s = 0;
   bool cpu_measured = false;  // cpu_s measured on this host, else the partitioner's cost model
   int npu_nodes = 0, cpu_nodes = 0;
   double energy_uj = -1;
   std::vector<OpProfile> ops;
+  std::vector<std::pair<int, int>> edges;  // producer -> consumer, indices into ops (each tensor once)
   std::vector<Span> spans;
   std::vector<TokenFlow> flows;
   std::vector<CounterSample> sram, arena, dram_bw;  // bytes, bytes, bytes/s
@@ -81,6 +86,10 @@ struct Profile {
 };
 
 inline constexpr int kCpuTrack = 0;
+inline constexpr int kCpuThreadBase = 1 << 20;
+inline int CpuThreadTrack(int thread) { return thread == 0 ? kCpuTrack : kCpuThreadBase + thread; }
+inline bool IsCpuTrack(int track) { return track == kCpuTrack || track >= kCpuThreadBase; }
+inline int CpuThreadOf(int track) { return track == kCpuTrack ? 0 : track - kCpuThreadBase; }
 inline int QueueTrack(int core, int queue) { return 1 + 16 * core + queue; }
 inline int DmaTrack(int core, int engine) { return 1 + 16 * core + 4 + engine; }
 

@@ -2,9 +2,11 @@
 #include "report/profile_html.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
+#include "report/placement_graph.h"
 #include "report/profile_svg.h"
 #include "support/status.h"
 
@@ -58,18 +60,33 @@ std::string ProfileHtml(const Profile& p) {
        "(DMA in)</span><span><i style=\"background:#2e9e5b\"></i>execute (MAC array)</span><span><i "
        "style=\"background:#e0a526\"></i>vector</span><span><i style=\"background:#8e6cc2\"></i>store (DMA out)</span></div>\n";
   h += TimelineSvg(p, width);
+  if (p.npu_s < 0.5 * p.latency_s && p.npu_s > 0)  // the NPU's part is thin on the whole run's axis
+    h += "<h3 class=\"sub\">The NPU's part alone</h3>\n" + TimelineSvg(p, width, /*npu_only=*/true);
   h += "<div class=\"row\"><div><h2>Roofline</h2>\n" + RooflineSvg(p, 560, 380) + "</div><div><h2>Memory over time</h2>\n" +
        OccupancySvg(p, 600) + "</div></div>\n";
   h += "<h2>Placement</h2>\n<div class=\"legend\"><span><i style=\"background:#2f6fb0\"></i>NPU</span><span><i "
-       "style=\"background:#d9822b\"></i>CPU (hover a box for its node and reason)</span></div>\n";
-  h += PlacementSvg(p, width);
+       "style=\"background:#d9822b\"></i>CPU (hover a box for its node and reason)</span><span><i style=\"background:"
+       "#c0392b\"></i>edge with a copy between CPU and NPU</span><span>thick border: a chain of nodes in one box</span></div>\n";
+  h += "<div class=\"graph\">" + PlacementGraphSvg(p, width) + "</div>\n";
+  // The CPU nodes and why: counted by the reason's kind (its text before a ':'), then every
+  // node in a <details> (open when there are few).
+  std::map<std::string, std::pair<int, double>> kinds;
+  for (const auto& o : p.ops)
+    if (o.unit == "cpu") {
+      auto& k = kinds[o.reason.substr(0, o.reason.find(':'))];
+      ++k.first, k.second += o.seconds;
+    }
+  h += "<table class=\"cpu-kinds\"><tr><th class=\"l\">why CPU nodes are not on the NPU</th><th>nodes</th><th>time</th></tr>\n";
+  for (const auto& [kind, nt] : kinds)
+    h += fmt::format("<tr><td class=\"l reason\">{}</td><td>{}</td><td>{}</td></tr>\n", EscapeXml(kind), nt.first, Ms(nt.second));
+  h += fmt::format("</table>\n<details{}><summary>every CPU node ({})</summary>", p.cpu_nodes <= 20 ? " open" : "", p.cpu_nodes);
   h += "<table class=\"cpu-reasons\"><tr><th class=\"l\">CPU node</th><th class=\"l\">op</th><th>time</th><th "
        "class=\"l\">why not on the NPU</th></tr>\n";
   for (const auto& o : p.ops)
     if (o.unit == "cpu")
       h += fmt::format("<tr><td class=\"l cpu\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l reason\">{}</td></tr>\n",
                        EscapeXml(o.node), EscapeXml(o.op), Ms(o.seconds), EscapeXml(o.reason));
-  h += "</table>\n";
+  h += "</table></details>\n";
   if (!p.error.empty()) {
     std::vector<Bar> bars;
     for (const auto& o : p.ops)

@@ -71,27 +71,74 @@ std::string EscapeXml(const std::string& s) {
   return o;
 }
 
-std::string TimelineSvg(const Profile& p, int width) {
-  // Rows: the CPU thread, then the queues of each core that ran something.
-  std::vector<int> rows = {kCpuTrack};
+std::string TimelineSvg(const Profile& p, int width, bool npu_only) {
+  // Rows: the CPU threads, then the queues of each core that ran something.
+  std::vector<int> rows;
   std::map<int, std::vector<const Span*>> by_track;
   for (const Span& s : p.spans)
-    if (s.category != "sync" && s.track % 16 < 5) by_track[s.track].push_back(&s);
+    if (s.category != "sync" && (IsCpuTrack(s.track) ? !npu_only : s.track % 16 < 5)) by_track[s.track].push_back(&s);
+  if (!npu_only) rows.push_back(kCpuTrack);
   for (auto& [track, list] : by_track)
-    if (track != kCpuTrack) rows.push_back(track);
+    if (track != kCpuTrack && IsCpuTrack(track)) rows.push_back(track);
+  for (auto& [track, list] : by_track)
+    if (!IsCpuTrack(track)) rows.push_back(track);
+  // NPU only: the stretches where the CPU thread ran while no NPU queue was busy are cut out;
+  // `busy` holds the NPU's intervals (idle time inside a task kept) and where each starts on
+  // the cut axis.
+  struct Busy {
+    double from, to, at;
+  };
+  std::vector<Busy> busy;
+  if (npu_only) {
+    std::vector<std::pair<double, double>> iv;
+    for (auto& [track, list] : by_track)
+      for (const Span* sp : list) iv.push_back({sp->start_s, sp->end_s});
+    std::sort(iv.begin(), iv.end());
+    std::vector<double> cpu_starts;
+    for (const Span& sp : p.spans)
+      if (sp.track == kCpuTrack) cpu_starts.push_back(sp.start_s);
+    std::sort(cpu_starts.begin(), cpu_starts.end());
+    auto cpu_ran = [&](double a, double b) {
+      auto it = std::lower_bound(cpu_starts.begin(), cpu_starts.end(), a);
+      return it != cpu_starts.end() && *it < b;
+    };
+    for (auto [a, b] : iv) {
+      if (!busy.empty() && (a <= busy.back().to || !cpu_ran(busy.back().to, a))) busy.back().to = std::max(busy.back().to, b);
+      else busy.push_back({a, b, busy.empty() ? 0 : busy.back().at + busy.back().to - busy.back().from});
+    }
+  }
+  auto at = [&](double t) {
+    if (!npu_only) return t;
+    auto it = std::upper_bound(busy.begin(), busy.end(), t, [](double v, const Busy& b) { return v < b.from; });
+    if (it == busy.begin()) return 0.0;
+    --it;
+    return it->at + std::min(t, it->to) - it->from;
+  };
   const int label_w = 110, row_h = 9, top = 28;
   const double plot_w = width - label_w - 20;
   const int height = top + static_cast<int>(rows.size()) * row_h + 40;
-  const double total = std::max(p.latency_s, 1e-12);
-  std::string s = Open("timeline", width, height);
-  s += Text(label_w, 16, fmt::format("one inference, {} in all; rows: CPU thread, then each NPU core's load / exec / "
-                                     "vector / store queue", Ms(total)));
+  const double total = std::max(npu_only ? (busy.empty() ? 0 : at(busy.back().to)) : p.latency_s, 1e-12);
+  std::string s = Open(npu_only ? "timeline-npu" : "timeline", width, height);
+  if (npu_only)
+    s += Text(label_w, 16, fmt::format("the NPU's {} back to back: the {} stretches where the CPU ran (nodes, copies) "
+                                       "and no NPU queue was busy are cut out (dashed lines)", Ms(total),
+                                       busy.size() > 0 ? busy.size() - 1 : 0));
+  else
+    s += Text(label_w, 16, fmt::format("one inference, {} in all; rows: CPU threads (times {}), then each NPU core's "
+                                       "load / exec / vector / store queue", Ms(total),
+                                       p.cpu_measured ? "measured" : "from the cost model"));
   s += TimeAxis(label_w, plot_w, top + rows.size() * row_h + 4, total, top);
+  for (size_t k = 1; k < busy.size(); ++k) {
+    const double x = label_w + plot_w * busy[k].at / total;
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#888\" stroke-dasharray=\"2 2\"/>\n",
+                     x, top, top + rows.size() * row_h);
+  }
   for (size_t r = 0; r < rows.size(); ++r) {
     const int track = rows[r];
     const double y = top + r * row_h;
-    const int q = track == kCpuTrack ? -1 : (track - 1) % 16;
-    if (track == kCpuTrack) s += Text(label_w - 6, y + row_h - 1, "CPU", "end", " font-size=\"9\"");
+    const int q = IsCpuTrack(track) ? -1 : (track - 1) % 16;
+    if (IsCpuTrack(track))
+      s += Text(label_w - 6, y + row_h - 1, fmt::format("CPU thread {}", CpuThreadOf(track)), "end", " font-size=\"9\"");
     else if (q == 0 || rows.size() < 40)
       s += Text(label_w - 6, y + row_h - 1, fmt::format("core {} {}", (track - 1) / 16, kQueueName[q]), "end",
                 " font-size=\"9\"");
@@ -109,8 +156,8 @@ std::string TimelineSvg(const Profile& p, int width) {
       bx0 = -1;
     };
     for (const Span* sp : list) {
-      const double x0 = label_w + plot_w * sp->start_s / total, x1 = label_w + plot_w * sp->end_s / total;
-      const std::string c = track == kCpuTrack ? (sp->category == "copy" ? "#999" : kCpu) : kQueueColour[q];
+      const double x0 = label_w + plot_w * at(sp->start_s) / total, x1 = label_w + plot_w * at(sp->end_s) / total;
+      const std::string c = IsCpuTrack(track) ? (sp->category == "copy" ? "#999" : kCpu) : kQueueColour[q];
       if (bx0 >= 0 && x0 <= bx1 + 1 && c == colour) {
         bx1 = std::max(bx1, x1);
         continue;
@@ -217,23 +264,6 @@ std::string OccupancySvg(const Profile& p, int width) {
     if (k == 2) s += TimeAxis(l, w, bot, total, bot);
   }
   return s + "</svg>\n";
-}
-
-std::string PlacementSvg(const Profile& p, int width) {
-  const int box = 14, pad = 3, per_row = std::max(1, (width - 20) / (box + pad));
-  const int rows = (static_cast<int>(p.ops.size()) + per_row - 1) / per_row;
-  std::string s = Open("placement", width, rows * (box + pad) + 34);
-  s += Text(10, 14, fmt::format("every node in graph order (left to right, top to bottom): {} on the NPU, {} on the CPU",
-                                p.npu_nodes, p.cpu_nodes));
-  for (size_t i = 0; i < p.ops.size(); ++i) {
-    const OpProfile& o = p.ops[i];
-    const int x = 10 + static_cast<int>(i % per_row) * (box + pad), y = 24 + static_cast<int>(i / per_row) * (box + pad);
-    const bool npu = o.unit == "npu";
-    s += fmt::format("<rect class=\"node\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"{}\"{}><title>{} ({}) on {}{}</title></rect>",
-                     x, y, box, box, npu ? kNpu : kCpu, npu ? "" : " stroke=\"#7a3d00\" stroke-width=\"1.5\"",
-                     EscapeXml(o.node), EscapeXml(o.op), o.unit, o.reason.empty() ? "" : ": " + EscapeXml(o.reason));
-  }
-  return s + "\n</svg>\n";
 }
 
 std::string BarsSvg(const std::string& title, const std::string& unit, const std::vector<Bar>& bars, int width) {

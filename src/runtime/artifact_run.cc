@@ -125,6 +125,23 @@ const artifact_io::Region* RegionNamed(const artifact_io::NpuProgramData& d, con
   return nullptr;
 }
 
+// A CPU row's region shares (RunCpuSegment's, from its step's start), moved past the row's
+// part before its step (`offset`, the segment's copies) and scaled to the row's time; threads
+// numbered in order of first appearance, the caller first.
+void AddThreadShares(const std::vector<CpuThreadShare>& shares, int64_t caller, double offset, double scale, LayerRun& lr,
+                     ArtifactRunResult& r) {
+  auto index_of = [&](int64_t tid) {
+    if (r.cpu_thread_ids.empty()) r.cpu_thread_ids.push_back(caller);
+    auto it = std::find(r.cpu_thread_ids.begin(), r.cpu_thread_ids.end(), tid);
+    if (it != r.cpu_thread_ids.end()) return static_cast<int>(it - r.cpu_thread_ids.begin());
+    r.cpu_thread_ids.push_back(tid);
+    return static_cast<int>(r.cpu_thread_ids.size() - 1);
+  };
+  for (const CpuThreadShare& s : shares) {
+    const double b = std::min((offset + s.begin_s) * scale, lr.seconds), e = std::min((offset + s.end_s) * scale, lr.seconds);
+    lr.threads.push_back({index_of(s.tid), b, std::max(b, e)});
+  }
+}
 
 }  // namespace
 
@@ -382,13 +399,17 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
       lr.kernel = CpuSegmentKernel(seg, n->name());
       double measured = 0;
       if (seg.nodes.front()->name() == n->name()) {  // the whole segment runs now; its copies go on this row
+        timing.record_threads = options_.record_threads;
         RETURN_IF_ERROR(RunCpuSegment(seg, env, &timing).WithContext(path));
         double steps = 0;
         for (const auto& [name, sec] : timing.node_seconds) steps += sec;
         measured = std::max(0.0, timing.seconds - steps);
       }
+      const double before_step = measured;  // the segment's copies, on its first row
       if (auto it = timing.node_seconds.find(n->name()); it != timing.node_seconds.end()) measured += it->second;
       lr.seconds = cpu_seconds(*n, measured);
+      if (auto it = timing.node_threads.find(n->name()); it != timing.node_threads.end() && measured > 0)
+        AddThreadShares(it->second, timing.caller, before_step, lr.seconds / measured, lr, r);
       r.layers.push_back(std::move(lr));
       continue;
     }

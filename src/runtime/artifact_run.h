@@ -56,6 +56,15 @@ struct LayerRun {
   std::string kernel;  // what ran it: "npu-sim", a CPU plan's kernel, "reference", ...
   double seconds = 0;  // simulated (NPU), measured or estimated (CPU) time, copies included
   double start_cycle = 0;  // NPU: first cycle of the layer in its segment's task
+  // CPU nodes, with ArtifactRunOptions::record_threads: the parallel-region shares its kernel
+  // ran, `thread` an index into ArtifactRunResult::cpu_thread_ids, [begin_s, end_s) from the
+  // row's start within `seconds` (the time's source: measured, or the cost model with each
+  // share scaled by cost / measured).
+  struct ThreadShare {
+    int thread = 0;
+    double begin_s = 0, end_s = 0;
+  };
+  std::vector<ThreadShare> threads;
 };
 
 struct ArtifactRunResult {
@@ -67,6 +76,8 @@ struct ArtifactRunResult {
   bool cpu_measured = false;  // cpu_s measured on this host (fast kernels), else the cost model
   double cpu_model_s = 0;     // the partitioner's cost model for the same CPU nodes
   int cpu_threads = 0;        // the CPU plans' threads (measured runs)
+  // With record_threads: the OS threads that ran CPU steps, the one that called Run first.
+  std::vector<int64_t> cpu_thread_ids;
   double cache_s = 0;           // cache maintenance at hand-overs
   int cache_steps[3] = {0, 0, 0};  // flushes, invalidates, barriers
   int copies = 0;
@@ -98,6 +109,8 @@ struct ArtifactRunOptions {
   // under any load, so reports and diffs are reproducible) or, with fast kernels, the time
   // measured on this host.
   bool measure_cpu = false;
+  // Record which threads ran each CPU node's parallel regions (LayerRun::threads).
+  bool record_threads = false;
 };
 
 // One executor per compiled model and session: the CPU plans are built once (Create) and

@@ -1,10 +1,13 @@
 #include "runtime/cpu_segment.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "lower/cpu_lower.h"
+#include "runtime/cpu_thread_trace.h"
 
 namespace edgec {
 
@@ -105,15 +108,30 @@ Status RunCpuSegment(CpuSegment& s, std::unordered_map<std::string, Tensor>& env
     RETURN_IF_ERROR(s.exec->Run(in, &s.results));
     s.warm = true;
   }
+  std::optional<cpu_trace::ThreadRecording> recording;
+  if (timing->record_threads) recording.emplace();
   const auto t0 = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(s.exec->Run(in, &s.results));
   timing->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<cpu_trace::RegionSlice> regions;
+  if (recording) regions = recording->Take();
   const auto& outs = s.plan->outputs();
   if (outs.size() != s.results.size()) return Internal("CPU plan returned {} outputs, not {}", s.results.size(), outs.size());
   for (size_t i = 0; i < outs.size(); ++i) env[outs[i]->name()] = std::move(s.results[i]);  // the next Run allocates anew
   timing->node_seconds.clear();
   const auto& nanos = s.exec->step_nanos();
   for (const auto& [name, step] : s.step_of) timing->node_seconds[name] = nanos[step] * 1e-9;
+  timing->node_threads.clear();
+  if (!recording) return Status::Ok();
+  // A region's share belongs to the step whose span holds its start (steps run one at a time).
+  timing->caller = recording->thread();
+  const auto& begins = s.exec->step_begin_nanos();
+  for (const auto& [name, step] : s.step_of) {
+    const int64_t b = begins[step], e = b + nanos[step];
+    for (const cpu_trace::RegionSlice& r : regions)
+      if (r.begin_ns >= b && r.begin_ns < e)
+        timing->node_threads[name].push_back({r.tid, (r.begin_ns - b) * 1e-9, (std::min(r.end_ns, e) - b) * 1e-9});
+  }
   return Status::Ok();
 }
 

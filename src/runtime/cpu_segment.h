@@ -46,9 +46,19 @@ StatusOr<std::vector<CpuSegment>> BuildCpuSegments(const Graph& g, const std::fu
 // run's wall time (copies into and out of the arena included). The first call runs the plan
 // once more before the timed run (first-touch page faults, kernel and thread-pool set-up),
 // so the times are the steady state's.
+// With `record_threads` set by the caller, `node_threads` gets each node's parallel-region
+// shares (cpu_thread_trace.h) from the timed run: the OS thread and [begin, end) in seconds
+// from the node's step start; `caller` is the thread that ran the steps.
+struct CpuThreadShare {
+  int64_t tid = 0;
+  double begin_s = 0, end_s = 0;
+};
 struct CpuSegmentTiming {
   std::unordered_map<std::string, double> node_seconds;
   double seconds = 0;
+  bool record_threads = false;
+  int64_t caller = 0;
+  std::unordered_map<std::string, std::vector<CpuThreadShare>> node_threads;
 };
 Status RunCpuSegment(CpuSegment& s, std::unordered_map<std::string, Tensor>& env, CpuSegmentTiming* timing);
 

@@ -121,9 +121,11 @@ class PlanExecutor {
   // outputs; tensors already of the right type are reused (no allocation).
   Status Run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
 
-  // Per step wall time of the last Run, in nanoseconds (profiling on when enabled).
+  // Per step wall time of the last Run, in nanoseconds (profiling on when enabled), and when
+  // each step began (steady clock, nanoseconds since its epoch: cpu_thread_trace.h's clock).
   void set_profiling(bool on) { profiling_ = on; }
   const std::vector<int64_t>& step_nanos() const { return step_nanos_; }
+  const std::vector<int64_t>& step_begin_nanos() const { return step_begin_nanos_; }
 
   // Per graph input: whether Run reads the caller's tensor itself (when it is 64-byte
   // aligned) instead of copying it into the arena. Inputs read by a reference kernel, or
@@ -162,7 +164,7 @@ class PlanExecutor {
   std::vector<bool> in_place_input_;        // per graph input: read from the caller's tensor
   std::vector<const std::byte*> input_base_;  // per graph input: this Run's base address
   bool profiling_ = false;
-  std::vector<int64_t> step_nanos_;
+  std::vector<int64_t> step_nanos_, step_begin_nanos_;
 };
 
 }  // namespace edgec

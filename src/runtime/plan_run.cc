@@ -98,6 +98,7 @@ PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
   }
   BindInputsInPlace();
   step_nanos_.assign(plan.steps_.size(), 0);
+  step_begin_nanos_.assign(plan.steps_.size(), 0);
 }
 
 // Every pointer that reads a graph input's buffer (the input itself or a view of it: one
@@ -236,6 +237,7 @@ Status PlanExecutor::RunStatic(const std::map<std::string, Tensor>& inputs, std:
     }
     if (profiling_) {
       step_nanos_[s] = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+      step_begin_nanos_[s] = std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count();
     }
   }
   const auto& outs = plan_.graph_.outputs();

@@ -1,9 +1,12 @@
 """The profile's HTML report rendered in headless Chromium (Debian `chromium`).
 
 Compiles a zoo CNN (int8, edge-default), writes `edgec profile --html`, then:
+  - the trace written beside it validates (trace_check.py);
   - the DOM Chromium built has the plots: the timeline, roofline, occupancy and placement
-    SVGs, one roofline point per NPU layer with MACs and DRAM bytes (from `profile --json`),
-    one placement box per node;
+    SVGs, one roofline point per NPU layer with MACs and DRAM bytes (from `profile --json`);
+    the placement graph's boxes hold every node once, one edge path per pair of connected
+    boxes (the graph's edges from `profile --json`) and a dashed copy edge for each pair on
+    different units;
   - a screenshot shows every plot drawn: the timeline's execute and load bars, the roof, the
     placement boxes and the occupancy areas each cover pixels of their colour;
   - the console logged no error.
@@ -17,6 +20,9 @@ import subprocess
 import sys
 
 from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace_check  # noqa: E402
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 MODEL = sys.argv[2] if len(sys.argv) > 2 else "squeezenet1_1"
@@ -45,7 +51,8 @@ def main():
     compiled = os.path.join(WORK, "model.edgec")
     run(EDGEC, "compile", qdq, "--target", "edge-default", "-q", "-o", compiled)
     html = os.path.abspath(os.path.join(WORK, "report.html"))
-    prof = json.loads(run(EDGEC, "profile", compiled, "--html", html, "--json"))
+    trace = os.path.join(WORK, "trace.json")
+    prof = json.loads(run(EDGEC, "profile", compiled, "--html", html, "--trace", trace, "--json"))
     npu_points = sum(1 for o in prof["ops"] if o["simulated"] and o["macs"] > 0 and o["cycles"] > 0 and o["dram_bytes"] > 0)
 
     src = open(html).read()
@@ -69,9 +76,23 @@ def main():
     points = d.count('<circle class="layer"')
     if points != npu_points or points == 0:
         failures.append(f"roofline: {points} points, expected {npu_points} (NPU layers with MACs)")
-    boxes = d.count('<rect class="node"')
-    if boxes != len(prof["ops"]):
-        failures.append(f"placement: {boxes} boxes, expected {len(prof['ops'])} nodes")
+    trace_errors = trace_check.validate(json.load(open(trace)))
+    if trace_errors:
+        failures.append(f"trace: {len(trace_errors)} problem(s), first: {trace_errors[0]}")
+    members = [int(m) for m in re.findall(r'<rect class="node (?:npu|cpu)" data-ops="(\d+)"', d)]
+    boxes = len(members)
+    if sum(members) != len(prof["ops"]) or boxes == 0:
+        failures.append(f"placement: boxes hold {sum(members)} nodes, expected {len(prof['ops'])}")
+    if boxes == len(prof["ops"]):  # nothing collapsed: the edges are the graph's
+        units = [o["unit"] for o in prof["ops"]]
+        pairs = {(a, b) for a, b in prof["edges"]}
+        want_copies = sum(1 for a, b in pairs if units[a] != units[b])
+        edges, copies = d.count('<path class="edge'), d.count('<path class="edge copy"')
+        if edges != len(pairs) or edges == 0:
+            failures.append(f"placement: {edges} edges, expected {len(pairs)}")
+        if copies != want_copies or d.count('<circle class="copy"') != want_copies:
+            failures.append(f"placement: {copies} copy edges, expected {want_copies}")
+        print(f"  placement graph: {boxes} boxes, {edges} edges, {copies} copies between the units")
     if d.count('<polygon class="series"') != 3:
         failures.append("occupancy: expected 3 series")
 
@@ -87,7 +108,8 @@ def main():
         "timeline execute bars": ((0x2E, 0x9E, 0x5B), 300),
         "timeline load bars": ((0x5A, 0xA9, 0xE6), 300),
         "roof line and limits": ((0xC0, 0x39, 0x2B), 150),
-        "placement boxes (NPU)": ((0x2F, 0x6F, 0xB0), 14 * 14 * 5),
+        "placement boxes (NPU)": ((0x2F, 0x6F, 0xB0), 96 * 20 * 5),
+        "placement boxes (CPU)": ((0xD9, 0x82, 0x2B), 96 * 20),
         "SRAM occupancy area": ((0xB5, 0xCB, 0xE2), 500),   # #2f6fb0 at 35% over white
         "DRAM bandwidth area": ((0xB5, 0xDD, 0xC5), 500),   # #2e9e5b at 35% over white
     }

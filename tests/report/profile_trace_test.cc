@@ -11,6 +11,7 @@
 #include "report/chrome_trace.h"
 #include "report/profile.h"
 #include "report/profile_html.h"
+#include "report/profile_svg.h"
 #include "report_test_model.h"
 
 namespace edgec::report {
@@ -135,6 +136,91 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
           a.start_s < b.end_s && b.start_s < a.end_s)
         parallel = true;
   EXPECT_TRUE(parallel);
+}
+
+// With two CPU threads the trace has a track per thread: each share of a CPU node's parallel
+// regions that ran on the worker is a slice on "CPU thread 1" inside its node's slice on
+// thread 0, whether the times are measured or the cost model's (scaled).
+TEST(ProfileTrace, PerThreadCpuTracks) {
+  Graph g = testing_report::IntegerCnn();
+  partition::PartitionOptions o = testing_report::SlowCpu();
+  for (const Node* n : g.nodes())  // the residual add on the CPU: 36864 elements, two threads' worth
+    if (n->op() == OpKind::kQLinearAdd) o.pins[n->name()] = artifact_io::Unit::kCpu;
+  ASSERT_EQ(o.pins.size(), 1u);
+  auto c = testing_report::CompileAndLoad(g, npu::DefaultTarget(), "threads", o);
+  ASSERT_TRUE(c);
+  const std::string pinned = o.pins.begin()->first;
+  std::map<std::string, Tensor> in = {{"x", testing_quant::Normal({1, 16, 24, 24}, 5)}};
+  for (bool measured : {true, false}) {
+    ArtifactRunOptions ro;
+    ro.threads = 2;
+    ro.record_threads = true;
+    ro.measure_cpu = measured;
+    auto r = RunArtifact(c->loaded, ArtifactDevice::kNpuSim, in, ro);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto p = BuildProfile("threads.edgec", c->loaded, *r);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->cpu_threads, 2);
+    const json trace = ChromeTrace(*p);
+    const auto errors = ValidateTrace(trace);
+    EXPECT_TRUE(errors.empty()) << errors.size() << " error(s), first: " << errors[0];
+    std::map<int, std::string> cpu_tracks;
+    for (const json& e : trace["traceEvents"])
+      if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) cpu_tracks[e["tid"]] = e["args"]["name"];
+    ASSERT_EQ(cpu_tracks.size(), 2u);
+    EXPECT_EQ(cpu_tracks[kCpuTrack], "CPU thread 0");
+    EXPECT_EQ(cpu_tracks[CpuThreadTrack(1)], "CPU thread 1");
+    // Thread 1's slices: on the CPU process, inside their node's slice on thread 0.
+    std::map<std::string, std::pair<double, double>> node_span;
+    for (const Span& s : p->spans)
+      if (s.track == kCpuTrack && s.category == "cpu") node_span[s.layer] = {s.start_s, s.end_s};
+    int worker = 0, on_pinned = 0;
+    for (const Span& s : p->spans) {
+      if (s.track != CpuThreadTrack(1)) continue;
+      ++worker;
+      on_pinned += s.layer == pinned;
+      ASSERT_TRUE(node_span.count(s.layer)) << s.layer;
+      EXPECT_GE(s.start_s, node_span[s.layer].first - 1e-12) << s.layer;
+      EXPECT_LE(s.end_s, node_span[s.layer].second + 1e-12) << s.layer;
+    }
+    EXPECT_GT(on_pinned, 0) << (measured ? "measured" : "cost model");
+    int trace_slices = 0;
+    for (const json& e : trace["traceEvents"])
+      if (e["ph"] == "B" && e["pid"] == 1 && e["tid"] == CpuThreadTrack(1)) {
+        ++trace_slices;
+        EXPECT_EQ(e["args"]["source"], measured ? "measured" : "cost model");
+      }
+    EXPECT_EQ(trace_slices, worker);
+  }
+}
+
+// The report's NPU-only timeline cuts out the CPU's stretches between NPU segments: with the
+// residual add on the CPU the small CNN has two NPU tasks, so one cut; no CPU rows.
+TEST(ProfileTrace, NpuOnlyTimelineCutsTheCpuStretches) {
+  Graph g = testing_report::IntegerCnn();
+  partition::PartitionOptions o = testing_report::SlowCpu();
+  for (const Node* n : g.nodes())
+    if (n->op() == OpKind::kQLinearAdd) o.pins[n->name()] = artifact_io::Unit::kCpu;
+  auto c = testing_report::CompileAndLoad(g, npu::DefaultTarget(), "npu_only", o);
+  ASSERT_TRUE(c);
+  int tasks = 0;
+  for (const auto& s : c->loaded.meta.segments) tasks += s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty();
+  ASSERT_EQ(tasks, 2);
+  std::map<std::string, Tensor> in = {{"x", testing_quant::Normal({1, 16, 24, 24}, 5)}};
+  auto r = RunArtifact(c->loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto p = BuildProfile("npu_only.edgec", c->loaded, *r);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const std::string svg = TimelineSvg(*p, 1180, /*npu_only=*/true);
+  int cuts = 0;
+  for (size_t at = svg.find("stroke-dasharray=\"2 2\""); at != std::string::npos; at = svg.find("stroke-dasharray=\"2 2\"", at + 1))
+    ++cuts;
+  EXPECT_EQ(cuts, tasks - 1);
+  EXPECT_EQ(svg.find("CPU thread"), std::string::npos);
+  EXPECT_NE(svg.find("core 0 load"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"timeline-npu\""), std::string::npos);
+  // The whole-run timeline has none of those cuts.
+  EXPECT_EQ(TimelineSvg(*p, 1180).find("stroke-dasharray=\"2 2\""), std::string::npos);
 }
 
 TEST(ProfileTrace, ValidatorCatchesBrokenTraces) {

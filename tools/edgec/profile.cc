@@ -55,6 +55,7 @@ int ProfileMain(const ProfileFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
   ArtifactRunOptions run_options;
   run_options.measure_cpu = f.measure_cpu;
+  run_options.record_threads = true;  // the CPU thread tracks of --trace and --html
   auto r = RunArtifact(a, ArtifactDevice::kNpuSim, *inputs, run_options);
   if (!r.ok()) return ReportError(r.status().message());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
