@@ -243,7 +243,7 @@ PYBIND11_MODULE(_edgec, m) {
       .def(
           "quantize",
           [](std::shared_ptr<edgec::Model> self, py::iterable calib, const std::string& method, bool per_channel,
-             const std::string& dtype, std::vector<std::string> keep_float) {
+             const std::string& dtype, std::vector<std::string> keep_float, std::vector<std::string> int16) {
             const auto inputs = self->inputs();
             std::vector<py::array> keep;
             std::vector<edgec::Sample> samples;
@@ -256,6 +256,7 @@ PYBIND11_MODULE(_edgec, m) {
             o.per_channel = per_channel;
             o.dtype = ParseDtype(dtype);
             o.keep_float = std::move(keep_float);
+            o.int16 = std::move(int16);
             edgec::Status st;
             {
               py::gil_scoped_release release;
@@ -265,8 +266,9 @@ PYBIND11_MODULE(_edgec, m) {
             return self;
           },
           py::arg("calib"), py::arg("method") = "entropy", py::arg("per_channel") = true, py::arg("dtype") = "i8",
-          py::arg("keep_float") = std::vector<std::string>(),
-          "Calibrates on an iterable of {input name: ndarray} and rewrites to int8 (QDQ) in place.")
+          py::arg("keep_float") = std::vector<std::string>(), py::arg("int16") = std::vector<std::string>(),
+          "Calibrates on an iterable of {input name: ndarray} and rewrites to int8 (QDQ) in place; the "
+          "norms and softmaxes named in int16 carry int16 activations.")
       .def(
           "compile",
           [](const edgec::Model& self, py::object target, py::object overrides, bool all_npu, bool single_buffer) {

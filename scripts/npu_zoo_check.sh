@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Compiled zoo models (the seven CNNs, unet_small, transformer, bert_tiny, sd_unet): `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
 # every target in targets/ (double buffering) and on the default target with single
-# buffering. Each model is quantized once (i8 activations) with generated calibration data.
+# buffering. Each model is quantized once (i8 activations) with generated calibration data;
+# a model with norms or softmaxes also once with them in int16 (`--int16 all`, the ".int16"
+# cases: the int16 layers stay on the CPU with their reason, the rest as before).
 # Usage: scripts/npu_zoo_check.sh [BUILD] [MODELS...]
 set -euo pipefail
 BUILD="${1:-build}"
@@ -18,6 +20,11 @@ for m in "${MODELS[@]}"; do
   if [[ ! -f "$onnx" ]]; then echo "skip $m: $onnx missing"; continue; fi
   /usr/bin/python3 scripts/make_calib_data.py "$onnx" "$WORK/$m.calib" --count 4 --seed 7 > /dev/null
   "$EDGEC" quantize "$onnx" --calib "$WORK/$m.calib" --dtype i8 -o "$WORK/$m.qdq.onnx" > /dev/null 2>&1
+  variants=("")
+  if "$EDGEC" quantize "$onnx" --calib "$WORK/$m.calib" --dtype i8 --int16 all -o "$WORK/$m.int16.qdq.onnx" 2>/dev/null |
+      grep -q 'of them int16'; then
+    variants+=(".int16")
+  fi
   # The first calibration sample: one .npy (a single input) or a folder of NAME.npy.
   sample="$WORK/$m.calib/$(ls "$WORK/$m.calib" | head -1)"
   inputs=()
@@ -31,15 +38,17 @@ for m in "${MODELS[@]}"; do
   for t in targets/*.json; do cases+=("$(basename "$t" .json):"); done
   cases+=("edge-default:--single-buffer")
   for c in "${cases[@]}"; do
+   for v in "${variants[@]}"; do
     t="${c%%:*}"
     flag="${c#*:}"
-    tag="$m.$t${flag:+.single}"
-    "$EDGEC" compile "$WORK/$m.qdq.onnx" --target "$t" $flag -q -o "$WORK/$tag.edgec"
+    tag="$m$v.$t${flag:+.single}"
+    "$EDGEC" compile "$WORK/$m$v.qdq.onnx" --target "$t" $flag -q -o "$WORK/$tag.edgec"
     "$EDGEC" run "$WORK/$tag.edgec" --device npu-sim "${inputs[@]}" --output-dir "$WORK/$tag.npu" -q
     "$EDGEC" run "$WORK/$tag.edgec" --device cpu "${inputs[@]}" --output-dir "$WORK/$tag.cpu" -q
     same=1
     for f in "$WORK/$tag.cpu/"*.npy; do cmp -s "$f" "$WORK/$tag.npu/$(basename "$f")" || same=0; done
     if [[ $same == 1 ]]; then pass=$((pass + 1)); echo "ok   $tag"; else fail=$((fail + 1)); echo "FAIL $tag: npu-sim != cpu"; fi
+   done
   done
 done
 echo "npu zoo check: $pass passed, $fail failed"

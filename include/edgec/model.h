@@ -28,6 +28,9 @@ struct QuantizeOptions {
   DataType dtype = DataType::kI8;  // activations: kI8 or kU8 (weights are always i8)
   bool symmetric = false;          // activations symmetric around 0
   std::vector<std::string> keep_float;  // node names left in float
+  // Softmax / LayerNormalization / InstanceNormalization nodes whose input and output carry
+  // int16 activations (mixed precision; docs/quantization.md "int16 activations").
+  std::vector<std::string> int16;
 };
 
 class EDGEC_API Model {

@@ -49,6 +49,17 @@ Status QuantizeBound(Graph& g, const std::string& name, const std::vector<quant:
     if (!found) return NotFound("{}: quantize: keep_float names '{}', which is no node of the model", name, n);
     qo.keep_float.insert(n);
   }
+  for (const auto& n : o.int16) {
+    const Node* found = nullptr;
+    for (const Node* node : g.nodes())
+      if (node->name() == n) found = node;
+    if (!found) return NotFound("{}: quantize: int16 names '{}', which is no node of the model", name, n);
+    if (found->op() != OpKind::kSoftmax && found->op() != OpKind::kLayerNormalization &&
+        found->op() != OpKind::kInstanceNormalization)
+      return InvalidArgument("{}: quantize: int16 names {}, not a Softmax, LayerNormalization or "
+                             "InstanceNormalization", name, found->Label());
+    qo.int16_nodes.insert(n);
+  }
   ASSIGN_OR_RETURN(quant::ScaleTable table, quant::Calibrate(g, samples, co, qo, false));
   auto summary = quant::RewriteToQdq(g, table, qo);
   if (!summary.ok()) return summary.status().WithContext(name);

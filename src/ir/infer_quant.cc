@@ -10,6 +10,9 @@ namespace {
 bool Known(int64_t d) { return d != kUnknownDim; }
 
 const std::initializer_list<DType> kQuantTypes = {DType::kU8, DType::kI8};
+// QuantizeLinear / DequantizeLinear also carry int16 activations (mixed precision: the
+// quantizer's promoted norms and softmaxes; exported in the com.microsoft domain).
+const std::initializer_list<DType> kQdqTypes = {DType::kU8, DType::kI8, DType::kI16};
 
 // A scale or zero point that is one value: rank 0, or rank 1 with one element.
 bool IsSingleValue(const TensorType& t) {
@@ -87,7 +90,7 @@ Status QuantizeLinear(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kF32, DType::kF16, DType::kBF16, DType::kI32}));
   RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kF32, DType::kF16, DType::kBF16}));
   const DType out = ctx.has_input(2) ? ctx.input_type(2).dtype : DType::kU8;
-  if (ctx.has_input(2)) RETURN_IF_ERROR(ctx.ExpectDType(2, kQuantTypes));
+  if (ctx.has_input(2)) RETURN_IF_ERROR(ctx.ExpectDType(2, kQdqTypes));
   RETURN_IF_ERROR(CheckAxisParams(ctx));
   RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, out));
   const TensorType& x = ctx.input_type(0);
@@ -97,7 +100,7 @@ Status QuantizeLinear(InferContext& ctx) {
 
 Status DequantizeLinear(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kU8, DType::kI8, DType::kI32}));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kU8, DType::kI8, DType::kI16, DType::kI32}));
   RETURN_IF_ERROR(ctx.ExpectDType(1, {DType::kF32, DType::kF16, DType::kBF16}));
   const DType in = ctx.input_type(0).dtype;
   RETURN_IF_ERROR(CheckAxisParams(ctx));

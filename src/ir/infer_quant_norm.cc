@@ -6,10 +6,11 @@ namespace {
 
 bool IsScalar(const TensorType& t) { return t.rank_known && (t.rank() == 0 || (t.rank() == 1 && t.dims[0] == 1)); }
 
-// Inputs `scales` and `zps` per tensor; X (input 0) u8/i8; the zero points of X's / Y's dtype.
-// Returns Y's dtype (that of input `y_zp`, else X's).
+// Inputs `scales` and `zps` per tensor; X (input 0) u8/i8/i16 (i16: the quantizer's mixed
+// precision, quant/int16_norm.h); the zero points of X's / Y's dtype. Returns Y's dtype (that
+// of input `y_zp`, else X's).
 StatusOr<DType> CheckQuantParams(const InferContext& ctx, std::initializer_list<int> scales, int x_zp, int y_zp) {
-  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kU8, DType::kI8}));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, {DType::kU8, DType::kI8, DType::kI16}));
   for (int i : scales) {
     RETURN_IF_ERROR(ctx.ExpectRequired(i));
     if (!IsScalar(ctx.input_type(i))) return ctx.Error("input {} (scale) is {}, expected a scalar", i, ctx.input_type(i).ToString());
@@ -24,8 +25,8 @@ StatusOr<DType> CheckQuantParams(const InferContext& ctx, std::initializer_list<
     return ctx.Error("input {} (X zero point) has dtype {}, expected {}", x_zp, DTypeName(ctx.input_type(x_zp).dtype),
                      DTypeName(x));
   const DType y = ctx.has_input(y_zp) ? ctx.input_type(y_zp).dtype : x;
-  if (y != DType::kU8 && y != DType::kI8)
-    return ctx.Error("input {} (Y zero point) has dtype {}, expected u8 or i8", y_zp, DTypeName(y));
+  if (y != DType::kU8 && y != DType::kI8 && y != DType::kI16)
+    return ctx.Error("input {} (Y zero point) has dtype {}, expected u8, i8 or i16", y_zp, DTypeName(y));
   return y;
 }
 

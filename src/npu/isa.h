@@ -87,6 +87,13 @@ inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * c
 // Bytes of a VEC norm's parameter block for `cols` channels (8-byte aligned), and of the softmax's.
 inline int64_t NormParamsBytes(int64_t cols) { return (8 + 12 * cols + 7) / 8 * 8; }
 inline constexpr int64_t kSoftmaxParamsBytes = 4 * 256;
+// VEC norm / softmax with imm[kWideImm] = 1: int16 elements (2 bytes each; cols counts elements,
+// strides are bytes), the arithmetic of quant/int16_norm.h, timed at the target's i16 rate
+// (vector_cores.dtype_rates). Parameters: a norm's block is int128 E, then int32 M[cols],
+// e[cols], int64 B[cols] (WideNormParamsBytes); a softmax's the tables int32 H[256], L[256].
+inline constexpr int kWideImm = 10;
+inline int64_t WideNormParamsBytes(int64_t cols) { return 16 + 16 * cols; }
+inline constexpr int64_t kWideSoftmaxParamsBytes = 2 * 4 * 256;
 const char* OpcodeName(Opcode op);
 const char* QueueName(QueueKind q);
 const char* VecOpName(VecOp op);  // target's cycles_per_element keys

@@ -24,6 +24,7 @@ int64_t ChannelsPerGroup(const NormLayer& l) { return l.per_row ? l.cols : l.col
 }  // namespace
 
 std::vector<uint8_t> NormParamBytes(const NormLayer& l) {
+  if (l.wide) return WideNormParamBytes(l);
   std::vector<uint8_t> out;
   if (l.op == VecOp::kSoftmax) {
     for (int32_t v : l.softmax.exp_table) Append(out, v);
@@ -44,6 +45,8 @@ std::vector<uint8_t> NormParamBytes(const NormLayer& l) {
 StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, bool double_buffer) {
   if (l.op != VecOp::kNorm && l.op != VecOp::kSoftmax)
     return InvalidArgument("norm layer '{}': op {} is not a normalization", l.name, VecOpName(l.op));
+  if (l.wide && t.vector_cores.VecRate("i16") <= 0)
+    return InvalidArgument("norm layer '{}': int16 values, but the vector cores of {} take no i16", l.name, t.name);
   if (l.items < 1 || l.item_bytes() < 1 || chunk < 1) return InvalidArgument("norm layer '{}': empty", l.name);
   if (!l.per_row && (l.groups < 1 || l.cols % l.groups != 0))
     return InvalidArgument("norm layer '{}': {} groups do not divide {} channels", l.name, l.groups, l.cols);
@@ -72,7 +75,8 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
                {l.name + ".output", y_addr, l.bytes()}};
   p.cores_used = cores;
   p.semaphores = kNumSems;
-  const int64_t per = ChannelsPerGroup(l);
+  const int64_t per = ChannelsPerGroup(l), eb = l.elem_bytes();
+  const int64_t group_params = l.wide ? WideNormParamsBytes(per) : NormParamsBytes(per);
   auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
     const int64_t base = e.core * per_core, params_addr = base + slot * nbuf;
@@ -88,7 +92,9 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
     };
     auto compute = [&] {
       Instr v{.op = Opcode::kVec, .vec = l.op};
-      if (l.op == VecOp::kSoftmax) {
+      if (l.wide) {
+        SetWideImms(l, v);
+      } else if (l.op == VecOp::kSoftmax) {
         v.imm[0] = l.softmax.inv_y.multiplier;
         v.imm[1] = l.softmax.inv_y.shift;
         v.imm[2] = l.softmax.y_zero_point;
@@ -107,7 +113,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
         v.dst = sy;
         v.rows = static_cast<int32_t>(n * l.rows_per_item);
         v.cols = static_cast<int32_t>(l.cols);
-        v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols);
+        v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols * eb);
         e.Add(QueueKind::kVector, v);
         return;
       }
@@ -115,12 +121,12 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
       for (int64_t it = 0; it < n; ++it) {
         for (int64_t g = 0; g < l.groups; ++g) {
           Instr vg = v;
-          vg.src = sx + it * l.item_bytes() + g * per;
-          vg.dst = sy + it * l.item_bytes() + g * per;
+          vg.src = sx + it * l.item_bytes() + g * per * eb;
+          vg.dst = sy + it * l.item_bytes() + g * per * eb;
           vg.rows = static_cast<int32_t>(l.rows_per_item);
           vg.cols = static_cast<int32_t>(per);
-          vg.src_stride = vg.dst_stride = static_cast<int32_t>(l.cols);
-          vg.params = params_addr + g * NormParamsBytes(per);
+          vg.src_stride = vg.dst_stride = static_cast<int32_t>(l.cols * eb);
+          vg.params = params_addr + g * group_params;
           e.Add(QueueKind::kVector, vg);
         }
       }
@@ -132,8 +138,8 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
   };
   const std::vector<CoreEmitter> emitters = DealTiles(cores, tiles, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
-  p.task_names = {fmt::format("{} ({} {} x {}x{}{})", l.name, VecOpName(l.op), l.items, l.rows_per_item, l.cols,
-                              l.per_row ? "" : fmt::format(", {} groups", l.groups))};
+  p.task_names = {fmt::format("{} ({} {} x {}x{}{}{})", l.name, VecOpName(l.op), l.items, l.rows_per_item, l.cols,
+                              l.per_row ? "" : fmt::format(", {} groups", l.groups), l.wide ? ", int16" : "")};
   return p;
 }
 

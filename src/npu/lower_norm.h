@@ -18,6 +18,7 @@
 #include "support/status.h"
 #include "npu/isa.h"
 #include "npu/target.h"
+#include "quant/int16_norm.h"
 #include "quant/int_norm.h"
 
 namespace edgec::npu {
@@ -31,12 +32,21 @@ struct NormLayer {
   // Data in the NPU's i8 terms (empty vectors: timing only).
   quant::NormParams norm;        // per channel of the whole row: cols values (GroupNorm: C)
   quant::SoftmaxParams softmax;
-  int64_t item_bytes() const { return rows_per_item * cols; }
+  // int16 values in and out (the quantizer's mixed precision): the wide arithmetic and its
+  // parameters (isa.h kWideImm), timed at vector_cores.dtype_rates' i16 rate.
+  bool wide = false;
+  quant::WideNormParams wide_norm;
+  quant::WideSoftmaxParams wide_softmax;
+  int64_t elem_bytes() const { return wide ? 2 : 1; }
+  int64_t item_bytes() const { return rows_per_item * cols * elem_bytes(); }
   int64_t bytes() const { return items * item_bytes(); }
 };
 
 // The parameter bytes of the layer (what the DRAM image's constant part holds).
 std::vector<uint8_t> NormParamBytes(const NormLayer& l);
+// The same for a wide (int16) layer, and its VEC's immediates (lower_wide_norm.cc).
+std::vector<uint8_t> WideNormParamBytes(const NormLayer& l);
+void SetWideImms(const NormLayer& l, Instr& v);
 // `chunk` items per tile.
 StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, bool double_buffer);
 

@@ -60,7 +60,9 @@ int64_t SramEnd(const Instr& in) {
                       in.b_addr + int64_t{in.k - 1} * in.b_stride + in.n);
     case Opcode::kVec:
     case Opcode::kCopy: {
-      int64_t end = in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + in.cols;
+      const bool wide = in.op == Opcode::kVec && (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) &&
+                        in.imm[kWideImm] == 1;
+      int64_t end = in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + in.cols * (wide ? 2 : 1);
       if (IsWindowOp(in)) {
         const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
         const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
@@ -72,8 +74,10 @@ int64_t SramEnd(const Instr& in) {
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
-      if (in.vec == VecOp::kNorm && in.op == Opcode::kVec) end = std::max(end, in.params + NormParamsBytes(in.cols));
-      if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec) end = std::max(end, in.params + kSoftmaxParamsBytes);
+      if (in.vec == VecOp::kNorm && in.op == Opcode::kVec)
+        end = std::max(end, in.params + (wide ? WideNormParamsBytes(in.cols) : NormParamsBytes(in.cols)));
+      if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec)
+        end = std::max(end, in.params + (wide ? kWideSoftmaxParamsBytes : kSoftmaxParamsBytes));
       if (in.vec == VecOp::kResize && in.op == Opcode::kVec) {
         end = std::max({end, in.src + int64_t{in.in_h} * in.src_stride,
                         in.params + (int64_t{in.imm[0]} + in.rows) * kResizeTapBytes,
@@ -109,9 +113,13 @@ double VecCycles(const Target& t, const Instr& in) {
   int64_t elems = int64_t{in.rows} * in.cols;
   if (IsWindowOp(in)) elems = WindowElements(in);
   if (in.op == Opcode::kVec && in.vec == VecOp::kResize) elems = int64_t{in.rows} * in.win_w * in.cols * 4;
+  // An int16 norm / softmax runs at the vector cores' declared i16 rate (isa.h kWideImm).
+  const bool wide = in.op == Opcode::kVec && (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) &&
+                    in.imm[kWideImm] == 1;
+  const double rate = wide ? std::max(t.vector_cores.VecRate("i16"), 1e-9) : 1.0;
   return t.vector_cores.pipeline_latency +
          static_cast<double>(CeilDiv(elems, t.vector_cores.lanes)) *
-             CyclesPerElement(t, in.vec, in.op == Opcode::kCopy);
+             CyclesPerElement(t, in.vec, in.op == Opcode::kCopy) / rate;
 }
 
 int64_t BurstBytes(const Target& t, const Instr& dma) {

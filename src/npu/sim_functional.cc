@@ -8,6 +8,7 @@
 #include "quant/fixed_point.h"
 #include "quant/int_norm.h"
 #include "quant/int_resize.h"
+#include "npu/sim_wide_norm.h"
 
 namespace edgec::npu {
 namespace {
@@ -152,6 +153,7 @@ StatusOr<Effect> Resize(const Instr& in, const Memories& mem) {
 
 // The VEC norm and softmax: quant/int_norm.h on the tile's rows, parameters read from SRAM.
 StatusOr<Effect> NormOrSoftmax(const Instr& in, const Memories& mem) {
+  if (in.imm[kWideImm] == 1) return WideNormOrSoftmax(in, mem);  // int16 (sim_wide_norm.h)
   Effect e{Space::kSram, in.core, {}};
   const int32_t* imm = in.imm;
   for (int32_t r = 0; r < in.rows; ++r) {

@@ -97,6 +97,23 @@ class ObjectReader {
       out.push_back(e.get<std::string>());
     }
   }
+  // An optional object of dtype -> rate relative to int8 (each > 0, at most 1, i8 required).
+  void DtypeRates(const std::string& key, std::map<std::string, double>& out) {
+    if (!j_.is_object() || !j_.contains(key)) return;
+    const json* f = Field(key);
+    if (!f->is_object() || f->empty())
+      return Fail(Path(key), fmt::format("must be an object of dtype: rate, got {}", f->dump()));
+    static const std::set<std::string> known = {"i8", "u8", "i16", "f16", "bf16"};
+    out.clear();
+    for (auto it = f->begin(); it != f->end(); ++it) {
+      if (!known.count(it.key()))
+        return Fail(Path(key) + "." + it.key(), "unknown dtype (i8, u8, i16, f16, bf16)");
+      if (!it->is_number() || !(it->get<double>() > 0) || it->get<double>() > 1)
+        return Fail(Path(key) + "." + it.key(), fmt::format("must be a rate in (0, 1], got {}", it->dump()));
+      out[it.key()] = it->get<double>();
+    }
+    if (!out.count("i8")) Fail(Path(key), "must list i8 (the rates are relative to it)");
+  }
   // Call after reading every known field.
   void Finish() {
     if (!j_.is_object()) return;
@@ -129,7 +146,8 @@ const char* kDefaultJson = R"JSON({
     "count": 4, "lanes": 64, "pipeline_latency": 16,
     "cycles_per_element": {"add": 1, "mul": 1, "relu": 1, "requantize": 2, "maxpool": 1,
                            "avgpool": 1, "lut": 2, "copy": 1, "dwconv": 1,
-                           "norm": 4, "softmax": 4}
+                           "norm": 4, "softmax": 4},
+    "dtype_rates": {"i8": 1, "i16": 0.5}
   },
   "shared_sram": {"bytes": 2097152, "banks": 32, "bandwidth_bytes_per_cycle": 2048, "alignment": 64},
   "dram": {"bandwidth_bytes_per_s": 30e9, "read_latency_cycles": 500, "write_latency_cycles": 500,
@@ -211,6 +229,7 @@ StatusOr<Target> ParseTarget(const json& j, const std::string& source) {
       }
       cr.Finish();
     }
+    r.DtypeRates("dtype_rates", v.dtype_rates);
     r.Finish();
   }
   if (const json* f = top.Field("shared_sram")) {
@@ -308,7 +327,8 @@ json TargetToJson(const Target& t) {
        {{"count", t.vector_cores.count},
         {"lanes", t.vector_cores.lanes},
         {"pipeline_latency", t.vector_cores.pipeline_latency},
-        {"cycles_per_element", cpe}}},
+        {"cycles_per_element", cpe},
+        {"dtype_rates", t.vector_cores.dtype_rates}}},
       {"shared_sram",
        {{"bytes", t.shared_sram.bytes},
         {"banks", t.shared_sram.banks},

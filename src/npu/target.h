@@ -43,6 +43,16 @@ struct VectorCoreSpec {
   // Cycles per `lanes` elements, by VEC op name (add, mul, relu, requantize, maxpool, avgpool,
   // lut, copy). Every VecOp must have an entry.
   std::map<std::string, double> cycles_per_element;
+  // Activation dtypes the vector cores take, each with its rate relative to int8 (i16: 0.5
+  // means a VEC op over int16 values costs twice its int8 cycles). Optional in a file;
+  // absent: {"i8": 1}. The partition keeps an int16 norm or softmax on the CPU when its
+  // target lacks "i16" here (tests/npu/target_test.cc, DtypeRates*).
+  std::map<std::string, double> dtype_rates = {{"i8", 1.0}};
+  // Rate of `dtype` relative to int8; 0 when the vector cores do not take it.
+  double VecRate(const std::string& dtype) const {
+    auto it = dtype_rates.find(dtype);
+    return it == dtype_rates.end() ? 0.0 : it->second;
+  }
 };
 
 struct SramSpec {

@@ -37,6 +37,8 @@ using passes::HasSingleUse;
 
 bool PerTensor(const Value* v) { return v && v->type.rank_known && NumElements(v->type.dims) == 1; }
 
+bool IsEightBit(DType t) { return t == DType::kU8 || t == DType::kI8; }
+
 struct Match {
   Node* op = nullptr;
   Node* x_dq = nullptr;
@@ -100,6 +102,8 @@ std::string MatchAround(Node* n, Match& m) {
   }
   if (next->op() != OpKind::kQuantizeLinear || !PerTensor(next->input(1)))
     return "output is not quantized per tensor";
+  if (!IsEightBit(m.x_dq->input(0)->type.dtype) || !IsEightBit(next->output(0)->type.dtype))
+    return "an int16 input or output (only the norms and softmax have int16 forms)";
   if (m.scale != 1 && !ConstantOf(next->input(1))) return "scaled output's scale is not a constant";
   m.q = next;
   return "";
@@ -302,16 +306,18 @@ StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
 // --- integer add and pool: the QLinear form of DQ ─► op ─► [activation] ─► Q ---
 
 // Why input `i` is not a DQ from u8/i8 with per-tensor constant parameters ("" when it is).
-std::string WhyNotQuantizedInput(const Node* dq, int i) {
+std::string WhyNotQuantizedInput(const Node* dq, int i, bool int16 = false) {
   if (!dq) return fmt::format("input {} is not a DequantizeLinear", i);
   const DType t = dq->input(0)->type.dtype;
-  if ((t != DType::kU8 && t != DType::kI8) || !ParamsOf(dq, t))
-    return fmt::format("input {} is not dequantized per tensor from u8/i8 with constant parameters", i);
+  if ((!IsEightBit(t) && !(int16 && t == DType::kI16)) || !ParamsOf(dq, t))
+    return fmt::format("input {} is not dequantized per tensor from u8/i8{} with constant parameters", i,
+                       int16 ? "/i16" : "");
   return "";
 }
 
-// The Q taking `y` (through one Relu/Clip when `act` is given), or why there is none.
-std::string MatchOutputQ(Value* y, Node** act, Node** q) {
+// The Q taking `y` (through one Relu/Clip when `act` is given), or why there is none. An
+// int16 Q only when `int16` (the norms and softmax: quant/int16_norm.h).
+std::string MatchOutputQ(Value* y, Node** act, Node** q, bool int16 = false) {
   if (!HasSingleUse(y)) return "output has other uses than one Q";
   Node* next = y->uses()[0].node;
   if (act && (next->op() == OpKind::kRelu || next->op() == OpKind::kClip)) {
@@ -321,6 +327,8 @@ std::string MatchOutputQ(Value* y, Node** act, Node** q) {
   }
   if (next->op() != OpKind::kQuantizeLinear || !ParamsOf(next, next->output(0)->type.dtype))
     return "output is not quantized per tensor with constant parameters";
+  const DType t = next->output(0)->type.dtype;
+  if (!IsEightBit(t) && !(int16 && t == DType::kI16)) return fmt::format("output is quantized to {}", DTypeName(t));
   *q = next;
   return "";
 }
@@ -391,9 +399,9 @@ StatusOr<std::string> FoldGlobalAveragePool(Graph& g, Node* n, const FoldOptions
 // InstanceNormalization, QLinearSoftmax). Returns why not ("" when folded).
 StatusOr<std::string> FoldNormalization(Graph& g, Node* n) {
   Node* dq = DqOf(n->input(0));
-  if (std::string why = WhyNotQuantizedInput(dq, 0); !why.empty()) return why;
+  if (std::string why = WhyNotQuantizedInput(dq, 0, true); !why.empty()) return why;
   Node* q = nullptr;
-  if (std::string why = MatchOutputQ(n->output(0), nullptr, &q); !why.empty()) return why;
+  if (std::string why = MatchOutputQ(n->output(0), nullptr, &q, true); !why.empty()) return why;
   const TensorType& xt = n->input(0)->type;
   if (!xt.IsStatic()) return std::string("dynamic shape");
   std::vector<Value*> in = {dq->input(0), dq->input(1), ZeroPointOf(g, dq, dq->input(0)->type.dtype)};

@@ -108,7 +108,8 @@ std::optional<UnaryIsland> MatchUnaryIsland(const Node* last) {
 // equals what the island computes there) and looked up at run time.
 StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   if (q->op() != OpKind::kQuantizeLinear || q->output(0)->is_graph_output()) return false;
-  if (!ParamsOf(q, q->output(0)->type.dtype)) return false;
+  const DType out_t = q->output(0)->type.dtype;
+  if ((out_t != DType::kU8 && out_t != DType::kI8) || !ParamsOf(q, out_t)) return false;
   Node* last = q->input(0)->producer();
   if (!last || !HasSingleUse(last->output(0))) return false;
   std::vector<Node*> chain;  // the island's nodes in graph order

@@ -204,8 +204,6 @@ StatusOr<Agreement> CompareOnSamples(const Graph& reference, const Graph& candid
   return result;
 }
 
-namespace {
-
 StatusOr<OutputAgreement> QuantizedAgreement(const Graph& prepared, const ScaleTable& scales,
                                              const QuantizeOptions& o, const std::vector<Sample>& samples) {
   Graph q = prepared.Clone();
@@ -215,8 +213,6 @@ StatusOr<OutputAgreement> QuantizedAgreement(const Graph& prepared, const ScaleT
   ASSIGN_OR_RETURN(Agreement a, CompareOnSamples(prepared, int8, samples, false));
   return a.outputs.at(0);
 }
-
-}  // namespace
 
 StatusOr<std::vector<LayerSensitivity>> Sensitivity(const Graph& prepared, const ScaleTable& scales,
                                                     const QuantizeOptions& o,

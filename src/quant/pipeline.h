@@ -55,6 +55,11 @@ struct Agreement {
 StatusOr<Agreement> CompareOnSamples(const Graph& reference, const Graph& candidate,
                                      const std::vector<Sample>& samples, bool progress);
 
+// The agreement of the first output of `prepared` quantized under `o` (rewritten to QDQ and
+// folded) with `prepared` itself.
+StatusOr<OutputAgreement> QuantizedAgreement(const Graph& prepared, const ScaleTable& scales,
+                                             const QuantizeOptions& o, const std::vector<Sample>& samples);
+
 // Sensitivity: each quantizable node quantized alone (every other one in float), with the
 // output error that adds, most harmful first. The error is measured on the first output.
 struct LayerSensitivity {

@@ -9,6 +9,7 @@
 #include "passes/pass_util.h"
 #include "quant/fold_qdq.h"
 #include "quant/int_resize.h"
+#include "quant/mixed_precision.h"
 
 namespace edgec::quant {
 namespace {
@@ -118,6 +119,7 @@ Tensor ScalarOf(DType dt, T v) {
 
 Tensor ZeroPoint(DType dt, int32_t zp) {
   if (dt == DType::kU8) return ScalarOf<uint8_t>(dt, static_cast<uint8_t>(zp));
+  if (dt == DType::kI16) return ScalarOf<int16_t>(dt, static_cast<int16_t>(zp));
   return ScalarOf<int8_t>(dt, static_cast<int8_t>(zp));
 }
 
@@ -259,6 +261,7 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
   RewriteSummary summary;
   const QuantizablePlan plan = PlanQuantization(g, o);
   const std::vector<std::string> points = QuantizationPoints(g, o);  // before weights change
+  const std::set<std::string> int16_points = Int16Points(g, o);
   summary.skipped = plan.skipped;
   const DType adt = scales.dtype;
   auto act_scale = [&](const Value* v) -> StatusOr<ActivationScale> {
@@ -330,8 +333,11 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
     ASSIGN_OR_RETURN(ActivationScale s, act_scale(v));
     const std::vector<Use> uses = v->uses();
     const bool was_output = v->is_graph_output();
-    Value* sv = g.AddConstant(g.FreshName(name + "_scale"), ScalarOf<float>(DType::kF32, s.scale));
-    Value* zv = g.AddConstant(g.FreshName(name + "_zero_point"), ZeroPoint(adt, s.zero_point));
+    const bool wide = int16_points.count(name) > 0;
+    const ScaleZeroPoint p = wide ? Int16Params(s) : ScaleZeroPoint{s.scale, s.zero_point};
+    Value* sv = g.AddConstant(g.FreshName(name + "_scale"), ScalarOf<float>(DType::kF32, p.scale));
+    Value* zv = g.AddConstant(g.FreshName(name + "_zero_point"), ZeroPoint(wide ? DType::kI16 : adt, p.zero_point));
+    summary.int16_pairs += wide;
     const Node* origin = v->producer();
     ASSIGN_OR_RETURN(Node* q, passes::AddInferredNode(g, OpKind::kQuantizeLinear,
                                                       g.FreshName(name + "/quantize"), {v, sv, zv},

@@ -33,6 +33,10 @@ struct QuantizeOptions {
   // Nodes (by name) left in float: their inputs and output are not quantized on their
   // account (another quantized neighbour may still quantize a shared value).
   std::set<std::string> keep_float;
+  // Softmax / LayerNormalization / InstanceNormalization nodes (by name; an InstanceNormalization
+  // of torch's GroupNorm pattern stands for the pattern) whose input and output points are
+  // int16 instead of 8-bit (quant/mixed_precision.h).
+  std::set<std::string> int16_nodes;
 };
 
 // The activation values the rewrite needs scales for, in graph order.
@@ -62,6 +66,7 @@ Node* ScoreScale(const Node* n, double* factor);
 struct RewriteSummary {
   int quantized_nodes = 0;
   int activation_pairs = 0;
+  int int16_pairs = 0;  // of which int16 (QuantizeOptions::int16_nodes)
   std::vector<std::string> skipped;
 };
 

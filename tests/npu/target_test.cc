@@ -109,6 +109,34 @@ TEST(TargetTest, ErrorsNameFileAndField) {
             std::string::npos);
 }
 
+// vector_cores.dtype_rates: edge-default takes int16 at half rate, edge-mcu int8 only; the
+// object is optional (absent: i8 only) and strict (unknown dtype, rate out of (0, 1], no i8).
+TEST(TargetTest, DtypeRatesDeclareInt16PerUnit) {
+  EXPECT_EQ(DefaultTarget().vector_cores.VecRate("i16"), 0.5);
+  EXPECT_EQ(DefaultTarget().vector_cores.VecRate("i8"), 1.0);
+  auto mcu = ParseTargetText(RepoFile("targets/edge-mcu.json"), "mcu");
+  ASSERT_TRUE(mcu.ok());
+  EXPECT_EQ(mcu->vector_cores.VecRate("i16"), 0.0);
+  const nlohmann::json base = TargetToJson(DefaultTarget());
+  nlohmann::json j = base;
+  j["vector_cores"].erase("dtype_rates");
+  auto absent = ParseTarget(j, "x");
+  ASSERT_TRUE(absent.ok()) << absent.status().ToString();
+  EXPECT_EQ(absent->vector_cores.dtype_rates, (std::map<std::string, double>{{"i8", 1.0}}));
+  j = base;
+  j["vector_cores"]["dtype_rates"]["i4"] = 2;
+  EXPECT_EQ(ErrorFor(j), "my.json: vector_cores.dtype_rates.i4: unknown dtype (i8, u8, i16, f16, bf16)");
+  j = base;
+  j["vector_cores"]["dtype_rates"]["i16"] = 0;
+  EXPECT_EQ(ErrorFor(j), "my.json: vector_cores.dtype_rates.i16: must be a rate in (0, 1], got 0");
+  j = base;
+  j["vector_cores"]["dtype_rates"] = {{"i16", 0.5}};
+  EXPECT_EQ(ErrorFor(j), "my.json: vector_cores.dtype_rates: must list i8 (the rates are relative to it)");
+  auto slower = ApplyOverride(DefaultTarget(), "vector_cores.dtype_rates.i16=0.25");
+  ASSERT_TRUE(slower.ok()) << slower.status().ToString();
+  EXPECT_EQ(slower->vector_cores.VecRate("i16"), 0.25);
+}
+
 TEST(TargetTest, Quantities) {
   EXPECT_EQ(*ParseQuantity("256K"), 262144);
   EXPECT_EQ(*ParseQuantity("1M"), 1048576);

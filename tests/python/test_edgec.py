@@ -127,6 +127,9 @@ def test_quantize_rejects_bad_options():
         m.quantize(calib=[{"input": image(0)}], method="nonsense")
     with pytest.raises(edgec.Error, match="calibration"):
         m.quantize(calib=[])
+    # int16 names a node that must exist and be a norm or softmax (squeezenet has neither).
+    with pytest.raises(edgec.Error, match="int16 names 'no_such_node'"):
+        m.quantize(calib=[{"input": image(0)}], int16=["no_such_node"])
 
 
 # While a run is inside edgec, other Python threads run: the GIL is released. With a switch

@@ -7,6 +7,8 @@
 #include "driver/sample_shapes.h"
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
+#include "npu/target.h"
+#include "quant/mixed_precision.h"
 #include "quant/pipeline.h"
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
@@ -27,7 +29,9 @@ struct QuantizeFlags {
   bool reduce_range = false;
   std::string dtype = "u8";
   int64_t limit = 0, eval_limit = 0;
-  std::vector<std::string> keep_float;
+  std::vector<std::string> keep_float, int16;
+  std::string target = "edge-default";
+  bool no_int16 = false;
   std::vector<std::string> shapes;
   bool sensitivity = false;
   double accuracy_budget = 0;
@@ -84,6 +88,20 @@ int QuantizeMain(const QuantizeFlags& f) {
   qo.per_channel = !f.per_tensor;
   qo.reduce_range = f.reduce_range;
   qo.keep_float.insert(f.keep_float.begin(), f.keep_float.end());
+  for (const std::string& name : f.int16) {
+    if (name == "all") {  // every candidate (quant/mixed_precision.h)
+      for (const Node* n : quant::Int16Candidates(*g, qo)) qo.int16_nodes.insert(n->name());
+      continue;
+    }
+    qo.int16_nodes.insert(name);
+    const Node* n = nullptr;
+    for (const Node* m : g->nodes())
+      if (m->name() == name) n = m;
+    if (!n || (n->op() != OpKind::kSoftmax && n->op() != OpKind::kLayerNormalization &&
+               n->op() != OpKind::kInstanceNormalization))
+      return ReportError(fmt::format("--int16 '{}': {}", name, n ? n->Label() + " is not a Softmax, LayerNormalization "
+                                                                   "or InstanceNormalization" : "no such node"));
+  }
   quant::ScaleTable table;
   if (!f.scales_in.empty()) {
     auto t = quant::ReadScaleTable(f.scales_in);
@@ -120,16 +138,32 @@ int QuantizeMain(const QuantizeFlags& f) {
         fmt::print("  {:<56} {:>10.1f} {:>12.6f}\n", l.label, l.sqnr_db, l.mean_cosine);
     }
     if (f.accuracy_budget > 0) {
-      auto fit = quant::FitAccuracyBudget(*g, table, qo, *ranked, *samples, f.accuracy_budget);
-      if (!fit.ok()) return ReportError(fmt::format("{}: {}", f.model, fit.status().message()));
-      fmt::print("accuracy budget: mean output cosine >= {} {} (reached {:.6f}); {} layer(s) kept in float{}\n",
-                 f.accuracy_budget, fit->met ? "met" : "NOT met", fit->mean_cosine, fit->kept_float.size(),
-                 fit->kept_float.empty() ? "" : ":");
+      // int16 first where the target's vector cores take it (targets.md: vector_cores.dtype_rates).
+      auto target = npu::LoadTarget(f.target);
+      if (!target.ok()) return ReportError("--target: " + target.status().message());
+      const bool int16 = !f.no_int16 && target->vector_cores.VecRate("i16") > 0;
+      auto mixed = quant::FitAccuracyBudgetMixed(*g, table, qo, *ranked, *samples, f.accuracy_budget, int16);
+      if (!mixed.ok()) return ReportError(fmt::format("{}: {}", f.model, mixed.status().message()));
+      const quant::BudgetResult* fit = &mixed->float_fit;
+      fmt::print("accuracy budget: mean output cosine >= {} {} (all int8 {:.6f}, reached {:.6f}); {} layer(s) in "
+                 "int16, {} kept in float\n",
+                 f.accuracy_budget, fit->met ? "met" : "NOT met", mixed->int8_cosine, fit->mean_cosine,
+                 mixed->int16.size(), fit->kept_float.size());
+      if (!int16)
+        fmt::print("  no int16: {}\n", f.no_int16 ? "--no-int16" : "target " + target->name + "'s vector cores take no i16");
+      for (const auto& p : mixed->int16)
+        fmt::print("  int16: {} (alone: cosine {:.6f}; with the ones above: {:.6f})\n", p.label, p.cosine_alone,
+                   p.cosine_after);
       for (const auto& l : fit->kept_float)
         fmt::print("  float: {} (alone: SQNR {:.1f} dB, cosine {:.6f})\n", l.label, l.sqnr_db, l.mean_cosine);
+      for (const auto& p : mixed->int16) qo.int16_nodes.insert(p.node);
       for (const auto& l : fit->kept_float) qo.keep_float.insert(l.node);
       report["accuracy_budget"] = {{"budget", f.accuracy_budget}, {"met", fit->met}, {"mean_cosine", fit->mean_cosine},
-                                   {"kept_float", nlohmann::json::array()}};
+                                   {"int8_cosine", mixed->int8_cosine}, {"target", target->name},
+                                   {"int16", nlohmann::json::array()}, {"kept_float", nlohmann::json::array()}};
+      for (const auto& p : mixed->int16)
+        report["accuracy_budget"]["int16"].push_back(
+            {{"node", p.node}, {"layer", p.label}, {"cosine_alone", p.cosine_alone}, {"cosine_after", p.cosine_after}});
       for (const auto& l : fit->kept_float) report["accuracy_budget"]["kept_float"].push_back(l.node);
     }
     if (!f.json.empty()) {
@@ -149,8 +183,9 @@ int QuantizeMain(const QuantizeFlags& f) {
     fmt::print("calibration: {} ({} samples), activations {}{}, weights int8 {}\n", table.method,
                table.samples, DTypeName(table.dtype), table.symmetric ? " symmetric" : "",
                qo.per_channel ? "per channel" : "per tensor");
-    fmt::print("quantized {} node(s), {} activation Q/DQ pair(s)\n", summary->quantized_nodes,
-               summary->activation_pairs);
+    fmt::print("quantized {} node(s), {} activation Q/DQ pair(s){}\n", summary->quantized_nodes,
+               summary->activation_pairs,
+               summary->int16_pairs ? fmt::format(" ({} of them int16)", summary->int16_pairs) : "");
     for (const auto& s : summary->skipped) fmt::print("  float: {}\n", s);
     if (!f.scales_out.empty()) fmt::print("wrote scales to {}\n", f.scales_out);
     if (!f.output.empty()) fmt::print("wrote {}\n", f.output);
@@ -201,11 +236,19 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
   sub->add_option("--scales-out", f->scales_out, "write the chosen scales and zero points (JSON)");
   sub->add_option("--scales-in", f->scales_in, "use these scales (JSON, as --scales-out writes) instead of calibrating");
   sub->add_option("--keep-float", f->keep_float, "leave this node (by name) in float; repeatable");
+  sub->add_option("--int16", f->int16,
+                  "carry this Softmax / LayerNormalization / InstanceNormalization node's input and output "
+                  "in int16 (by name; 'all': every one whose input is quantized); repeatable");
+  sub->add_flag("--no-int16", f->no_int16, "--accuracy-budget keeps layers in float only, never promotes to int16");
+  sub->add_option("--target", f->target,
+                  "--accuracy-budget promotes to int16 only if this target's vector cores take i16")
+      ->capture_default_str();
   sub->add_flag("--sensitivity", f->sensitivity,
                 "quantize one layer at a time and print the output error each adds");
   sub->add_option("--accuracy-budget", f->accuracy_budget,
-                  "keep the most sensitive layers in float until the mean output cosine vs FP32 "
-                  "reaches this (e.g. 0.9995)")->check(CLI::Range(0.0, 1.0));
+                  "promote the norms and softmaxes that lose most to int16 (where --target allows), then "
+                  "keep the most sensitive layers in float, until the mean output cosine vs FP32 reaches "
+                  "this (e.g. 0.9995)")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--json", f->json, "with --sensitivity or --accuracy-budget: also write the table (and the layers kept in float) as JSON");
   sub->add_option("--sensitivity-samples", f->sensitivity_samples,
                   "inputs used by --sensitivity/--accuracy-budget (from --eval, else --calib)")

@@ -57,6 +57,13 @@ bool AxesAreAttributeAtOpset17(OpKind op) {
   }
 }
 
+// A QuantizeLinear to int16 or a DequantizeLinear from int16.
+bool IsInt16Qdq(const Node& n) {
+  if (n.op() == OpKind::kQuantizeLinear) return n.output(0) && n.output(0)->type.dtype == DType::kI16;
+  if (n.op() == OpKind::kDequantizeLinear) return n.input(0) && n.input(0)->type.dtype == DType::kI16;
+  return false;
+}
+
 }  // namespace
 
 namespace {
@@ -66,6 +73,7 @@ struct ModelWriter {
   const ExportOptions& opt;
   onnx::ModelProto& m;
   bool uses_internal = false;
+  bool uses_microsoft = false;
   // Node names must be unique in ONNX (ONNX Runtime refuses a file with two nodes of one
   // name), while passes name the nodes they make after a pattern ("Attention/k_transposed"
   // in every block): a repeated name gets the first free "<name>_<k>".
@@ -144,6 +152,18 @@ Status ModelWriter::Write(const Graph& g, onnx::GraphProto* gp, int formal_input
         ed->set_domain(kInternalDomain);
         ed->set_version(1);
         uses_internal = true;
+      }
+    }
+    // int16 activations: ONNX 17's QuantizeLinear / DequantizeLinear take only 8 bits, so the
+    // pair is written in the com.microsoft domain, which ONNX Runtime runs with int16
+    // (quantization.md "int16 activations"; tests/frontend/export_validity.py checks it).
+    if (IsInt16Qdq(*n)) {
+      np->set_domain("com.microsoft");
+      if (!uses_microsoft) {
+        auto* md = m.add_opset_import();
+        md->set_domain("com.microsoft");
+        md->set_version(1);
+        uses_microsoft = true;
       }
     }
     np->set_name(UniqueName(n->name()));

@@ -49,6 +49,13 @@ int DefaultOpset(const onnx::ModelProto& m) {
 
 bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// com.microsoft's QuantizeLinear / DequantizeLinear are ONNX's with int16 allowed: edgec writes
+// its int16 activations that way (exporter.cc, quantization.md) and reads them back as the
+// standard ops (tests/quant/int16_quantize_test.cc).
+bool IsInt16QdqNode(const onnx::NodeProto& n) {
+  return n.domain() == "com.microsoft" && (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear");
+}
+
 // Internal ops written by `--keep-fused` exports read back as themselves.
 bool IsInternalNode(const onnx::NodeProto& n) {
   if (n.domain() != kInternalDomain) return false;
@@ -274,7 +281,7 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
   int unsupported_nodes = 0;
   VisitNodes(gp, [&](const onnx::NodeProto& n) {
     if (IsInternalNode(n)) return;
-    if (!IsDefaultDomain(n.domain()) || !FindConverter(n.op_type())) {
+    if ((!IsDefaultDomain(n.domain()) && !IsInt16QdqNode(n)) || !FindConverter(n.op_type())) {
       std::string op = IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == op; });
       if (it == groups.end()) groups.push_back({op, {1, n.name()}});

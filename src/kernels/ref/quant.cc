@@ -49,7 +49,7 @@ Q RoundAndSaturate(float v, int32_t zero_point) {
   return static_cast<Q>(r);
 }
 
-// Writes round_and_saturate(value(i), zero_point(i)) into the u8 or i8 tensor y.
+// Writes round_and_saturate(value(i), zero_point(i)) into the u8, i8 or i16 tensor y.
 template <typename ValueFn, typename ZeroPointFn>
 Status StoreQuantized(const KernelContext& ctx, Tensor& y, ValueFn value, ZeroPointFn zero_point) {
   auto store = [&](auto tag) {
@@ -60,6 +60,7 @@ Status StoreQuantized(const KernelContext& ctx, Tensor& y, ValueFn value, ZeroPo
   switch (y.dtype()) {
     case DType::kU8: store(uint8_t{}); return Status::Ok();
     case DType::kI8: store(int8_t{}); return Status::Ok();
+    case DType::kI16: store(int16_t{}); return Status::Ok();
     default: return ctx.Error("output dtype {} is not a quantized type", DTypeName(y.dtype()));
   }
 }

@@ -1,6 +1,8 @@
 // Reference kernels of the integer normalizations and softmax: loops over the groups / rows
-// around quant/int_norm.h, whose arithmetic the NPU's VEC norm and softmax share.
+// around quant/int_norm.h (8-bit input and output) or quant/int16_norm.h (an int16 input or
+// output), whose arithmetic the NPU's VEC norm and softmax share.
 #include "kernels/ref/kernel.h"
+#include "quant/int16_norm.h"
 #include "quant/int_norm.h"
 
 namespace edgec::ref {
@@ -18,17 +20,25 @@ std::vector<float> Floats(const Tensor* t) {
 
 // The output clamp: the type's range, narrowed by a fused activation's [edgec_qmin, edgec_qmax].
 std::pair<int32_t, int32_t> Clamp(const KernelContext& ctx, DType y) {
-  const int64_t lo = y == DType::kU8 ? 0 : -128, hi = y == DType::kU8 ? 255 : 127;
+  const int64_t lo = y == DType::kU8 ? 0 : y == DType::kI16 ? -32768 : -128;
+  const int64_t hi = y == DType::kU8 ? 255 : y == DType::kI16 ? 32767 : 127;
   return {static_cast<int32_t>(std::max(lo, ctx.attrs.GetInt("edgec_qmin", lo))),
           static_cast<int32_t>(std::min(hi, ctx.attrs.GetInt("edgec_qmax", hi)))};
 }
 
 int32_t At(const Tensor& x, int64_t i) {
+  if (x.dtype() == DType::kI16) return x.data<int16_t>()[i];
   return x.dtype() == DType::kU8 ? x.data<uint8_t>()[i] : x.data<int8_t>()[i];
 }
 void Put(Tensor& y, int64_t i, int32_t v) {
   if (y.dtype() == DType::kU8) y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+  else if (y.dtype() == DType::kI16) y.data<int16_t>()[i] = static_cast<int16_t>(v);
   else y.data<int8_t>()[i] = static_cast<int8_t>(v);
+}
+
+// An int16 input or output selects the wide arithmetic (quant/int16_norm.h).
+bool Wide(const KernelContext& ctx) {
+  return ctx.inputs[0]->dtype() == DType::kI16 || ctx.outputs[0].dtype() == DType::kI16;
 }
 
 // Normalizes `groups` groups; group g's j-th value is at index(g, j) and has channel channel(g, j).
@@ -37,6 +47,19 @@ Status NormalizeGroups(KernelContext& ctx, int64_t groups, int64_t count, Index 
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
   const auto [qmin, qmax] = Clamp(ctx, y.dtype());
+  if (Wide(ctx)) {
+    auto p = quant::MakeWideNormParams(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)),
+                                       Floats(ctx.input(4)), ScalarF(*ctx.inputs[5]), ZeroPoint(ctx.input(6)), qmin,
+                                       qmax, count, ctx.attrs.GetFloat("epsilon", 1e-5f));
+    if (!p.ok()) return ctx.Error("{}", p.status().message());
+    for (int64_t g = 0; g < groups; ++g) {
+      quant::WideNormGroup s;
+      for (int64_t j = 0; j < count; ++j) quant::Accumulate(s, At(x, index(g, j)), p->x_zero_point);
+      quant::FinishGroup(s, *p);
+      for (int64_t j = 0; j < count; ++j) Put(y, index(g, j), quant::NormOutput(s, *p, At(x, index(g, j)), channel(g, j)));
+    }
+    return Status::Ok();
+  }
   auto p = quant::MakeNormParams(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)),
                                  Floats(ctx.input(4)), ScalarF(*ctx.inputs[5]), ZeroPoint(ctx.input(6)), qmin, qmax,
                                  count, ctx.attrs.GetFloat("epsilon", 1e-5f));
@@ -80,17 +103,26 @@ Status QLinearSoftmax(KernelContext& ctx) {
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
   const auto [qmin, qmax] = Clamp(ctx, y.dtype());
-  auto p = quant::MakeSoftmaxParams(ScalarF(*ctx.inputs[1]), ScalarF(*ctx.inputs[3]), ZeroPoint(ctx.input(4)), qmin, qmax);
-  if (!p.ok()) return ctx.Error("{}", p.status().message());
   const int64_t cols = x.dim(x.rank() - 1);
   if (cols == 0) return Status::Ok();
-  std::vector<int32_t> row(cols), out(cols);
-  for (int64_t r = 0; r < x.numel() / cols; ++r) {
-    for (int64_t j = 0; j < cols; ++j) row[j] = At(x, r * cols + j);
-    quant::SoftmaxRow(row.data(), cols, *p, out.data());
-    for (int64_t j = 0; j < cols; ++j) Put(y, r * cols + j, out[j]);
+  auto rows = [&](const auto& p) {
+    std::vector<int32_t> row(cols), out(cols);
+    for (int64_t r = 0; r < x.numel() / cols; ++r) {
+      for (int64_t j = 0; j < cols; ++j) row[j] = At(x, r * cols + j);
+      quant::SoftmaxRow(row.data(), cols, p, out.data());
+      for (int64_t j = 0; j < cols; ++j) Put(y, r * cols + j, out[j]);
+    }
+    return Status::Ok();
+  };
+  if (Wide(ctx)) {
+    auto p = quant::MakeWideSoftmaxParams(ScalarF(*ctx.inputs[1]), ScalarF(*ctx.inputs[3]), ZeroPoint(ctx.input(4)),
+                                          qmin, qmax);
+    if (!p.ok()) return ctx.Error("{}", p.status().message());
+    return rows(*p);
   }
-  return Status::Ok();
+  auto p = quant::MakeSoftmaxParams(ScalarF(*ctx.inputs[1]), ScalarF(*ctx.inputs[3]), ZeroPoint(ctx.input(4)), qmin, qmax);
+  if (!p.ok()) return ctx.Error("{}", p.status().message());
+  return rows(*p);
 }
 
 }  // namespace edgec::ref

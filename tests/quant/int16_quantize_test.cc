@@ -1,0 +1,212 @@
+// Mixed precision with int16 activations (quant/mixed_precision.h): a promoted Softmax /
+// LayerNorm gets int16 Q/DQ pairs, folds into the integer op with int16 types (within one int16
+// step of its float island), exports as com.microsoft Q/DQ and reads back; the budget fit
+// promotes the layer that removes the most error; the partition names why an int16 layer
+// stays on the CPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "frontend/onnx/exporter.h"
+#include "frontend/onnx/importer.h"
+#include "ir/infer.h"
+#include "npu/target.h"
+#include "partition/partition.h"
+#include "quant/mixed_precision.h"
+#include "quant/pipeline.h"
+#include "quant_test_util.h"
+#include "runtime/reference_executor.h"
+
+namespace edgec::quant {
+namespace {
+
+using testing_quant::Add;
+using testing_quant::Normal;
+
+const Node* First(const Graph& g, OpKind op) {
+  for (const Node* n : g.nodes())
+    if (n->op() == op) return n;
+  return nullptr;
+}
+
+// x [1, 12, 48] → MatMul → Softmax → MatMul → LayerNorm → y: sharp attention-like scores (the
+// int8 softmax loses the small probabilities) and a normalization after.
+Graph AttentionLike() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 12, 48}));
+  Value* s = Add(g, OpKind::kMatMul, {x, g.AddConstant("w1", Normal({48, 40}, 1, 0.9))}, {}, "scores");
+  Attributes axis;
+  axis.Set("axis", int64_t{-1});
+  Value* p = Add(g, OpKind::kSoftmax, {s}, axis, "softmax");
+  Value* v = Add(g, OpKind::kMatMul, {p, g.AddConstant("w2", Normal({40, 32}, 2))}, {}, "values");
+  Attributes ln = axis;
+  ln.Set("epsilon", 1e-5f);
+  Value* y = Add(g, OpKind::kLayerNormalization,
+                 {v, g.AddConstant("gamma", Normal({32}, 3)), g.AddConstant("beta", Normal({32}, 4, 0.1))}, ln, "ln");
+  g.MarkOutput(y);
+  EXPECT_TRUE(InferShapes(g).ok());
+  return g;
+}
+
+std::vector<Sample> Samples(int n, uint32_t seed) {
+  std::vector<Sample> out;
+  for (int i = 0; i < n; ++i) out.push_back({{"x", Normal({1, 12, 48}, seed + i)}});
+  return out;
+}
+
+struct Prepared {
+  Graph g;
+  ScaleTable table;
+};
+Prepared Prepare() {
+  Prepared p{AttentionLike(), {}};
+  EXPECT_TRUE(PrepareForQuantization(p.g).ok());
+  CalibrationOptions co;
+  co.storage = DType::kI8;
+  auto t = Calibrate(p.g, Samples(6, 100), co, {}, false);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  p.table = *t;
+  return p;
+}
+
+Value* Scalar(Graph& g, const std::string& n, float v) { return g.AddConstant(n, Tensor::Scalar(v)); }
+Value* ZeroI16(Graph& g, const std::string& n) { return g.AddConstant(n, Tensor::FromVector<int16_t>(DType::kI16, {}, {0})); }
+
+// x → Q16 → DQ16 → body → Q16 → DQ16 → y folds into `want` with int16 types, within one int16
+// step of the island on seeded inputs.
+template <typename Body>
+void CheckInt16Island(const Dims& dims, float x_scale, float y_scale, OpKind want, Body body) {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, dims));
+  Value* sx = Scalar(g, "sx", x_scale);
+  Value* q = Add(g, OpKind::kQuantizeLinear, {x, sx, ZeroI16(g, "zx")}, {}, "xq");
+  Value* dq = Add(g, OpKind::kDequantizeLinear, {q, sx, g.FindValue("zx")}, {}, "xdq");
+  Value* f = body(g, dq);
+  Value* sy = Scalar(g, "sy", y_scale);
+  Value* yq = Add(g, OpKind::kQuantizeLinear, {f, sy, ZeroI16(g, "zy")}, {}, "yq");
+  g.MarkOutput(Add(g, OpKind::kDequantizeLinear, {yq, sy, g.FindValue("zy")}, {}, "ydq"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto folded = Int8Executable(g);
+  ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+  const Node* n = First(*folded, want);
+  ASSERT_NE(n, nullptr) << OpName(want);
+  EXPECT_EQ(n->input(0)->type.dtype, DType::kI16);
+  EXPECT_EQ(n->output(0)->type.dtype, DType::kI16);
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const std::map<std::string, Tensor> in = {{"x", Normal(dims, seed, 2.0)}};
+    auto a = ReferenceExecutor(g).Run(in);
+    auto b = ReferenceExecutor(*folded).Run(in);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const std::vector<double> va = (*a)[0].ToDoubleVector(), vb = (*b)[0].ToDoubleVector();
+    for (size_t i = 0; i < va.size(); ++i)
+      ASSERT_LE(std::abs(va[i] - vb[i]), y_scale * 1.001) << OpName(want) << " seed " << seed << " value " << i;
+  }
+}
+
+TEST(Int16Quantize, Int16IslandsFoldWithinOneStep) {
+  Attributes axis;
+  axis.Set("axis", int64_t{-1});
+  CheckInt16Island({2, 5, 37}, 3e-4f, 1.f / 32767, OpKind::kQLinearSoftmax, [&](Graph& g, Value* x) {
+    return Add(g, OpKind::kSoftmax, {x}, axis, "softmax");
+  });
+  Attributes ln = axis;
+  ln.Set("epsilon", 1e-5f);
+  CheckInt16Island({1, 6, 40}, 3e-4f, 2e-4f, OpKind::kQLinearLayerNormalization, [&](Graph& g, Value* x) {
+    return Add(g, OpKind::kLayerNormalization,
+               {x, g.AddConstant("gamma", Normal({40}, 9)), g.AddConstant("beta", Normal({40}, 10, 0.2))}, ln, "ln");
+  });
+  Attributes eps;
+  eps.Set("epsilon", 1e-5f);
+  CheckInt16Island({1, 4, 5, 6}, 3e-4f, 2e-4f, OpKind::kQLinearGroupNormalization, [&](Graph& g, Value* x) {
+    return Add(g, OpKind::kInstanceNormalization,
+               {x, g.AddConstant("s", Normal({4}, 5)), g.AddConstant("b", Normal({4}, 6, 0.3))}, eps, "in");
+  });
+}
+
+TEST(Int16Quantize, PromotedSoftmaxFoldsWithInt16TypesAndExportsAsContribQdq) {
+  Prepared p = Prepare();
+  const std::vector<const Node*> cands = Int16Candidates(p.g, {});
+  ASSERT_EQ(cands.size(), 2u);
+  EXPECT_EQ(cands[0]->op(), OpKind::kSoftmax);
+  EXPECT_EQ(cands[1]->op(), OpKind::kLayerNormalization);
+  QuantizeOptions o;
+  o.int16_nodes = {cands[0]->name()};
+  Graph qdq = p.g.Clone();
+  auto s = RewriteToQdq(qdq, p.table, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->int16_pairs, 2);  // the softmax's input and output
+  auto folded = Int8Executable(qdq);
+  ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+  const Node* sm = First(*folded, OpKind::kQLinearSoftmax);
+  ASSERT_NE(sm, nullptr);
+  EXPECT_EQ(sm->input(0)->type.dtype, DType::kI16);
+  EXPECT_EQ(sm->output(0)->type.dtype, DType::kI16);
+  // Export: the int16 pairs are com.microsoft's QuantizeLinear / DequantizeLinear; reading the
+  // file back gives int16 values again.
+  auto proto = onnx_fe::ExportOnnxModel(qdq);
+  ASSERT_TRUE(proto.ok()) << proto.status().ToString();
+  int contrib = 0;
+  for (const auto& n : proto->graph().node()) contrib += n.domain() == "com.microsoft";
+  EXPECT_EQ(contrib, 4);
+  bool imports_ms = false;
+  for (const auto& op : proto->opset_import()) imports_ms |= op.domain() == "com.microsoft";
+  EXPECT_TRUE(imports_ms);
+  auto back = onnx_fe::ImportOnnxModel(*proto, ".", "int16.onnx");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  int q16 = 0;
+  for (const Node* n : back->nodes())
+    q16 += n->op() == OpKind::kQuantizeLinear && n->output(0)->type.dtype == DType::kI16;
+  EXPECT_EQ(q16, 2);
+}
+
+TEST(Int16Quantize, BudgetPromotesTheLayerThatRemovesMostError) {
+  Prepared p = Prepare();
+  const auto eval = Samples(4, 900);
+  auto all8 = QuantizedAgreement(p.g, p.table, {}, eval);
+  ASSERT_TRUE(all8.ok());
+  double best = 0;
+  std::string best_node;
+  for (const Node* n : Int16Candidates(p.g, {})) {
+    QuantizeOptions o;
+    o.int16_nodes = {n->name()};
+    auto a = QuantizedAgreement(p.g, p.table, o, eval);
+    ASSERT_TRUE(a.ok());
+    std::printf("int16 %s alone: cosine %.6f (all int8 %.6f)\n", n->Label().c_str(), a->mean_cosine, all8->mean_cosine);
+    if (a->mean_cosine > best) best = a->mean_cosine, best_node = n->name();
+  }
+  ASSERT_GT(best, all8->mean_cosine) << "int16 removes no error";
+  const double budget = (best + all8->mean_cosine) / 2;
+  auto fit = FitAccuracyBudgetMixed(p.g, p.table, {}, {}, eval, budget, true);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_TRUE(fit->met);
+  ASSERT_EQ(fit->int16.size(), 1u);
+  EXPECT_EQ(fit->int16[0].node, best_node);
+  EXPECT_GE(fit->int16[0].cosine_after, budget);
+  EXPECT_TRUE(fit->float_fit.kept_float.empty());
+  // Without int16 the same budget cannot be met by the (empty) float ranking.
+  auto no16 = FitAccuracyBudgetMixed(p.g, p.table, {}, {}, eval, budget, false);
+  ASSERT_TRUE(no16.ok());
+  EXPECT_TRUE(no16->int16.empty());
+  EXPECT_FALSE(no16->met);
+}
+
+TEST(Int16Quantize, PartitionSaysWhyAnInt16LayerStaysOnTheCpu) {
+  Prepared p = Prepare();
+  QuantizeOptions o;
+  o.int16_nodes = {Int16Candidates(p.g, {}).at(0)->name()};  // the softmax
+  Graph qdq = p.g.Clone();
+  ASSERT_TRUE(RewriteToQdq(qdq, p.table, o).ok());
+  auto folded = Int8Executable(qdq);
+  ASSERT_TRUE(folded.ok());
+  const Node* sm = First(*folded, OpKind::kQLinearSoftmax);
+  ASSERT_NE(sm, nullptr);
+  ASSERT_EQ(sm->input(0)->type.dtype, DType::kI16);
+  npu::Target no16 = npu::DefaultTarget();
+  no16.vector_cores.dtype_rates.erase("i16");
+  EXPECT_NE(partition::NpuSupport(*sm, no16).find("vector cores take no i16"), std::string::npos)
+      << partition::NpuSupport(*sm, no16);
+  EXPECT_NE(partition::NpuSupport(*sm, npu::DefaultTarget()), "");
+}
+
+}  // namespace
+}  // namespace edgec::quant
