@@ -11,7 +11,9 @@
 // dequantized value (|q| ≤ 2^15) is exact in f32. In the exported ONNX the pair is
 // com.microsoft's QuantizeLinear / DequantizeLinear (ONNX 17's take only 8 bits; ONNX Runtime
 // runs them). The fold turns DQ16 → norm/softmax → Q16 into the same integer ops with int16
-// types (quant/int16_norm.h); other ops next to an int16 point stay float islands.
+// types (quant/int16_norm.h); a Conv / Gemm / MatMul reading an int16 point reads it
+// requantized to 8 bits (qdq_rewrite.cc); the op writing it and other readers stay float
+// islands.
 #pragma once
 
 #include <set>

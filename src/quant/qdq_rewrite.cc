@@ -346,6 +346,26 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
                                                        g.FreshName(name + "/dequantize"),
                                                        {q->output(0), sv, zv}, {}, 1, origin));
     for (const Use& u : uses) g.SetInput(u.node, u.input_index, dq->output(0));
+    if (wide) {
+      // The Conv / Gemm / MatMul consumers of an int16 point read it requantized to 8 bits
+      // (DQ16 → Q8 → DQ8, the point's calibrated 8-bit parameters), so that they stay integer
+      // ops on the MAC array; the norms, softmaxes and float islands read the int16 values
+      // (quant/mixed_precision.h; Int16Quantize.MatMulAfterAnInt16PointStaysInt8).
+      Node* dq8 = nullptr;
+      for (const Use& u : uses) {
+        if (u.node->op() != OpKind::kConv && u.node->op() != OpKind::kGemm && u.node->op() != OpKind::kMatMul) continue;
+        if (!dq8) {
+          Value* sv8 = g.AddConstant(g.FreshName(name + "_scale8"), ScalarOf<float>(DType::kF32, s.scale));
+          Value* zv8 = g.AddConstant(g.FreshName(name + "_zero_point8"), ZeroPoint(adt, s.zero_point));
+          ASSIGN_OR_RETURN(Node* q8, passes::AddInferredNode(g, OpKind::kQuantizeLinear, g.FreshName(name + "/quantize8"),
+                                                             {dq->output(0), sv8, zv8}, {}, 1, origin));
+          ASSIGN_OR_RETURN(dq8, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(name + "/dequantize8"),
+                                                        {q8->output(0), sv8, zv8}, {}, 1, origin));
+          ++summary.activation_pairs;
+        }
+        g.SetInput(u.node, u.input_index, dq8->output(0));
+      }
+    }
     if (was_output) {
       // The output keeps its name: the float value is renamed and the DQ takes over.
       RETURN_IF_ERROR(g.RenameValue(v, g.FreshName(name + "_float")));

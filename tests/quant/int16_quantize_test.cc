@@ -159,6 +159,28 @@ TEST(Int16Quantize, PromotedSoftmaxFoldsWithInt16TypesAndExportsAsContribQdq) {
   EXPECT_EQ(q16, 2);
 }
 
+// The MatMul after a promoted softmax reads its probabilities requantized to 8 bits (DQ16 →
+// Q8 → DQ8) and folds into a QLinearMatMul; the softmax itself reads and writes int16.
+TEST(Int16Quantize, MatMulAfterAnInt16PointStaysInt8) {
+  Prepared p = Prepare();
+  QuantizeOptions o;
+  o.int16_nodes = {Int16Candidates(p.g, {}).at(0)->name()};  // the softmax
+  Graph qdq = p.g.Clone();
+  ASSERT_TRUE(RewriteToQdq(qdq, p.table, o).ok());
+  auto folded = Int8Executable(qdq);
+  ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+  const Node* sm = First(*folded, OpKind::kQLinearSoftmax);
+  ASSERT_NE(sm, nullptr);
+  ASSERT_EQ(sm->output(0)->type.dtype, DType::kI16);
+  int int8_matmuls = 0;
+  for (const Node* n : folded->nodes())
+    if (n->op() == OpKind::kQLinearMatMul) {
+      EXPECT_EQ(n->input(0)->type.dtype, DType::kI8) << n->Label();
+      ++int8_matmuls;
+    }
+  EXPECT_EQ(int8_matmuls, 1);  // "values"; "scores" writes the int16 point and stays float
+}
+
 TEST(Int16Quantize, BudgetPromotesTheLayerThatRemovesMostError) {
   Prepared p = Prepare();
   const auto eval = Samples(4, 900);

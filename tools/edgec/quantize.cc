@@ -187,6 +187,8 @@ int QuantizeMain(const QuantizeFlags& f) {
                summary->activation_pairs,
                summary->int16_pairs ? fmt::format(" ({} of them int16)", summary->int16_pairs) : "");
     for (const auto& s : summary->skipped) fmt::print("  float: {}\n", s);
+    for (const Node* n : float_graph.nodes())
+      if (qo.int16_nodes.count(n->name())) fmt::print("  int16: {}\n", n->Label());
     if (!f.scales_out.empty()) fmt::print("wrote scales to {}\n", f.scales_out);
     if (!f.output.empty()) fmt::print("wrote {}\n", f.output);
   }
