@@ -97,7 +97,7 @@ Status Model::SetInputShape(const std::string& input, const std::vector<int64_t>
   bool known = false;
   for (const Value* v : impl_->graph.inputs()) known |= v->name() == input;
   if (!known) return NotFound("{}: no graph input named '{}'", impl_->name, input);
-  return BindInputShapes(impl_->graph, {{input, Dims(dims.begin(), dims.end())}}, 0).WithContext(impl_->name);
+  return ::edgec::BindInputShapes(impl_->graph, {{input, Dims(dims.begin(), dims.end())}}, 0).WithContext(impl_->name);
 }
 
 Status Model::Optimize(int level) {
@@ -126,7 +126,7 @@ Status Model::Quantize(const std::vector<Sample>& calibration, const QuantizeOpt
   }
   Graph g = impl_->graph.Clone();
   ASSIGN_OR_RETURN(auto shapes, driver::ShapesFromSamples(g, samples, {}));
-  RETURN_IF_ERROR(BindInputShapes(g, shapes, 1).WithContext(impl_->name));
+  RETURN_IF_ERROR(::edgec::BindInputShapes(g, shapes, 1).WithContext(impl_->name));
   RETURN_IF_ERROR(QuantizeBound(g, impl_->name, samples, options));
   impl_->graph = std::move(g);
   return Status::Ok();
