@@ -134,6 +134,18 @@ def test_inspect_json_agrees_with_the_table():
     assert j["inputs"][0]["name"] == "input" and sum(j["ops"].values()) > len(j["layers"])
 
 
+def test_run_json_agrees_with_the_table():
+    j = json.loads(edgec("run", MODEL, "--json", "--top", "3", "--seed", "4").stdout)
+    text = edgec("run", MODEL, "--top", "3", "--seed", "4").stdout
+    assert j["device"] == "cpu" and j["inputs"][0]["source"] == "random" and j["inputs"][0]["seed"] == 4
+    assert f"input '{j['inputs'][0]['name']}': seeded random {j['inputs'][0]['type']}" in text
+    assert j["outputs"] and j["timings"]["run_ms"] > 0
+    for o in j["outputs"]:
+        assert f"output '{o['name']}': {o['type']}  min {o['min']:.6g}  max {o['max']:.6g}  mean {o['mean']:.6g}" in text
+        assert len(o["top"]) == 3 and o["top"][0]["value"] == o["max"]
+        assert "  ".join(f"[{t['index']}] {t['value']:.6g}" for t in o["top"]) in text
+
+
 def test_sweep_json_has_a_row_per_value(tmp_path):
     r = edgec("sweep", MODEL, "--set", "shared_sram.bytes=256K,1M,4M", "--json", str(tmp_path / "s.json"))
     assert r.returncode == 0, r.stderr

@@ -21,6 +21,7 @@
 #include "runtime/shape_binding.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/report_json.h"
+#include "tools/edgec/segment_estimate.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
