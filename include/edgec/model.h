@@ -40,6 +40,15 @@ struct OnnxFileInfo {
   std::vector<std::string> unsupported;     // per op type edgec cannot import: "NonZero 'nz1'"
 };
 
+// What Model::QuantizeFromDirectory did.
+struct QuantizeReport {
+  int64_t samples = 0;                            // calibration samples read
+  std::vector<std::string> shapes_from_samples;   // "NAME=DIMS" per input bound from the samples' dims
+  int64_t quantized_nodes = 0;
+  int64_t activation_pairs = 0;                   // activation Q/DQ pairs inserted
+  std::vector<std::string> skipped;               // nodes left in float, and why
+};
+
 // One node of the graph (Model::nodes()).
 struct NodeInfo {
   std::string name;
@@ -140,6 +149,9 @@ class EDGEC_API Model {
   // The same with the samples of a calibration folder (.npy / .npz files or images, as
   // `edgec quantize --calib DIR` reads it); `limit` > 0 reads the first `limit`.
   Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options = {}, int64_t limit = 0);
+  // The same with a report (may be null). Input dims bound before (BindInputShapes) are kept.
+  Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options, int64_t limit,
+                               QuantizeReport* report);
   // Folds the Q/DQ patterns of a QDQ model into integer ops, as a CPU session of it does
   // first (SessionOptions::fold_qdq); `summary` may be null.
   Status FoldQdq(const QdqFoldOptions& options, QdqFoldSummary* summary);

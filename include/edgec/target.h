@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ struct CompileOptions {
   bool all_npu = false;          // skip the cost rule: every legal node to the NPU
   bool single_buffer = false;    // tile every layer with single buffering
   double cpu_gmacs = 20;         // the cost rule's CPU int8 rate (GMAC/s)
+  std::map<std::string, bool> pins;  // node name -> true: the NPU, false: the CPU, whatever the cost rule says
 };
 
 }  // namespace v1
