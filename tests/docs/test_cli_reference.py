@@ -168,6 +168,19 @@ def test_compile_json_lists_every_placement(tmp_path):
     assert {p["unit"] for p in rows} <= {"npu", "cpu"} and any(p["unit"] == "npu" for p in rows)
     for p in rows:  # every node of the JSON is in the printed table
         assert p["node"] in r.stdout, p["node"]
+    # run --json on the compiled model: npu-sim and cpu agree bit for bit, so their output
+    # figures are equal; npu-sim has a row per node with the simulated cycles of the NPU ones.
+    sim = json.loads(edgec("run", str(tmp_path / "m.edgec"), "--json", "--top", "3").stdout)
+    cpu = json.loads(edgec("run", str(tmp_path / "m.edgec"), "--device", "cpu", "--json", "--top", "3").stdout)
+    assert sim["device"] == "npu-sim" and cpu["device"] == "cpu" and sim["target"] == "edge-default"
+    assert sim["outputs"] == cpu["outputs"] and sim["outputs"][0]["top"]
+    assert sim["timings"]["latency_ms"] >= sim["timings"]["cpu_ms"] > 0 and sim["timings"]["npu_cycles"] > 0
+    assert "latency_ms" not in cpu["timings"]
+    npu_rows = [layer for layer in sim["layers"] if layer["unit"] == "npu"]
+    assert npu_rows and all(layer["cycles"] > 0 or layer["op"] in ("Reshape", "Flatten") for layer in npu_rows)
+    assert {layer["node"] for layer in npu_rows} <= {p["node"] for p in rows if p["unit"] == "npu"}
+    table = edgec("run", str(tmp_path / "m.edgec")).stdout
+    assert f"{sim['timings']['npu_cycles']:.0f}" in table
 
 
 def test_quantize_sensitivity_json_is_the_table(tmp_path):
