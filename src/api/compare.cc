@@ -4,6 +4,7 @@
 #include "api/convert.h"
 #include "api/impl.h"
 #include "quant/layer_compare.h"
+#include "support/status.h"
 
 namespace edgec {
 inline namespace v1 {

@@ -11,6 +11,7 @@
 #include "quant/fold_qdq.h"
 #include "runtime/reference_executor.h"
 #include "runtime/shape_binding.h"
+#include "support/status.h"
 
 namespace edgec {
 inline namespace v1 {

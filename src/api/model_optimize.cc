@@ -3,6 +3,7 @@
 #include "api/impl.h"
 #include "passes/pass.h"
 #include "runtime/reference_executor.h"
+#include "support/status.h"
 
 namespace edgec {
 inline namespace v1 {

@@ -8,6 +8,7 @@
 #include "report/html_report.h"
 #include "report/profile.h"
 #include "report/profile_html.h"
+#include "support/status.h"
 
 namespace edgec {
 inline namespace v1 {
