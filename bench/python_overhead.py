@@ -56,10 +56,10 @@ def main():
         if os.path.exists(zoo):
             img = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
             cases.append(("squeezenet1_1", zoo, {"input": img}, max(20, args.runs // 100)))
-        print(f"{'model':<18} {'python run':>12} {'C++ Run':>12} {'overhead':>10}  (median µs)")
+        print(f"{'model':<18} {'python run':>12} {'C++ Run':>12} {'overhead':>10} {'ratio':>7}  (median µs)")
         for name, path, feeds, runs in cases:
             py, cpp = measure(edgec, path, feeds, runs)
-            print(f"{name:<18} {py:>12.1f} {cpp:>12.1f} {py - cpp:>10.1f}")
+            print(f"{name:<18} {py:>12.1f} {cpp:>12.1f} {py - cpp:>10.1f} {py / cpp:>6.2f}x")
 
 
 if __name__ == "__main__":

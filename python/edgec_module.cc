@@ -180,6 +180,9 @@ PYBIND11_MODULE(_edgec, m) {
            "Runs on {input name: ndarray}; returns {output name: ndarray}. The GIL is released while it runs.")
       .def("profile", [](const PySession& s) { return ProfileDict(s.session->profile()); },
            "Per-node unit, seconds, cycles and bytes of the last run.")
+      .def("run_report", [](const PySession& s) { return s.session->RunReport(); },
+           "A compiled model's last run as `edgec run X.edgec` prints it: per layer unit, cycles or ms, MACs, "
+           "DRAM bytes, stalls, then the totals ('' for a Model's session).")
       .def_property_readonly("inputs", [](const PySession& s) { return Infos(s.session->inputs()); })
       .def_property_readonly("outputs", [](const PySession& s) { return Infos(s.session->outputs()); });
 

@@ -73,6 +73,15 @@ typedef struct edgec_session_options {
   int profiling;    /* nonzero: per-node times of every run */
 } edgec_session_options;
 
+/* Resource limits (process-wide, edgec/limits.h): the largest model file, tensor, graph and
+ * activation arena accepted; a model over one fails with an error naming the limit. */
+typedef struct edgec_resource_limits {
+  int64_t model_bytes;
+  int64_t tensor_bytes;
+  int64_t nodes;
+  int64_t arena_bytes;
+} edgec_resource_limits;
+
 EDGEC_API int edgec_c_api_version(void);
 EDGEC_API const char* edgec_version(void);
 /* The message of this thread's last failed call ("" after a success). */
@@ -80,6 +89,10 @@ EDGEC_API const char* edgec_last_error(void);
 EDGEC_API size_t edgec_dtype_size(edgec_dtype dtype);
 /* Defaults: CPU, all cores, -O3, profiling on. */
 EDGEC_API edgec_session_options edgec_session_options_default(void);
+
+EDGEC_API edgec_resource_limits edgec_get_resource_limits(void);
+/* Set once at start, before models are loaded. */
+EDGEC_API edgec_status edgec_set_resource_limits(const edgec_resource_limits* limits);
 
 /* Models */
 EDGEC_API edgec_status edgec_model_load(const char* path, edgec_model** out);

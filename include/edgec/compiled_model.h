@@ -25,6 +25,10 @@ struct NodePlacement {
   std::string op;
   Unit unit = Unit::kCpu;
   std::string reason;  // why the CPU, or the NPU's cost line
+  // Known for a model compiled in this process (Compile), not after Load:
+  std::string code;    // the reason code: "npu_cheaper", "unsupported_op", "pinned_cpu", "model_boundary", ...
+  std::string hint;    // a fix hint (a --set, a dtype, a pin); empty on the NPU
+  int64_t macs = 0;
 };
 
 class EDGEC_API CompiledModel {
@@ -46,6 +50,19 @@ class EDGEC_API CompiledModel {
   std::vector<NodePlacement> placements() const;
   // One line per node: "npu  QLinearConv 'conv1'  <reason>", then the counts.
   std::string PlacementReport() const;
+  // What the compiler reports, for a model compiled in this process ("" after Load): the
+  // placement table with costs (as `edgec compile` prints it), the same as JSON (per node:
+  // unit, reason code, violated constraint, costs, fix hint), the NPU programs as assembly,
+  // each NPU segment's SRAM plan and the activation memory plan.
+  std::string PlacementTable() const;
+  std::string PlacementJson() const;
+  std::string NpuListing() const;
+  std::string SramSummary() const;
+  std::string MemorySummary() const;
+  // The layers of the NPU segment with the most layers (0: no NPU segment), and an SVG plot of
+  // the SRAM occupancy over them titled `title`.
+  int widest_npu_segment_layers() const;
+  StatusOr<std::string> SramOccupancySvg(const std::string& title) const;
   int segment_count() const;
   int npu_segment_count() const;
 

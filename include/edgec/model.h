@@ -33,12 +33,87 @@ struct QuantizeOptions {
   std::vector<std::string> int16;
 };
 
+// What an ONNX file declares, as the importer read it (Model::Load fills it even when the
+// import fails, so that a caller can say which ops were not supported).
+struct OnnxFileInfo {
+  int64_t ir_version = 0;
+  int opset = 0;
+  std::string producer;
+  std::map<std::string, int> op_histogram;  // ONNX op_type -> count, as in the file
+  std::vector<std::string> unsupported;     // per op type edgec cannot import: "NonZero 'nz1'"
+};
+
+// What Model::QuantizeFromDirectory did.
+struct QuantizeReport {
+  int64_t samples = 0;                            // calibration samples read
+  std::vector<std::string> shapes_from_samples;   // "NAME=DIMS" per input bound from the samples' dims
+  int64_t quantized_nodes = 0;
+  int64_t activation_pairs = 0;                   // activation Q/DQ pairs inserted
+  std::vector<std::string> skipped;               // nodes left in float, and why
+};
+
+// One node of the graph (Model::nodes()).
+struct NodeInfo {
+  std::string name;
+  std::string op;                 // edgec's op name: "Conv", "FusedConv", "QLinearConv", ...
+  std::string label;              // "Conv 'layer1.0/conv1'"
+  int64_t macs = 0;               // multiply-accumulates of one run; -1: shapes not known
+  std::vector<ValueInfo> outputs;
+  bool is_view = false;           // every output a zero-copy view of memory that exists
+};
+
+// Model::Optimize with a report: the pipeline and the checks `edgec optimize` offers.
+struct OptimizeOptions {
+  int level = 3;                         // a named pipeline 0-3 ...
+  std::string pipeline;                  // ... or this explicit pass list
+  bool verify_each = false;              // re-check shapes and types after every pass
+  bool explain = false;                  // record why patterns did not match (explanations)
+  std::vector<std::string> print_after;  // print the IR after these passes ("all"), to stderr
+};
+
+struct PassRecord {
+  std::string pass;
+  double milliseconds = 0;
+  int nodes_before = 0;
+  int nodes_after = 0;
+  std::map<std::string, int64_t> rewrites;  // pattern or kind -> count ("Conv+Relu": 16)
+  int64_t copy_bytes_removed = 0;           // per inference
+};
+
+struct OptimizeReport {
+  std::string pipeline;                   // the pipeline that ran, as text
+  std::vector<PassRecord> passes;         // one per pass run, in order
+  std::vector<std::string> explanations;  // with `explain`
+};
+
+struct OnnxSaveOptions {
+  // Fused ops as nodes of the "edgec" domain; false: unfused back into standard ONNX ops.
+  bool keep_fused = false;
+};
+
+// Model::FoldQdq: how the Q/DQ patterns become integer ops.
+struct QdqFoldOptions {
+  bool fixed_point = false;  // requantize with the NPU's integer multiplier + shift (bit-equal to the NPU)
+};
+
+struct QdqFoldSummary {
+  int64_t folded = 0;                 // nodes folded into integer ops (QLinearConv, QLinearMatMul, ...)
+  int64_t int8_movement = 0;          // data-movement ops left on int8 values
+  int64_t tabulated = 0;              // float islands replaced by a lookup table
+  std::vector<std::string> skipped;   // what stays in float, and why
+};
+
+// The opset SaveOnnx writes.
+inline constexpr int kOnnxExportOpset = 17;
+
 class EDGEC_API Model {
  public:
   // An ONNX file (external data next to it is found).
   static StatusOr<Model> Load(const std::string& path);
   // ONNX bytes in memory; `name` names the model in messages.
   static StatusOr<Model> FromBytes(const void* data, size_t size, const std::string& name = "<memory>");
+  // The same, filling `info` with what the file declares (also when the import fails).
+  static StatusOr<Model> Load(const std::string& path, OnnxFileInfo* info);
 
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
@@ -50,21 +125,46 @@ class EDGEC_API Model {
   std::vector<ValueInfo> outputs() const;
   // Whether the graph holds QuantizeLinear/DequantizeLinear or integer ops.
   bool quantized() const;
+  // Whether the graph holds QuantizeLinear/DequantizeLinear nodes (a QDQ model).
+  bool has_qdq() const;
+  // The nodes in execution order, with their MACs and output types.
+  std::vector<NodeInfo> nodes() const;
+  // Elements and bytes of the constants (weights, biases, ...).
+  int64_t parameter_count() const;
+  int64_t parameter_bytes() const;
+  // Bytes the graph's data-movement nodes copy per run (0 for zero-copy views).
+  int64_t copy_bytes() const;
   int64_t node_count() const;
 
   // Binds symbolic input dims (e.g. the batch) to static ones.
   Status SetInputShape(const std::string& input, const std::vector<int64_t>& dims);
+  // Binds several inputs at once; every other symbolic input dim becomes `default_dim` (0:
+  // stays symbolic). Shapes are inferred through the graph.
+  Status BindInputShapes(const std::map<std::string, std::vector<int64_t>>& dims, int64_t default_dim = 0);
   // Runs the named optimization pipeline (0-3), or an explicit pass list ("fold-constants,...").
   Status Optimize(int level = 3);
   Status Optimize(const std::string& pipeline);
+  // The same with verification, explanations and a per-pass report (`report` may be null).
+  Status Optimize(const OptimizeOptions& options, OptimizeReport* report);
   // Calibrates on `calibration` and rewrites the graph to the QDQ form. Symbolic input dims
   // take the samples' dims.
   Status Quantize(const std::vector<Sample>& calibration, const QuantizeOptions& options = {});
   // The same with the samples of a calibration folder (.npy / .npz files or images, as
   // `edgec quantize --calib DIR` reads it); `limit` > 0 reads the first `limit`.
   Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options = {}, int64_t limit = 0);
+  // The same with a report (may be null). Input dims bound before (BindInputShapes) are kept.
+  Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options, int64_t limit,
+                               QuantizeReport* report);
+  // Folds the Q/DQ patterns of a QDQ model into integer ops, as a CPU session of it does
+  // first (SessionOptions::fold_qdq); `summary` may be null.
+  Status FoldQdq(const QdqFoldOptions& options, QdqFoldSummary* summary);
   // Writes the graph as ONNX (QDQ form when quantized) for any other runtime to check.
   Status SaveOnnx(const std::string& path) const;
+  Status SaveOnnx(const std::string& path, const OnnxSaveOptions& options) const;
+
+  // Runs the graph as it is on the reference kernels (plain loops: the correctness oracle)
+  // and returns the outputs in graph order.
+  StatusOr<std::vector<NamedTensor>> RunReference(const std::map<std::string, TensorView>& inputs) const;
 
   struct Impl;
   const Impl& impl() const { return *impl_; }
@@ -74,6 +174,9 @@ class EDGEC_API Model {
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The names of every graph pass (a pipeline's steps; docs/passes.md).
+EDGEC_API std::vector<std::string> PassNames();
 
 }  // namespace v1
 }  // namespace edgec

@@ -26,6 +26,8 @@ struct Profile {
   double total_seconds = 0;        // CPU plan: wall time of the run; npu-sim: simulated latency
   double npu_cycles = 0;           // npu-sim: cycles of every NPU segment
   bool simulated = false;          // true when the times are the simulator's (npu-sim)
+  double cpu_seconds = 0;          // compiled model: the CPU nodes' share of the latency (kCpu: all of it)
+  bool cpu_measured = false;       // ... timed on this host (measure_cpu), not the cost model's
 };
 
 }  // namespace v1

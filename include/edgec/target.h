@@ -5,6 +5,8 @@
 //   t->Set("shared_sram.bytes=512K");               // as `--set` does on the command line
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +27,8 @@ class EDGEC_API Target {
   static StatusOr<Target> FromJson(const std::string& json_text);
   // The names of every target found (built in, and the .json files of the target folders).
   static StatusOr<std::vector<std::string>> Available();
+  // Every target found, in the order Available() names them.
+  static StatusOr<std::vector<Target>> All();
 
   Target(const Target&);
   Target& operator=(const Target&);
@@ -38,6 +42,14 @@ class EDGEC_API Target {
   // The full description as JSON (after overrides).
   std::string ToJson() const;
   double clock_hz() const;
+  const std::string& description() const;
+  int64_t cores() const;            // AI cores
+  int64_t mac_rows() const;         // each core's MAC array
+  int64_t mac_cols() const;
+  double peak_int8_macs_per_cycle() const;
+  double tops_int8() const;         // 2 x MACs/cycle x clock
+  int64_t sram_bytes() const;       // the shared SRAM
+  double dram_bytes_per_s() const;  // DRAM bandwidth
 
   struct Impl;
   const Impl& impl() const { return *impl_; }
@@ -51,6 +63,7 @@ struct CompileOptions {
   bool all_npu = false;          // skip the cost rule: every legal node to the NPU
   bool single_buffer = false;    // tile every layer with single buffering
   double cpu_gmacs = 20;         // the cost rule's CPU int8 rate (GMAC/s)
+  std::map<std::string, bool> pins;  // node name -> true: the NPU, false: the CPU, whatever the cost rule says
 };
 
 }  // namespace v1

@@ -58,6 +58,15 @@ struct ValueInfo {
   std::string name;
   DataType dtype = DataType::kUndefined;
   std::vector<int64_t> dims;
+  std::string type;  // dtype and dims as edgec prints them: "f32[N,3,224,224]"
+  bool rank_known = true;  // false: not even the number of dims is known before a run
+  // Every dim known (no -1, rank known).
+  bool is_static() const {
+    if (!rank_known) return false;
+    for (int64_t d : dims)
+      if (d < 0) return false;
+    return true;
+  }
 };
 
 class TensorView {

@@ -236,6 +236,19 @@ edgec_status edgec_session_run(edgec_session* session, const edgec_tensor* input
   return Ok();
 }
 
+edgec_resource_limits edgec_get_resource_limits(void) {
+  const edgec::ResourceLimits l = edgec::GetResourceLimits();
+  return {l.model_bytes, l.tensor_bytes, l.nodes, l.arena_bytes};
+}
+
+edgec_status edgec_set_resource_limits(const edgec_resource_limits* limits) {
+  if (!limits) return Invalid("edgec_set_resource_limits: limits must not be NULL");
+  if (limits->model_bytes < 1 || limits->tensor_bytes < 1 || limits->nodes < 1 || limits->arena_bytes < 1)
+    return Invalid("edgec_set_resource_limits: every limit must be at least 1");
+  edgec::SetResourceLimits({limits->model_bytes, limits->tensor_bytes, limits->nodes, limits->arena_bytes});
+  return Ok();
+}
+
 double edgec_session_last_seconds(const edgec_session* session) {
   return session ? session->session.profile().total_seconds : 0;
 }

@@ -60,6 +60,7 @@ std::vector<ValueInfo> CompiledModel::inputs() const { return api::InputsOf(impl
 std::vector<ValueInfo> CompiledModel::outputs() const { return api::OutputsOf(impl_->loaded.graph); }
 
 std::vector<NodePlacement> CompiledModel::placements() const {
+  if (!impl_->compile_placements.empty()) return impl_->compile_placements;
   std::map<std::string, std::string> op_of;
   for (const Node* n : impl_->loaded.graph.nodes()) op_of[n->name()] = std::string(OpName(n->op()));
   std::vector<NodePlacement> r;

@@ -13,6 +13,16 @@ DType ToDType(DataType t) { return static_cast<DType>(t); }
 DataType FromDType(DType t) { return static_cast<DataType>(t); }
 Unit FromUnit(artifact_io::Unit u) { return u == artifact_io::Unit::kNpu ? Unit::kNpu : Unit::kCpu; }
 
+cpu::KernelTuning ToKernelTuning(const KernelTuning& t) {
+  cpu::KernelTuning r;
+  r.winograd = t.winograd;
+  r.winograd_min_channels = t.winograd_min_channels;
+  r.conv1x1_gemm_min_pixels = t.conv1x1_gemm_min_pixels;
+  r.gemv = t.gemv;
+  r.int8_unchecked = t.int8_unchecked;
+  return r;
+}
+
 Tensor BorrowTensor(const TensorView& v) {
   return Tensor::View(ToDType(v.dtype()), Dims(v.dims().begin(), v.dims().end()), const_cast<void*>(v.data()));
 }
@@ -31,6 +41,8 @@ ValueInfo InfoOf(const Value& v) {
   i.name = v.name();
   i.dtype = FromDType(v.type.dtype);
   for (int64_t d : v.type.dims) i.dims.push_back(d < 0 ? -1 : d);
+  i.type = v.type.ToString();
+  i.rank_known = v.type.rank_known;
   return i;
 }
 

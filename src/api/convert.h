@@ -2,8 +2,10 @@
 #pragma once
 
 #include "edgec/profile.h"
+#include "edgec/session.h"
 #include "edgec/tensor.h"
 #include "ir/graph.h"
+#include "kernels/cpu/kernel.h"
 #include "runtime/artifact.h"
 
 namespace edgec::api {
@@ -11,6 +13,7 @@ namespace edgec::api {
 DType ToDType(DataType t);
 DataType FromDType(DType t);
 Unit FromUnit(artifact_io::Unit u);
+cpu::KernelTuning ToKernelTuning(const KernelTuning& t);
 
 // A library tensor over the view's memory (borrowed: no copy).
 Tensor BorrowTensor(const TensorView& v);

@@ -26,6 +26,14 @@ class CpuRunner {
     int threads = 0;
     cpu::KernelTuning tuning;
     bool profiling = true;
+    std::string pipeline;        // explicit pass list instead of opt_level
+    bool fast_kernels = true;    // false: the reference kernels only
+    bool verbose = false;        // plans built, fallbacks and staged copies (stderr)
+  };
+  struct PlanFigures {
+    int threads = 0;
+    int64_t arena_bytes = 0, lower_bound = 0, naive_bytes = 0;
+    std::string summary;
   };
   static StatusOr<std::unique_ptr<CpuRunner>> Create(Graph g, const std::string& what, const Options& o);
   ~CpuRunner();
@@ -35,6 +43,14 @@ class CpuRunner {
   double last_seconds() const;
   // The steps of the last Run's plan with their times (views and all).
   std::vector<CpuStepTime> LastSteps() const;
+  // Builds (or finds) the plan for these input dims without running.
+  StatusOr<PlanFigures> Prepare(const std::map<std::string, Dims>& shapes);
+  // Per-step timing of the next runs; switching on restarts the step profile, which sums
+  // the step times of every run while it is on.
+  void SetProfiling(bool on);
+  bool profiling() const;
+  std::string StepProfileTable(int top) const;
+  std::string StepProfileJson() const;
 
  private:
   CpuRunner();

@@ -31,6 +31,9 @@ struct CompiledModel::Impl {
   LoadedArtifact loaded;  // points into `file`
   std::string path;       // the file loaded, or empty when compiled in this process
   std::vector<uint8_t> bytes;  // compiled in this process: the file's bytes (what Save writes)
+  // Compiled in this process: what the compiler reported (empty after Load).
+  std::vector<NodePlacement> compile_placements;
+  std::string placement_table, placement_json, listing, memory_summary, sram_summary;
 };
 
 // A `.edgec` file mapped and loaded (compiled_model.cc).

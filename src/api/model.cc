@@ -30,7 +30,7 @@ bool HasQuantizedOps(const Graph& g) {
 
 // Calibrates `g` (input shapes bound) on `samples` and rewrites it to the QDQ form.
 Status QuantizeBound(Graph& g, const std::string& name, const std::vector<quant::Sample>& samples,
-                     const QuantizeOptions& o) {
+                     const QuantizeOptions& o, QuantizeReport* report = nullptr) {
   if (samples.empty()) return InvalidArgument("{}: quantize: no calibration samples", name);
   RETURN_IF_ERROR(quant::PrepareForQuantization(g).WithContext(name));
   quant::CalibrationOptions co;
@@ -63,6 +63,12 @@ Status QuantizeBound(Graph& g, const std::string& name, const std::vector<quant:
   ASSIGN_OR_RETURN(quant::ScaleTable table, quant::Calibrate(g, samples, co, qo, false));
   auto summary = quant::RewriteToQdq(g, table, qo);
   if (!summary.ok()) return summary.status().WithContext(name);
+  if (report) {
+    report->samples = static_cast<int64_t>(samples.size());
+    report->quantized_nodes = summary->quantized_nodes;
+    report->activation_pairs = summary->activation_pairs;
+    report->skipped = summary->skipped;
+  }
   return Status::Ok();
 }
 
@@ -108,7 +114,7 @@ Status Model::SetInputShape(const std::string& input, const std::vector<int64_t>
   bool known = false;
   for (const Value* v : impl_->graph.inputs()) known |= v->name() == input;
   if (!known) return NotFound("{}: no graph input named '{}'", impl_->name, input);
-  return BindInputShapes(impl_->graph, {{input, Dims(dims.begin(), dims.end())}}, 0).WithContext(impl_->name);
+  return ::edgec::BindInputShapes(impl_->graph, {{input, Dims(dims.begin(), dims.end())}}, 0).WithContext(impl_->name);
 }
 
 Status Model::Optimize(int level) {
@@ -137,18 +143,25 @@ Status Model::Quantize(const std::vector<Sample>& calibration, const QuantizeOpt
   }
   Graph g = impl_->graph.Clone();
   ASSIGN_OR_RETURN(auto shapes, driver::ShapesFromSamples(g, samples, {}));
-  RETURN_IF_ERROR(BindInputShapes(g, shapes, 1).WithContext(impl_->name));
+  RETURN_IF_ERROR(::edgec::BindInputShapes(g, shapes, 1).WithContext(impl_->name));
   RETURN_IF_ERROR(QuantizeBound(g, impl_->name, samples, options));
   impl_->graph = std::move(g);
   return Status::Ok();
 }
 
 Status Model::QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options, int64_t limit) {
+  return QuantizeFromDirectory(dir, options, limit, nullptr);
+}
+
+Status Model::QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options, int64_t limit,
+                                    QuantizeReport* report) {
   if (quantized()) return InvalidArgument("{}: already quantized", impl_->name);
   Graph g = impl_->graph.Clone();
-  auto samples = driver::BindShapesFromCalibration(g, {}, dir, {}, limit);
+  std::vector<std::string> from_data;
+  auto samples = driver::BindShapesFromCalibration(g, {}, dir, {}, limit, &from_data);
   if (!samples.ok()) return samples.status().WithContext(impl_->name);
-  RETURN_IF_ERROR(QuantizeBound(g, impl_->name, *samples, options));
+  if (report) report->shapes_from_samples = from_data;
+  RETURN_IF_ERROR(QuantizeBound(g, impl_->name, *samples, options, report));
   impl_->graph = std::move(g);
   return Status::Ok();
 }

@@ -28,10 +28,10 @@ StatusOr<Session> Session::Create(const CompiledModel& model, const SessionOptio
   if (options.threads < 0) return InvalidArgument("session: threads {} < 0", options.threads);
   impl->compiled = model.impl();
   impl->run_options.threads = options.threads;
-  impl->run_options.tuning.winograd = options.tuning.winograd;
-  impl->run_options.tuning.winograd_min_channels = options.tuning.winograd_min_channels;
-  impl->run_options.tuning.conv1x1_gemm_min_pixels = options.tuning.conv1x1_gemm_min_pixels;
-  impl->run_options.tuning.gemv = options.tuning.gemv;
+  impl->run_options.tuning = api::ToKernelTuning(options.tuning);
+  impl->run_options.fast_kernels = !options.reference_kernels;
+  impl->run_options.measure_cpu = options.measure_cpu;
+  impl->run_options.record_threads = options.record_threads;
   impl->inputs = model.inputs();
   impl->outputs = model.outputs();
   return Session(std::move(impl));
@@ -57,6 +57,8 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
     ASSIGN_OR_RETURN(ArtifactRunResult r, impl_->executor->Run(d, in));
     p.simulated = d == ArtifactDevice::kNpuSim;
     p.total_seconds = p.simulated ? r.latency_s() : r.cpu_s;
+    p.cpu_seconds = r.cpu_s;
+    p.cpu_measured = r.cpu_measured;
     p.npu_cycles = r.npu_total.cycles;
     for (const LayerRun& l : r.layers) {
       NodeProfile n;
@@ -71,9 +73,16 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
     }
     for (size_t i = 0; i < r.outputs.size(); ++i)
       result.push_back({r.output_names[i], api::AdoptTensor(std::move(r.outputs[i]))});
+    r.outputs.clear();
+    impl_->last_run = std::move(r);
   }
   impl_->profile = std::move(p);
   return result;
+}
+
+std::string Session::RunReport() const {
+  if (!impl_->compiled || !impl_->last_run) return "";
+  return FormatArtifactRun(impl_->compiled->loaded, *impl_->last_run);
 }
 
 const char* Version() { return EDGEC_VERSION_STRING; }

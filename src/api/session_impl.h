@@ -6,9 +6,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "api/cpu_runner.h"
 #include "api/impl.h"
 #include "edgec/session.h"
 
@@ -22,6 +24,8 @@ struct Session::Impl {
   std::shared_ptr<const CompiledModel::Impl> compiled;  // a CompiledModel
   ArtifactRunOptions run_options;                        // ... its executor's options
   std::unique_ptr<ArtifactExecutor> executor;            // ... built on the first Run
+  std::shared_ptr<api::CpuRunner> cpu;                   // a Model's CPU plans (session_model.cc)
+  std::optional<ArtifactRunResult> last_run;             // a CompiledModel's last run (its outputs moved out)
   std::vector<ValueInfo> inputs, outputs;
   Profile profile;
 };

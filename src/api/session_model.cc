@@ -43,12 +43,13 @@ StatusOr<Session> Session::Create(const Model& model, const SessionOptions& opti
   o.opt_level = options.opt_level;
   o.threads = options.threads;
   o.profiling = options.profiling;
-  o.tuning.winograd = options.tuning.winograd;
-  o.tuning.winograd_min_channels = options.tuning.winograd_min_channels;
-  o.tuning.conv1x1_gemm_min_pixels = options.tuning.conv1x1_gemm_min_pixels;
-  o.tuning.gemv = options.tuning.gemv;
+  o.tuning = api::ToKernelTuning(options.tuning);
+  o.pipeline = options.pipeline;
+  o.fast_kernels = !options.reference_kernels;
+  o.verbose = options.verbose;
   ASSIGN_OR_RETURN(std::unique_ptr<api::CpuRunner> runner, api::CpuRunner::Create(std::move(g), model.name(), o));
   std::shared_ptr<api::CpuRunner> cpu(std::move(runner));
+  impl->cpu = cpu;
   std::vector<std::string> names;
   for (const auto& v : impl->outputs) names.push_back(v.name);
   impl->run_model = [cpu, names](const std::map<std::string, Tensor>& in, std::vector<NamedTensor>* result,
@@ -56,7 +57,7 @@ StatusOr<Session> Session::Create(const Model& model, const SessionOptions& opti
     std::vector<Tensor> outs;
     RETURN_IF_ERROR(cpu->Run(in, &outs));
     p->total_seconds = cpu->last_seconds();
-    for (const api::CpuStepTime& s : cpu->LastSteps()) {
+    for (const api::CpuStepTime& s : cpu->profiling() ? cpu->LastSteps() : std::vector<api::CpuStepTime>()) {
       NodeProfile n;
       n.node = s.node ? s.node->name() : "";
       n.op = s.node ? std::string(OpName(s.node->op())) : "";
@@ -74,6 +75,21 @@ StatusOr<Session> Session::Create(const Model& model, const SessionOptions& opti
   };
   return Session(std::move(impl));
 }
+
+StatusOr<PlanInfo> Session::Prepare(const std::map<std::string, std::vector<int64_t>>& input_dims) {
+  if (!impl_->cpu) return InvalidArgument("session: Prepare plans a Model's CPU run; a compiled model has none");
+  std::map<std::string, Dims> shapes;
+  for (const auto& [name, d] : input_dims) shapes[name] = Dims(d.begin(), d.end());
+  ASSIGN_OR_RETURN(api::CpuRunner::PlanFigures f, impl_->cpu->Prepare(shapes));
+  return PlanInfo{f.threads, f.arena_bytes, f.lower_bound, f.naive_bytes, f.summary};
+}
+
+void Session::SetProfiling(bool on) {
+  if (impl_->cpu) impl_->cpu->SetProfiling(on);
+}
+
+std::string Session::StepProfileTable(int top) const { return impl_->cpu ? impl_->cpu->StepProfileTable(top) : ""; }
+std::string Session::StepProfileJson() const { return impl_->cpu ? impl_->cpu->StepProfileJson() : "null"; }
 
 Status SetVectorIsaCap(const std::string& isa) {
   if (!cpu::CapVectorIsa(isa)) return InvalidArgument("vector ISA '{}': expected avx512, avx2, scalar or \"\"", isa);

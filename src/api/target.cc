@@ -80,6 +80,26 @@ StatusOr<std::vector<std::string>> Target::Available() {
   return names;
 }
 
+StatusOr<std::vector<Target>> Target::All() {
+  ASSIGN_OR_RETURN(auto names, Available());
+  ASSIGN_OR_RETURN(auto listed, npu::ListTargets());
+  std::vector<Target> all;
+  for (const std::string& name : names) {
+    Target t;
+    bool found = false;
+    for (const npu::Target& l : listed)
+      if (!found && l.name == name) {
+        t.impl_->target = l;
+        found = true;
+      }
+    if (!found) {
+      ASSIGN_OR_RETURN(t, Load(name));
+    }
+    all.push_back(std::move(t));
+  }
+  return all;
+}
+
 Status Target::Set(const std::string& assignment) {
   ASSIGN_OR_RETURN(npu::Target t, npu::ApplyOverride(impl_->target, assignment));
   impl_->target = std::move(t);
@@ -89,6 +109,14 @@ Status Target::Set(const std::string& assignment) {
 const std::string& Target::name() const { return impl_->target.name; }
 std::string Target::ToJson() const { return npu::TargetToJson(impl_->target).dump(2); }
 double Target::clock_hz() const { return impl_->target.clock_hz; }
+const std::string& Target::description() const { return impl_->target.description; }
+int64_t Target::cores() const { return impl_->target.ai_cores.count; }
+int64_t Target::mac_rows() const { return impl_->target.ai_cores.mac_rows; }
+int64_t Target::mac_cols() const { return impl_->target.ai_cores.mac_cols; }
+double Target::peak_int8_macs_per_cycle() const { return impl_->target.peak_int8_macs_per_cycle(); }
+double Target::tops_int8() const { return impl_->target.tops_int8(); }
+int64_t Target::sram_bytes() const { return impl_->target.shared_sram.bytes; }
+double Target::dram_bytes_per_s() const { return impl_->target.dram.bandwidth_bytes_per_s; }
 
 }  // namespace v1
 }  // namespace edgec

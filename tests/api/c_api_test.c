@@ -102,6 +102,22 @@ int main(int argc, char** argv) {
   EXPECT(edgec_compile(model, "edge-default", NULL, 0, &c) == EDGEC_INVALID_ARGUMENT);
   EXPECT(strstr(edgec_last_error(), "quantize") != NULL);
 
+  /* Resource limits: a graph over the node limit is refused, naming the limit; restored after. */
+  const edgec_resource_limits limits = edgec_get_resource_limits();
+  EXPECT(limits.nodes == 500000 && limits.model_bytes == ((int64_t)4 << 30));
+  edgec_resource_limits tight = limits;
+  tight.nodes = 3;
+  EXPECT(edgec_set_resource_limits(&tight) == EDGEC_OK);
+  EXPECT(edgec_get_resource_limits().nodes == 3);
+  edgec_model* too_big = NULL;
+  EXPECT(edgec_model_load(argv[1], &too_big) == EDGEC_INVALID_ARGUMENT);
+  EXPECT(strstr(edgec_last_error(), "over the limit of 3") != NULL);
+  tight.nodes = 0;
+  EXPECT(edgec_set_resource_limits(&tight) == EDGEC_INVALID_ARGUMENT);
+  EXPECT(edgec_set_resource_limits(&limits) == EDGEC_OK);
+  EXPECT(edgec_model_load(argv[1], &too_big) == EDGEC_OK);
+  edgec_model_destroy(too_big);
+
   edgec_outputs_destroy(y0);
   edgec_outputs_destroy(y1);
   edgec_session_destroy(s0);

@@ -1,6 +1,8 @@
-# docs/api.md's Python and C references against the code: every public name of the Python
-# module and of its classes, and every function, type and constant of include/edgec/c_api.h,
-# is named in docs/api.md.
+# docs/api.md's Python, C and C++ references against the code: every public name of the Python
+# module and of its classes, every function, type and constant of include/edgec/c_api.h, and
+# every type, function and member function of the C++ headers (include/edgec/*.h), is named
+# in docs/api.md.
+import glob
 import os
 import re
 import sys
@@ -42,3 +44,27 @@ def test_c_api_has_names():
 @pytest.mark.parametrize("name", c_names())
 def test_c_name_documented(name):
     assert re.search(rf"\b{re.escape(name)}\b", API_MD), f"{name} (c_api.h) is not in docs/api.md"
+
+
+def cpp_names():
+    """Types, free functions and member functions declared in include/edgec/*.h (C++)."""
+    names = set()
+    for h in sorted(glob.glob(os.path.join(conftest.ROOT, "include", "edgec", "*.h"))):
+        if os.path.basename(h) in ("c_api.h", "export.h"):
+            continue
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", "", open(h).read(), flags=re.S)
+        text = re.sub(r"^#.*$", "", text, flags=re.M)
+        names |= set(re.findall(r"\b(?:struct|class|enum class)\s+(?:EDGEC_API\s+)?(?:\[\[\w+\]\]\s+)?(\w+)\s*[{:]", text))
+        names |= set(re.findall(r"(?:EDGEC_API|inline)\s+[\w:<>,\s*&]*?\b(\w+)\s*\(", text))
+        names |= set(re.findall(r"^ {2}(?:static\s+)?[\w:<>,*&]+(?:<[^;()]*>)?[\s*&]+(\w+)\s*\([^;{]*\)\s*"
+                                r"(?:const\s*)?(?:noexcept\s*)?[;{]", text, flags=re.M))
+    return sorted(n for n in names if n not in {"Impl", "impl", "operator"} and not n.startswith("_"))
+
+
+def test_cpp_api_has_names():
+    assert {"Model", "Session", "CompiledModel", "ReadNpyFile", "ProfileReport"} <= set(cpp_names())
+
+
+@pytest.mark.parametrize("name", cpp_names())
+def test_cpp_name_documented(name):
+    assert re.search(rf"\b{re.escape(name)}\b", API_MD), f"{name} (include/edgec/*.h) is not in docs/api.md"

@@ -134,6 +134,18 @@ def test_inspect_json_agrees_with_the_table():
     assert j["inputs"][0]["name"] == "input" and sum(j["ops"].values()) > len(j["layers"])
 
 
+def test_run_json_agrees_with_the_table():
+    j = json.loads(edgec("run", MODEL, "--json", "--top", "3", "--seed", "4").stdout)
+    text = edgec("run", MODEL, "--top", "3", "--seed", "4").stdout
+    assert j["device"] == "cpu" and j["inputs"][0]["source"] == "random" and j["inputs"][0]["seed"] == 4
+    assert f"input '{j['inputs'][0]['name']}': seeded random {j['inputs'][0]['type']}" in text
+    assert j["outputs"] and j["timings"]["run_ms"] > 0
+    for o in j["outputs"]:
+        assert f"output '{o['name']}': {o['type']}  min {o['min']:.6g}  max {o['max']:.6g}  mean {o['mean']:.6g}" in text
+        assert len(o["top"]) == 3 and o["top"][0]["value"] == o["max"]
+        assert "  ".join(f"[{t['index']}] {t['value']:.6g}" for t in o["top"]) in text
+
+
 def test_sweep_json_has_a_row_per_value(tmp_path):
     r = edgec("sweep", MODEL, "--set", "shared_sram.bytes=256K,1M,4M", "--json", str(tmp_path / "s.json"))
     assert r.returncode == 0, r.stderr
@@ -156,6 +168,19 @@ def test_compile_json_lists_every_placement(tmp_path):
     assert {p["unit"] for p in rows} <= {"npu", "cpu"} and any(p["unit"] == "npu" for p in rows)
     for p in rows:  # every node of the JSON is in the printed table
         assert p["node"] in r.stdout, p["node"]
+    # run --json on the compiled model: npu-sim and cpu agree bit for bit, so their output
+    # figures are equal; npu-sim has a row per node with the simulated cycles of the NPU ones.
+    sim = json.loads(edgec("run", str(tmp_path / "m.edgec"), "--json", "--top", "3").stdout)
+    cpu = json.loads(edgec("run", str(tmp_path / "m.edgec"), "--device", "cpu", "--json", "--top", "3").stdout)
+    assert sim["device"] == "npu-sim" and cpu["device"] == "cpu" and sim["target"] == "edge-default"
+    assert sim["outputs"] == cpu["outputs"] and sim["outputs"][0]["top"]
+    assert sim["timings"]["latency_ms"] >= sim["timings"]["cpu_ms"] > 0 and sim["timings"]["npu_cycles"] > 0
+    assert "latency_ms" not in cpu["timings"]
+    npu_rows = [layer for layer in sim["layers"] if layer["unit"] == "npu"]
+    assert npu_rows and all(layer["cycles"] > 0 or layer["op"] in ("Reshape", "Flatten") for layer in npu_rows)
+    assert {layer["node"] for layer in npu_rows} <= {p["node"] for p in rows if p["unit"] == "npu"}
+    table = edgec("run", str(tmp_path / "m.edgec")).stdout
+    assert f"{sim['timings']['npu_cycles']:.0f}" in table
 
 
 def test_quantize_sensitivity_json_is_the_table(tmp_path):

@@ -86,6 +86,10 @@ def test_compiled_placements_and_npu_sim_equals_cpu(compiled):
     p = s.profile()
     assert p["simulated"] and p["npu_cycles"] > 0
     assert any(n["unit"] == "npu" and n["cycles"] > 0 for n in p["nodes"])
+    report = s.run_report()
+    assert report.count("\n") > len(places) // 2 and "npu" in report
+    assert all(n["node"][-32:] in report for n in p["nodes"] if n["unit"] == "npu")  # long names: the tail
+    assert compiled.session("cpu").run_report() == ""
 
 
 def test_int8_stays_close_to_float(compiled):

@@ -8,15 +8,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "driver/kernel_tuning.h"
-#include "driver/session.h"
-#include "frontend/onnx/importer.h"
-#include "ir/cost.h"
-#include "quant/fold_qdq.h"
-#include "runtime/shape_binding.h"
-#include "runtime/step_profile.h"
+#include "edgec/model.h"
+#include "edgec/session.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
 
@@ -57,95 +53,90 @@ int64_t PeakRssBytes() {
 
 // MACs of one inference: the source graph (before fusion: composites such as Attention count none)
 // with the bench's input shapes bound. 0 when they cannot be bound.
-int64_t SourceMacs(const Graph& source, const std::map<std::string, Dims>& shapes) {
-  Graph g = source.Clone();
-  if (!BindInputShapes(g, shapes, 1).ok()) return 0;
+int64_t SourceMacs(const Model& source, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  Model m = source.Clone();
+  if (!m.BindInputShapes(shapes, 1).ok()) return 0;
   int64_t total = 0;
-  for (const Node* n : g.nodes()) total += std::max<int64_t>(NodeMacs(*n), 0);
+  for (const NodeInfo& n : m.nodes()) total += std::max<int64_t>(n.macs, 0);
   return total;
 }
 
 int BenchMain(const BenchFlags& f) {
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  auto g = onnx_fe::ImportOnnxFile(f.model);
-  if (!g.ok()) return ReportError(g.status().message());
-  auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, nullptr);
+  auto m = Model::Load(f.model);
+  if (!m.ok()) return ReportError(m.status().message());
+  auto inputs = GatherInputs(m->inputs(), f.inputs, f.shapes, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   if (f.int8) {
-    if (Status st = RequireQdq(*g, f.model); !st.ok()) return ReportError(st.message());
-    quant::FoldOptions fo;
-    fo.fixed_point = f.fixed_point;
-    auto folded = quant::FoldQdqToInteger(*g, fo);
-    if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
+    if (Status st = RequireQdq(*m, f.model); !st.ok()) return ReportError(st.message());
+    Status st = m->FoldQdq({.fixed_point = f.fixed_point}, nullptr);
+    if (!st.ok()) return ReportError(st.message());
   }
   SessionOptions so;
   so.opt_level = f.level;
   so.pipeline = f.passes;
-  so.plan.threads = f.threads;
-  so.plan.fast_kernels = !f.reference;
-  so.plan.tuning = driver::KernelTuningFromEnvironment();
-  auto session = Session::FromGraph(std::move(g).value(), f.model, so);
+  so.threads = f.threads;
+  so.reference_kernels = f.reference;
+  so.tuning = KernelTuningFromEnvironment();
+  so.fold_qdq = false;  // done above with --int8
+  so.profiling = false;
+  auto session = Session::Create(*m, so);
   if (!session.ok()) return ReportError(session.status().message());
-  std::map<std::string, Dims> shapes;
+  std::map<std::string, std::vector<int64_t>> shapes;
   for (auto& [name, t] : *inputs) shapes[name] = t.dims();
-  auto plan = (*session)->Prepare(shapes);
+  auto plan = session->Prepare(shapes);
   if (!plan.ok()) return ReportError(plan.status().message());
   double compile_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
 
-  std::vector<Tensor> outs;
   for (int i = 0; i < f.warmup; ++i) {
-    Status st = (*session)->Run(*inputs, &outs);
-    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+    auto st = session->Run(*inputs);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.status().message()));
   }
-  PlanExecutor* executor = (*session)->last_executor();
-  StepProfile profile(**plan);
-  if (f.profile && executor) executor->set_profiling(true);
+  if (f.profile) session->SetProfiling(true);
   std::vector<double> ms;
   ms.reserve(f.runs);
   auto all0 = clock::now();
   for (int i = 0; i < f.runs; ++i) {
     auto a = clock::now();
-    Status st = (*session)->Run(*inputs, &outs);
-    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+    auto st = session->Run(*inputs);
+    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.status().message()));
     ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
-    if (f.profile && executor) profile.Add(executor->step_nanos());
   }
   double total_s = std::chrono::duration<double>(clock::now() - all0).count();
-  if (executor) executor->set_profiling(false);
-  const Plan& p = **plan;
+  const PlanInfo& p = *plan;
   double median = Percentile(ms, 0.5);
-  const int64_t macs = SourceMacs((*session)->source(), shapes);
+  const int64_t macs = SourceMacs(*m, shapes);
   const double gflops = macs > 0 ? 2.0 * static_cast<double>(macs) / (median * 1e-3) * 1e-9 : 0.0;
   if (f.json) {
     nlohmann::json j = {
-        {"model", f.model}, {"threads", p.threads()}, {"omp_wait_policy", OmpWaitPolicyNote()}, {"runs", f.runs}, {"warmup", f.warmup},
+        {"model", f.model}, {"threads", p.threads}, {"omp_wait_policy", OmpWaitPolicyNote()}, {"runs", f.runs}, {"warmup", f.warmup},
         {"latency_ms", {{"min", *std::min_element(ms.begin(), ms.end())}, {"median", median},
                         {"p90", Percentile(ms, 0.9)}, {"p99", Percentile(ms, 0.99)}}},
-        {"throughput_per_s", f.runs / total_s}, {"arena_bytes", p.memory().arena_bytes},
-        {"arena_lower_bound_bytes", p.memory().lower_bound}, {"naive_bytes", p.memory().naive_bytes},
-        {"peak_rss_bytes", PeakRssBytes()}, {"compile_ms", compile_ms}, {"plan", p.Summary()},
+        {"throughput_per_s", f.runs / total_s}, {"arena_bytes", p.arena_bytes},
+        {"arena_lower_bound_bytes", p.arena_lower_bound_bytes}, {"naive_bytes", p.naive_bytes},
+        {"peak_rss_bytes", PeakRssBytes()}, {"compile_ms", compile_ms}, {"plan", p.summary},
         {"macs", macs}, {"gflops", gflops}, {"samples_ms", ms}};
-    if (f.profile) j["profile"] = profile.ToJson();
+    if (f.profile) j["profile"] = nlohmann::json::parse(session->StepProfileJson());
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
   fmt::print("model: {}\n", f.model);
-  fmt::print("plan: {}\n", p.Summary());
+  fmt::print("plan: {}\n", p.summary);
   fmt::print("latency over {} runs ({} warm-up), {} thread(s), OpenMP wait policy {}:\n", f.runs, f.warmup,
-             p.threads(), OmpWaitPolicyNote());
+             p.threads, OmpWaitPolicyNote());
   fmt::print("  min {:.3f} ms  median {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms\n",
              *std::min_element(ms.begin(), ms.end()), median, Percentile(ms, 0.9), Percentile(ms, 0.99));
   fmt::print("throughput: {:.1f} inferences/s\n", f.runs / total_s);
   fmt::print("memory: arena {:.2f} MiB (lower bound {:.2f} MiB, naive {:.2f} MiB), peak RSS {:.1f} MiB\n",
-             p.memory().arena_bytes / 1048576.0, p.memory().lower_bound / 1048576.0,
-             p.memory().naive_bytes / 1048576.0, PeakRssBytes() / 1048576.0);
+             p.arena_bytes / 1048576.0, p.arena_lower_bound_bytes / 1048576.0,
+             p.naive_bytes / 1048576.0, PeakRssBytes() / 1048576.0);
   fmt::print("compile (import + optimize + plan): {:.1f} ms\n", compile_ms);
   if (macs > 0) {
     fmt::print("compute: {:.3f} GMAC per inference, {:.1f} GFLOP/s at the median\n",
                static_cast<double>(macs) * 1e-9, gflops);
   }
-  if (f.profile) fmt::print("{}", profile.Table(f.top));
+  if (f.profile) fmt::print("{}", session->StepProfileTable(f.top));
   return 0;
 }
 

@@ -7,10 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "frontend/onnx/importer.h"
-#include "quant/fold_qdq.h"
-#include "quant/layer_compare.h"
-#include "runtime/shape_binding.h"
+#include "edgec/compare.h"
+#include "edgec/model.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
 
@@ -26,19 +24,19 @@ struct CompareFlags {
 };
 
 int CompareMain(const CompareFlags& f) {
-  auto ga = onnx_fe::ImportOnnxFile(f.a);
+  auto ga = Model::Load(f.a);
   if (!ga.ok()) return ReportError(ga.status().message());
-  auto gb = onnx_fe::ImportOnnxFile(f.b);
+  auto gb = Model::Load(f.b);
   if (!gb.ok()) return ReportError(gb.status().message());
   if (f.int8) {
-    for (auto* g : {&*ga, &*gb}) {
-      auto s = quant::FoldQdqToInteger(*g);
-      if (!s.ok()) return ReportError(s.status().message());
+    for (Model* m : {&*ga, &*gb}) {
+      Status s = m->FoldQdq({}, nullptr);
+      if (!s.ok()) return ReportError(s.message());
     }
   }
-  auto inputs = GatherInputs(*ga, f.inputs, f.shapes, f.seed, nullptr);
+  auto inputs = GatherInputs(ga->inputs(), f.inputs, f.shapes, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.a, inputs.status().message()));
-  auto r = quant::CompareLayers(*ga, *gb, *inputs, f.jump_db);
+  auto r = CompareLayers(*ga, *gb, *inputs, f.jump_db);
   if (!r.ok()) return ReportError(r.status().message());
   fmt::print("{} layer(s) matched between {} and {}\n", r->layers.size(), f.a, f.b);
   fmt::print("  {:<48} {:<18} {:>11} {:>10} {:>9}\n", "layer (A)", "B op", "max abs", "cosine", "SQNR dB");

@@ -10,15 +10,12 @@
 #include <algorithm>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "driver/sample_shapes.h"
-#include "frontend/onnx/importer.h"
-#include "lower/npu_compile.h"
-#include "quant/calibration_data.h"
-#include "quant/pipeline.h"
-#include "report/sram_svg.h"
-#include "runtime/shape_binding.h"
+#include "edgec/compiled_model.h"
+#include "edgec/model.h"
+#include "tools/edgec/compiled_input.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/report_json.h"
 #include "tools/edgec/verbs.h"
@@ -38,24 +35,17 @@ struct CompileFlags {
   double cpu_gmacs = 20;
 };
 
-bool HasQdq(const Graph& g) {
-  for (const Node* n : g.nodes())
-    if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul)
-      return true;
-  return false;
-}
-
 // --strict / --min-npu-share: 0 when the placement passes (nodes pinned to the CPU and the
 // model's own float input/output conversions do not count against --strict), else prints the offending nodes
 // (CPU nodes, the largest MACs first) and returns 3.
-int CoverageGate(const std::vector<partition::NodePlacement>& ps, bool strict, double min_share, const std::string& target) {
+int CoverageGate(const std::vector<NodePlacement>& ps, bool strict, double min_share, const std::string& target) {
   if (!strict && min_share < 0) return 0;
   int64_t macs = 0, npu_macs = 0;
-  std::vector<const partition::NodePlacement*> cpu;
+  std::vector<const NodePlacement*> cpu;
   for (const auto& p : ps) {
     macs += p.macs;
-    if (p.unit == artifact_io::Unit::kNpu) npu_macs += p.macs;
-    else if (p.code != partition::ReasonCode::kPinnedCpu && p.code != partition::ReasonCode::kBoundary) cpu.push_back(&p);
+    if (p.unit == Unit::kNpu) npu_macs += p.macs;
+    else if (p.code != "pinned_cpu" && p.code != "model_boundary") cpu.push_back(&p);
   }
   const double share = macs ? static_cast<double>(npu_macs) / macs : 1.0;
   const bool fail = (strict && !cpu.empty()) || (min_share >= 0 && share < min_share);
@@ -65,109 +55,87 @@ int CoverageGate(const std::vector<partition::NodePlacement>& ps, bool strict, d
              target, strict && !cpu.empty() ? "--strict" : fmt::format("--min-npu-share {}", min_share), 100 * share,
              cpu.size());
   for (const auto* p : cpu)
-    fmt::print(stderr, "  {} ({}) {} MACs: {} [{}]{}\n", p->node->name(), OpName(p->node->op()), p->macs, p->reason,
-               partition::ReasonCodeName(p->code), p->hint.empty() ? "" : "; fix: " + p->hint);
+    fmt::print(stderr, "  {} ({}) {} MACs: {} [{}]{}\n", p->node, p->op, p->macs, p->reason, p->code,
+               p->hint.empty() ? "" : "; fix: " + p->hint);
   return 3;
 }
 
 int CompileMain(const CompileFlags& f) {
-  auto target = TargetFor(f.target, f.sets);
+  auto target = TargetWithSets(f.target, f.sets);
   if (!target.ok()) return ReportError(target.status().message());
   std::string asm_file;
   if (!f.emit.empty()) {
     if (f.emit.size() != 2 || f.emit[0] != "asm") return ReportError("--emit: expected 'asm FILE'");
     asm_file = f.emit[1];
   }
-  auto g = onnx_fe::ImportOnnxFile(f.model);
-  if (!g.ok()) return ReportError(g.status().message());
+  auto m = Model::Load(f.model);
+  if (!m.ok()) return ReportError(m.status().message());
   auto bound = ParseShapes(f.shapes);
   if (!bound.ok()) return ReportError(bound.status().message());
-  Status st;
-  std::vector<quant::Sample> calib_samples;
+  Status st = m->BindInputShapes(*bound, f.calib.empty() ? 1 : 0);
+  if (!st.ok()) return ReportError(st.message());
   if (!f.calib.empty()) {
-    if (HasQdq(*g)) return ReportError(fmt::format("{}: already quantized; drop --calib", f.model));
-    // Symbolic input dims take the calibration samples' dims (--shape overrides).
-    std::vector<std::string> from_data;
-    auto samples = driver::BindShapesFromCalibration(*g, *bound, f.calib, {}, f.limit, &from_data);
-    if (!samples.ok()) return ReportError(fmt::format("{}: {}", f.model, samples.status().message()));
-    calib_samples = std::move(samples).value();
-    if (!f.quiet) {
-      for (const auto& b : from_data) fmt::print("input shape {} (from the calibration samples)\n", b);
-    }
-  } else {
-    st = BindInputShapes(*g, *bound, 1);
-    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-  }
-  if (!f.calib.empty()) {
-    st = quant::PrepareForQuantization(*g);
-    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-    quant::CalibrationOptions co;
-    auto method = quant::ParseCalibrationMethod(f.method);
-    if (!method.ok()) return ReportError("--method: " + method.status().message());
-    co.method = *method;
+    if (m->quantized()) return ReportError(fmt::format("{}: already quantized; drop --calib", f.model));
     if (f.dtype != "u8" && f.dtype != "i8") return ReportError(fmt::format("--dtype: '{}' is not u8 or i8", f.dtype));
-    co.storage = f.dtype == "u8" ? DType::kU8 : DType::kI8;
-    quant::QuantizeOptions qo;
-    auto table = quant::Calibrate(*g, calib_samples, co, qo, false);
-    if (!table.ok()) return ReportError(fmt::format("{}: {}", f.model, table.status().message()));
-    auto summary = quant::RewriteToQdq(*g, *table, qo);
-    if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
-    if (!f.quiet)
-      fmt::print("quantized {} node(s) ({} calibration samples, {} activations)\n", summary->quantized_nodes,
-                 calib_samples.size(), f.dtype);
-  } else if (!HasQdq(*g)) {
+    // Symbolic input dims take the calibration samples' dims (--shape overrides).
+    QuantizeOptions qo;
+    qo.method = f.method;
+    qo.dtype = f.dtype == "u8" ? DataType::kU8 : DataType::kI8;
+    QuantizeReport q;
+    st = m->QuantizeFromDirectory(f.calib, qo, f.limit, &q);
+    if (!st.ok()) return ReportError(st.message());
+    if (!f.quiet) {
+      for (const auto& b : q.shapes_from_samples) fmt::print("input shape {} (from the calibration samples)\n", b);
+      fmt::print("quantized {} node(s) ({} calibration samples, {} activations)\n", q.quantized_nodes, q.samples,
+                 f.dtype);
+    }
+  } else if (!m->quantized()) {
     return ReportError(fmt::format("{}: a float model: give --calib DIR to quantize it, or a QDQ model "
                                    "(edgec quantize)", f.model));
   }
-  auto folded = quant::Int8Executable(*g);
-  if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
-  partition::PartitionOptions po;
-  po.cpu.int8_macs_per_s = f.cpu_gmacs * 1e9;
-  po.tiler.allow_double = !f.single;
-  po.cost_rule = !f.all_npu;
+  CompileOptions options;
+  options.target = *target;
+  options.cpu_gmacs = f.cpu_gmacs;
+  options.single_buffer = f.single;
+  options.all_npu = f.all_npu;
   auto pins = ParseAssignments(f.pins, "--pin");
   if (!pins.ok()) return ReportError(pins.status().message());
   for (const auto& [node, unit] : *pins) {
     if (unit != "cpu" && unit != "npu") return ReportError(fmt::format("--pin {}={}: the unit must be cpu or npu", node, unit));
-    po.pins[node] = unit == "npu" ? artifact_io::Unit::kNpu : artifact_io::Unit::kCpu;
+    options.pins[node] = unit == "npu";
   }
   if (f.min_npu_share > 1) return ReportError(fmt::format("--min-npu-share: must be in [0, 1], got {}", f.min_npu_share));
-  auto r = lower::CompileGraph(*folded, *target, f.model, po);
-  if (!r.ok()) return ReportError(fmt::format("{}: {}", f.model, r.status().message()));
+  auto r = CompiledModel::Compile(*m, options);
+  if (!r.ok()) return ReportError(r.status().message());
   if (!f.json.empty()) {
-    int npu_segments = 0;
-    for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
-    st = WriteJsonFile(f.json, {{"model", f.model}, {"target", target->name}, {"output", f.output},
-                                {"segments", r->model.segments.size()}, {"npu_segments", npu_segments},
-                                {"placements", partition::PlacementJson(r->placements)}});
+    st = WriteJsonFile(f.json, {{"model", f.model}, {"target", target->name()}, {"output", f.output},
+                                {"segments", r->segment_count()}, {"npu_segments", r->npu_segment_count()},
+                                {"placements", nlohmann::json::parse(r->PlacementJson())}});
     if (!st.ok()) return ReportError(st.message());
   }
-  if (int gate = CoverageGate(r->placements, f.strict, f.min_npu_share, target->name); gate != 0) return gate;
-  st = artifact_io::WriteArtifact(f.output, r->model);
+  if (int gate = CoverageGate(r->placements(), f.strict, f.min_npu_share, target->name()); gate != 0) return gate;
+  st = r->Save(f.output);
   if (!st.ok()) return ReportError(st.message());
   if (!asm_file.empty()) {
     std::ofstream out(asm_file);
     if (!out) return ReportError(fmt::format("{}: cannot write", asm_file));
-    out << r->listing;
+    out << r->NpuListing();
   }
   if (!f.sram_svg.empty()) {  // the NPU segment with the most layers
-    const artifact_io::Segment* widest = nullptr;
-    for (const auto& s : r->model.segments)
-      if (s.unit == artifact_io::Unit::kNpu && (!widest || s.layer_plan.size() > widest->layer_plan.size())) widest = &s;
-    if (!widest) return ReportError(fmt::format("--sram-svg: {} has no NPU segment on {}", f.model, target->name));
+    if (r->widest_npu_segment_layers() == 0)
+      return ReportError(fmt::format("--sram-svg: {} has no NPU segment on {}", f.model, target->name()));
     std::ofstream out(f.sram_svg);
     if (!out) return ReportError(fmt::format("{}: cannot write", f.sram_svg));
-    out << report::SramOccupancySvg(
-        fmt::format("{} on {}: SRAM occupancy over {} layers", f.model, target->name, widest->layer_plan.size()),
-        report::SramSteps(*widest), target->shared_sram.bytes);
+    auto svg = r->SramOccupancySvg(fmt::format("{} on {}: SRAM occupancy over {} layers", f.model, target->name(),
+                                               r->widest_npu_segment_layers()));
+    if (!svg.ok()) return ReportError(svg.status().message());
+    out << *svg;
   }
   if (!f.quiet) {
-    fmt::print("target {}\n{}", target->name, partition::FormatPlacements(r->placements));
-    fmt::print("{}", r->sram_summary);
-    int npu_segments = 0;
-    for (const auto& s : r->model.segments) npu_segments += s.unit == artifact_io::Unit::kNpu;
-    fmt::print("{} segment(s) ({} NPU); activation memory plan: {}\nwrote {}\n", r->model.segments.size(),
-               npu_segments, r->memory_summary, f.output);
+    fmt::print("target {}\n{}", target->name(), r->PlacementTable());
+    fmt::print("{}", r->SramSummary());
+    fmt::print("{} segment(s) ({} NPU); activation memory plan: {}\nwrote {}\n", r->segment_count(),
+               r->npu_segment_count(), r->MemorySummary(), f.output);
     if (!asm_file.empty()) fmt::print("wrote the NPU listing to {}\n", asm_file);
   }
   return 0;

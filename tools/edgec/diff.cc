@@ -1,8 +1,11 @@
 // edgec diff A.edgec B.edgec [--threshold 0.01] [--top K] [--json]
-// Compares two compiles of a model layer by layer (report/compile_diff.h). Exit code 0: no
+// Compares two compiles of a model layer by layer (DiffCompiled, edgec/report.h). Exit code 0: no
 // regression; 3: B is worse than A (latency or DRAM bytes up by more than the threshold, or a
 // node left the NPU), for CI; 1: an error.
-#include "report/compile_diff.h"
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "edgec/report.h"
 #include "tools/edgec/compiled_input.h"
 #include "tools/edgec/verbs.h"
 
@@ -22,14 +25,11 @@ int DiffMain(const DiffFlags& f) {
   if (!a.ok()) return ReportError(a.status().message());
   auto b = OpenCompiled(f.b, "", {});
   if (!b.ok()) return ReportError(b.status().message());
-  auto ra = report::MeasureStatic((*a)->loaded);
-  if (!ra.ok()) return ReportError(fmt::format("{}: {}", f.a, ra.status().message()));
-  auto rb = report::MeasureStatic((*b)->loaded);
-  if (!rb.ok()) return ReportError(fmt::format("{}: {}", f.b, rb.status().message()));
-  const report::CompileDiff d = report::DiffRuns(*ra, *rb, f.threshold);
-  if (f.json) fmt::print("{}\n", report::DiffJson(d).dump(1));
-  else fmt::print("{}", report::FormatDiff(d, f.a, f.b, f.top));
-  return d.regression ? 3 : 0;
+  auto d = DiffCompiled(*a, *b, f.threshold, f.top, f.a, f.b);
+  if (!d.ok()) return ReportError(d.status().message());
+  if (f.json) fmt::print("{}\n", nlohmann::json::parse(d->json).dump(1));
+  else fmt::print("{}", d->text);
+  return d->regression ? 3 : 0;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // edgec export MODEL -o OUT.onnx: imports the model and writes it back as standard ONNX at
 // opset 17 (older forms normalized, Constant nodes as initializers, shapes inferred).
-#include "frontend/onnx/exporter.h"
-#include "frontend/onnx/importer.h"
+#include <fmt/format.h>
+
+#include "edgec/model.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -13,11 +14,11 @@ struct ExportFlags {
 };
 
 int ExportMain(const ExportFlags& f) {
-  auto g = onnx_fe::ImportOnnxFile(f.model);
-  if (!g.ok()) return ReportError(g.status().message());
-  Status st = onnx_fe::ExportOnnxFile(*g, f.output);
+  auto m = Model::Load(f.model);
+  if (!m.ok()) return ReportError(m.status().message());
+  Status st = m->SaveOnnx(f.output);
   if (!st.ok()) return ReportError(fmt::format("{}: {}", f.output, st.message()));
-  fmt::print("wrote {} ({} nodes, opset {})\n", f.output, g->num_nodes(), onnx_fe::kExportOpset);
+  fmt::print("wrote {} ({} nodes, opset {})\n", f.output, m->node_count(), kOnnxExportOpset);
   return 0;
 }
 

@@ -1,11 +1,9 @@
 #include "tools/edgec/inputs.h"
 
-#include <random>
+#include <cctype>
+#include <fstream>
 
-#include "ir/infer.h"
-#include "runtime/reference_executor.h"
-#include "runtime/shape_binding.h"
-#include "support/npy.h"
+#include "edgec/tensor_io.h"
 
 namespace edgec::cli {
 
@@ -15,69 +13,60 @@ StatusOr<std::map<std::string, std::string>> ParseAssignments(const std::vector<
   for (const auto& f : flags) {
     auto eq = f.rfind('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
-      return InvalidArgument("{} '{}' must have the form NAME=VALUE", flag_name, f);
+      return BadInput("{} '{}' must have the form NAME=VALUE", flag_name, f);
     }
     std::string name = f.substr(0, eq);
-    if (m.count(name)) return InvalidArgument("{} names '{}' twice", flag_name, name);
+    if (m.count(name)) return BadInput("{} names '{}' twice", flag_name, name);
     m[name] = f.substr(eq + 1);
   }
   return m;
 }
 
-StatusOr<std::map<std::string, Dims>> ParseShapes(const std::vector<std::string>& shape_flags) {
-  ASSIGN_OR_RETURN(auto text, ParseAssignments(shape_flags, "--shape"));
-  std::map<std::string, Dims> shapes;
+StatusOr<ShapeMap> ParseShapes(const std::vector<std::string>& shape_flags) {
+  EDGEC_ASSIGN_OR_RETURN(auto text, ParseAssignments(shape_flags, "--shape"));
+  ShapeMap shapes;
   for (auto& [name, t] : text) {
-    auto d = ParseDims(t);
-    if (!d.ok()) return InvalidArgument("--shape {}: {}", name, d.status().message());
+    auto d = ParseDimsText(t);
+    if (!d.ok()) return BadInput("--shape {}: {}", name, d.status().message());
     shapes[name] = *d;
   }
   return shapes;
 }
 
-StatusOr<std::map<std::string, Tensor>> GatherInputs(const Graph& g,
-                                                     const std::vector<std::string>& input_flags,
-                                                     const std::vector<std::string>& shape_flags,
-                                                     uint64_t seed,
-                                                     std::vector<std::string>* random_names) {
-  ASSIGN_OR_RETURN(auto files, ParseAssignments(input_flags, "--input"));
-  ASSIGN_OR_RETURN(auto shape_text, ParseAssignments(shape_flags, "--shape"));
-  std::map<std::string, Tensor> inputs;
+StatusOr<std::map<std::string, TensorView>> GatherInputs(const std::vector<ValueInfo>& graph_inputs,
+                                                         const std::vector<std::string>& input_flags,
+                                                         const std::vector<std::string>& shape_flags, uint64_t seed,
+                                                         std::vector<std::string>* random_names) {
+  EDGEC_ASSIGN_OR_RETURN(auto files, ParseAssignments(input_flags, "--input"));
+  EDGEC_ASSIGN_OR_RETURN(auto shape_text, ParseAssignments(shape_flags, "--shape"));
+  std::map<std::string, TensorView> inputs;
   for (auto& [name, path] : files) {
     bool known = false;
-    for (const Value* v : g.inputs()) known |= v->name() == name;
+    for (const ValueInfo& v : graph_inputs) known |= v.name == name;
     if (!known) {
       std::string names;
-      for (const Value* v : g.inputs()) names += (names.empty() ? "'" : ", '") + v->name() + "'";
-      return InvalidArgument("--input '{}': the model has no input of that name (inputs: {})", name,
-                             names);
+      for (const ValueInfo& v : graph_inputs) names += (names.empty() ? "'" : ", '") + v.name + "'";
+      return BadInput("--input '{}': the model has no input of that name (inputs: {})", name, names);
     }
-    auto t = ReadNpy(path);
+    auto t = ReadNpyFile(path);
     if (!t.ok()) return t.status().WithContext(fmt::format("--input {}", name));
     inputs[name] = std::move(t).value();
   }
   // Random data for the rest, seeded per input so one input's shape does not change another's.
   uint64_t k = 0;
-  for (const Value* v : g.inputs()) {
+  for (const ValueInfo& v : graph_inputs) {
     ++k;
-    if (inputs.count(v->name())) continue;
-    Dims dims = v->type.dims;
-    if (auto it = shape_text.find(v->name()); it != shape_text.end()) {
-      ASSIGN_OR_RETURN(dims, ParseDims(it->second));
+    if (inputs.count(v.name)) continue;
+    std::vector<int64_t> dims = v.dims;
+    if (auto it = shape_text.find(v.name); it != shape_text.end()) {
+      EDGEC_ASSIGN_OR_RETURN(dims, ParseDimsText(it->second));
     }
-    for (auto& d : dims) {
-      if (d < 0) d = 1;
-    }
-    Graph one;
-    one.AddInput(v->name(), MakeType(v->type.dtype, dims));
-    auto r = RandomInputs(one, seed * 1000003 + k);
-    inputs[v->name()] = r.begin()->second;
-    if (random_names) random_names->push_back(v->name());
+    inputs[v.name] = RandomTensor(v.dtype, dims, seed * 1000003 + k);
+    if (random_names) random_names->push_back(v.name);
   }
   for (auto& [name, _] : shape_text) {
     if (files.count(name)) {
-      return InvalidArgument("--shape {} conflicts with --input {} (the file gives the shape)", name,
-                             name);
+      return BadInput("--shape {} conflicts with --input {} (the file gives the shape)", name, name);
     }
   }
   return inputs;
@@ -93,11 +82,17 @@ std::string SanitizeFileName(const std::string& name) {
   return s;
 }
 
-Status RequireQdq(const Graph& g, const std::string& model) {
-  for (const Node* n : g.nodes())
-    if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kDequantizeLinear) return Status::Ok();
-  return InvalidArgument("{}: --int8 needs a QDQ model (QuantizeLinear/DequantizeLinear nodes) and this one has none; "
-                         "make one with `edgec quantize {} --calib DIR -o model.int8.onnx`", model, model);
+Status RequireQdq(const Model& m, const std::string& model) {
+  if (m.has_qdq()) return Status::Ok();
+  return BadInput("{}: --int8 needs a QDQ model (QuantizeLinear/DequantizeLinear nodes) and this one has none; "
+                  "make one with `edgec quantize {} --calib DIR -o model.int8.onnx`", model, model);
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) return BadInput("cannot write '{}'", path);
+  return Status::Ok();
 }
 
 }  // namespace edgec::cli

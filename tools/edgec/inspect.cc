@@ -2,9 +2,10 @@
 // total, unsupported ops. --json prints the same as one JSON object instead.
 #include <algorithm>
 
-#include "frontend/onnx/importer.h"
-#include "ir/cost.h"
-#include "runtime/shape_binding.h"
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "edgec/model.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
 
@@ -40,92 +41,78 @@ void PrintHistogram(const std::map<std::string, int>& h) {
 // "ops": {op: count}, "parameters", "parameter_bytes", "layers": [{"name", "op", "output",
 // "macs"}] (every layer with MACs; -1: unknown), "total_macs"}. Input shapes are bound as
 // for the table.
-int PrintJson(const InspectFlags& f, Graph& g, const onnx_fe::ImportInfo& info) {
-  auto shapes_text = ParseAssignments(f.shapes, "--shape");
-  if (!shapes_text.ok()) return ReportError(shapes_text.status().message());
-  std::map<std::string, Dims> shapes;
-  for (auto& [name, text] : *shapes_text) {
-    auto d = ParseDims(text);
-    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
-    shapes[name] = *d;
-  }
-  Status st = BindInputShapes(g, shapes, 1);
-  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-  auto values = [](const std::vector<Value*>& vs) {
+int PrintJson(const InspectFlags& f, Model& m, const OnnxFileInfo& info) {
+  auto shapes = ParseShapes(f.shapes);
+  if (!shapes.ok()) return ReportError(shapes.status().message());
+  Status st = m.BindInputShapes(*shapes, 1);
+  if (!st.ok()) return ReportError(st.message());
+  auto values = [](const std::vector<ValueInfo>& vs) {
     nlohmann::json out = nlohmann::json::array();
-    for (const Value* v : vs) out.push_back({{"name", v->name()}, {"type", v->type.ToString()}});
+    for (const ValueInfo& v : vs) out.push_back({{"name", v.name}, {"type", v.type}});
     return out;
   };
-  int64_t params = 0, param_bytes = 0, total = 0;
-  for (const Value* c : g.constants()) {
-    params += c->constant().numel();
-    param_bytes += static_cast<int64_t>(c->constant().nbytes());
-  }
+  int64_t total = 0;
   nlohmann::json layers = nlohmann::json::array();
-  for (const Node* n : g.nodes()) {
-    const int64_t m = NodeMacs(*n);
-    if (m != 0)
-      layers.push_back({{"name", n->name()}, {"op", OpName(n->op())}, {"output", n->output(0)->type.ToString()},
-                        {"macs", m}});
-    if (m > 0) total += m;
+  for (const NodeInfo& n : m.nodes()) {
+    if (n.macs != 0)
+      layers.push_back({{"name", n.name}, {"op", n.op}, {"output", n.outputs.at(0).type}, {"macs", n.macs}});
+    if (n.macs > 0) total += n.macs;
   }
   nlohmann::json j = {{"model", f.model},          {"ir_version", info.ir_version},
                       {"opset", info.opset},       {"producer", info.producer},
-                      {"inputs", values(g.inputs())}, {"outputs", values(g.outputs())},
-                      {"ops", info.op_histogram},  {"parameters", params},
-                      {"parameter_bytes", param_bytes}, {"layers", layers},
+                      {"inputs", values(m.inputs())}, {"outputs", values(m.outputs())},
+                      {"ops", info.op_histogram},  {"parameters", m.parameter_count()},
+                      {"parameter_bytes", m.parameter_bytes()}, {"layers", layers},
                       {"total_macs", total}};
   fmt::print("{}\n", j.dump(2));
   return 0;
 }
 
 int InspectMain(const InspectFlags& f) {
-  onnx_fe::ImportInfo info;
-  auto g = onnx_fe::ImportOnnxFile(f.model, &info);
-  if (f.json && g.ok()) return PrintJson(f, *g, info);
+  OnnxFileInfo info;
+  auto m = Model::Load(f.model, &info);
+  if (f.json && m.ok()) return PrintJson(f, *m, info);
   fmt::print("model: {}\n", f.model);
   if (info.ir_version) {
     fmt::print("  ir_version {}, opset {}, producer '{}'\n", info.ir_version, info.opset, info.producer);
   }
-  if (!g.ok()) {
+  if (!m.ok()) {
     if (!info.op_histogram.empty()) PrintHistogram(info.op_histogram);
     if (!info.unsupported.empty()) {
       fmt::print("unsupported ops ({}):\n", info.unsupported.size());
       for (auto& u : info.unsupported) fmt::print("  {}\n", u);
     }
-    return ReportError(g.status().message());
+    return ReportError(m.status().message());
   }
-  auto shapes_text = ParseAssignments(f.shapes, "--shape");
-  if (!shapes_text.ok()) return ReportError(shapes_text.status().message());
-  std::map<std::string, Dims> shapes;
-  for (auto& [name, text] : *shapes_text) {
-    auto d = ParseDims(text);
-    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
-    shapes[name] = *d;
-  }
+  auto shapes = ParseShapes(f.shapes);
+  if (!shapes.ok()) return ReportError(shapes.status().message());
   bool had_symbolic = false;
-  for (const Value* v : g->inputs()) {
-    if (!shapes.count(v->name()) && !v->type.IsStatic()) had_symbolic = true;
+  for (const ValueInfo& v : m->inputs()) {
+    if (!shapes->count(v.name) && !v.is_static()) had_symbolic = true;
   }
   fmt::print("inputs:\n");
-  for (const Value* v : g->inputs()) fmt::print("  {:<24} {}\n", v->name(), v->type.ToString());
+  for (const ValueInfo& v : m->inputs()) fmt::print("  {:<24} {}\n", v.name, v.type);
   // Which shapes are static, symbolic (follow the input dims) or value-dependent (follow
   // input values or data, still open with every dim bound).
-  Graph symbolic = g->Clone();
-  Status st = BindInputShapes(symbolic, shapes, 0);
-  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-  st = BindInputShapes(*g, shapes, 1);
-  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
+  Model symbolic = m->Clone();
+  Status st = symbolic.BindInputShapes(*shapes, 0);
+  if (!st.ok()) return ReportError(st.message());
+  st = m->BindInputShapes(*shapes, 1);
+  if (!st.ok()) return ReportError(st.message());
   if (had_symbolic) fmt::print("  (symbolic dims bound to 1; choose with --shape NAME=1x3x224x224)\n");
   fmt::print("outputs:\n");
-  for (const Value* v : g->outputs()) fmt::print("  {:<24} {}\n", v->name(), v->type.ToString());
+  for (const ValueInfo& v : m->outputs()) fmt::print("  {:<24} {}\n", v.name, v.type);
+  std::map<std::string, bool> static_before;
+  for (const NodeInfo& n : symbolic.nodes())
+    for (const ValueInfo& o : n.outputs) static_before[o.name] = o.is_static();
+  const std::vector<NodeInfo> nodes = m->nodes();
   int num_static = 0, num_symbolic = 0;
-  std::vector<const Value*> value_dependent;
-  for (const Node* n : g->nodes()) {
-    for (const Value* o : n->outputs()) {
-      const Value* before = symbolic.FindValue(o->name());
-      if (!o->type.IsStatic()) value_dependent.push_back(o);
-      else if (before && !before->type.IsStatic()) ++num_symbolic;
+  std::vector<std::pair<const ValueInfo*, const NodeInfo*>> value_dependent;
+  for (const NodeInfo& n : nodes) {
+    for (const ValueInfo& o : n.outputs) {
+      auto before = static_before.find(o.name);
+      if (!o.is_static()) value_dependent.emplace_back(&o, &n);
+      else if (before != static_before.end() && !before->second) ++num_symbolic;
       else ++num_static;
     }
   }
@@ -134,43 +121,34 @@ int InspectMain(const InspectFlags& f) {
              value_dependent.empty() ? "" : "; `run` builds a plan per shape-input value, data-dependent sizes "
                                              "are allocated at run time");
   for (size_t i = 0; i < value_dependent.size() && i < 8; ++i) {
-    const Value* v = value_dependent[i];
-    fmt::print("  {:<24} {} from {}\n", v->name(), v->type.ToString(), v->producer()->Label());
+    const auto& [v, producer] = value_dependent[i];
+    fmt::print("  {:<24} {} from {}\n", v->name, v->type, producer->label);
   }
   if (value_dependent.size() > 8) fmt::print("  ... {} more\n", value_dependent.size() - 8);
   PrintHistogram(info.op_histogram);
 
-  int64_t params = 0, param_bytes = 0;
-  for (const Value* c : g->constants()) {
-    params += c->constant().numel();
-    param_bytes += static_cast<int64_t>(c->constant().nbytes());
-  }
+  const int64_t params = m->parameter_count(), param_bytes = m->parameter_bytes();
   fmt::print("parameters: {} ({} elements, {})\n", Human(static_cast<double>(params), ""), params,
              Human(static_cast<double>(param_bytes), "B"));
 
-  struct Row {
-    const Node* n;
-    int64_t macs;
-  };
-  std::vector<Row> rows;
+  std::vector<const NodeInfo*> rows;
   int64_t total = 0;
   bool unknown = false;
-  for (const Node* n : g->nodes()) {
-    int64_t m = NodeMacs(*n);
-    if (m < 0) unknown = true;
-    if (m != 0) rows.push_back({n, m});
-    if (m > 0) total += m;
+  for (const NodeInfo& n : nodes) {
+    if (n.macs < 0) unknown = true;
+    if (n.macs != 0) rows.push_back(&n);
+    if (n.macs > 0) total += n.macs;
   }
   fmt::print("MACs per layer ({} layers):\n", rows.size());
   fmt::print("  {:<40} {:<16} {:<22} {:>12} {:>7}\n", "layer", "op", "output", "MACs", "share");
   size_t shown = 0;
-  for (const Row& r : rows) {
+  for (const NodeInfo* r : rows) {
     if (!f.all_layers && shown >= 40) break;
     ++shown;
-    std::string name = r.n->name().size() > 40 ? "..." + r.n->name().substr(r.n->name().size() - 37) : r.n->name();
-    fmt::print("  {:<40} {:<16} {:<22} {:>12} {:>6.1f}%\n", name, OpName(r.n->op()),
-               r.n->output(0)->type.ToString(), r.macs < 0 ? std::string("?") : std::to_string(r.macs),
-               r.macs > 0 && total ? 100.0 * static_cast<double>(r.macs) / static_cast<double>(total) : 0.0);
+    std::string name = r->name.size() > 40 ? "..." + r->name.substr(r->name.size() - 37) : r->name;
+    fmt::print("  {:<40} {:<16} {:<22} {:>12} {:>6.1f}%\n", name, r->op, r->outputs.at(0).type,
+               r->macs < 0 ? std::string("?") : std::to_string(r->macs),
+               r->macs > 0 && total ? 100.0 * static_cast<double>(r->macs) / static_cast<double>(total) : 0.0);
   }
   if (shown < rows.size()) fmt::print("  ... {} more (--all-layers)\n", rows.size() - shown);
   fmt::print("total MACs: {} ({}){}\n", total, Human(static_cast<double>(total), "MAC"),

@@ -6,9 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "driver/kernel_tuning.h"
-#include "npu/target.h"
-#include "support/limits.h"
+#include "edgec/limits.h"
+#include "edgec/session.h"
 #include "tools/edgec/output_options.h"
 #include "tools/edgec/verbs.h"
 
@@ -26,7 +25,7 @@ int RunVerb(CLI::App& app, const std::map<std::string, edgec::cli::VerbMain>& ve
 
 int main(int argc, char** argv) {
   edgec::cli::ChooseOmpWaitPolicy(argv);
-  edgec::driver::ApplyCpuIsaFromEnvironment();
+  edgec::ApplyVectorIsaFromEnvironment();
   CLI::App app{
       "edgec: a compiler and runtime that deploys ONNX models to edge devices with an NPU.\n"
       "Run `edgec VERB --help` for a verb's flags."};
@@ -34,7 +33,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "edgec 0.1");
   // Resource limits (support/limits.h; docs/reliability.md), before or after the verb.
   app.fallthrough();
-  const edgec::Limits defaults;
+  const edgec::ResourceLimits defaults;
   std::string max_model, max_tensor, max_nodes, max_arena;
   app.add_option("--max-model-bytes", max_model,
                  fmt::format("Largest model file accepted (default {}; units K/M/G)", defaults.model_bytes));
@@ -65,18 +64,18 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; a command line that does not parse is a usage error.
     return app.exit(e) == 0 ? edgec::cli::kExitOk : edgec::cli::kExitUsage;
   }
-  edgec::Limits limits;
+  edgec::ResourceLimits limits = edgec::GetResourceLimits();
   for (auto [flag, text, field] : {std::tuple{"--max-model-bytes", &max_model, &limits.model_bytes},
                                    std::tuple{"--max-tensor-bytes", &max_tensor, &limits.tensor_bytes},
                                    std::tuple{"--max-nodes", &max_nodes, &limits.nodes},
                                    std::tuple{"--max-arena-bytes", &max_arena, &limits.arena_bytes}}) {
     if (text->empty()) continue;
-    auto q = edgec::npu::ParseQuantity(*text);
+    auto q = edgec::ParseQuantity(*text);
     if (!q.ok() || *q < 1 || *q > 9.2e18)
       return edgec::cli::ReportError(fmt::format("{} {}: expected a positive count (units K/M/G allowed)", flag, *text));
     *field = static_cast<int64_t>(*q);
   }
-  edgec::SetLimits(limits);
+  edgec::SetResourceLimits(limits);
   // Last line of defence: an exception escaping a verb is a bug, but it is reported as one
   // line and exit 1, never as an abort (tests/bad_models/run.py).
   try {

@@ -5,14 +5,11 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "frontend/onnx/exporter.h"
-#include "frontend/onnx/importer.h"
-#include "ir/cost.h"
-#include "passes/pass.h"
-#include "runtime/reference_executor.h"
-#include "runtime/shape_binding.h"
+#include "edgec/model.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
 
@@ -33,9 +30,9 @@ struct OptimizeFlags {
   std::string json;
 };
 
-std::map<std::string, int> Histogram(const Graph& g) {
+std::map<std::string, int> Histogram(const Model& m) {
   std::map<std::string, int> h;
-  for (const Node* n : g.nodes()) h[std::string(OpName(n->op()))]++;
+  for (const NodeInfo& n : m.nodes()) h[n.op]++;
   return h;
 }
 
@@ -46,70 +43,47 @@ std::string Bytes(int64_t b) {
 }
 
 int OptimizeMain(const OptimizeFlags& f) {
-  auto g = onnx_fe::ImportOnnxFile(f.model);
-  if (!g.ok()) return ReportError(g.status().message());
-  auto shapes_text = ParseAssignments(f.shapes, "--shape");
-  if (!shapes_text.ok()) return ReportError(shapes_text.status().message());
-  std::map<std::string, Dims> shapes;
-  for (auto& [name, text] : *shapes_text) {
-    auto d = ParseDims(text);
-    if (!d.ok()) return ReportError(fmt::format("--shape {}: {}", name, d.status().message()));
-    shapes[name] = *d;
-  }
+  auto m = Model::Load(f.model);
+  if (!m.ok()) return ReportError(m.status().message());
+  auto shapes = ParseShapes(f.shapes);
+  if (!shapes.ok()) return ReportError(shapes.status().message());
   // Symbolic dims stay symbolic unless --shape binds them.
-  Status bound = BindInputShapes(*g, shapes, 0);
-  if (!bound.ok()) return ReportError(fmt::format("{}: {}", f.model, bound.message()));
+  Status bound = m->BindInputShapes(*shapes, 0);
+  if (!bound.ok()) return ReportError(bound.message());
 
-  passes::Pipeline pipeline;
-  if (!f.passes.empty()) {
-    auto p = passes::ParsePipeline(f.passes);
-    if (!p.ok()) return ReportError(p.status().message());
-    pipeline = *p;
-  } else {
-    pipeline = passes::NamedPipeline(f.level);
-  }
-  passes::PassContext ctx;
-  ctx.opt_level = f.level;
-  ctx.verify_each = f.verify_each;
-  ctx.explain = f.explain;
-  ctx.evaluator = EvaluateNode;
+  OptimizeOptions options;
+  options.level = f.level;
+  options.pipeline = f.passes;
+  options.verify_each = f.verify_each;
+  options.explain = f.explain;
+  const std::vector<std::string> known = PassNames();
   for (auto& p : f.print_after) {
-    if (p != "all" && !passes::FindPass(p)) return ReportError(fmt::format("--print-after: unknown pass '{}'", p));
-    ctx.print_after.insert(p);
+    if (p != "all" && std::find(known.begin(), known.end(), p) == known.end())
+      return ReportError(fmt::format("--print-after: unknown pass '{}'", p));
+    options.print_after.push_back(p);
   }
 
-  auto before = Histogram(*g);
-  int nodes_before = g->num_nodes();
-  int64_t copy_before = GraphCopyBytes(*g);
-  Status st = passes::RunPipeline(*g, pipeline, ctx);
-  if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-  auto after = Histogram(*g);
-  int nodes_after = g->num_nodes();
-  int64_t copy_after = GraphCopyBytes(*g);
+  auto before = Histogram(*m);
+  const int64_t nodes_before = m->node_count();
+  const int64_t copy_before = m->copy_bytes();
+  OptimizeReport report;
+  Status st = m->Optimize(options, &report);
+  if (!st.ok()) return ReportError(st.message());
+  auto after = Histogram(*m);
+  const int64_t nodes_after = m->node_count();
+  const int64_t copy_after = m->copy_bytes();
   // Nodes whose every output is a zero-copy view of memory that exists: nothing runs.
   int views_after = 0;
-  for (const Node* n : g->nodes()) {
-    bool view = n->num_outputs() > 0;
-    for (const Value* o : n->outputs()) view &= o->physical.is_view;
-    views_after += view;
-  }
+  for (const NodeInfo& n : m->nodes()) views_after += n.is_view;
 
   if (!f.output.empty()) {
-    Graph out = g->Clone();
-    if (!f.keep_fused) {
-      passes::PassContext lower;
-      Status u = passes::RunPipeline(out, *passes::ParsePipeline("unfuse"), lower);
-      if (!u.ok()) return ReportError(fmt::format("{}: {}", f.model, u.message()));
-    }
-    onnx_fe::ExportOptions eo;
-    eo.keep_fused = f.keep_fused;
-    Status w = onnx_fe::ExportOnnxFile(out, f.output, eo);
+    Status w = m->SaveOnnx(f.output, {.keep_fused = f.keep_fused});
     if (!w.ok()) return ReportError(fmt::format("{}: {}", f.output, w.message()));
   }
   if (!f.json.empty()) {
     nlohmann::json j;
     j["model"] = f.model;
-    j["pipeline"] = pipeline.ToString();
+    j["pipeline"] = report.pipeline;
     j["nodes_before"] = nodes_before;
     j["nodes_after"] = nodes_after;
     j["views_after"] = views_after;
@@ -118,10 +92,10 @@ int OptimizeMain(const OptimizeFlags& f) {
     j["copy_bytes_before"] = copy_before;
     j["copy_bytes_after"] = copy_after;
     nlohmann::json passes = nlohmann::json::array();
-    for (const auto& r : ctx.records()) {
+    for (const PassRecord& r : report.passes) {
       passes.push_back({{"pass", r.pass}, {"ms", r.milliseconds}, {"nodes_before", r.nodes_before},
-                        {"nodes_after", r.nodes_after}, {"rewrites", r.stats.rewrites},
-                        {"copy_bytes_removed", r.stats.copy_bytes_removed}});
+                        {"nodes_after", r.nodes_after}, {"rewrites", r.rewrites},
+                        {"copy_bytes_removed", r.copy_bytes_removed}});
     }
     j["passes"] = passes;
     std::ofstream out(f.json);
@@ -130,7 +104,7 @@ int OptimizeMain(const OptimizeFlags& f) {
   }
   if (f.quiet) return 0;
 
-  fmt::print("pipeline: {}\n", pipeline.steps.empty() ? "(none)" : pipeline.ToString());
+  fmt::print("pipeline: {}\n", report.pipeline.empty() ? "(none)" : report.pipeline);
   fmt::print("nodes: {} -> {}", nodes_before, nodes_after);
   if (views_after) fmt::print(" ({} zero-copy views, {} run)", views_after, nodes_after - views_after);
   fmt::print("\n");
@@ -143,8 +117,8 @@ int OptimizeMain(const OptimizeFlags& f) {
     fmt::print("  {:<24} {:>7} {:>7}\n", op, b, a);
   }
   std::map<std::string, int64_t> rewrites;
-  for (const auto& r : ctx.records()) {
-    for (auto& [k, v] : r.stats.rewrites) rewrites[k] += v;
+  for (const PassRecord& r : report.passes) {
+    for (auto& [k, v] : r.rewrites) rewrites[k] += v;
   }
   fmt::print("rewrites:\n");
   if (rewrites.empty()) fmt::print("  (none)\n");
@@ -153,9 +127,9 @@ int OptimizeMain(const OptimizeFlags& f) {
   fmt::print("passes that changed the graph:\n");
   std::vector<std::string> unchanged;
   double unchanged_ms = 0;
-  for (const auto& r : ctx.records()) {
+  for (const PassRecord& r : report.passes) {
     std::string what;
-    for (auto& [k, v] : r.stats.rewrites) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", v, k);
+    for (auto& [k, v] : r.rewrites) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", v, k);
     if (what.empty() && r.nodes_before == r.nodes_after) {
       if (std::find(unchanged.begin(), unchanged.end(), r.pass) == unchanged.end()) unchanged.push_back(r.pass);
       unchanged_ms += r.milliseconds;
@@ -168,8 +142,8 @@ int OptimizeMain(const OptimizeFlags& f) {
     fmt::print("  no change ({:.2f} ms): {}\n", unchanged_ms, fmt::join(unchanged, ", "));
   }
   if (f.explain) {
-    fmt::print("why patterns did not match ({}):\n", ctx.explanations().size());
-    for (auto& e : ctx.explanations()) fmt::print("  {}\n", e);
+    fmt::print("why patterns did not match ({}):\n", report.explanations.size());
+    for (auto& e : report.explanations) fmt::print("  {}\n", e);
   }
   if (!f.output.empty()) fmt::print("wrote {}{}\n", f.output, f.keep_fused ? " (fused ops in the edgec domain)" : "");
   return 0;

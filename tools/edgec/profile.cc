@@ -2,13 +2,15 @@
 //               [--top K] [--trace FILE.json] [--html FILE.html] [--error FILE.json]
 // Runs the model once on the simulated NPU (CPU nodes by the cost model) and prints per op:
 // unit, time or cycles, share, MACs, utilization, DRAM bytes, copies, the top stall and the
-// fallback reason (report/profile.h). --trace writes the Chrome trace, --html the report.
+// fallback reason (ProfileReport, edgec/report.h). --trace writes the Chrome trace, --html the report.
 #include <chrono>
 #include <fstream>
 
-#include "report/chrome_trace.h"
-#include "report/profile.h"
-#include "report/profile_html.h"
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "edgec/report.h"
+#include "edgec/session.h"
 #include "tools/edgec/compiled_input.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
@@ -25,64 +27,59 @@ struct ProfileFlags {
   bool measure_cpu = false;
 };
 
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) return InvalidArgument("cannot write '{}'", path);
-  return Status::Ok();
-}
-
 // --error FILE.json: {"node": relative error, ...} or compare's {"layers": [{"node", "rel_error"}]}.
 StatusOr<std::map<std::string, double>> ReadErrors(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return InvalidArgument("--error: cannot read '{}'", path);
+  if (!in) return BadInput("--error: cannot read '{}'", path);
   auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgument("--error: {}: expected a JSON object", path);
+  if (j.is_discarded() || !j.is_object()) return BadInput("--error: {}: expected a JSON object", path);
   std::map<std::string, double> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_number()) return InvalidArgument("--error: {}: '{}' is not a number", path, it.key());
+    if (!it.value().is_number()) return BadInput("--error: {}: '{}' is not a number", path, it.key());
     out[it.key()] = it.value().get<double>();
   }
   return out;
 }
 
 int ProfileMain(const ProfileFlags& f) {
-  auto in = OpenCompiled(f.model, f.target, f.sets);
-  if (!in.ok()) return ReportError(in.status().message());
-  const LoadedArtifact& a = (*in)->loaded;
-  auto inputs = GatherInputs(a.graph, f.inputs, {}, f.seed, nullptr);
+  auto compiled = OpenCompiled(f.model, f.target, f.sets);
+  if (!compiled.ok()) return ReportError(compiled.status().message());
+  auto inputs = GatherInputs(compiled->inputs(), f.inputs, {}, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   const auto t0 = std::chrono::steady_clock::now();
-  ArtifactRunOptions run_options;
-  run_options.measure_cpu = f.measure_cpu;
-  run_options.record_threads = true;  // the CPU thread tracks of --trace and --html
-  auto r = RunArtifact(a, ArtifactDevice::kNpuSim, *inputs, run_options);
+  SessionOptions so;
+  so.device = Device::kNpuSim;
+  so.measure_cpu = f.measure_cpu;
+  so.record_threads = true;  // the CPU thread tracks of --trace and --html
+  auto session = Session::Create(*compiled, so);
+  if (!session.ok()) return ReportError(session.status().message());
+  auto r = session->Run(*inputs);
   if (!r.ok()) return ReportError(r.status().message());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto p = report::BuildProfile(f.model, a, *r, !f.trace.empty() || !f.html.empty());
+  auto p = ProfileReport::Of(*session, f.model, !f.trace.empty() || !f.html.empty());
   if (!p.ok()) return ReportError(p.status().message());
   if (!f.error.empty()) {
     auto e = ReadErrors(f.error);
     if (!e.ok()) return ReportError(e.status().message());
-    p->error = std::move(*e);
+    p->SetLayerErrors(*e);
   }
   if (!f.trace.empty()) {
-    Status st = WriteText(f.trace, report::ChromeTrace(*p).dump());
+    Status st = WriteTextFile(f.trace, p->ChromeTrace());
     if (!st.ok()) return ReportError(st.message());
   }
   if (!f.html.empty()) {
-    Status st = WriteText(f.html, report::ProfileHtml(*p));
+    Status st = WriteTextFile(f.html, p->Html());
     if (!st.ok()) return ReportError(st.message());
   }
   if (f.json) {
-    auto j = report::ProfileJson(*p);
+    auto j = nlohmann::json::parse(p->Json());
     j["simulation_wall_s"] = wall;
     fmt::print("{}\n", j.dump(1));
     return 0;
   }
-  fmt::print("{}", report::FormatProfile(*p, f.top));
+  fmt::print("{}", p->Text(f.top));
   fmt::print("(simulation took {:.2f} s of wall time)\n", wall);
-  if (!f.trace.empty()) fmt::print("wrote the trace to {} ({} slices, {} flows)\n", f.trace, p->spans.size(), p->flows.size());
+  if (!f.trace.empty()) fmt::print("wrote the trace to {} ({} slices, {} flows)\n", f.trace, p->span_count(), p->flow_count());
   if (!f.html.empty()) fmt::print("wrote the report to {}\n", f.html);
   return 0;
 }

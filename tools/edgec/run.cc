@@ -1,75 +1,19 @@
 // edgec run MODEL [--input name=file.npy ...] [--output-dir DIR]
 // Runs the model on the reference runtime; writes one <output>.npy per graph output.
-#include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <cmath>
-#include <filesystem>
 
-#include "driver/kernel_tuning.h"
-#include "driver/load.h"
-#include "driver/session.h"
-#include "frontend/onnx/importer.h"
-#include "quant/fold_qdq.h"
-#include "runtime/reference_executor.h"
-#include "support/npy.h"
+#include <fmt/format.h>
+
+#include "edgec/model.h"
+#include "edgec/session.h"
+#include "edgec/tensor_io.h"
 #include "tools/edgec/inputs.h"
+#include "tools/edgec/run_output.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
 namespace {
-
-struct RunFlags {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
-  std::string output_dir;
-  uint64_t seed = 0;
-  int top = 5;
-  int level = -1;  // -O not given: 3 for the CPU plan, 0 with --reference
-  std::string passes;
-  int threads = 0;
-  bool reference = false;
-  bool measure_cpu = false;
-  bool int8 = false;
-  bool fixed_point = false;
-  bool verbose = false;
-  bool quiet = false;
-  std::string device;
-  std::string report;
-};
-
-// One summary line per output plus its largest values (e.g. the top classes).
-void PrintOutput(const std::string& name, const Tensor& t, int top) {
-  fmt::print("output '{}': {}", name, t.TypeString());
-  if (t.numel() == 0) {
-    fmt::print(" (empty)\n");
-    return;
-  }
-  auto v = t.ToDoubleVector();
-  double mn = v[0], mx = v[0], sum = 0;
-  int64_t nonfinite = 0;
-  for (double x : v) {
-    if (!std::isfinite(x)) {
-      ++nonfinite;
-      continue;
-    }
-    mn = std::min(mn, x);
-    mx = std::max(mx, x);
-    sum += x;
-  }
-  fmt::print("  min {:.6g}  max {:.6g}  mean {:.6g}", mn, mx, sum / static_cast<double>(v.size()));
-  if (nonfinite) fmt::print("  ({} non-finite)", nonfinite);
-  fmt::print("\n");
-  if (top <= 0) return;
-  std::vector<int64_t> idx(v.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
-  int k = static_cast<int>(std::min<size_t>(top, idx.size()));
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                    [&](int64_t a, int64_t b) { return v[a] > v[b]; });
-  fmt::print("  top {}:", k);
-  for (int i = 0; i < k; ++i) fmt::print("  [{}] {:.6g}", idx[i], v[idx[i]]);
-  fmt::print("\n");
-}
 
 bool IsCompiled(const std::string& path) {
   if (path.size() > 6 && path.compare(path.size() - 6, 6, ".edgec") == 0) return true;
@@ -82,89 +26,75 @@ bool IsCompiled(const std::string& path) {
 }
 
 int RunMain(const RunFlags& f) {
-  if (IsCompiled(f.model)) return RunCompiled(f.model, f.device.empty() ? "npu-sim" : f.device, f.inputs,
-                                              f.output_dir, f.seed, f.quiet, f.report, f.reference, f.threads,
-                                              f.measure_cpu);
+  if (IsCompiled(f.model)) return RunCompiled(f);
   if (!f.report.empty()) return ReportError(fmt::format("{}: --report needs a compiled model (.edgec, edgec compile)", f.model));
   if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
-  auto g = onnx_fe::ImportOnnxFile(f.model);
-  if (!g.ok()) return ReportError(g.status().message());
+  auto m = Model::Load(f.model);
+  if (!m.ok()) return ReportError(m.status().message());
   if (f.int8)
-    if (Status st = RequireQdq(*g, f.model); !st.ok()) return ReportError(st.message());
+    if (Status st = RequireQdq(*m, f.model); !st.ok()) return ReportError(st.message());
   std::vector<std::string> generated;
-  auto inputs = GatherInputs(*g, f.inputs, f.shapes, f.seed, &generated);
+  auto inputs = GatherInputs(m->inputs(), f.inputs, f.shapes, f.seed, &generated);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
-  if (!f.quiet) {
+  if (!f.quiet && !f.json) {
     for (auto& n : generated) {
-      fmt::print("input '{}': seeded random {} (seed {})\n", n, inputs->at(n).TypeString(), f.seed);
+      fmt::print("input '{}': seeded random {} (seed {})\n", n, TypeString(inputs->at(n)), f.seed);
     }
   }
   if (f.int8) {
-    quant::FoldOptions fo;
-    fo.fixed_point = f.fixed_point;
-    auto folded = quant::FoldQdqToInteger(*g, fo);
-    if (!folded.ok()) return ReportError(fmt::format("{}: {}", f.model, folded.status().message()));
+    QdqFoldSummary folded;
+    Status st = m->FoldQdq({.fixed_point = f.fixed_point}, &folded);
+    if (!st.ok()) return ReportError(st.message());
     if (f.verbose) {
       fmt::print(stderr, "int8: {} node(s) folded into integer ops, {} data-movement op(s) on int8 values, "
-                 "{} float island(s) tabulated\n", folded->folded, folded->int8_movement, folded->tabulated);
-      for (const auto& s : folded->skipped) fmt::print(stderr, "  float: {}\n", s);
+                 "{} float island(s) tabulated\n", folded.folded, folded.int8_movement, folded.tabulated);
+      for (const auto& s : folded.skipped) fmt::print(stderr, "  float: {}\n", s);
     }
   }
-  std::vector<std::string> names;  // output names: passes keep them
-  for (const Value* v : g->outputs()) names.push_back(v->name());
-  StatusOr<std::vector<Tensor>> outs = std::vector<Tensor>();
   const int level = f.level >= 0 ? f.level : f.reference ? 0 : 3;
+  StatusOr<std::vector<NamedTensor>> outs = std::vector<NamedTensor>();
+  const auto t0 = std::chrono::steady_clock::now();
   if (f.reference) {
     // The oracle: the graph (optimized as asked) on the reference executor.
-    passes::PassContext ctx;
-    Status st = driver::Optimize(*g, level, f.passes, ctx);
-    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-    outs = ReferenceExecutor(*g).Run(*inputs);
+    OptimizeOptions oo;
+    oo.level = level;
+    oo.pipeline = f.passes;
+    Status st = m->Optimize(oo, nullptr);
+    if (!st.ok()) return ReportError(st.message());
+    outs = m->RunReference(*inputs);
   } else {
     SessionOptions so;
     so.opt_level = level;
     so.pipeline = f.passes;
-    so.plan.threads = f.threads;
-    so.plan.tuning = driver::KernelTuningFromEnvironment();
+    so.threads = f.threads;
+    so.tuning = KernelTuningFromEnvironment();
+    so.fold_qdq = false;  // done above
+    so.profiling = false;
     so.verbose = f.verbose;
-    auto session = Session::FromGraph(std::move(g).value(), f.model, so);
+    auto session = Session::Create(*m, so);
     if (!session.ok()) return ReportError(session.status().message());
-    Status st = (*session)->Run(*inputs, &*outs);
-    if (!st.ok()) return ReportError(fmt::format("{}: {}", f.model, st.message()));
-    if (f.verbose) {
-      for (const auto& s : (*session)->last_plan()->steps()) {
-        if (!s.fallback_reason.empty()) fmt::print(stderr, "  reference: {}\n", s.fallback_reason);
-        for (const auto& what : s.staged) fmt::print(stderr, "  staged copy: {}: {}\n", s.node->Label(), what);
-      }
-    }
+    outs = session->Run(*inputs);
   }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!outs.ok()) return ReportError(fmt::format("{}: {}", f.model, outs.status().message()));
 
   if (!f.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.output_dir, ec);
-    if (ec) return ReportError(fmt::format("cannot create output folder '{}': {}", f.output_dir, ec.message()));
-    std::map<std::string, std::string> used;  // file -> output name, to catch collisions
-    for (size_t i = 0; i < outs->size(); ++i) {
-      const std::string& name = names[i];
-      std::string file = SanitizeFileName(name) + ".npy";
-      if (used.count(file)) {
-        return ReportError(fmt::format("outputs '{}' and '{}' map to the same file name '{}'",
-                                       used[file], name, file));
-      }
-      used[file] = name;
-    }
-    for (size_t i = 0; i < outs->size(); ++i) {
-      std::string file = (std::filesystem::path(f.output_dir) /
-                          (SanitizeFileName(names[i]) + ".npy")).string();
-      Status st = WriteNpy(file, (*outs)[i]);
-      if (!st.ok()) return ReportError(st.message());
-    }
+    Status st = WriteOutputs(f.output_dir, *outs);
+    if (!st.ok()) return ReportError(st.message());
   }
-  if (!f.quiet) {
-    for (size_t i = 0; i < outs->size(); ++i) PrintOutput(names[i], (*outs)[i], f.top);
-    if (!f.output_dir.empty()) fmt::print("wrote {} output(s) to {}\n", outs->size(), f.output_dir);
+  if (f.quiet) return 0;
+  if (f.json) {
+    nlohmann::json j = {{"model", f.model}, {"device", f.reference ? "reference" : "cpu"},
+                        {"pipeline", f.passes.empty() ? fmt::format("-O{}", level) : f.passes},
+                        {"int8", f.int8}, {"inputs", InputsJson(*inputs, generated, f.seed)},
+                        {"outputs", nlohmann::json::array()}, {"timings", {{"run_ms", seconds * 1e3}}}};
+    for (const NamedTensor& o : *outs) j["outputs"].push_back(OutputJson(o.name, o.tensor, f.top));
+    if (!f.output_dir.empty()) j["output_dir"] = f.output_dir;
+    fmt::print("{}\n", j.dump(2));
+    return 0;
   }
+  for (const NamedTensor& o : *outs) PrintOutput(o.name, o.tensor, f.top);
+  if (!f.output_dir.empty()) fmt::print("wrote {} output(s) to {}\n", outs->size(), f.output_dir);
   return 0;
 }
 
@@ -207,6 +137,9 @@ VerbMain AddRunVerb(CLI::App& app) {
                   "compiled models (.edgec): npu-sim (NPU segments in the simulator, default) or cpu (every layer "
                   "on the CPU: the NPU's layers in its integer arithmetic, the others on the fast kernels, or "
                   "the reference kernels with --reference)");
+  sub->add_flag("--json", flags->json,
+                "print the run as JSON instead: inputs, outputs (type, dims, min/max/mean, top values), timings, "
+                "device; a compiled model adds the target, the simulated latency and the per-layer rows");
   sub->add_option("--report", flags->report,
                   "compiled models on npu-sim: write a self-contained HTML report (time per layer by unit, "
                   "placement reasons, stalls, roofline) to this file");

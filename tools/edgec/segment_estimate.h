@@ -7,8 +7,18 @@
 
 #include "ir/graph.h"
 #include "lower/npu_compile.h"
+#include "npu/estimate.h"
 
 namespace edgec::cli {
+
+// Shared by estimate and sweep (estimate.cc): the NPU layers of an ONNX model (shapes
+// only; layers the NPU cannot take are listed in `fallbacks` with the reason) or of a
+// generated decoder, and a target with overrides.
+StatusOr<std::vector<npu::RepeatedLayer>> LayersFor(const std::string& model, const std::string& decoder,
+                                                    const std::vector<std::string>& shapes, bool fp16,
+                                                    std::vector<std::string>* fallbacks);
+StatusOr<npu::Target> TargetFor(const std::string& name, const std::vector<std::string>& sets);
+
 
 // Whether the model carries quantization (QuantizeLinear / QLinear ops).
 bool IsQdqModel(const Graph& g);

@@ -12,9 +12,11 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "support/progress.h"
+#include "edgec/progress.h"
+#include "edgec/session.h"
 #include "tools/edgec/compiled_input.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
@@ -44,41 +46,44 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-bool SameBytes(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+bool SameBytes(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    const size_t n = a[i].nbytes();
-    if (n != b[i].nbytes() || a[i].dtype() != b[i].dtype() || a[i].dims() != b[i].dims()) return false;
-    if (n && std::memcmp(a[i].raw(), b[i].raw(), n) != 0) return false;
+    const TensorView &x = a[i].tensor, &y = b[i].tensor;
+    const size_t n = x.nbytes();
+    if (n != y.nbytes() || x.dtype() != y.dtype() || x.dims() != y.dims()) return false;
+    if (n && std::memcmp(x.data(), y.data(), n) != 0) return false;
   }
   return true;
 }
 
 int SoakMain(const SoakFlags& f) {
   if (f.runs < 2) return ReportError(fmt::format("--runs: must be >= 2, got {}", f.runs));
-  ArtifactDevice d;
-  if (f.device == "npu-sim") d = ArtifactDevice::kNpuSim;
-  else if (f.device == "cpu") d = ArtifactDevice::kCpu;
+  SessionOptions so;
+  if (f.device == "npu-sim") so.device = Device::kNpuSim;
+  else if (f.device == "cpu") so.device = Device::kCpu;
   else return ReportError(fmt::format("--device: '{}' is not npu-sim or cpu", f.device));
-  auto in = OpenCompiled(f.model, f.target, f.sets);
-  if (!in.ok()) return ReportError(in.status().message());
-  const LoadedArtifact& a = (*in)->loaded;
-  auto inputs = GatherInputs(a.graph, f.inputs, {}, 0, nullptr);
+  so.profiling = false;
+  auto compiled = OpenCompiled(f.model, f.target, f.sets);
+  if (!compiled.ok()) return ReportError(compiled.status().message());
+  auto inputs = GatherInputs(compiled->inputs(), f.inputs, {}, 0, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
+  auto session = Session::Create(*compiled, so);
+  if (!session.ok()) return ReportError(session.status().message());
   const int warmup = f.warmup >= 0 ? std::min(f.warmup, f.runs - 1) : std::max(1, f.runs / 10);
   std::vector<double> lat;
-  std::vector<Tensor> first;
+  std::vector<NamedTensor> first;
   std::vector<int> changed;
   int64_t rss_warm = 0, rss_end = 0;
-  Progress bar("soak", f.runs, isatty(2) ? stderr : nullptr, 1);  // a log gets no progress lines
+  ProgressBar bar("soak", f.runs, isatty(2) ? stderr : nullptr, 1);  // a log gets no progress lines
   for (int i = 0; i < f.runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = RunArtifact(a, d, *inputs);
+    auto r = session->Run(*inputs);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!r.ok()) return ReportError(fmt::format("run {}: {}", i, r.status().message()));
     lat.push_back(s);
-    if (i == 0) first = std::move(r->outputs);
-    else if (!SameBytes(first, r->outputs)) changed.push_back(i);
+    if (i == 0) first = std::move(*r);
+    else if (!SameBytes(first, *r)) changed.push_back(i);
     if (i + 1 == warmup) rss_warm = RssBytes();
     bar.Step();
   }

@@ -3,8 +3,9 @@
 // SRAM, DRAM bandwidth (--json: the same rows as a JSON list). --show prints one target's full
 // description as JSON (after --set).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include "npu/target.h"
+#include "edgec/target.h"
 #include "tools/edgec/verbs.h"
 
 namespace edgec::cli {
@@ -22,52 +23,40 @@ std::string Size(int64_t b) {
   return fmt::format("{} B", b);
 }
 
+Status ApplySets(Target& t, const std::vector<std::string>& sets) {
+  for (const std::string& s : sets) EDGEC_RETURN_IF_ERROR(t.Set(s));
+  return Status::Ok();
+}
+
 int TargetsMain(const TargetsFlags& f) {
   if (!f.show.empty()) {
-    auto t = npu::LoadTarget(f.show);
+    auto t = Target::Load(f.show);
     if (!t.ok()) return ReportError(t.status().message());
-    auto o = npu::ApplyOverrides(*t, f.sets);
-    if (!o.ok()) return ReportError(o.status().message());
-    fmt::print("{}\n", npu::TargetToJson(*o).dump(2));
+    if (Status st = ApplySets(*t, f.sets); !st.ok()) return ReportError(st.message());
+    fmt::print("{}\n", t->ToJson());
     return 0;
   }
-  auto all = npu::ListTargets();
-  if (!all.ok()) return ReportError(all.status().message());
-  std::vector<npu::Target> shown;
-  for (const npu::Target& raw : *all) {
-    auto o = npu::ApplyOverrides(raw, f.sets);
-    if (!o.ok()) return ReportError(o.status().message());
-    shown.push_back(*o);
-  }
+  auto shown = Target::All();
+  if (!shown.ok()) return ReportError(shown.status().message());
+  for (Target& t : *shown)
+    if (Status st = ApplySets(t, f.sets); !st.ok()) return ReportError(st.message());
   if (f.json) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const npu::Target& t : shown)
-      rows.push_back({{"name", t.name}, {"description", t.description}, {"cores", t.ai_cores.count},
-                      {"mac_rows", t.ai_cores.mac_rows}, {"mac_cols", t.ai_cores.mac_cols},
-                      {"macs_per_cycle", t.peak_int8_macs_per_cycle()}, {"clock_hz", t.clock_hz},
-                      {"tops_int8", t.tops_int8()}, {"sram_bytes", t.shared_sram.bytes},
-                      {"dram_bytes_per_s", t.dram.bandwidth_bytes_per_s}});
+    for (const Target& t : *shown)
+      rows.push_back({{"name", t.name()}, {"description", t.description()}, {"cores", t.cores()},
+                      {"mac_rows", t.mac_rows()}, {"mac_cols", t.mac_cols()},
+                      {"macs_per_cycle", t.peak_int8_macs_per_cycle()}, {"clock_hz", t.clock_hz()},
+                      {"tops_int8", t.tops_int8()}, {"sram_bytes", t.sram_bytes()},
+                      {"dram_bytes_per_s", t.dram_bytes_per_s()}});
     fmt::print("{}\n", rows.dump(2));
     return 0;
   }
   fmt::print("{:<14} {:>5} {:>9} {:>11} {:>8} {:>7} {:>10} {:>9}\n", "name", "cores", "array",
              "MACs/cycle", "clock", "TOPS", "SRAM", "DRAM GB/s");
-  for (const npu::Target& t : shown) {
-    if (f.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const npu::Target& t : shown)
-      rows.push_back({{"name", t.name}, {"description", t.description}, {"cores", t.ai_cores.count},
-                      {"mac_rows", t.ai_cores.mac_rows}, {"mac_cols", t.ai_cores.mac_cols},
-                      {"macs_per_cycle", t.peak_int8_macs_per_cycle()}, {"clock_hz", t.clock_hz},
-                      {"tops_int8", t.tops_int8()}, {"sram_bytes", t.shared_sram.bytes},
-                      {"dram_bytes_per_s", t.dram.bandwidth_bytes_per_s}});
-    fmt::print("{}\n", rows.dump(2));
-    return 0;
-  }
-  fmt::print("{:<14} {:>5} {:>9} {:>11} {:>5.2f}GHz {:>7.1f} {:>10} {:>9.1f}\n", t.name,
-               t.ai_cores.count, fmt::format("{}x{}", t.ai_cores.mac_rows, t.ai_cores.mac_cols),
-               static_cast<int64_t>(t.peak_int8_macs_per_cycle()), t.clock_hz / 1e9, t.tops_int8(),
-               Size(t.shared_sram.bytes), t.dram.bandwidth_bytes_per_s / 1e9);
+  for (const Target& t : *shown) {
+    fmt::print("{:<14} {:>5} {:>9} {:>11} {:>5.2f}GHz {:>7.1f} {:>10} {:>9.1f}\n", t.name(), t.cores(),
+               fmt::format("{}x{}", t.mac_rows(), t.mac_cols()), static_cast<int64_t>(t.peak_int8_macs_per_cycle()),
+               t.clock_hz() / 1e9, t.tops_int8(), Size(t.sram_bytes()), t.dram_bytes_per_s() / 1e9);
   }
   return 0;
 }

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
-
-#include "npu/estimate.h"
 
 namespace edgec::cli {
 
@@ -27,17 +27,6 @@ VerbMain AddCompileVerb(CLI::App& app);
 VerbMain AddProfileVerb(CLI::App& app);
 VerbMain AddDiffVerb(CLI::App& app);
 VerbMain AddSoakVerb(CLI::App& app);
-int RunCompiled(const std::string& file, const std::string& device, const std::vector<std::string>& inputs,
-                const std::string& output_dir, uint64_t seed, bool quiet, const std::string& report, bool reference,
-                int threads, bool measure_cpu);
-
-// Shared by estimate and sweep (estimate.cc): the NPU layers of an ONNX model (shapes
-// only; layers the NPU cannot take are listed in `fallbacks` with the reason) or of a
-// generated decoder, and a target with overrides.
-StatusOr<std::vector<npu::RepeatedLayer>> LayersFor(const std::string& model, const std::string& decoder,
-                                                    const std::vector<std::string>& shapes, bool fp16,
-                                                    std::vector<std::string>* fallbacks);
-StatusOr<npu::Target> TargetFor(const std::string& name, const std::vector<std::string>& sets);
 
 // Before anything runs: when every core already has another runnable task, re-executes the
 // program with OMP_WAIT_POLICY=passive (libgomp reads it only at load). EDGEC_WAIT_POLICY=

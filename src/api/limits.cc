@@ -1,0 +1,48 @@
+// include/edgec/limits.h over support/limits.h and npu/target.h (ParseQuantity); the
+// environment of the CPU kernels (include/edgec/session.h) over driver/kernel_tuning.h.
+#include "edgec/limits.h"
+
+#include "driver/kernel_tuning.h"
+#include "edgec/session.h"
+#include "npu/target.h"
+#include "support/limits.h"
+
+namespace edgec {
+inline namespace v1 {
+
+static_assert(ResourceLimits{}.model_bytes == ::edgec::Limits{}.model_bytes);
+static_assert(ResourceLimits{}.tensor_bytes == ::edgec::Limits{}.tensor_bytes);
+static_assert(ResourceLimits{}.nodes == ::edgec::Limits{}.nodes);
+static_assert(ResourceLimits{}.arena_bytes == ::edgec::Limits{}.arena_bytes);
+
+ResourceLimits GetResourceLimits() {
+  const ::edgec::Limits& l = CurrentLimits();
+  return {l.model_bytes, l.tensor_bytes, l.nodes, l.arena_bytes};
+}
+
+void SetResourceLimits(const ResourceLimits& limits) {
+  ::edgec::Limits l;
+  l.model_bytes = limits.model_bytes;
+  l.tensor_bytes = limits.tensor_bytes;
+  l.nodes = limits.nodes;
+  l.arena_bytes = limits.arena_bytes;
+  SetLimits(l);
+}
+
+StatusOr<double> ParseQuantity(const std::string& text) { return npu::ParseQuantity(text); }
+
+KernelTuning KernelTuningFromEnvironment() {
+  const cpu::KernelTuning t = driver::KernelTuningFromEnvironment();
+  KernelTuning r;
+  r.winograd = t.winograd;
+  r.winograd_min_channels = t.winograd_min_channels;
+  r.conv1x1_gemm_min_pixels = t.conv1x1_gemm_min_pixels;
+  r.gemv = t.gemv;
+  r.int8_unchecked = t.int8_unchecked;
+  return r;
+}
+
+void ApplyVectorIsaFromEnvironment() { driver::ApplyCpuIsaFromEnvironment(); }
+
+}  // namespace v1
+}  // namespace edgec
