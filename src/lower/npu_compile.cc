@@ -187,7 +187,8 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     if (!b.program.instrs.empty() && !t.cpu_cache.coherent) s.hand_over = HandOverSteps(g, b, t, on_npu);
     for (size_t i = 0; i < b.plan_layers.size(); ++i)
       s.layer_plan.push_back({b.plan_layers[i].name, b.plan.work_base[i], b.plan_layers[i].work_bytes,
-                              b.plan.occupancy[i], static_cast<bool>(b.plan.prefetch[i])});
+                              b.plan.occupancy[i] + b.plan.weight_occupancy[i],
+                              static_cast<bool>(b.plan.prefetch[i])});
     for (size_t x = 0; x < b.plan_tensors.size(); ++x)
       s.sram_plan.push_back({b.plan_tensors[x].name, b.plan.tensors[x].in_sram, b.plan.tensors[x].addr,
                              b.plan_tensors[x].bytes, b.plan_tensors[x].first, b.plan_tensors[x].last,

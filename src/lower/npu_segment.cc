@@ -367,7 +367,7 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       l.outputs = pl.outputs;
       l.core_base = pl.core_base;
       l.program = std::move(prog);
-      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first});
+      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
       layers.push_back(std::move(l));
     }
     b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment);
@@ -386,7 +386,11 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     tensors[x].in_sram = b.plan.tensors[x].in_sram;
     if (tensors[x].in_sram) tensors[x].addr = b.plan.tensors[x].addr;
   }
-  for (size_t i = 0; i < layers.size(); ++i) layers[i].sram_base = b.plan.work_base[i];
+  for (size_t i = 0; i < layers.size(); ++i) {
+    layers[i].sram_base = b.plan.work_base[i];
+    layers[i].weights_from = b.plan.weights_from[i];
+    layers[i].weights_addr = b.plan.weights_addr[i];
+  }
   if (!layers.empty()) {
     auto prog = npu::AssembleSegment(layers, tensors, t, fmt::format("{} ({} layers)", name, layers.size()));
     if (!prog.ok()) return prog.status();
