@@ -281,7 +281,7 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
 
 StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
                                           const npu::Target& t, const std::string& name,
-                                          const npu::TilerOptions& opt) {
+                                          const npu::TilerOptions& opt, bool keep_weights) {
   NpuSegmentBuild b;
   std::set<const Node*> in_run;
   for (const partition::NodePlacement* p : run) in_run.insert(p->node);
@@ -370,7 +370,8 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
       layers.push_back(std::move(l));
     }
-    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment);
+    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment, true,
+                           keep_weights);
     return Status::Ok();
   };
   RETURN_IF_ERROR(lower_and_plan());
@@ -390,6 +391,7 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     layers[i].sram_base = b.plan.work_base[i];
     layers[i].weights_from = b.plan.weights_from[i];
     layers[i].weights_addr = b.plan.weights_addr[i];
+    layers[i].weights_resident = b.plan.weights_resident[i];
   }
   if (!layers.empty()) {
     auto prog = npu::AssembleSegment(layers, tensors, t, fmt::format("{} ({} layers)", name, layers.size()));

@@ -105,6 +105,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   auto sem_f = [&](int i) { return sem_e(i) + 3; };
   // Weight slots: layer -> [addr, addr + constant extent), when it streams.
   auto streams = [&](int i) { return layers[i].weights_from >= 0 && const_extent[i] > 0; };
+  auto resident = [&](int i) { return streams(i) && layers[i].weights_resident; };
   auto slot = [&](int i) { return Range{layers[i].weights_addr, layers[i].weights_addr + const_extent[i]}; };
 
   // SRAM each layer writes (working area, resident outputs) and uses (also resident inputs).
@@ -118,7 +119,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     uses[i] = writes[i];
     for (int x : l.inputs)
       if (tensors[x].in_sram) uses[i].push_back({tensors[x].addr, tensors[x].addr + tensors[x].bytes});
-    if (l.weights_from >= i)
+    if (l.weights_from >= i && !l.weights_resident)
       return InvalidArgument("segment '{}': layer '{}' streams its weights from layer {}, not an earlier one",
                              task_name, l.name, l.weights_from);
     if (streams(i)) uses[i].push_back(slot(i));
@@ -142,6 +143,8 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   std::vector<int> last_matmul(N, -1);   // per core: the last layer with MATMULs there
   std::vector<int> fillers(L, 0);        // per streaming layer: the cores that fill its slot
   int rotation = 0;
+  int used_cores = 1;  // the program's cores (Program::cores_used): chunks go to these only
+  for (const SegmentLayer& l : layers) used_cores = std::max(used_cores, l.core_base + l.program.cores_used);
   auto control = [&](Opcode op, int c, int layer, int32_t sem, int32_t to, int32_t count) {
     Instr in{.op = op, .sem = sem, .to_core = to, .count = count};
     in.core = static_cast<uint8_t>(c);
@@ -158,12 +161,12 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     const Program& p = l.program;
     // The weight slots filled from this step on: chunks over the cores this layer leaves idle.
     for (int j = i + 1; j < L; ++j) {
-      if (!streams(j) || layers[j].weights_from != i) continue;
+      if (!streams(j) || resident(j) || layers[j].weights_from != i) continue;
       std::vector<int> cands;
-      for (int c = 0; c < N; ++c)
+      for (int c = 0; c < used_cores; ++c)
         if (c < l.core_base || c >= l.core_base + p.cores_used) cands.push_back(c);
       if (cands.empty())
-        for (int c = 0; c < N; ++c) cands.push_back(c);
+        for (int c = 0; c < used_cores; ++c) cands.push_back(c);
       constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
       const int64_t bytes = const_extent[j];
       const int64_t chunk =
@@ -279,7 +282,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       };
       std::vector<Instr>& ld = Q(c, QueueKind::kLoad);
       for (int j : hazards) wait_done(ld, j);
-      if (streams(i)) ld.push_back(mk(Opcode::kWait, QueueKind::kLoad, sem_f(i), -1, fillers[i]));
+      if (streams(i) && !resident(i)) ld.push_back(mk(Opcode::kWait, QueueKind::kLoad, sem_f(i), -1, fillers[i]));
       for (const Instr& in : local[lc * kNumQueues + static_cast<int>(QueueKind::kLoad)]) {
         if (in.op == Opcode::kDmaLoad && in.region >= 0) {
           const int x = region_tensor[in.region];
@@ -312,10 +315,30 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   }
   out.cores_used = 0;
   for (const SegmentLayer& l : layers) out.cores_used = std::max(out.cores_used, l.core_base + l.program.cores_used);
-  size_t count = 2;
-  for (const auto& v : q) count += v.size();
-  out.instrs.reserve(count);
-  out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  // The resident weights' task: their images in chunks dealt round-robin over the cores.
+  std::vector<Instr> fill;
+  for (int i = 0, k = 0; i < L; ++i) {
+    if (!resident(i)) continue;
+    constexpr int64_t kChunk = 65536;
+    for (int64_t off = 0; off < const_extent[i]; off += kChunk, ++k) {
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.core = static_cast<uint8_t>(k % used_cores);
+      ld.queue = QueueKind::kLoad;
+      ld.layer = i;
+      ld.dram_addr = const_base[i] + off;
+      ld.sram_addr = layers[i].weights_addr + off;
+      ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(std::min(kChunk, const_extent[i] - off));
+      fill.push_back(ld);
+    }
+  }
+  int32_t task = 0;
+  if (!fill.empty()) {
+    out.task_names.insert(out.task_names.begin(), task_name + ": resident weights");
+    out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = task++});
+    out.instrs.insert(out.instrs.end(), fill.begin(), fill.end());
+    out.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  }
+  out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = task});
   for (const auto& v : q) out.instrs.insert(out.instrs.end(), v.begin(), v.end());
   out.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
   return out;

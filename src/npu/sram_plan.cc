@@ -39,7 +39,7 @@ int64_t Fit(const std::vector<Item>& items, int64_t bytes, int first, int last, 
 }  // namespace
 
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment, bool stream_weights) {
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights, bool resident_weights) {
   const int L = static_cast<int>(layers.size());
   const int64_t al = std::max<int64_t>(alignment, 1);
   SramPlan plan;
@@ -138,10 +138,26 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
   plan.weights_from.assign(L, -1);
   plan.weights_addr.assign(L, 0);
   plan.weight_occupancy.assign(L, 0);
+  plan.weights_resident.assign(L, false);
+  std::vector<int> by_size(L);
+  std::iota(by_size.begin(), by_size.end(), 0);
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](int a, int b) { return layers[a].const_bytes > layers[b].const_bytes; });
+  for (int j : by_size) {
+    const int64_t bytes = AlignUp(layers[j].const_bytes, al);
+    if (!resident_weights || bytes == 0) continue;
+    const int64_t off = Fit(items, bytes, 0, L - 1, sram_bytes, al, items.size());
+    if (off < 0) continue;
+    items.push_back({off, bytes, 0, L - 1, true});
+    plan.weights_from[j] = 0;
+    plan.weights_addr[j] = off;
+    plan.weights_resident[j] = true;
+    for (int s = 0; s < L; ++s) plan.weight_occupancy[s] += bytes;
+  }
   int from = 0;
   for (int j = 1; stream_weights && j < L; ++j) {
     const int64_t bytes = AlignUp(layers[j].const_bytes, al);
-    if (bytes == 0) continue;
+    if (bytes == 0 || plan.weights_resident[j]) continue;
     for (int p = from; p < j; ++p) {
       const int64_t off = Fit(items, bytes, p, j, sram_bytes, al, items.size());
       if (off < 0) continue;
@@ -178,6 +194,8 @@ std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer
                             std::string(std::max(0, std::min(wfilled, width - filled)), 'w');
     const std::string slot = plan.weights_from.empty() || plan.weights_from[j] < 0
                                  ? std::string()
+                                 : plan.weights_resident[j]
+                                 ? fmt::format("  weights @0x{:x} resident between calls", plan.weights_addr[j])
                                  : fmt::format("  weights @0x{:x} from layer {}", plan.weights_addr[j],
                                                plan.weights_from[j]);
     s += fmt::format("  {:>3} {:<32} [{:<{}}] {:>8} B  tiles {:>7} B @0x{:x}{}{}  resident: {}\n", j,

@@ -62,13 +62,16 @@ struct SramPlan {
   std::vector<int> weights_from;
   std::vector<int64_t> weights_addr;
   std::vector<int64_t> weight_occupancy;
+  std::vector<bool> weights_resident;  // per layer: its slot spans the segment and stays between calls
   int PrefetchDepth(int j) const { return weights_from[j] < 0 ? 0 : j - weights_from[j]; }
   int64_t sram_bytes = 0;
 };
 
 // `stream_weights` false: no weight slots (every layer loads its weights itself).
+// `resident_weights`: before the ring, slots over the whole segment (held between calls),
+// largest images first while they fit; SramPlan::weights_resident marks them.
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true);
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false);
 
 // Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,

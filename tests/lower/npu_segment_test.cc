@@ -344,6 +344,42 @@ TEST(NpuSegmentTest, WeightsStreamSeveralLayersAhead) {
   std::filesystem::remove(c.path);
 }
 
+// Resident weights (shared_sram.resident_weights): the first call of a session loads them in
+// the program's first task, the second skips it (exactly their bytes fewer DRAM reads, fewer
+// cycles) and still computes the CPU's numbers from what the first call left in SRAM.
+TEST(NpuSegmentTest, ResidentWeightsSkipTheirLoadOnTheSecondCall) {
+  auto t = npu::ApplyOverride(npu::DefaultTarget(), "shared_sram.resident_weights=true");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Compiled c = CompileAndLoad(*t, "resident");
+  int64_t resident = 0;
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  for (const auto& l : seg->layer_plan) resident += l.resident_weight_bytes;
+  ASSERT_GT(resident, 0) << "the residual block's weights fit in 2 MiB";
+  EXPECT_EQ(seg->npu.task_names.size(), 2u) << "the weights' task, then the segment's";
+  auto ex = ArtifactExecutor::Create(c.loaded);
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  const std::map<std::string, Tensor> in1 = {{"x", Normal({1, 8, 12, 12}, 41)}};
+  const std::map<std::string, Tensor> in2 = {{"x", Normal({1, 8, 12, 12}, 42)}};
+  auto first = (*ex)->Run(ArtifactDevice::kNpuSim, in1);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = (*ex)->Run(ArtifactDevice::kNpuSim, in2);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(first->resident_weight_bytes, resident);
+  EXPECT_EQ(first->resident_weight_skipped, 0);
+  EXPECT_EQ(second->resident_weight_skipped, resident);
+  EXPECT_EQ(first->npu_total.dram_read - second->npu_total.dram_read, resident);
+  EXPECT_LT(second->npu_total.cycles, first->npu_total.cycles);
+  for (auto [run, in] : {std::pair{&*first, &in1}, std::pair{&*second, &in2}}) {
+    auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, *in);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+    EXPECT_TRUE(SameBytes(run->outputs[0], cpu->outputs[0])) << (run == &*first ? "first" : "second") << " call";
+  }
+  std::filesystem::remove(c.path);
+}
+
 TEST(NpuSegmentTest, DmaWithoutRegionIsRefused) {
   npu::SegmentLayer l;
   l.name = "untagged";
