@@ -370,8 +370,10 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
       layers.push_back(std::move(l));
     }
-    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment, true,
-                           keep_weights);
+    // Weights stream only with more than one core: on one core a slot's chunks share the one
+    // load queue with the layers' own loads and only reorder them (docs/npu.md, edge-mcu).
+    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
+                           t.ai_cores.count > 1, keep_weights);
     return Status::Ok();
   };
   RETURN_IF_ERROR(lower_and_plan());
