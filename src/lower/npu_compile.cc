@@ -169,11 +169,16 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     cpu_run.clear();
   };
   // Consecutive NPU nodes form one segment: one program, one dispatch (npu_segment.h).
+  // Weights stay in SRAM between calls only when one segment has the SRAM to itself.
+  int npu_runs = 0;
+  for (size_t i = 0; i < r.placements.size(); ++i)
+    npu_runs += r.placements[i].unit == Unit::kNpu && (i == 0 || r.placements[i - 1].unit != Unit::kNpu);
+  const bool keep_weights = t.shared_sram.resident_weights && npu_runs == 1;
   std::vector<const partition::NodePlacement*> npu_run;
   auto flush_npu = [&]() -> Status {
     if (npu_run.empty()) return Status::Ok();
     const std::string name = fmt::format("segment {}", m.segments.size());
-    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name, o.tiler));
+    ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name, o.tiler, keep_weights));
     r.listing += fmt::format("; {} on {}: {} node(s)\n{}{}", name, t.name, b.nodes.size(), b.listing,
                              npu::FormatProgram(b.program));
     r.sram_summary += fmt::format("{}: {} node(s)\n{}", name, b.nodes.size(),
@@ -187,7 +192,9 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     if (!b.program.instrs.empty() && !t.cpu_cache.coherent) s.hand_over = HandOverSteps(g, b, t, on_npu);
     for (size_t i = 0; i < b.plan_layers.size(); ++i)
       s.layer_plan.push_back({b.plan_layers[i].name, b.plan.work_base[i], b.plan_layers[i].work_bytes,
-                              b.plan.occupancy[i], static_cast<bool>(b.plan.prefetch[i])});
+                              b.plan.occupancy[i] + b.plan.weight_occupancy[i],
+                              static_cast<bool>(b.plan.prefetch[i]),
+                              b.plan.weights_resident[i] ? b.plan_layers[i].const_bytes : 0});
     for (size_t x = 0; x < b.plan_tensors.size(); ++x)
       s.sram_plan.push_back({b.plan_tensors[x].name, b.plan.tensors[x].in_sram, b.plan.tensors[x].addr,
                              b.plan_tensors[x].bytes, b.plan_tensors[x].first, b.plan_tensors[x].last,

@@ -281,7 +281,7 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
 
 StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
                                           const npu::Target& t, const std::string& name,
-                                          const npu::TilerOptions& opt) {
+                                          const npu::TilerOptions& opt, bool keep_weights) {
   NpuSegmentBuild b;
   std::set<const Node*> in_run;
   for (const partition::NodePlacement* p : run) in_run.insert(p->node);
@@ -367,10 +367,13 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       l.outputs = pl.outputs;
       l.core_base = pl.core_base;
       l.program = std::move(prog);
-      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first});
+      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
       layers.push_back(std::move(l));
     }
-    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment);
+    // Weights stream only with more than one core: on one core a slot's chunks share the one
+    // load queue with the layers' own loads and only reorder them (docs/npu.md, edge-mcu).
+    b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
+                           t.ai_cores.count > 1, keep_weights);
     return Status::Ok();
   };
   RETURN_IF_ERROR(lower_and_plan());
@@ -386,7 +389,12 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     tensors[x].in_sram = b.plan.tensors[x].in_sram;
     if (tensors[x].in_sram) tensors[x].addr = b.plan.tensors[x].addr;
   }
-  for (size_t i = 0; i < layers.size(); ++i) layers[i].sram_base = b.plan.work_base[i];
+  for (size_t i = 0; i < layers.size(); ++i) {
+    layers[i].sram_base = b.plan.work_base[i];
+    layers[i].weights_from = b.plan.weights_from[i];
+    layers[i].weights_addr = b.plan.weights_addr[i];
+    layers[i].weights_resident = b.plan.weights_resident[i];
+  }
   if (!layers.empty()) {
     auto prog = npu::AssembleSegment(layers, tensors, t, fmt::format("{} ({} layers)", name, layers.size()));
     if (!prog.ok()) return prog.status();

@@ -36,9 +36,11 @@ struct NpuSegmentBuild {
 // (a fire module's expand convs, a residual block's side conv beside its first conv); its
 // members run at once on disjoint core sets, each re-tiled for its share of the cores, when
 // that beats running them one after another (npu_segment.cc: PlanParallelGroups).
+// `keep_weights`: weights that fit stay in SRAM between calls (the target's
+// shared_sram.resident_weights, for a model whose SRAM this segment alone uses).
 StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
                                           const npu::Target& t, const std::string& name,
-                                          const npu::TilerOptions& opt = {});
+                                          const npu::TilerOptions& opt = {}, bool keep_weights = false);
 
 // The target as one layer of a segment sees it: `cores` of the AI cores and `sram_bytes` of
 // the shared SRAM (a layer lowered for it is relocated by the segment assembler).

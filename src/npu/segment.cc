@@ -27,7 +27,24 @@ bool AnyOverlap(const std::vector<Range>& a, const std::vector<Range>& b) {
 
 bool IsSramOperand(const Instr& in) { return !(in.op == Opcode::kVec && in.vec == VecOp::kRequantize); }
 
+// The far-side bytes a DMA may touch (every row of its box, padding rows included).
+Range FarRange(const Instr& in) {
+  Range r{in.dram_addr, in.dram_addr + in.row_bytes};
+  for (int d = 0; d < in.ndims; ++d) {
+    const int64_t span = int64_t{in.dims[d].count - 1} * in.dims[d].dram_stride;
+    (span < 0 ? r.lo : r.hi) += span;
+  }
+  return r;
+}
+
 }  // namespace
+
+int64_t ConstantExtent(const Program& p) {
+  int64_t extent = static_cast<int64_t>(p.dram_init.size());
+  for (const DramRegion& r : p.regions)
+    if (RegionOperand(r.name).second < 0) extent = std::max(extent, r.addr + r.bytes);
+  return extent;
+}
 
 std::pair<bool, int> RegionOperand(const std::string& name) {
   const size_t dot = name.rfind('.');
@@ -52,11 +69,10 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   // extent when lowered without data) at its own base.
   std::vector<int64_t> const_base(L, 0);
   int64_t addr = 0;
+  std::vector<int64_t> const_extent(L, 0);
   for (int i = 0; i < L; ++i) {
     const Program& p = layers[i].program;
-    int64_t extent = static_cast<int64_t>(p.dram_init.size());
-    for (const DramRegion& r : p.regions)
-      if (RegionOperand(r.name).second < 0) extent = std::max(extent, r.addr + r.bytes);
+    const int64_t extent = const_extent[i] = ConstantExtent(p);
     const_base[i] = addr;
     if (!p.dram_init.empty()) {
       out.dram_init.resize(addr, 0);
@@ -74,17 +90,23 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   }
   out.dram_bytes = addr;
 
-  // Semaphores: each layer's own block, then its E (queue ends), V (vector done) and D (done).
+  // Semaphores: each layer's own block, then its E (queue ends), V (vector done), D (done)
+  // and F (its weight slot filled).
   std::vector<int32_t> sem_base(L);
   int32_t sems = 0;
   for (int i = 0; i < L; ++i) {
     sem_base[i] = sems;
-    sems += layers[i].program.semaphores + 3;
+    sems += layers[i].program.semaphores + 4;
   }
   out.semaphores = sems;
   auto sem_e = [&](int i) { return sem_base[i] + layers[i].program.semaphores; };
   auto sem_v = [&](int i) { return sem_e(i) + 1; };
   auto sem_d = [&](int i) { return sem_e(i) + 2; };
+  auto sem_f = [&](int i) { return sem_e(i) + 3; };
+  // Weight slots: layer -> [addr, addr + constant extent), when it streams.
+  auto streams = [&](int i) { return layers[i].weights_from >= 0 && const_extent[i] > 0; };
+  auto resident = [&](int i) { return streams(i) && layers[i].weights_resident; };
+  auto slot = [&](int i) { return Range{layers[i].weights_addr, layers[i].weights_addr + const_extent[i]}; };
 
   // SRAM each layer writes (working area, resident outputs) and uses (also resident inputs).
   std::vector<std::vector<Range>> writes(L), uses(L);
@@ -97,6 +119,10 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     uses[i] = writes[i];
     for (int x : l.inputs)
       if (tensors[x].in_sram) uses[i].push_back({tensors[x].addr, tensors[x].addr + tensors[x].bytes});
+    if (l.weights_from >= i && !l.weights_resident)
+      return InvalidArgument("segment '{}': layer '{}' streams its weights from layer {}, not an earlier one",
+                             task_name, l.name, l.weights_from);
+    if (streams(i)) uses[i].push_back(slot(i));
     if (l.core_base < 0 || l.core_base + l.program.cores_used > N)
       return InvalidArgument("segment '{}': layer '{}' on cores {}..{}, the target has {}", task_name, l.name,
                              l.core_base, l.core_base + l.program.cores_used - 1, N);
@@ -115,9 +141,59 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   auto Q = [&](int core, QueueKind k) -> std::vector<Instr>& { return q[core * kNumQueues + static_cast<int>(k)]; };
   std::vector<std::set<int>> waited(N);  // D semaphores each core's load queue has taken
   std::vector<int> last_matmul(N, -1);   // per core: the last layer with MATMULs there
+  std::vector<int> fillers(L, 0);        // per streaming layer: the cores that fill its slot
+  int rotation = 0;
+  int used_cores = 1;  // the program's cores (Program::cores_used): chunks go to these only
+  for (const SegmentLayer& l : layers) used_cores = std::max(used_cores, l.core_base + l.program.cores_used);
+  auto control = [&](Opcode op, int c, int layer, int32_t sem, int32_t to, int32_t count) {
+    Instr in{.op = op, .sem = sem, .to_core = to, .count = count};
+    in.core = static_cast<uint8_t>(c);
+    in.queue = QueueKind::kLoad;
+    in.layer = layer;
+    return in;
+  };
+  auto wait_done_on = [&](int c, int j, int layer) {
+    if (!waited[c].insert(j).second) return;
+    Q(c, QueueKind::kLoad).push_back(control(Opcode::kWait, c, layer, sem_d(j), -1, layers[j].program.cores_used));
+  };
   for (int i = 0; i < L; ++i) {
     const SegmentLayer& l = layers[i];
     const Program& p = l.program;
+    // The weight slots filled from this step on: chunks over the cores this layer leaves idle.
+    for (int j = i + 1; j < L; ++j) {
+      if (!streams(j) || resident(j) || layers[j].weights_from != i) continue;
+      std::vector<int> cands;
+      for (int c = 0; c < used_cores; ++c)
+        if (c < l.core_base || c >= l.core_base + p.cores_used) cands.push_back(c);
+      if (cands.empty())
+        for (int c = 0; c < used_cores; ++c) cands.push_back(c);
+      constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
+      const int64_t bytes = const_extent[j];
+      const int64_t chunk =
+          AlignUp(std::clamp(CeilDiv(bytes, static_cast<int64_t>(cands.size())), kMinChunk, kMaxChunk), 64);
+      std::vector<int> used;
+      for (int64_t off = 0, k = 0; off < bytes; off += chunk, ++k) {
+        const int c = cands[(rotation + k) % cands.size()];
+        if (std::find(used.begin(), used.end(), c) == used.end()) {
+          used.push_back(c);
+          for (int h = 0; h < i; ++h)
+            if (AnyOverlap(uses[h], {slot(j)})) wait_done_on(c, h, j);
+        }
+        Instr ld{.op = Opcode::kDmaLoad};
+        ld.core = static_cast<uint8_t>(c);
+        ld.queue = QueueKind::kLoad;
+        ld.layer = j;
+        ld.dram_addr = const_base[j] + off;
+        ld.sram_addr = layers[j].weights_addr + off;
+        ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(std::min(chunk, bytes - off));
+        Q(c, QueueKind::kLoad).push_back(ld);
+      }
+      rotation += static_cast<int>(used.size());
+      for (int c : used)
+        Q(c, QueueKind::kLoad)
+            .push_back(control(Opcode::kSignal, c, j, sem_f(j), layers[j].core_base, layers[j].program.cores_used));
+      fillers[j] = static_cast<int>(used.size());
+    }
     // The region -> tensor binding.
     std::vector<int> region_tensor(p.regions.size(), -1);
     for (size_t r = 0; r < p.regions.size(); ++r) {
@@ -157,7 +233,13 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
           const DramRegion& r = p.regions[src.region];
           const int x = region_tensor[src.region];
           if (x < 0) {
-            in.dram_addr += const_base[i];
+            const Range far = FarRange(src);
+            if (streams(i) && far.lo >= 0 && far.hi <= const_extent[i]) {  // from the weight slot
+              in.dram_addr += l.weights_addr;
+              in.on_chip = true;
+            } else {
+              in.dram_addr += const_base[i];
+            }
           } else {
             in.dram_addr = in.dram_addr - r.addr + tensors[x].addr;
             in.on_chip = tensors[x].in_sram;
@@ -200,6 +282,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       };
       std::vector<Instr>& ld = Q(c, QueueKind::kLoad);
       for (int j : hazards) wait_done(ld, j);
+      if (streams(i) && !resident(i)) ld.push_back(mk(Opcode::kWait, QueueKind::kLoad, sem_f(i), -1, fillers[i]));
       for (const Instr& in : local[lc * kNumQueues + static_cast<int>(QueueKind::kLoad)]) {
         if (in.op == Opcode::kDmaLoad && in.region >= 0) {
           const int x = region_tensor[in.region];
@@ -232,10 +315,30 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   }
   out.cores_used = 0;
   for (const SegmentLayer& l : layers) out.cores_used = std::max(out.cores_used, l.core_base + l.program.cores_used);
-  size_t count = 2;
-  for (const auto& v : q) count += v.size();
-  out.instrs.reserve(count);
-  out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = 0});
+  // The resident weights' task: their images in chunks dealt round-robin over the cores.
+  std::vector<Instr> fill;
+  for (int i = 0, k = 0; i < L; ++i) {
+    if (!resident(i)) continue;
+    constexpr int64_t kChunk = 65536;
+    for (int64_t off = 0; off < const_extent[i]; off += kChunk, ++k) {
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.core = static_cast<uint8_t>(k % used_cores);
+      ld.queue = QueueKind::kLoad;
+      ld.layer = i;
+      ld.dram_addr = const_base[i] + off;
+      ld.sram_addr = layers[i].weights_addr + off;
+      ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(std::min(kChunk, const_extent[i] - off));
+      fill.push_back(ld);
+    }
+  }
+  int32_t task = 0;
+  if (!fill.empty()) {
+    out.task_names.insert(out.task_names.begin(), task_name + ": resident weights");
+    out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = task++});
+    out.instrs.insert(out.instrs.end(), fill.begin(), fill.end());
+    out.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
+  }
+  out.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = task});
   for (const auto& v : q) out.instrs.insert(out.instrs.end(), v.begin(), v.end());
   out.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});
   return out;

@@ -30,6 +30,18 @@
 //   takes another's token. Weight loads that come before the first input load (weights
 //   resident) therefore start while the producer still computes: weight prefetch, when the
 //   plan gives consecutive layers disjoint working areas.
+// Weight streaming (a layer with a weight slot, SegmentLayer::weights_from = p < its index):
+//   - its constant image moves DRAM -> slot in chunks placed in the load queues ahead of
+//     layer p's loads, dealt round-robin over the program's cores layer p leaves idle (else
+//     over all of them); before its chunks a core waits D of every earlier layer whose SRAM overlaps the
+//     slot, after them it signals F (the layer's fourth token) to each core of the layer;
+//   - the layer's cores wait for F from each issuing core, and its constant DMAs read the
+//     slot on chip (no DRAM byte); the slot counts as SRAM the layer uses (later writers
+//     wait for its D). Guarded by NpuSegmentTest.WeightsStreamSeveralLayersAhead.
+// Resident weights (SegmentLayer::weights_resident): the slots held between calls are filled
+// by a task of their own before the segment's task (the program's first task; a session runs
+// it on its first call only), and their layers read them on chip without waiting.
+// Guarded by NpuSegmentTest.ResidentWeightsSkipTheirLoadOnTheSecondCall.
 #pragma once
 
 #include <cstdint>
@@ -56,9 +68,16 @@ struct SegmentLayer {
   std::vector<int> inputs, outputs;  // tensor indices of its regions ".input", ".input1", ... / ".output", ...
   int core_base = 0;                 // its cores: [core_base, core_base + program.cores_used)
   int64_t sram_base = 0;             // its working tiles: [sram_base, sram_base + SramFootprint(program))
+  int weights_from = -1;             // its constant image streams into a slot from this earlier layer on
+  int64_t weights_addr = 0;          // the slot: [weights_addr, weights_addr + ConstantExtent(program))
+  bool weights_resident = false;     // the slot is held between calls (filled by the first task)
 };
 
-// The assembled program: one task named `task_name`, layer_names = the layers' names, regions
+// Bytes of a layer program's constant image (the prefix of its DRAM image before its tensors).
+int64_t ConstantExtent(const Program& p);
+
+// The assembled program: one task named `task_name` (after the resident weights' task, when a
+// layer has one), layer_names = the layers' names, regions
 // = every DRAM tensor under its own name and every layer's constant regions. DRAM tensors get
 // their addresses here (written back into `tensors`), after the constants.
 StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::vector<SegmentTensor>& tensors,

@@ -497,7 +497,8 @@ StatusOr<SimResult> Simulate(const Program& p, const Target& t, const SimOptions
       return InvalidArgument("functional simulation needs a DRAM image of {} bytes", p.dram_bytes);
     mem.dram = opt.dram;
     std::copy(p.dram_init.begin(), p.dram_init.end(), opt.dram->begin());
-    mem.sram.assign(t.shared_sram.bytes, 0);
+    if (opt.sram) opt.sram->resize(t.shared_sram.bytes, 0);
+    mem.sram = opt.sram ? *opt.sram : std::vector<uint8_t>(t.shared_sram.bytes, 0);
     mem.acc.assign(t.ai_cores.count, std::vector<uint8_t>(t.ai_cores.accumulator_bytes, 0));
   }
   double now = 0;
@@ -515,6 +516,7 @@ StatusOr<SimResult> Simulate(const Program& p, const Target& t, const SimOptions
     i = j;
   }
   for (LayerSpan& l : r.layers) l.stats.cycles = l.ran ? l.end - l.start : 0;
+  if (opt.functional && opt.sram) *opt.sram = std::move(mem.sram);
   return r;
 }
 

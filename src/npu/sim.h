@@ -70,6 +70,9 @@ struct SimOptions {
   bool functional = false;
   std::vector<uint8_t>* dram = nullptr;  // functional: the DRAM image (program.dram_bytes)
   bool trace = false;                    // record each instruction's start and end
+  // functional: the shared SRAM kept between runs (resident weights); the run starts from
+  // its contents and leaves them as the program does. nullptr: a zeroed SRAM per run.
+  std::vector<uint8_t>* sram = nullptr;
 };
 
 struct TraceEvent {

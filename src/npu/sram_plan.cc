@@ -39,7 +39,7 @@ int64_t Fit(const std::vector<Item>& items, int64_t bytes, int first, int last, 
 }  // namespace
 
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment) {
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights, bool resident_weights) {
   const int L = static_cast<int>(layers.size());
   const int64_t al = std::max<int64_t>(alignment, 1);
   SramPlan plan;
@@ -134,16 +134,51 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
     plan.prefetch[j] = true;
   }
   for (int j = 0; j < L; ++j) plan.work_base[j] = items[j].addr;
+  // Weight slots, in layer order, each from the earliest step that leaves it room.
+  plan.weights_from.assign(L, -1);
+  plan.weights_addr.assign(L, 0);
+  plan.weight_occupancy.assign(L, 0);
+  plan.weights_resident.assign(L, false);
+  std::vector<int> by_size(L);
+  std::iota(by_size.begin(), by_size.end(), 0);
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](int a, int b) { return layers[a].const_bytes > layers[b].const_bytes; });
+  for (int j : by_size) {
+    const int64_t bytes = AlignUp(layers[j].const_bytes, al);
+    if (!resident_weights || bytes == 0) continue;
+    const int64_t off = Fit(items, bytes, 0, L - 1, sram_bytes, al, items.size());
+    if (off < 0) continue;
+    items.push_back({off, bytes, 0, L - 1, true});
+    plan.weights_from[j] = 0;
+    plan.weights_addr[j] = off;
+    plan.weights_resident[j] = true;
+    for (int s = 0; s < L; ++s) plan.weight_occupancy[s] += bytes;
+  }
+  int from = 0;
+  for (int j = 1; stream_weights && j < L; ++j) {
+    const int64_t bytes = AlignUp(layers[j].const_bytes, al);
+    if (bytes == 0 || plan.weights_resident[j]) continue;
+    for (int p = from; p < j; ++p) {
+      const int64_t off = Fit(items, bytes, p, j, sram_bytes, al, items.size());
+      if (off < 0) continue;
+      items.push_back({off, bytes, p, j, true});
+      plan.weights_from[j] = from = p;
+      plan.weights_addr[j] = off;
+      for (int s = p; s <= j; ++s) plan.weight_occupancy[s] += bytes;
+      break;
+    }
+  }
   plan.occupancy.assign(L, 0);
   for (int s = 0; s < L; ++s)
-    for (const Item& o : items)
-      if (o.placed && o.first <= s && o.last >= s) plan.occupancy[s] += o.bytes;
+    for (size_t k = 0; k < L + tensors.size(); ++k)
+      if (items[k].placed && items[k].first <= s && items[k].last >= s) plan.occupancy[s] += items[k].bytes;
   return plan;
 }
 
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,
                            const std::vector<SramPlanTensor>& tensors) {
-  std::string s = fmt::format("SRAM plan ({} B): per layer, occupancy (working tiles + resident tensors)\n",
+  std::string s = fmt::format("SRAM plan ({} B): per layer, occupancy (# working tiles + resident tensors, w weight "
+                              "slots of the coming layers)\n",
                               plan.sram_bytes);
   const int L = static_cast<int>(layers.size());
   for (int j = 0; j < L; ++j) {
@@ -153,10 +188,19 @@ std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer
     for (size_t i = 0; i < tensors.size(); ++i)
       if (plan.tensors[i].in_sram && tensors[i].first <= j && tensors[i].last >= j)
         resident += (resident.empty() ? "" : ", ") + tensors[i].name;
-    s += fmt::format("  {:>3} {:<32} [{:<{}}] {:>8} B  tiles {:>7} B @0x{:x}{}  resident: {}\n", j,
-                     layers[j].name.substr(0, 32), std::string(std::min(filled, width), '#'), width,
-                     plan.occupancy[j], layers[j].work_bytes, plan.work_base[j],
-                     plan.prefetch[j] ? " prefetch" : "", resident.empty() ? "-" : resident);
+    const int64_t held = plan.weight_occupancy.empty() ? 0 : plan.weight_occupancy[j];
+    const int wfilled = plan.sram_bytes ? static_cast<int>(width * held / plan.sram_bytes) : 0;
+    const std::string bar = std::string(std::min(filled, width), '#') +
+                            std::string(std::max(0, std::min(wfilled, width - filled)), 'w');
+    const std::string slot = plan.weights_from.empty() || plan.weights_from[j] < 0
+                                 ? std::string()
+                                 : plan.weights_resident[j]
+                                 ? fmt::format("  weights @0x{:x} resident between calls", plan.weights_addr[j])
+                                 : fmt::format("  weights @0x{:x} from layer {}", plan.weights_addr[j],
+                                               plan.weights_from[j]);
+    s += fmt::format("  {:>3} {:<32} [{:<{}}] {:>8} B  tiles {:>7} B @0x{:x}{}{}  resident: {}\n", j,
+                     layers[j].name.substr(0, 32), bar, width, plan.occupancy[j] + held, layers[j].work_bytes,
+                     plan.work_base[j], plan.prefetch[j] ? " prefetch" : "", slot, resident.empty() ? "-" : resident);
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
     const SramPlan::Tensor& t = plan.tensors[i];

@@ -7,12 +7,19 @@
 //     for a member of a parallel group, SramPlanLayer::first); and over
 //     [j - 1, j] when it also fits beside the previous layer's (its loads, weights first,
 //     can then run while the previous layer computes: prefetch across the layer boundary);
-//   - a tensor kept on chip: its bytes over [producer, last consumer].
+//   - a tensor kept on chip: its bytes over [producer, last consumer];
+//   - a weight slot of layer j: its constant image (weights, parameters) over [p, j], p < j:
+//     the image streams from DRAM into the slot from step p on, while layers p..j-1 run,
+//     and layer j copies its weight tiles from there on chip (weight prefetch, as deep as
+//     the SRAM leaves room: the slots of the coming layers form a ring over the free SRAM).
 // Placement is greedy: an item goes to the lowest aligned offset that no placed item
 // overlapping it in time covers. Order: every layer's working tiles over [j, j] first (they
 // are needed), then the tensors by how long they are held (fewest layer steps first: a
 // chain's hand-over from one layer to the next), larger first on ties, then each layer's
-// working tiles are moved to a free range over [j - 1, j] where one exists.
+// working tiles are moved to a free range over [j - 1, j] where one exists (the one-layer
+// overlap is worth more than a deeper slot: measured in docs/npu.md), last the weight slots
+// in layer order, each from the earliest step p (not before the previous slot's) at which a
+// range stays free over [p, j] (the DRAM stream of weights is thus in layer order).
 // Cost rule: a tensor the segment exchanges with the outside (a segment input, an output
 // read by the CPU or by a later segment, a graph output) stays in DRAM; any other is kept
 // on chip when a range fits, else spilled with the layer where it did not fit and why.
@@ -30,6 +37,7 @@ struct SramPlanLayer {
   // Its working tiles are held from this earlier layer on (-1: its own step): the members of
   // a parallel group run at once, so their tiles must not share SRAM.
   int first = -1;
+  int64_t const_bytes = 0;  // its constant image (weights, parameters): streamed into a slot
 };
 
 struct SramPlanTensor {
@@ -49,11 +57,21 @@ struct SramPlan {
   std::vector<bool> prefetch;      // per layer: its working tiles are disjoint from the previous layer's
   std::vector<Tensor> tensors;
   std::vector<int64_t> occupancy;  // per layer step: bytes in use (working tiles + resident tensors)
+  // Weight streaming, per layer: the step its slot is filled from (-1: no slot, its weight
+  // tiles load from DRAM), the slot's address; per step: bytes of slots held.
+  std::vector<int> weights_from;
+  std::vector<int64_t> weights_addr;
+  std::vector<int64_t> weight_occupancy;
+  std::vector<bool> weights_resident;  // per layer: its slot spans the segment and stays between calls
+  int PrefetchDepth(int j) const { return weights_from[j] < 0 ? 0 : j - weights_from[j]; }
   int64_t sram_bytes = 0;
 };
 
+// `stream_weights` false: no weight slots (every layer loads its weights itself).
+// `resident_weights`: before the ring, slots over the whole segment (held between calls),
+// largest images first while they fit; SramPlan::weights_resident marks them.
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment);
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false);
 
 // Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,

@@ -239,6 +239,7 @@ StatusOr<Target> ParseTarget(const json& j, const std::string& source) {
     r.Int("banks", s.banks, 1, 65536);
     r.Int("bandwidth_bytes_per_cycle", s.bandwidth_bytes_per_cycle, 1);
     r.Int("alignment", s.alignment, 1, 1 << 20);
+    if (f->is_object() && f->contains("resident_weights")) r.Bool("resident_weights", s.resident_weights);  // optional
     r.Finish();
     if (err.ok() && (s.alignment & (s.alignment - 1)))
       r.Fail("shared_sram.alignment", fmt::format("must be a power of two, got {}", s.alignment));
@@ -333,7 +334,8 @@ json TargetToJson(const Target& t) {
        {{"bytes", t.shared_sram.bytes},
         {"banks", t.shared_sram.banks},
         {"bandwidth_bytes_per_cycle", t.shared_sram.bandwidth_bytes_per_cycle},
-        {"alignment", t.shared_sram.alignment}}},
+        {"alignment", t.shared_sram.alignment},
+        {"resident_weights", t.shared_sram.resident_weights}}},
       {"dram",
        {{"bandwidth_bytes_per_s", t.dram.bandwidth_bytes_per_s},
         {"read_latency_cycles", t.dram.read_latency_cycles},

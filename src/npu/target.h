@@ -60,6 +60,9 @@ struct SramSpec {
   int banks = 0;
   int64_t bandwidth_bytes_per_cycle = 0;
   int64_t alignment = 0;  // every buffer starts at a multiple of this
+  // The SRAM keeps its contents between calls (no other user of it between two runs of the
+  // model): weights that fit stay resident and later calls skip their load.
+  bool resident_weights = false;
 };
 
 struct DramSpec {

@@ -159,6 +159,9 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
   p.npu_s = r.npu_s;
   p.cpu_s = r.cpu_s;
   p.cpu_measured = r.cpu_measured;
+  p.resident_weight_bytes = r.resident_weight_bytes;
+  p.resident_weight_skipped = r.resident_weight_skipped;
+  p.resident_weight_layers = r.resident_weight_layers;
   p.copy_s = r.copy_s;
   p.cache_s = r.cache_s;
   std::unordered_map<std::string, const artifact_io::Placement*> placement;
@@ -318,6 +321,12 @@ std::string FormatProfile(const Profile& p, int top) {
                    p.cpu_measured ? "measured on this host" : "cost model", p.copy_s * 1e3, p.cache_s * 1e3, p.npu_nodes,
                    p.cpu_nodes);
   if (energy) s += fmt::format("; energy {:.1f} uJ", p.energy_uj);
+  if (p.resident_weight_bytes > 0)
+    s += fmt::format("\nresident weights: {} B of {} layer(s) stay in SRAM between calls; {}",
+                     p.resident_weight_bytes, p.resident_weight_layers.size(),
+                     p.resident_weight_skipped > 0
+                         ? fmt::format("this call saved {} B of DRAM reads", p.resident_weight_skipped)
+                         : std::string("this call loaded them (later calls of a session skip that)"));
   return s + "\n";
 }
 

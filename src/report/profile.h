@@ -83,6 +83,9 @@ struct Profile {
   std::map<int, std::string> track_names;
   // Per-layer int8 error (node -> relative error) when given (`--error FILE.json`).
   std::map<std::string, double> error;
+  // Weights kept in SRAM between calls (the run's resident_weight_* figures).
+  int64_t resident_weight_bytes = 0, resident_weight_skipped = 0;
+  std::vector<std::string> resident_weight_layers;
 };
 
 inline constexpr int kCpuTrack = 0;

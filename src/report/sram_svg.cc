@@ -73,7 +73,7 @@ std::string SramOccupancySvg(const std::string& title, const std::vector<SramSte
   o += Line(L, y(double(sram_bytes)), W - R, y(double(sram_bytes)), "#d62728", " stroke-dasharray=\"6 3\"");
   o += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#d62728\">SRAM {} B</text>\n", L + 4, y(double(sram_bytes)) - 4,
                    sram_bytes);
-  const char* names[] = {"working tiles", "tensors kept on chip", "next layers' tiles (prefetch)"};
+  const char* names[] = {"working tiles", "tensors kept on chip", "prefetch: next layers' tiles and weights"};
   for (int k = 0; k < 3; ++k)
     o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
                      L + 190 * k, H - 14, colour[k], L + 190 * k + 14, H - 5, names[k]);

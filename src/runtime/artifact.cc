@@ -96,7 +96,7 @@ Status WriteArtifact(const std::string& path, const CompiledModel& m) {
     std::vector<flatbuffers::Offset<fb::LayerSram>> layers;
     for (const LayerSram& l : s.layer_plan)
       layers.push_back(fb::CreateLayerSram(b, b.CreateString(l.layer), l.work_addr, l.work_bytes, l.occupancy,
-                                           l.prefetch));
+                                           l.prefetch, l.resident_weight_bytes));
     std::vector<flatbuffers::Offset<fb::TensorSram>> tensors;
     for (const TensorSram& x : s.sram_plan)
       tensors.push_back(fb::CreateTensorSram(b, b.CreateString(x.value), x.in_sram, x.addr, x.bytes, x.first, x.last,
@@ -239,7 +239,8 @@ CompiledModel MappedArtifact::Metadata() const {
       }
       if (s->layer_sram())
         for (const fb::LayerSram* l : *s->layer_sram())
-          seg.layer_plan.push_back({Str(l->layer()), l->work_addr(), l->work_bytes(), l->occupancy(), l->prefetch()});
+          seg.layer_plan.push_back({Str(l->layer()), l->work_addr(), l->work_bytes(), l->occupancy(), l->prefetch(),
+                                    l->resident_weight_bytes()});
       if (s->tensor_sram())
         for (const fb::TensorSram* x : *s->tensor_sram())
           seg.sram_plan.push_back({Str(x->value()), x->in_sram(), x->addr(), x->bytes(), x->first(), x->last(),

@@ -47,6 +47,7 @@ struct LayerSram {
   std::string layer;
   int64_t work_addr = 0, work_bytes = 0, occupancy = 0;
   bool prefetch = false;
+  int64_t resident_weight_bytes = 0;  // kept in SRAM between calls (the program's first task loads it)
 };
 
 struct TensorSram {

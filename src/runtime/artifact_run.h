@@ -31,6 +31,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -83,6 +84,10 @@ struct ArtifactRunResult {
   int copies = 0;
   int64_t copy_bytes = 0;
   int64_t npu_const_bytes = 0, npu_io_bytes = 0;  // the NPU segments' constants and boundary tensors
+  // Weights kept in SRAM between calls (target shared_sram.resident_weights): their bytes, and
+  // the bytes this call did not load because an earlier call of the session left them there.
+  int64_t resident_weight_bytes = 0, resident_weight_skipped = 0;
+  std::vector<std::string> resident_weight_layers;
   double latency_s() const { return npu_s + cpu_s + copy_s + cache_s; }
 };
 
@@ -130,6 +135,10 @@ class ArtifactExecutor {
   ArtifactRunOptions options_;
   std::unordered_map<std::string, size_t> npu_segment_;  // node -> index in a_.meta.segments
   std::vector<CpuSegment> cpu_;
+  // The NPU's shared SRAM between Runs, and the segments whose resident weights are in it:
+  // their first task (the weights' load) runs on the session's first call only.
+  std::vector<uint8_t> sram_;
+  std::set<size_t> weights_loaded_;
   std::unordered_map<std::string, int> cpu_segment_of_;  // node -> index in cpu_
   // --device cpu with the fast kernels: the whole graph as one CPU plan, the NPU's nodes in
   // its fixed-point arithmetic (built on the first such Run).

@@ -302,6 +302,84 @@ TEST(NpuSegmentTest, IndependentConvsRunOnDisjointCoresAtOnce) {
   std::filesystem::remove(c.path);
 }
 
+// Weight streaming: conv3's weights (layer 3) come from DRAM in the slot's contiguous chunks,
+// finished before the add (layer 2) computes, two layers ahead; its weight tiles then load on
+// chip; the numbers stay the CPU's.
+TEST(NpuSegmentTest, WeightsStreamSeveralLayersAhead) {
+  const npu::Target& t = npu::DefaultTarget();
+  Compiled c = CompileAndLoad(t, "stream");
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  auto p = npu::DecodeProgram(seg->npu.instructions);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->layer_names.size(), 4u);
+  npu::SimOptions so;
+  so.trace = true;
+  auto r = npu::Simulate(*p, t, so);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  double add_starts = 1e300, weights_in = -1;
+  int on_chip = 0;
+  for (const npu::TraceEvent& e : r->trace) {
+    const npu::Instr& in = p->instrs[e.instr];
+    if (in.layer == 2 && (in.op == npu::Opcode::kVec || in.op == npu::Opcode::kMatMul))
+      add_starts = std::min(add_starts, e.start);
+    if (in.layer != 3 || in.op != npu::Opcode::kDmaLoad) continue;
+    if (in.on_chip) {
+      ++on_chip;
+    } else {
+      EXPECT_EQ(in.ndims, 0) << "a DRAM load of conv3 that is not a slot chunk: " << npu::FormatInstr(in);
+      weights_in = std::max(weights_in, e.end);
+    }
+  }
+  ASSERT_GE(weights_in, 0) << "conv3's weights never come from DRAM";
+  EXPECT_GT(on_chip, 0);
+  EXPECT_LT(weights_in, add_starts) << "conv3's weights are not in SRAM before the add runs";
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 12, 12}, 17)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(sim.ok() && cpu.ok());
+  EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
+  std::filesystem::remove(c.path);
+}
+
+// Resident weights (shared_sram.resident_weights): the first call of a session loads them in
+// the program's first task, the second skips it (exactly their bytes fewer DRAM reads, fewer
+// cycles) and still computes the CPU's numbers from what the first call left in SRAM.
+TEST(NpuSegmentTest, ResidentWeightsSkipTheirLoadOnTheSecondCall) {
+  auto t = npu::ApplyOverride(npu::DefaultTarget(), "shared_sram.resident_weights=true");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Compiled c = CompileAndLoad(*t, "resident");
+  int64_t resident = 0;
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  for (const auto& l : seg->layer_plan) resident += l.resident_weight_bytes;
+  ASSERT_GT(resident, 0) << "the residual block's weights fit in 2 MiB";
+  EXPECT_EQ(seg->npu.task_names.size(), 2u) << "the weights' task, then the segment's";
+  auto ex = ArtifactExecutor::Create(c.loaded);
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  const std::map<std::string, Tensor> in1 = {{"x", Normal({1, 8, 12, 12}, 41)}};
+  const std::map<std::string, Tensor> in2 = {{"x", Normal({1, 8, 12, 12}, 42)}};
+  auto first = (*ex)->Run(ArtifactDevice::kNpuSim, in1);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = (*ex)->Run(ArtifactDevice::kNpuSim, in2);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(first->resident_weight_bytes, resident);
+  EXPECT_EQ(first->resident_weight_skipped, 0);
+  EXPECT_EQ(second->resident_weight_skipped, resident);
+  EXPECT_EQ(first->npu_total.dram_read - second->npu_total.dram_read, resident);
+  EXPECT_LT(second->npu_total.cycles, first->npu_total.cycles);
+  for (auto [run, in] : {std::pair{&*first, &in1}, std::pair{&*second, &in2}}) {
+    auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, *in);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+    EXPECT_TRUE(SameBytes(run->outputs[0], cpu->outputs[0])) << (run == &*first ? "first" : "second") << " call";
+  }
+  std::filesystem::remove(c.path);
+}
+
 TEST(NpuSegmentTest, DmaWithoutRegionIsRefused) {
   npu::SegmentLayer l;
   l.name = "untagged";

@@ -1,0 +1,66 @@
+// Weight slots of the SRAM plan: the constant images of the coming layers stream into free
+// SRAM as many layers ahead as it leaves room, never over an item live at the same step.
+#include <gtest/gtest.h>
+
+#include "npu/sram_plan.h"
+
+namespace edgec::npu {
+namespace {
+
+// A chain of `n` layers: 64 KiB of working tiles and 32 KiB of weights each, every output
+// read by the next layer only.
+void Chain(int n, std::vector<SramPlanLayer>& layers, std::vector<SramPlanTensor>& tensors) {
+  for (int j = 0; j < n; ++j) {
+    layers.push_back({"l" + std::to_string(j), 64 << 10, -1, 32 << 10});
+    tensors.push_back({"t" + std::to_string(j), 16 << 10, j, j + 1 < n ? j + 1 : -1, j + 1 < n ? "" : "graph output"});
+  }
+}
+
+bool Overlaps(int64_t a, int64_t an, int64_t b, int64_t bn) { return a < b + bn && b < a + an; }
+
+TEST(SramPlanTest, WeightSlotsReachAsFarAheadAsTheSramAllows) {
+  std::vector<SramPlanLayer> layers;
+  std::vector<SramPlanTensor> tensors;
+  Chain(8, layers, tensors);
+  // Room for everything: every slot fills from the first step.
+  SramPlan big = PlanSram(layers, tensors, 4 << 20, 64);
+  for (int j = 1; j < 8; ++j) EXPECT_EQ(big.weights_from[j], 0) << j;
+  EXPECT_EQ(big.PrefetchDepth(7), 7);
+  // 288 KiB: two layers' tiles, the hand-over tensor and a few slots at a time.
+  SramPlan small = PlanSram(layers, tensors, 288 << 10, 64);
+  int deepest = 0;
+  for (int j = 1; j < 8; ++j) {
+    ASSERT_GE(small.weights_from[j], 0) << j;
+    EXPECT_LT(small.weights_from[j], j);
+    if (j > 1) {
+      EXPECT_GE(small.weights_from[j], small.weights_from[j - 1]) << "the stream is in layer order";
+    }
+    deepest = std::max(deepest, small.PrefetchDepth(j));
+  }
+  EXPECT_GT(deepest, 1) << "some weights stream more than one layer ahead";
+  EXPECT_GT(small.weights_from[7], 0) << "less SRAM, a shallower ring";
+  // No slot shares SRAM with a working area, a kept tensor or another slot live at the same step.
+  for (int j = 1; j < 8; ++j) {
+    const int64_t a = small.weights_addr[j], an = layers[j].const_bytes;
+    EXPECT_LE(a + an, 288 << 10);
+    for (int s = small.weights_from[j]; s <= j; ++s) {
+      EXPECT_FALSE(Overlaps(a, an, small.work_base[s], layers[s].work_bytes)) << "slot " << j << " tiles " << s;
+      for (size_t x = 0; x < tensors.size(); ++x) {
+        if (small.tensors[x].in_sram && tensors[x].first <= s && tensors[x].last >= s) {
+          EXPECT_FALSE(Overlaps(a, an, small.tensors[x].addr, tensors[x].bytes)) << "slot " << j << " tensor " << x;
+        }
+      }
+    }
+    for (int k = 1; k < j; ++k) {
+      if (small.weights_from[j] <= k) {
+        EXPECT_FALSE(Overlaps(a, an, small.weights_addr[k], layers[k].const_bytes)) << "slots " << j << ", " << k;
+      }
+    }
+  }
+  // Without streaming no layer has a slot.
+  SramPlan off = PlanSram(layers, tensors, 288 << 10, 64, false);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(off.weights_from[j], -1);
+}
+
+}  // namespace
+}  // namespace edgec::npu
