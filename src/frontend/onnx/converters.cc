@@ -428,6 +428,8 @@ const Entry kConverters[] = {
     {"SequenceErase", Direct}, {"SequenceAt", Direct}, {"SequenceLength", Direct},
     {"SplitToSequence", Direct}, {"ConcatFromSequence", Direct}, {"SequenceMap", ConvertSequenceMap},
     {"Optional", ConvertOptional}, {"OptionalHasElement", Direct}, {"OptionalGetElement", Direct},
+    // text
+    {"TfIdfVectorizer", Direct},
     // random values
     {"RandomUniform", ConvertDTypeAttr}, {"RandomNormal", ConvertDTypeAttr},
     {"RandomUniformLike", ConvertDTypeAttr}, {"RandomNormalLike", ConvertDTypeAttr},
