@@ -73,8 +73,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateReduceKernel(req);
     case OpKind::kQLinearConv:
       return CreateInt8ConvKernel(req);
-    case OpKind::kQLinearMatMul:
-      return CreateInt8MatMulKernel(req);
+    case OpKind::kQLinearMatMul: {
+      KernelOr dnnl = CreateInt8MatMulKernel(req);
+      if (dnnl.ok()) return dnnl;
+      return CreateInt8ActMatMulKernel(req);  // B an activation, or a B oneDNN's kernel refused
+    }
     case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
       return CreateQuantizeKernel(req);
     case OpKind::kQuantizedLookup:
