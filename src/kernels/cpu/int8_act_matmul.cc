@@ -1,5 +1,5 @@
 // Fast QLinearMatMul of two activations (B not a constant: attention's Q·Kᵀ and P·V after
-// `edgec quantize`), batched over the leading dims: per batch, B minus its zero point is
+// `edgec quantize`), batched over the leading dims: each batch's B minus its zero point is
 // packed transposed as int16 [N, Kp] (Kp = K rounded up to 32, zero padded), each row of A
 // minus its zero point widened to int16, and the int32 sums come from the vector layer's
 // int16 dot rows (vec/int8_dot.cc; a scalar loop without AVX2), then the requantization
@@ -24,6 +24,8 @@ constexpr int64_t kMaxK = 32768;
 
 class Int8ActMatMulKernel final : public Kernel {
  public:
+  // Two parallel regions per run (pack every B, then every row of every batch): a region per
+  // batch would make each head wait for the slowest thread.
   Status Run(std::span<const void* const> in, std::span<void* const> out, void* scratch) override {
     auto* base = static_cast<std::byte*>(scratch);
     auto* bt = reinterpret_cast<int16_t*>(base);
@@ -32,42 +34,42 @@ class Int8ActMatMulKernel final : public Kernel {
     auto* y = static_cast<uint8_t*>(out[0]);
     const bool avx512 = HasAvx512(), avx2 = HasAvx2();
     UseThreads(threads_);
-    for (int64_t batch = 0; batch < batches_; ++batch) {
-      const uint8_t* bb = b + (b_batched_ ? batch : 0) * k_ * n_;
-      if (batch == 0 || b_batched_) {
-        ParallelFor(threads_, n_, std::max<int64_t>(1, 4096 / k_), [&](int64_t j0, int64_t j1) {
-          for (int64_t j = j0; j < j1; ++j) {
-            int16_t* row = bt + j * kp_;
-            for (int64_t k = 0; k < k_; ++k) row[k] = static_cast<int16_t>(Value(bb[k * n_ + j], b_u8_) - b_zp_);
-            std::fill(row + k_, row + kp_, int16_t{0});
-          }
-        });
+    const int64_t b_count = b_batched_ ? batches_ : 1;
+    ParallelFor(threads_, b_count * n_, std::max<int64_t>(1, 4096 / k_), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t batch = q / n_, j = q % n_;
+        const uint8_t* bb = b + batch * k_ * n_;
+        int16_t* row = bt + q * kp_;
+        for (int64_t k = 0; k < k_; ++k) row[k] = static_cast<int16_t>(Value(bb[k * n_ + j], b_u8_) - b_zp_);
+        std::fill(row + k_, row + kp_, int16_t{0});
       }
-      const uint8_t* ab = a + (a_batched_ ? batch : 0) * m_ * k_;
-      uint8_t* yb = y + batch * m_ * n_;
-      ParallelFor(threads_, m_, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n_ * k_)), [&](int64_t r0, int64_t r1) {
-        std::byte* mine = base + bt_bytes_ + omp_get_thread_num() * per_thread_;
-        auto* arow = reinterpret_cast<int16_t*>(mine);
-        auto* acc = reinterpret_cast<int32_t*>(mine + kp_ * sizeof(int16_t));
-        for (int64_t r = r0; r < r1; ++r) {
-          const uint8_t* src = ab + r * k_;
-          for (int64_t k = 0; k < k_; ++k) arow[k] = static_cast<int16_t>(Value(src[k], a_u8_) - a_zp_);
-          std::fill(arow + k_, arow + kp_, int16_t{0});
-          if (avx512) {
-            vec::DotRowsI16Avx512(arow, bt, kp_, n_, acc);
-          } else if (avx2) {
-            vec::DotRowsI16Avx2(arow, bt, kp_, n_, acc);
-          } else {
-            for (int64_t j = 0; j < n_; ++j) {
-              int32_t s = 0;
-              for (int64_t k = 0; k < k_; ++k) s += static_cast<int32_t>(arow[k]) * bt[j * kp_ + k];
-              acc[j] = s;
-            }
+    });
+    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, n_ * k_));
+    ParallelFor(threads_, batches_ * m_, grain, [&](int64_t q0, int64_t q1) {
+      std::byte* mine = base + bt_bytes_ + omp_get_thread_num() * per_thread_;
+      auto* arow = reinterpret_cast<int16_t*>(mine);
+      auto* acc = reinterpret_cast<int32_t*>(mine + kp_ * sizeof(int16_t));
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t batch = q / m_, r = q % m_;
+        const int16_t* bpack = bt + (b_batched_ ? batch : 0) * n_ * kp_;
+        const uint8_t* src = a + ((a_batched_ ? batch : 0) * m_ + r) * k_;
+        for (int64_t k = 0; k < k_; ++k) arow[k] = static_cast<int16_t>(Value(src[k], a_u8_) - a_zp_);
+        std::fill(arow + k_, arow + kp_, int16_t{0});
+        if (avx512) {
+          vec::DotRowsI16Avx512(arow, bpack, kp_, n_, acc);
+        } else if (avx2) {
+          vec::DotRowsI16Avx2(arow, bpack, kp_, n_, acc);
+        } else {
+          for (int64_t j = 0; j < n_; ++j) {
+            const int16_t* col = bpack + j * kp_;
+            int32_t sum = 0;
+            for (int64_t k = 0; k < k_; ++k) sum += static_cast<int32_t>(arow[k]) * col[k];
+            acc[j] = sum;
           }
-          rq_.Run(acc, n_, 0, 1, yb + r * n_, n_, 1);
         }
-      });
-    }
+        rq_.Run(acc, n_, 0, 1, y + q * n_, n_, 1);
+      }
+    });
     return Status::Ok();
   }
   size_t scratch_bytes() const override { return bt_bytes_ + static_cast<size_t>(threads_) * per_thread_; }
@@ -149,7 +151,7 @@ KernelOr CreateInt8ActMatMulKernel(const KernelRequest& req) {
   kr->b_zp_ = b_zp;
   kr->threads_ = std::max(1, req.threads);
   auto align = [](size_t v) { return (v + 63) / 64 * 64; };
-  kr->bt_bytes_ = align(static_cast<size_t>(n * kr->kp_) * sizeof(int16_t));
+  kr->bt_bytes_ = align(static_cast<size_t>((bb > 1 ? yb : 1) * n * kr->kp_) * sizeof(int16_t));
   kr->per_thread_ = align(static_cast<size_t>(kr->kp_) * sizeof(int16_t)) + align(static_cast<size_t>(n) * sizeof(int32_t));
   return std::unique_ptr<Kernel>(std::move(kr));
 }
