@@ -7,6 +7,8 @@
 
 namespace edgec::cpu {
 
+KernelOr CreateGatherKernel(const KernelRequest& req);  // gather.cc
+
 namespace {
 
 // Strided (non-dense) buffers: the binary loops and the copies read and write any strides;
@@ -73,6 +75,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateReduceKernel(req);
     case OpKind::kQLinearConv:
       return CreateInt8ConvKernel(req);
+    case OpKind::kGather:
+      return CreateGatherKernel(req);
     case OpKind::kQLinearMatMul: {
       KernelOr dnnl = CreateInt8MatMulKernel(req);
       if (dnnl.ok()) return dnnl;
