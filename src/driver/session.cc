@@ -48,12 +48,15 @@ std::string ValuesText(const Tensor& t) {
 
 StatusOr<std::vector<std::string>> FindShapeInputs(const Graph& g, const std::map<std::string, Tensor>& inputs) {
   std::map<std::string, Dims> shapes;
-  for (auto& [name, t] : inputs) shapes[name] = t.dims();
+  for (auto& [name, t] : inputs) {
+    if (t.is_dense()) shapes[name] = t.dims();  // a sequence or optional has no shape to bind
+  }
   std::vector<std::string> candidates;
   for (const Value* v : g.inputs()) {
     auto it = inputs.find(v->name());
     if (it == inputs.end()) continue;
     const Tensor& t = it->second;
+    if (!t.is_dense()) continue;
     const bool integer = !IsFloat(t.dtype()) && t.dtype() != DType::kBool;
     if ((integer && t.numel() <= 64) || (IsFloat(t.dtype()) && t.numel() <= 8)) candidates.push_back(v->name());
   }
@@ -118,7 +121,9 @@ StatusOr<const Plan*> Session::Prepare(const std::map<std::string, Dims>& shapes
 Status Session::Run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
   RETURN_IF_ERROR(CheckInputs(source_, inputs));
   std::map<std::string, Dims> shapes;
-  for (auto& [name, t] : inputs) shapes[name] = t.dims();
+  for (auto& [name, t] : inputs) {
+    if (t.is_dense()) shapes[name] = t.dims();  // a sequence or optional has no shape to bind
+  }
   if (!shape_inputs_found_) {
     auto found = FindShapeInputs(source_, inputs);
     if (!found.ok()) return found.status().WithContext(what_);

@@ -1,4 +1,4 @@
-// Control-flow nodes (If, Loop, Scan) and their subgraphs.
+// Control-flow nodes (If, Loop, Scan, SequenceMap) and their subgraphs.
 //
 // A subgraph is a Graph held in a node attribute (then_branch/else_branch, body). Its values
 // from the enclosing scope are explicit: the importer gives each outer value a subgraph
@@ -25,7 +25,7 @@ namespace edgec {
 constexpr const char* kCapturesAttr = "edgec_captures";
 
 inline bool IsControlFlow(OpKind op) {
-  return op == OpKind::kIf || op == OpKind::kLoop || op == OpKind::kScan;
+  return op == OpKind::kIf || op == OpKind::kLoop || op == OpKind::kScan || op == OpKind::kSequenceMap;
 }
 
 // The number of trailing node inputs that are captures.

@@ -6,7 +6,7 @@
 namespace edgec {
 
 bool TensorType::IsStatic() const {
-  if (!rank_known) return false;
+  if (!rank_known || !IsDenseTensor()) return false;
   for (int64_t d : dims) {
     if (d < 0) return false;
   }
@@ -14,6 +14,14 @@ bool TensorType::IsStatic() const {
 }
 
 std::string TensorType::ToString() const {
+  if (!IsDenseTensor()) {
+    TensorType element = *this;
+    element.kind = ValueKind::kTensor;
+    element.optional = false;
+    std::string s = element.ToString();
+    if (kind == ValueKind::kSequence) s = "seq(" + s + ")";
+    return optional ? "opt(" + s + ")" : s;
+  }
   if (!rank_known) return std::string(DTypeName(dtype)) + "[*]";
   std::string s = std::string(DTypeName(dtype)) + "[";
   for (size_t i = 0; i < dims.size(); ++i) {

@@ -94,6 +94,42 @@ TensorType UnknownRank(DType dtype) {
   return t;
 }
 
+TensorType TypeOf(const Tensor& t) {
+  if (t.is_none()) {
+    TensorType r = UnknownRank(t.dtype());
+    r.kind = t.kind();
+    r.optional = true;
+    return r;
+  }
+  if (!t.is_sequence()) return MakeType(t.dtype(), t.dims());
+  TensorType r = UnknownRank(t.dtype());
+  for (size_t i = 0; i < t.items().size(); ++i) {
+    const Tensor& x = t.items()[i];
+    if (i == 0) {
+      r = MakeType(x.dtype(), x.dims());
+    } else if (r.rank_known && x.rank() == r.rank()) {
+      for (int d = 0; d < x.rank(); ++d) {
+        if (r.dims[d] != x.dim(d)) r.dims[d] = kUnknownDim;
+      }
+    } else {
+      r = UnknownRank(t.dtype());
+    }
+  }
+  r.kind = ValueKind::kSequence;
+  return r;
+}
+
+Status ExpectTensorInputs(const InferContext& ctx) {
+  const std::string_view family = OpFamily(ctx.op());
+  if (family == "sequence" || family == "control" || ctx.op() == OpKind::kIdentity) return Status::Ok();
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (ctx.has_input(i) && !ctx.input_type(i).IsDenseTensor()) {
+      return ctx.Error("input {} is {}; {} takes tensors only", i, ctx.input_type(i).ToString(), OpName(ctx.op()));
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<TensorType>> InferNodeTypes(const Node& node) {
   std::vector<InferInput> ins;
   for (Value* v : node.inputs()) {
@@ -105,6 +141,7 @@ StatusOr<std::vector<TensorType>> InferNodeTypes(const Node& node) {
     ins.push_back(in);
   }
   InferContext ctx(node.op(), node.attrs, node.Label(), std::move(ins), node.num_outputs());
+  RETURN_IF_ERROR(ExpectTensorInputs(ctx));
   RETURN_IF_ERROR(GetInferFn(node.op())(ctx));
   return std::move(ctx.outputs());
 }

@@ -89,6 +89,13 @@ StatusOr<int> NormalizeAxis(int64_t axis, int rank, std::string_view what = "axi
 // Convenience: a type with the given dtype and dims.
 TensorType MakeType(DType dtype, Dims dims);
 TensorType UnknownRank(DType dtype);
+// The type of a value known at run time: a tensor's dtype and dims; a sequence's elements'
+// dtype and the dims they share; an empty optional's element dtype, rank unknown.
+TensorType TypeOf(const Tensor& t);
+// Only the sequence and control families (and Identity, which passes any value on) take
+// sequence or optional inputs; any other op given one fails here, naming the input
+// (tests/frontend/sequence_test.cc: TensorOpRefusesASequence).
+Status ExpectTensorInputs(const InferContext& ctx);
 
 }  // namespace edgec
 

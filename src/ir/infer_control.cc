@@ -1,4 +1,4 @@
-// Shape inference for the control family (see ops.def): If, Loop, Scan. The output types come
+// Shape inference for the control family (see ops.def): If, Loop, Scan, SequenceMap. The output types come
 // from the subgraphs' output types (inferred when the subgraph was imported), merged with
 // what the node's inputs say; node inputs follow ir/control_flow.h (captures last).
 //   If(cond, captures...)            -> the branch outputs; with cond known, the taken branch's
@@ -13,9 +13,17 @@ namespace edgec::infer {
 namespace {
 
 // The type both `a` and `b` satisfy: equal dims stay, others become unknown.
+// Sequences and optionals: `b`'s kind (a loop-carried optional becomes what the body gives).
 TensorType Merge(const TensorType& a, const TensorType& b) {
-  if (!a.rank_known || !b.rank_known || a.rank() != b.rank()) return UnknownRank(a.dtype);
+  if (!a.rank_known || !b.rank_known || a.rank() != b.rank()) {
+    TensorType t = UnknownRank(a.dtype);
+    t.kind = b.kind;
+    t.optional = b.optional;
+    return t;
+  }
   TensorType t = a;
+  t.kind = b.kind;
+  t.optional = b.optional;
   for (int i = 0; i < t.rank(); ++i) {
     if (a.dims[i] != b.dims[i]) t.dims[i] = kUnknownDim;
   }
@@ -144,6 +152,30 @@ Status Scan(InferContext& ctx) {
       t.dims.insert(t.dims.begin() + axis, seq);
       ctx.output(i) = t;
     }
+  }
+  return Status::Ok();
+}
+
+
+// SequenceMap(seq, more..., captures...) -> one sequence per body output.
+Status SequenceMap(InferContext& ctx) {
+  ASSIGN_OR_RETURN(const Graph* body, Body(ctx, "body"));
+  const int formal = ctx.num_inputs() - NumCaptures(ctx.attrs());
+  if (formal < 1) return ctx.Error("expected at least 1 input (a sequence)");
+  RETURN_IF_ERROR(ExpectBodyInputs(ctx, *body, "body", formal));
+  RETURN_IF_ERROR(ctx.ExpectRequired(0));
+  if (ctx.input_type(0).kind != ValueKind::kSequence || ctx.input_type(0).optional) {
+    return ctx.Error("input 0 is {}, expected a sequence", ctx.input_type(0).ToString());
+  }
+  if (ctx.num_outputs() != static_cast<int>(body->outputs().size())) {
+    return ctx.Error("{} outputs, the body gives {}", ctx.num_outputs(), body->outputs().size());
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    TensorType t = body->outputs()[i]->type;
+    if (!t.IsDenseTensor()) return ctx.Error("body output {} is {}, expected a tensor", i, t.ToString());
+    t.kind = ValueKind::kSequence;
+    t.dim_names.clear();
+    ctx.output(i) = t;
   }
   return Status::Ok();
 }

@@ -164,11 +164,13 @@ Status Squeeze(InferContext& ctx) {
 
 Status Unsqueeze(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
-  RETURN_IF_ERROR(ExpectShapeInput(ctx, 1));
+  // A scalar axes is one axis: ONNX's own node tests (loop13_seq, loop16_seq_none) give one.
+  const bool scalar_axes = ctx.has_input(1) && ctx.input_type(1).rank_known && ctx.input_type(1).rank() == 0;
+  RETURN_IF_ERROR(scalar_axes ? ExpectIndexDType(ctx, 1) : ExpectShapeInput(ctx, 1));
   const TensorType& in = ctx.input_type(0);
   auto axes = KnownInts(ctx, 1);
   if (!axes || !in.rank_known) {
-    int64_t n = KnownLength(ctx, 1);
+    int64_t n = scalar_axes ? 1 : KnownLength(ctx, 1);
     ctx.output(0) = UnknownShape(in.dtype, in.rank_known && n >= 0 ? in.rank() + n : -1);
     return Status::Ok();
   }

@@ -91,9 +91,36 @@ Tensor Tensor::Reshaped(Dims dims) const {
   return t;
 }
 
+Tensor Tensor::Sequence(DType elem, std::vector<Tensor> items) {
+  Tensor t;
+  t.dtype_ = elem;
+  t.kind_ = ValueKind::kSequence;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+Tensor Tensor::None(DType elem, ValueKind inner) {
+  Tensor t;
+  t.dtype_ = elem;
+  t.kind_ = inner;
+  t.none_ = true;
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> kEmpty;
+  return items_ ? *items_ : kEmpty;
+}
+
 Tensor Tensor::Clone() const {
   Tensor t = *this;
-  if (!defined()) return t;
+  if (!defined() || none_) return t;
+  if (kind_ == ValueKind::kSequence) {
+    std::vector<Tensor> copies;
+    for (const Tensor& x : items()) copies.push_back(x.Clone());
+    t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(copies));
+    return t;
+  }
   t.Allocate();
   if (nbytes()) std::memcpy(t.data_, data_, nbytes());
   return t;
@@ -134,6 +161,8 @@ Tensor Tensor::CastTo(DType to) const {
 }
 
 std::string Tensor::TypeString() const {
+  if (none_) return fmt::format("none({})", DTypeName(dtype_));
+  if (kind_ == ValueKind::kSequence) return fmt::format("seq({})[{} items]", DTypeName(dtype_), items().size());
   return std::string(DTypeName(dtype_)) + DimsToString(dims_);
 }
 

@@ -17,6 +17,10 @@ namespace edgec {
 
 using Dims = std::vector<int64_t>;
 
+// What a value is: a dense tensor, or an ONNX sequence of tensors. An ONNX optional is
+// either of these or none (TensorType::optional; Tensor::is_none at run time).
+enum class ValueKind : uint8_t { kTensor, kSequence };
+
 // Number of elements of `dims`; fails on a negative dim or if the count overflows int64
 // (or the byte count of `elem_size` overflows).
 StatusOr<int64_t> CheckedNumElements(std::span<const int64_t> dims, size_t elem_size = 1);
@@ -47,11 +51,24 @@ class Tensor {
   // it keeps the memory alive while the view is used.
   static Tensor View(DType dtype, Dims dims, void* data);
 
+  // A sequence value: `items` are dense tensors of `elem` (any shapes). It holds no buffer of
+  // its own (numel 0); items are shared, never written in place.
+  static Tensor Sequence(DType elem, std::vector<Tensor> items);
+  // An optional value that holds nothing; `inner` says whether it would hold a sequence.
+  static Tensor None(DType elem, ValueKind inner = ValueKind::kTensor);
+
   static Tensor VectorI64(const std::vector<int64_t>& v) {
     return FromVector<int64_t>(DType::kI64, {static_cast<int64_t>(v.size())}, v);
   }
 
   bool defined() const { return dtype_ != DType::kUndefined; }
+  ValueKind kind() const { return kind_; }
+  bool is_sequence() const { return kind_ == ValueKind::kSequence && !none_; }
+  bool is_none() const { return none_; }
+  // A plain tensor (not a sequence, not an empty optional): what every kernel but the
+  // sequence family reads.
+  bool is_dense() const { return kind_ == ValueKind::kTensor && !none_; }
+  const std::vector<Tensor>& items() const;
   DType dtype() const { return dtype_; }
   const Dims& dims() const { return dims_; }
   int rank() const { return static_cast<int>(dims_.size()); }
@@ -75,7 +92,7 @@ class Tensor {
   // Converts every element to `to` as ONNX Cast does for numeric types.
   Tensor CastTo(DType to) const;
 
-  // "f32[1, 3, 224, 224]"
+  // "f32[1, 3, 224, 224]"; "seq(f32)[3 items]" and "none(f32)" for the other kinds.
   std::string TypeString() const;
 
  private:
@@ -84,6 +101,9 @@ class Tensor {
   int64_t numel_ = 0;
   std::shared_ptr<std::byte> buf_;  // owner; null for views
   std::byte* data_ = nullptr;
+  ValueKind kind_ = ValueKind::kTensor;
+  bool none_ = false;
+  std::shared_ptr<const std::vector<Tensor>> items_;  // kSequence
   static constexpr size_t kAlignment = 64;
   void Allocate();
 };

@@ -17,17 +17,26 @@ constexpr int64_t kUnknownDim = -1;
 // Logical type. `dims` may hold kUnknownDim for dims not bound yet; `dim_names` keeps the
 // symbolic names given by the model (empty string when a dim has none). rank_known=false
 // means even the rank is unknown (dims is then empty).
+//
+// A sequence value (kind kSequence) is described by its elements' type: dtype, and the dims
+// the elements share (unknown where they differ). `optional` wraps either kind in an ONNX
+// optional (it may hold nothing at run time). Neither is ever static: the CPU plan runs every
+// node that touches one in its dynamic part (runtime/plan.h), allocated at run time.
 struct TensorType {
   DType dtype = DType::kUndefined;
   Dims dims;
   std::vector<std::string> dim_names;
   bool rank_known = true;
+  ValueKind kind = ValueKind::kTensor;
+  bool optional = false;
 
   int rank() const { return static_cast<int>(dims.size()); }
-  bool IsStatic() const;  // rank known and every dim >= 0
-  std::string ToString() const;  // "f32[1, 3, ?, ?]"
+  bool IsStatic() const;  // a plain tensor, rank known and every dim >= 0
+  bool IsDenseTensor() const { return kind == ValueKind::kTensor && !optional; }
+  std::string ToString() const;  // "f32[1, 3, ?, ?]", "seq(f32[?])", "opt(seq(f32[5]))"
   bool operator==(const TensorType& o) const {
-    return dtype == o.dtype && dims == o.dims && rank_known == o.rank_known;
+    return dtype == o.dtype && dims == o.dims && rank_known == o.rank_known && kind == o.kind &&
+           optional == o.optional;
   }
 };
 

@@ -32,7 +32,8 @@ StatusOr<std::vector<Tensor>> RunBody(const Node& n, const Graph& body, std::vec
   }
   std::map<std::string, Tensor> given;
   for (size_t i = 0; i < formal.size(); ++i) {
-    given[body.inputs()[i]->name()] = FitScalar(std::move(formal[i]), body.inputs()[i]->type);
+    given[body.inputs()[i]->name()] =
+        formal[i].is_dense() ? FitScalar(std::move(formal[i]), body.inputs()[i]->type) : std::move(formal[i]);
   }
   for (int c = 0; c < captures; ++c) {
     const Tensor* t = first_capture + c < static_cast<int>(inputs.size()) ? inputs[first_capture + c] : nullptr;
@@ -186,6 +187,36 @@ StatusOr<std::vector<Tensor>> RunScan(const Node& n, const std::vector<const Ten
   return result;
 }
 
+// SequenceMap: the body once per item of input 0; sequence inputs give their item, tensors
+// pass whole; output k collects the body's output k of every run.
+StatusOr<std::vector<Tensor>> RunSequenceMap(const Node& n, const std::vector<const Tensor*>& in) {
+  const Graph& body = *n.attrs.GetGraph("body");
+  const int formal = n.num_inputs() - NumCaptures(n.attrs);
+  if (!in[0] || !in[0]->is_sequence()) return InvalidArgument("{}: input 0 must be a sequence", n.Label());
+  const size_t count = in[0]->items().size();
+  for (int j = 1; j < formal; ++j) {
+    if (in[j] && in[j]->is_sequence() && in[j]->items().size() != count) {
+      return InvalidArgument("{}: input {} has {} items, input 0 has {}", n.Label(), j, in[j]->items().size(), count);
+    }
+  }
+  std::vector<std::vector<Tensor>> collected(body.outputs().size());
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<Tensor> args;
+    for (int j = 0; j < formal; ++j) {
+      if (!in[j]) return InvalidArgument("{}: input {} is missing", n.Label(), j);
+      args.push_back(in[j]->is_sequence() ? in[j]->items()[i] : *in[j]);
+    }
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(args), in, formal));
+    for (size_t k = 0; k < outs.size(); ++k) collected[k].push_back(std::move(outs[k]));
+  }
+  std::vector<Tensor> result;
+  for (size_t k = 0; k < collected.size(); ++k) {
+    result.push_back(Tensor::Sequence(body.outputs()[k]->type.dtype, std::move(collected[k])));
+  }
+  result.resize(n.num_outputs());
+  return result;
+}
+
 }  // namespace
 
 StatusOr<std::vector<Tensor>> RunControlFlow(const Node& n, const std::vector<const Tensor*>& inputs) {
@@ -199,6 +230,7 @@ StatusOr<std::vector<Tensor>> RunControlFlow(const Node& n, const std::vector<co
     case OpKind::kIf: return RunIf(n, in);
     case OpKind::kLoop: return RunLoop(n, in);
     case OpKind::kScan: return RunScan(n, in);
+    case OpKind::kSequenceMap: return RunSequenceMap(n, in);
     default: return Internal("{} is not a control-flow op", n.Label());
   }
 }

@@ -1,4 +1,4 @@
-// Runs control-flow nodes (If, Loop, Scan: ir/control_flow.h) by running their subgraphs on
+// Runs control-flow nodes (If, Loop, Scan, SequenceMap: ir/control_flow.h) by running their subgraphs on
 // the reference executor, one run per branch taken, iteration or scan step. Output shapes
 // come from the values the subgraphs produce, so they may differ from run to run; the CPU
 // plan therefore runs these nodes in its dynamic part (runtime/plan.h).

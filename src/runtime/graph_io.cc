@@ -125,7 +125,8 @@ std::vector<uint8_t> SerializeGraph(const Graph& g) {
     }
     values.push_back(fb::CreateValue(b, b.CreateString(v->name()), static_cast<uint8_t>(v->type.dtype),
                                      b.CreateVector(std::vector<int64_t>(v->type.dims.begin(), v->type.dims.end())),
-                                     Strings(b, v->type.dim_names), v->type.rank_known, c, q));
+                                     Strings(b, v->type.dim_names), v->type.rank_known, c, q,
+                                     static_cast<uint8_t>(v->type.kind), v->type.optional));
   }
   std::vector<Offset<fb::Node>> fnodes;
   for (const Node* n : nodes) {
@@ -167,6 +168,8 @@ StatusOr<Graph> DeserializeGraph(std::span<const uint8_t> bytes, const std::stri
     if (fv->dims()) t.dims.assign(fv->dims()->begin(), fv->dims()->end());
     t.dim_names = GetStrings(fv->dim_names());
     t.rank_known = fv->rank_known();
+    t.kind = fv->kind() == static_cast<uint8_t>(ValueKind::kSequence) ? ValueKind::kSequence : ValueKind::kTensor;
+    t.optional = fv->optional();
     return t;
   };
   auto finish = [&](Value* x, const fb::Value* fv) {

@@ -101,6 +101,7 @@ class Plan {
     std::vector<const Node*> nodes;
     std::vector<std::pair<const Value*, int>> from_static;
     std::vector<int> static_output;  // per graph output: index among graph_'s outputs, -1 if dynamic
+    std::vector<std::string> placeholder_inputs;  // sequence/optional inputs: u8[0] in graph_
   };
   Graph graph_;
   std::unique_ptr<DynamicTail> tail_;

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "ir/control_flow.h"
+#include "ir/infer.h"
 #include "ir/infer_movement_util.h"
 #include "ir/physical_layout.h"
 #include "runtime/plan_view_offset.h"
@@ -67,24 +68,37 @@ StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options)
   std::vector<const Node*> dynamic_nodes;
   for (const Node* n : g.nodes()) {
     bool dynamic = false;
-    for (const Value* in : n->inputs()) dynamic |= in && dynamic_values.count(in);
+    // A sequence or optional is never static (ir/types.h), a graph input of that kind too.
+    for (const Value* in : n->inputs()) dynamic |= in && (dynamic_values.count(in) || !in->type.IsDenseTensor());
     for (const Value* o : n->outputs()) dynamic |= !o->type.IsStatic();
     dynamic |= IsControlFlow(n->op());  // runs subgraphs (runtime/control_flow.h)
     if (!dynamic) continue;
     dynamic_nodes.push_back(n);
     for (const Value* o : n->outputs()) dynamic_values.insert(o);
   }
-  if (!dynamic_nodes.empty()) {
+  bool sequence_io = false;
+  for (const Value* v : g.inputs()) sequence_io |= !v->type.IsDenseTensor();
+  for (const Value* v : g.outputs()) sequence_io |= !v->type.IsDenseTensor();
+  if (!dynamic_nodes.empty() || sequence_io) {
     for (const Value* v : g.inputs()) {
-      if (!v->type.IsStatic()) return InvalidArgument("input '{}' has unbound dims {}", v->name(), v->type.ToString());
+      if (v->type.IsDenseTensor() && !v->type.IsStatic()) {
+        return InvalidArgument("input '{}' has unbound dims {}", v->name(), v->type.ToString());
+      }
     }
     auto tail = std::make_unique<DynamicTail>();
     Graph s = g.Clone();
+    // Sequence and optional inputs are read by the dynamic part alone: the static part holds
+    // an empty placeholder for them (tests/frontend/sequence_test.cc: SequenceInputRunsInTheDynamicPart).
+    for (Value* v : s.inputs()) {
+      if (v->type.IsDenseTensor()) continue;
+      v->type = MakeType(DType::kU8, {0});
+      tail->placeholder_inputs.push_back(v->name());
+    }
     auto in_static = [&](const Value* v) { return s.FindValue(v->name()); };
     // Graph outputs: static ones stay where they are; dynamic ones become placeholders.
     for (size_t i = 0; i < g.outputs().size(); ++i) {
       const Value* o = g.outputs()[i];
-      const bool dynamic = dynamic_values.count(o) > 0;
+      const bool dynamic = dynamic_values.count(o) > 0 || !o->type.IsDenseTensor();
       tail->static_output.push_back(dynamic ? -1 : static_cast<int>(i));
       if (dynamic) {
         Value* placeholder = s.AddConstant(s.FreshName(o->name() + ".dynamic"), Tensor(o->type.dtype, {0}));

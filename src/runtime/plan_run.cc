@@ -160,7 +160,13 @@ void PlanExecutor::BindInputsInPlace() {
 Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
   if (!plan_.tail_) return RunStatic(inputs, outputs);
   RETURN_IF_ERROR(CheckInputs(plan_.tail_->graph, inputs));
-  RETURN_IF_ERROR(RunStatic(inputs, &static_outputs_));
+  if (plan_.tail_->placeholder_inputs.empty()) {
+    RETURN_IF_ERROR(RunStatic(inputs, &static_outputs_));
+  } else {
+    std::map<std::string, Tensor> static_inputs = inputs;
+    for (const auto& name : plan_.tail_->placeholder_inputs) static_inputs[name] = Tensor(DType::kU8, {0});
+    RETURN_IF_ERROR(RunStatic(static_inputs, &static_outputs_));
+  }
   return RunDynamic(inputs, outputs);
 }
 

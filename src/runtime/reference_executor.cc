@@ -25,6 +25,15 @@ Status CheckInputs(const Graph& g, const std::map<std::string, Tensor>& given) {
     }
     const Tensor& t = it->second;
     const TensorType& want = v->type;
+    if (!want.IsDenseTensor() || !t.is_dense()) {
+      // A sequence or optional: the kind must agree (none only for an optional); the items'
+      // shapes are checked by the nodes that read them.
+      const bool kind_ok = t.is_none() ? want.optional : t.kind() == want.kind;
+      if (!kind_ok || t.dtype() != want.dtype) {
+        return InvalidArgument("input '{}': expected {}, got {}", v->name(), want.ToString(), t.TypeString());
+      }
+      continue;
+    }
     if (t.dtype() != want.dtype) {
       return InvalidArgument("input '{}': expected dtype {}, got {}", v->name(),
                              DTypeName(want.dtype), DTypeName(t.dtype()));
@@ -94,14 +103,19 @@ StatusOr<std::vector<Tensor>> EvaluateNode(const Node& n, const std::vector<cons
   std::vector<InferInput> infer_in(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) continue;
-    types[i] = MakeType(inputs[i]->dtype(), inputs[i]->dims());
+    types[i] = TypeOf(*inputs[i]);
     infer_in[i] = {&types[i], inputs[i]};
   }
   InferContext ictx(n.op(), n.attrs, n.Label(), std::move(infer_in), n.num_outputs());
+  RETURN_IF_ERROR(ExpectTensorInputs(ictx));
   RETURN_IF_ERROR(GetInferFn(n.op())(ictx));
   std::vector<Tensor> outs;
   for (int i = 0; i < n.num_outputs(); ++i) {
     const TensorType& t = ictx.output(i);
+    if (!t.IsDenseTensor()) {  // a sequence or optional: the kernel makes it (kernels/ref/sequence.cc)
+      outs.emplace_back();
+      continue;
+    }
     if (!t.IsStatic()) {
       return Internal("{}: output {} type {} is not static although every input is known", n.Label(), i, t.ToString());
     }

@@ -45,7 +45,8 @@ Status BindInputShapes(Graph& g, const std::map<std::string, Dims>& shapes, int6
     v->type.rank_known = true;
   }
   for (Value* v : g.inputs()) {
-    if (shapes.count(v->name()) || default_dim <= 0) continue;
+    // A sequence's element dims differ item by item: they stay as declared.
+    if (shapes.count(v->name()) || default_dim <= 0 || !v->type.IsDenseTensor()) continue;
     for (auto& d : v->type.dims) {
       if (d < 0) d = default_dim;
     }

@@ -4,7 +4,7 @@
 // `N passed, N failed, N skipped` per path over the whole suite.
 //
 // A case is skipped only when edgec does not support one of its ops (or its model uses
-// value kinds edgec has no storage for: strings, sequences, optionals), or when its expected
+// value kinds edgec has no storage for: strings, maps), or when its expected
 // values are random draws (it then runs, and must give the expected dtypes and shapes). Every other case must
 // pass on both paths; the exit code is non-zero if any fails. Tolerance is ONNX's runner's:
 // rtol 1e-3, atol 1e-7.
@@ -22,6 +22,7 @@
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
 #include <onnx/checker.h>
+#include <onnx/onnx-data.pb.h>
 #include "driver/session.h"
 #include "ir/infer.h"
 #include "runtime/reference_executor.h"
@@ -39,9 +40,47 @@ struct Options {
   double rtol = 1e-3, atol = 1e-7;
 };
 
-StatusOr<Tensor> LoadPb(const fs::path& p) {
+// The element dtype of a (possibly optional, sequence) type; undefined when not a tensor's.
+DType ElementDType(const onnx::TypeProto& type) {
+  const onnx::TypeProto* t = &type;
+  if (t->has_optional_type()) t = &t->optional_type().elem_type();
+  if (t->has_sequence_type()) t = &t->sequence_type().elem_type();
+  if (!t->has_tensor_type()) return DType::kUndefined;
+  auto dt = onnx_fe::FromOnnxDType(t->tensor_type().elem_type());
+  return dt.ok() ? *dt : DType::kUndefined;
+}
+
+StatusOr<Tensor> FromSequenceProto(const onnx::SequenceProto& s, DType elem, const fs::path& p) {
+  if (s.elem_type() != onnx::SequenceProto::TENSOR && s.tensor_values_size() == 0 && s.elem_type() != 0) {
+    return InvalidArgument("{}: a sequence of non-tensors", p.string());
+  }
+  std::vector<Tensor> items;
+  for (const auto& tp : s.tensor_values()) {
+    ASSIGN_OR_RETURN(Tensor t, onnx_fe::TensorFromProto(tp, p.parent_path(), p.string()));
+    items.push_back(std::move(t));
+  }
+  return Tensor::Sequence(elem, std::move(items));
+}
+
+// A test data file as the value kind its graph input/output declares: a TensorProto, a
+// SequenceProto of tensors, or an OptionalProto of either.
+StatusOr<Tensor> LoadPb(const fs::path& p, const onnx::TypeProto* declared) {
   std::ifstream in(p, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const DType elem = declared ? ElementDType(*declared) : DType::kUndefined;
+  if (declared && declared->has_optional_type()) {
+    onnx::OptionalProto o;
+    if (!o.ParseFromString(bytes)) return InvalidArgument("{}: not an OptionalProto", p.string());
+    const bool seq = declared->optional_type().elem_type().has_sequence_type();
+    if (o.has_tensor_value()) return onnx_fe::TensorFromProto(o.tensor_value(), p.parent_path(), p.string());
+    if (o.has_sequence_value()) return FromSequenceProto(o.sequence_value(), elem, p);
+    return Tensor::None(elem, seq ? ValueKind::kSequence : ValueKind::kTensor);
+  }
+  if (declared && declared->has_sequence_type()) {
+    onnx::SequenceProto s;
+    if (!s.ParseFromString(bytes)) return InvalidArgument("{}: not a SequenceProto", p.string());
+    return FromSequenceProto(s, elem, p);
+  }
   onnx::TensorProto t;
   if (!t.ParseFromString(bytes)) return InvalidArgument("{}: not a TensorProto", p.string());
   return onnx_fe::TensorFromProto(t, p.parent_path(), p.string());
@@ -63,8 +102,23 @@ std::vector<fs::path> Sorted(const fs::path& dir, const std::string& prefix) {
   return v;
 }
 
-// Empty string when equal within tolerance, else what differs.
+// Empty string when equal within tolerance, else what differs. Sequences compare item by
+// item; an empty optional equals only an empty optional.
 std::string Compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.is_none() != want.is_none() || got.is_sequence() != want.is_sequence()) {
+    return fmt::format("{} != expected {}", got.TypeString(), want.TypeString());
+  }
+  if (got.is_none()) return "";
+  if (got.is_sequence()) {
+    if (got.items().size() != want.items().size()) {
+      return fmt::format("{} items != expected {}", got.items().size(), want.items().size());
+    }
+    for (size_t i = 0; i < got.items().size(); ++i) {
+      std::string d = Compare(got.items()[i], want.items()[i], rtol, atol);
+      if (!d.empty()) return fmt::format("item {}: {}", i, d);
+    }
+    return "";
+  }
   if (got.dtype() != want.dtype()) {
     return fmt::format("dtype {} != expected {}", DTypeName(got.dtype()), DTypeName(want.dtype()));
   }
@@ -161,20 +215,21 @@ Outcome LoadCase(const fs::path& dir, Case* c, std::string* why, std::set<std::s
     for (auto& m : missing) *why += " " + m;
     return Outcome::kSkip;
   }
-  // Skip: values edgec has no storage for.
+  // Skip: values edgec has no storage for (strings, maps). Tensors, sequences of tensors and
+  // optionals of either are values edgec has.
   for (const auto& vi : c->model.graph().input()) {
-    if (!vi.type().has_tensor_type()) {
-      *why = "non-tensor input '" + vi.name() + "'";
-      return Outcome::kSkip;
-    }
-    int et = vi.type().tensor_type().elem_type();
-    if (!onnx_fe::FromOnnxDType(et).ok()) {
-      *why = "unsupported dtype " + onnx_fe::OnnxDTypeName(et);
+    if (ElementDType(vi.type()) == DType::kUndefined) {
+      const onnx::TypeProto& t = vi.type();
+      if (!t.has_tensor_type()) {
+        *why = "non-tensor input '" + vi.name() + "'";
+      } else {
+        *why = "unsupported dtype " + onnx_fe::OnnxDTypeName(t.tensor_type().elem_type());
+      }
       return Outcome::kSkip;
     }
   }
   for (const auto& vi : c->model.graph().output()) {
-    if (!vi.type().has_tensor_type() || !onnx_fe::FromOnnxDType(vi.type().tensor_type().elem_type()).ok()) {
+    if (ElementDType(vi.type()) == DType::kUndefined) {
       *why = "unsupported output type";
       return Outcome::kSkip;
     }
@@ -197,11 +252,16 @@ Outcome LoadCase(const fs::path& dir, Case* c, std::string* why, std::set<std::s
     DataSet ds;
     ds.name = set.filename().string();
     for (const char* prefix : {"input_", "output_"}) {
+      const bool input = prefix[0] == 'i';
+      const auto& declared = input ? c->model.graph().input() : c->model.graph().output();
+      int index = 0;
       for (const auto& f : Sorted(set, prefix)) {
-        auto t = LoadPb(f);
+        const onnx::TypeProto* type = index < declared.size() ? &declared[index].type() : nullptr;
+        ++index;
+        auto t = LoadPb(f, type);
         if (!t.ok()) {
           *why = t.status().message();
-          return Outcome::kSkip;  // e.g. a sequence/optional proto: not a tensor
+          return Outcome::kSkip;  // e.g. a map, or a sequence of sequences
         }
         (prefix[0] == 'i' ? ds.inputs : ds.outputs).push_back(std::move(t).value());
       }
@@ -221,7 +281,7 @@ StatusOr<std::map<std::string, Tensor>> BindInputs(Graph& g, const DataSet& ds) 
   for (size_t i = 0; i < ds.inputs.size(); ++i) {
     Value* in = g.inputs()[i];
     Tensor data = AsType(ds.inputs[i], in->type.dtype);
-    if (data.dtype() == in->type.dtype) in->type = MakeType(data.dtype(), data.dims());
+    if (data.is_dense() && in->type.IsDenseTensor() && data.dtype() == in->type.dtype) in->type = MakeType(data.dtype(), data.dims());
     inputs[in->name()] = std::move(data);
   }
   return inputs;

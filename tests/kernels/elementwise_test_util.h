@@ -16,7 +16,7 @@ namespace edgec::testing_ew {
 // An absent optional input is std::nullopt.
 using Inputs = std::vector<std::optional<Tensor>>;
 
-inline TensorType TypeOf(const Tensor& t) { return MakeType(t.dtype(), t.dims()); }
+// TypeOf(tensor): ir/infer.h's, the type of a value known at run time.
 
 // Runs inference (all values known) then the kernel; returns the outputs.
 inline StatusOr<std::vector<Tensor>> RunOp(OpKind op, const Inputs& inputs,

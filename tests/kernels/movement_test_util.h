@@ -18,7 +18,7 @@ namespace edgec::testing_mv {
 // An absent optional input is std::nullopt.
 using Inputs = std::vector<std::optional<Tensor>>;
 
-inline TensorType TypeOf(const Tensor& t) { return MakeType(t.dtype(), t.dims()); }
+// TypeOf(tensor): ir/infer.h's, the type of a value known at run time.
 
 inline StatusOr<std::vector<Tensor>> RunOp(OpKind op, const Inputs& inputs,
                                            const Attributes& attrs = {}, int num_outputs = 1) {

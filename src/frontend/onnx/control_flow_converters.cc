@@ -1,4 +1,4 @@
-// Converters for If, Loop and Scan: the graph attributes become subgraphs whose values from
+// Converters for If, Loop, Scan and SequenceMap: the graph attributes become subgraphs whose values from
 // the enclosing scope are captures, trailing inputs of the node (ir/control_flow.h).
 //   If                 both branches get the same captures, in one order
 //   Loop               body inputs typed from the node's when the body leaves them untyped
@@ -36,7 +36,15 @@ StatusOr<std::vector<Value*>> CaptureInputs(ConvertContext& c, const std::vector
 }
 
 // dtype known, rank unknown: what a subgraph input that changes shape between iterations is.
-TensorType DTypeOnly(const Value* v) { return UnknownRank(v ? v->type.dtype : DType::kUndefined); }
+// A sequence or optional keeps its kind.
+TensorType DTypeOnly(const Value* v) {
+  TensorType t = UnknownRank(v ? v->type.dtype : DType::kUndefined);
+  if (v) {
+    t.kind = v->type.kind;
+    t.optional = v->type.optional;
+  }
+  return t;
+}
 
 Status EmitWithCaptures(ConvertContext& c, OpKind op, std::vector<Value*> inputs, Attributes a,
                         const std::vector<std::string>& captures) {
@@ -97,6 +105,23 @@ Status ConvertScan(ConvertContext& c) {
   a.Set("body", body);
   if (c.opset() < 9) return ConvertScan8(c, std::move(a), body, captures);
   return EmitWithCaptures(c, OpKind::kScan, std::move(inputs), std::move(a), captures);
+}
+
+Status ConvertSequenceMap(ConvertContext& c) {
+  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes(/*skip_graphs=*/true));
+  std::vector<TensorType> hints;
+  std::vector<Value*> inputs;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    if (!c.input(i)) return c.Error("input {} is missing", i);
+    inputs.push_back(c.input(i));
+    TensorType t = DTypeOnly(c.input(i));
+    t.kind = ValueKind::kTensor;  // the body sees one item of a sequence input
+    hints.push_back(t);
+  }
+  std::vector<std::string> captures;
+  ASSIGN_OR_RETURN(SubgraphPtr body, c.ImportSubgraph("body", &captures, hints));
+  a.Set("body", body);
+  return EmitWithCaptures(c, OpKind::kSequenceMap, std::move(inputs), std::move(a), captures);
 }
 
 namespace {

@@ -84,6 +84,9 @@ using ConvertFn = Status (*)(ConvertContext&);
 Status ConvertIf(ConvertContext& c);
 Status ConvertLoop(ConvertContext& c);
 Status ConvertScan(ConvertContext& c);
+Status ConvertSequenceMap(ConvertContext& c);
+// Optional's `type` attribute (a TypeProto) -> edgec_dtype, edgec_sequence (sequence_converters.cc).
+Status ConvertOptional(ConvertContext& c);
 
 // nullptr when the op type is not supported.
 ConvertFn FindConverter(const std::string& op_type);

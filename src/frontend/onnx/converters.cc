@@ -10,7 +10,7 @@
 //   Upsample-7..9, Resize-10                   -> Resize-13 (asymmetric coordinates)
 //   Softmax/LogSoftmax/Hardmax-1..12 (coerce to 2-D) -> Flatten, op(axis -1), Reshape
 //   Cast              ONNX `to`                -> edgec DType
-//   EyeLike, Random*, Bernoulli, Multinomial: ONNX `dtype` -> edgec DType
+//   EyeLike, Random*, Bernoulli, Multinomial, SequenceEmpty: ONNX `dtype` -> edgec DType
 //   Scatter-9..10                              -> ScatterElements (same meaning)
 //   Constant                                   -> a constant Value, no node
 #include <unordered_map>
@@ -423,6 +423,13 @@ const Entry kConverters[] = {
     {"RNN", Direct}, {"GRU", Direct}, {"LSTM", Direct},
     // control flow
     {"If", ConvertIf}, {"Loop", ConvertLoop}, {"Scan", ConvertScan},
+    // sequences and optionals
+    {"SequenceConstruct", Direct}, {"SequenceEmpty", ConvertDTypeAttr}, {"SequenceInsert", Direct},
+    {"SequenceErase", Direct}, {"SequenceAt", Direct}, {"SequenceLength", Direct},
+    {"SplitToSequence", Direct}, {"ConcatFromSequence", Direct}, {"SequenceMap", ConvertSequenceMap},
+    {"Optional", ConvertOptional}, {"OptionalHasElement", Direct}, {"OptionalGetElement", Direct},
+    // text
+    {"TfIdfVectorizer", Direct},
     // random values
     {"RandomUniform", ConvertDTypeAttr}, {"RandomNormal", ConvertDTypeAttr},
     {"RandomUniformLike", ConvertDTypeAttr}, {"RandomNormalLike", ConvertDTypeAttr},

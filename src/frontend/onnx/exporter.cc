@@ -8,6 +8,7 @@
 
 #include "frontend/onnx/onnx_tensor.h"
 #include "ir/control_flow.h"
+#include "ir/infer.h"
 #include "ir/physical_layout.h"
 
 namespace edgec::onnx_fe {
@@ -185,7 +186,8 @@ Status ModelWriter::Write(const Graph& g, onnx::GraphProto* gp, int formal_input
       attrs.Set("output_datatype",
                 static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("output_datatype")))));
     }
-    if ((n->op() == OpKind::kEyeLike || OpFamily(n->op()) == "random") && attrs.Has("dtype")) {
+    if ((n->op() == OpKind::kEyeLike || n->op() == OpKind::kSequenceEmpty || OpFamily(n->op()) == "random") &&
+        attrs.Has("dtype")) {
       attrs.Set("dtype", static_cast<int64_t>(ToOnnxDType(static_cast<DType>(attrs.GetInt("dtype")))));
     }
     // Control flow: the captures are outer-scope references inside the subgraphs.
@@ -220,6 +222,19 @@ Status ModelWriter::Write(const Graph& g, onnx::GraphProto* gp, int formal_input
       std::string doc = "edgec provenance:";
       for (auto& p : n->provenance) doc += " " + p;
       np->set_doc_string(doc);
+    }
+    if (n->op() == OpKind::kOptional && attrs.Has("edgec_dtype")) {
+      // Back to ONNX's `type` attribute (a TypeProto), which the importer split up.
+      TensorType element = UnknownRank(static_cast<DType>(attrs.GetInt("edgec_dtype")));
+      if (attrs.GetInt("edgec_sequence", 0)) element.kind = ValueKind::kSequence;
+      onnx::ValueInfoProto vi;
+      TypeToValueInfo(element, "", &vi);
+      onnx::AttributeProto* a = np->add_attribute();
+      a->set_name("type");
+      a->set_type(onnx::AttributeProto::TYPE_PROTO);
+      *a->mutable_tp() = vi.type();
+      attrs.Erase("edgec_dtype");
+      attrs.Erase("edgec_sequence");
     }
     for (auto& [k, v] : attrs.map()) SetAttribute(k, v, np->add_attribute());
   }

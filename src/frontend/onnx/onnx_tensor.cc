@@ -222,16 +222,41 @@ void TensorToProto(const Tensor& t, const std::string& name, TensorProto* p) {
   p->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
 }
 
-StatusOr<TensorType> TypeFromValueInfo(const onnx::ValueInfoProto& vi) {
-  if (!vi.type().has_tensor_type()) {
-    return Unimplemented("value '{}' is not a tensor (sequence, map and optional values are not "
-                         "supported)", vi.name());
+namespace {
+
+// The tensor type inside optional(sequence(tensor)), optional(tensor), sequence(tensor) or
+// tensor, with the wrappers seen on the way.
+StatusOr<const onnx::TypeProto_Tensor*> Unwrap(const onnx::TypeProto& type, const std::string& name,
+                                               ValueKind* kind, bool* optional) {
+  const onnx::TypeProto* t = &type;
+  if (t->has_optional_type()) {
+    *optional = true;
+    t = &t->optional_type().elem_type();
   }
-  const auto& tt = vi.type().tensor_type();
+  if (t->has_sequence_type()) {
+    *kind = ValueKind::kSequence;
+    t = &t->sequence_type().elem_type();
+  }
+  if (!t->has_tensor_type()) {
+    return Unimplemented("value '{}' is not a tensor, a sequence of tensors or an optional of "
+                         "either (maps and nested sequences are not supported)", name);
+  }
+  return &t->tensor_type();
+}
+
+}  // namespace
+
+StatusOr<TensorType> TypeFromValueInfo(const onnx::ValueInfoProto& vi) {
+  ValueKind kind = ValueKind::kTensor;
+  bool optional = false;
+  ASSIGN_OR_RETURN(const onnx::TypeProto_Tensor* unwrapped, Unwrap(vi.type(), vi.name(), &kind, &optional));
+  const auto& tt = *unwrapped;
   auto dt = FromOnnxDType(tt.elem_type());
   if (!dt.ok()) return dt.status().WithContext(fmt::format("value '{}'", vi.name()));
   TensorType t;
   t.dtype = *dt;
+  t.kind = kind;
+  t.optional = optional;
   if (!tt.has_shape()) {
     t.rank_known = false;
     return t;
@@ -263,7 +288,10 @@ StatusOr<TensorType> TypeFromValueInfo(const onnx::ValueInfoProto& vi) {
 
 void TypeToValueInfo(const TensorType& t, const std::string& name, onnx::ValueInfoProto* vi) {
   vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  onnx::TypeProto* type = vi->mutable_type();
+  if (t.optional) type = type->mutable_optional_type()->mutable_elem_type();
+  if (t.kind == ValueKind::kSequence) type = type->mutable_sequence_type()->mutable_elem_type();
+  auto* tt = type->mutable_tensor_type();
   tt->set_elem_type(ToOnnxDType(t.dtype));
   if (!t.rank_known) return;
   auto* shape = tt->mutable_shape();

@@ -32,6 +32,7 @@ KernelOr CreateGlobalAveragePoolNhwcKernel(const KernelRequest& req);  // pool.c
 KernelOr CreateReduceKernel(const KernelRequest& req);     // onednn_reduce.cc
 KernelOr CreateInt8ConvKernel(const KernelRequest& req);   // int8_conv.cc
 KernelOr CreateInt8MatMulKernel(const KernelRequest& req); // int8_matmul.cc
+KernelOr CreateInt8ActMatMulKernel(const KernelRequest& req);  // int8_act_matmul.cc (B an activation)
 KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_quantize.cc
 KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_lookup.cc
 KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_binary.cc (QLinearAdd, QLinearMul)

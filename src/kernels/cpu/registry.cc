@@ -7,6 +7,8 @@
 
 namespace edgec::cpu {
 
+KernelOr CreateGatherKernel(const KernelRequest& req);  // gather.cc
+
 namespace {
 
 // Strided (non-dense) buffers: the binary loops and the copies read and write any strides;
@@ -73,8 +75,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateReduceKernel(req);
     case OpKind::kQLinearConv:
       return CreateInt8ConvKernel(req);
-    case OpKind::kQLinearMatMul:
-      return CreateInt8MatMulKernel(req);
+    case OpKind::kGather:
+      return CreateGatherKernel(req);
+    case OpKind::kQLinearMatMul: {
+      KernelOr dnnl = CreateInt8MatMulKernel(req);
+      if (dnnl.ok()) return dnnl;
+      return CreateInt8ActMatMulKernel(req);  // B an activation, or a B oneDNN's kernel refused
+    }
     case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
       return CreateQuantizeKernel(req);
     case OpKind::kQuantizedLookup:

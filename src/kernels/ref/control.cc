@@ -1,4 +1,4 @@
-// The control family (If, Loop, Scan) has no kernel here: a kernel never sees a Graph, and
+// The control family (If, Loop, Scan, SequenceMap) has no kernel here: a kernel never sees a Graph, and
 // these ops run subgraphs. The executors run them (runtime/control_flow.h); reaching this
 // table is a bug in the caller, reported as such.
 #include "kernels/ref/kernel.h"
@@ -14,5 +14,6 @@ Status NotAKernel(KernelContext& ctx) {
 Status If(KernelContext& ctx) { return NotAKernel(ctx); }
 Status Loop(KernelContext& ctx) { return NotAKernel(ctx); }
 Status Scan(KernelContext& ctx) { return NotAKernel(ctx); }
+Status SequenceMap(KernelContext& ctx) { return NotAKernel(ctx); }
 
 }  // namespace edgec::ref

@@ -293,6 +293,11 @@ Status Not(KernelContext& ctx) {
 
 // identity-like
 Status Identity(KernelContext& ctx) {
+  // A sequence or optional passes on as it is (its items are never written in place).
+  if (!ctx.inputs[0]->is_dense()) {
+    ctx.outputs[0] = *ctx.inputs[0];
+    return Status::Ok();
+  }
   CopyInputToOutput(ctx);
   return Status::Ok();
 }

@@ -119,4 +119,11 @@ int64_t QuantizeRgbVbmi(const float* src, int64_t pixels, int64_t p, int64_t end
 int64_t QuantizeFlatAvx512(const float* src, int64_t p, int64_t end, float scale, float zp, float lo, float hi,
                            uint8_t* dst);
 
+// --- QLinearMatMul of two activations (int8_act_matmul.cc) ---
+
+// acc[j] = sum over k < kp of a[k] · bt[j · kp + k] for j < n: int16 values (minus their zero
+// points), int32 sums; kp a multiple of 32, the padding zeros (vec/int8_dot.cc).
+void DotRowsI16Avx512(const int16_t* a, const int16_t* bt, int64_t kp, int64_t n, int32_t* acc);
+void DotRowsI16Avx2(const int16_t* a, const int16_t* bt, int64_t kp, int64_t n, int32_t* acc);
+
 }  // namespace edgec::cpu::vec
