@@ -72,6 +72,17 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
 bool IsMoveNode(const Node& n);
 StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
 
+// Two data movement nodes as one copy: `p` (a Transpose or reshape-like whose output only
+// `n`, another one, reads; p's input not itself from such a pair) is absorbed into `n` when
+// their composed byte map (NPU layouts) is one strided box. On the NPU, p is then a view
+// (partition::IsDramView, no program) and n's MoveLayerOf copies from p's input: a head
+// transpose next to a 3-d <-> 4-d reshape moves rows of d bytes, or nothing at all, instead of
+// one-byte rows twice. The partition places the pair on one unit. Returns n, or nullptr.
+// Guarded by tests/lower/npu_move_chain_test.cc.
+const Node* AbsorbedInto(const Node& p);
+// n's copy from p's input when AbsorbedInto(p) == &n.
+StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n);
+
 // Multiply-accumulates of a node: GEMM-class nodes and grouped/depthwise convolutions; 0 else.
 int64_t MacsOf(const Node& n);
 
