@@ -3,6 +3,9 @@
 // (with the int8 data). The NPU stage never sees the Graph; this file is the bridge.
 #pragma once
 
+#include <array>
+#include <optional>
+
 #include "support/status.h"
 #include "ir/graph.h"
 #include "npu/lower.h"
@@ -82,6 +85,10 @@ StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
 const Node* AbsorbedInto(const Node& p);
 // n's copy from p's input when AbsorbedInto(p) == &n.
 StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n);
+// A Transpose of a 3-d 8-bit tensor read only as the right operand of a 3-d QLinearMatMul is
+// absorbed into it too when K or N stays contiguous (attention's Kᵀ): the MatMul reads the
+// transpose's input with these element strides (npu::ConvLayer::b_strides) and p is a view.
+std::optional<std::array<int64_t, 3>> RightOperandStrides(const Node& p);
 
 // Multiply-accumulates of a node: GEMM-class nodes and grouped/depthwise convolutions; 0 else.
 int64_t MacsOf(const Node& n);

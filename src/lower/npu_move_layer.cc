@@ -1,5 +1,6 @@
 // Data movement nodes as DMA boxes (see npu_layers.h: MoveLayerOf).
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "ir/infer_movement_util.h"
@@ -293,9 +294,35 @@ std::optional<npu::MoveLayer> Compose(const Node& p, const Node& n) {
 
 }  // namespace
 
+std::optional<std::array<int64_t, 3>> RightOperandStrides(const Node& p) {
+  if (p.op() != OpKind::kTranspose || p.num_outputs() != 1) return std::nullopt;
+  const Value* x = p.input(0);
+  const Value* mid = p.output(0);
+  if (!x || !mid || mid->is_graph_output() || mid->uses().size() != 1 || mid->uses()[0].input_index != 3) return std::nullopt;
+  const Node& n = *mid->uses()[0].node;
+  if (n.op() != OpKind::kQLinearMatMul || !n.input(0) || !Is8(x) || !x->type.IsStatic() || x->type.rank() != 3 ||
+      n.input(0)->type.rank() != 3)
+    return std::nullopt;
+  std::vector<int64_t> perm = p.attrs.GetInts("perm");
+  if (perm.empty()) perm = {2, 1, 0};
+  if (perm.size() != 3) return std::nullopt;
+  const std::vector<int64_t> xs = npu::NpuByteStrides(x->type.dims);
+  std::array<int64_t, 3> s{};
+  for (int j = 0; j < 3; ++j) {
+    if (perm[j] < 0 || perm[j] > 2) return std::nullopt;
+    s[j] = xs[perm[j]];
+  }
+  if (s[1] != 1 && s[2] != 1) return std::nullopt;  // neither K nor N contiguous: one-byte rows
+  // p's own input must hold the bytes it names (not a view of a pair absorbed into p).
+  const Node* q = x->producer();
+  if (q && IsTransposeOrReshape(*q) && !x->is_graph_output() && x->uses().size() == 1 && Compose(*q, p)) return std::nullopt;
+  return s;
+}
+
 const Node* AbsorbedInto(const Node& p) {
   if (!IsTransposeOrReshape(p)) return nullptr;
   const Value* mid = p.output(0);
+  if (RightOperandStrides(p)) return mid->uses()[0].node;
   if (!mid || mid->is_graph_output() || mid->uses().size() != 1 || mid->uses()[0].input_index != 0) return nullptr;
   const Node* n = mid->uses()[0].node;
   if (!IsTransposeOrReshape(*n)) return nullptr;
