@@ -182,6 +182,7 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
     npu::ConvLayer b = npu::ConvLayer::MatMul(l.name, static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(w[2]));
     b.batch = static_cast<int>(x[0]);
     b.weights_from_input = true;
+    if (const Node* t = n.input(3)->producer(); t && AbsorbedInto(*t) == &n) b.b_strides = *RightOperandStrides(*t);
     return b;
   }
   int64_t m = 1;

@@ -3,6 +3,9 @@
 // (with the int8 data). The NPU stage never sees the Graph; this file is the bridge.
 #pragma once
 
+#include <array>
+#include <optional>
+
 #include "support/status.h"
 #include "ir/graph.h"
 #include "npu/lower.h"
@@ -71,6 +74,21 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
 // Data movement nodes (Concat, Transpose, Slice, Split, reshape-likes): their copy as DMA boxes.
 bool IsMoveNode(const Node& n);
 StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
+
+// Two data movement nodes as one copy: `p` (a Transpose or reshape-like whose output only
+// `n`, another one, reads; p's input not itself from such a pair) is absorbed into `n` when
+// their composed byte map (NPU layouts) is one strided box. On the NPU, p is then a view
+// (partition::IsDramView, no program) and n's MoveLayerOf copies from p's input: a head
+// transpose next to a 3-d <-> 4-d reshape moves rows of d bytes, or nothing at all, instead of
+// one-byte rows twice. The partition places the pair on one unit. Returns n, or nullptr.
+// Guarded by tests/lower/npu_move_chain_test.cc.
+const Node* AbsorbedInto(const Node& p);
+// n's copy from p's input when AbsorbedInto(p) == &n.
+StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n);
+// A Transpose of a 3-d 8-bit tensor read only as the right operand of a 3-d QLinearMatMul is
+// absorbed into it too when K or N stays contiguous (attention's Kᵀ): the MatMul reads the
+// transpose's input with these element strides (npu::ConvLayer::b_strides) and p is a view.
+std::optional<std::array<int64_t, 3>> RightOperandStrides(const Node& p);
 
 // Multiply-accumulates of a node: GEMM-class nodes and grouped/depthwise convolutions; 0 else.
 int64_t MacsOf(const Node& n);

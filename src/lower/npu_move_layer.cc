@@ -1,5 +1,6 @@
 // Data movement nodes as DMA boxes (see npu_layers.h: MoveLayerOf).
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "ir/infer_movement_util.h"
@@ -48,9 +49,20 @@ StatusOr<std::vector<int64_t>> ConstInts(const Node& n, int i, const char* what)
   return v->constant().ToInt64Vector();
 }
 
+StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n);
+
 }  // namespace
 
 StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
+  const Value* x = n.input(0);
+  const Node* p = x ? x->producer() : nullptr;
+  if (p && AbsorbedInto(*p) == &n) return ComposedMove(*p, n);
+  return OwnMoveLayerOf(n);
+}
+
+namespace {
+
+StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n) {
   npu::MoveLayer m;
   m.name = n.name();
   std::vector<const Value*> ins;
@@ -183,6 +195,148 @@ StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
     }
   }
   return m;
+}
+
+}  // namespace
+
+}  // namespace edgec::lower
+
+// --- two moves as one (AbsorbedInto) ---
+
+namespace edgec::lower {
+namespace {
+
+bool IsTransposeOrReshape(const Node& n) {
+  switch (n.op()) {
+    case OpKind::kTranspose: case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+      return n.num_outputs() == 1;
+    default:
+      return false;
+  }
+}
+
+// out[i] = in[j] for each element of the layer's one box: out byte i holds input byte in[j].
+std::vector<int32_t> ApplyBox(const npu::MoveBox& b, int64_t out_bytes, const std::vector<int32_t>& in) {
+  std::vector<int32_t> out(out_bytes, -1);
+  const size_t r = b.counts.size();
+  std::vector<int64_t> idx(r, 0);
+  int64_t src = b.src_offset, dst = b.dst_offset;
+  for (int64_t e = 0, total = b.bytes(); e < total; ++e) {
+    out[dst] = in[src];
+    for (size_t d = r; d-- > 0;) {
+      src += b.src_strides[d];
+      dst += b.dst_strides[d];
+      if (++idx[d] < b.counts[d]) break;
+      src -= b.src_strides[d] * b.counts[d];
+      dst -= b.dst_strides[d] * b.counts[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// The one box (dims outermost first, the destination dense) whose copy is `map` (out byte i =
+// in byte map[i]), or nullopt when the map is no single strided box.
+std::optional<npu::MoveBox> BoxOfMap(const std::vector<int32_t>& map) {
+  const int64_t n = static_cast<int64_t>(map.size());
+  std::vector<int64_t> counts, strides;  // innermost first
+  for (int64_t block = 1; block < n;) {
+    const int64_t stride = int64_t{map[block]} - map[0];
+    int64_t c = 1;
+    while (c * block < n && int64_t{map[c * block]} == map[0] + c * stride) ++c;
+    while (n % (c * block) != 0) --c;
+    if (c <= 1) return std::nullopt;
+    counts.push_back(c);
+    strides.push_back(stride);
+    block *= c;
+  }
+  if (n == 1) counts = {1}, strides = {1};
+  npu::MoveBox b;
+  b.src_offset = map[0];
+  int64_t dense = 1;
+  for (size_t d = counts.size(); d-- > 0;) {
+    b.counts.push_back(counts[d]);
+    b.src_strides.push_back(strides[d]);
+  }
+  b.dst_strides.assign(counts.size(), 0);
+  for (size_t d = counts.size(); d-- > 0;) {
+    b.dst_strides[d] = dense;
+    dense *= b.counts[d];
+  }
+  for (int64_t s : b.src_strides)
+    if (s < 0) return std::nullopt;
+  // Every byte, not only the blocks' first ones, must follow the box.
+  std::vector<int32_t> iota(*std::max_element(map.begin(), map.end()) + 1);
+  for (size_t i = 0; i < iota.size(); ++i) iota[i] = static_cast<int32_t>(i);
+  if (ApplyBox(b, n, iota) != map) return std::nullopt;
+  return b;
+}
+
+// The composed copy of p then n (n reads p's output), from p's input, when both are one box.
+std::optional<npu::MoveLayer> Compose(const Node& p, const Node& n) {
+  auto mp = OwnMoveLayerOf(p), mn = OwnMoveLayerOf(n);
+  if (!mp.ok() || !mn.ok() || mp->boxes.size() != 1 || mn->boxes.size() != 1 || mp->identity() || mn->identity())
+    return std::nullopt;
+  const int64_t in_bytes = mp->input_bytes[0];
+  if (in_bytes > (int64_t{1} << 30)) return std::nullopt;
+  std::vector<int32_t> iota(in_bytes);
+  for (int64_t i = 0; i < in_bytes; ++i) iota[i] = static_cast<int32_t>(i);
+  const std::vector<int32_t> mid = ApplyBox(mp->boxes[0], mp->output_bytes[0], iota);
+  const std::vector<int32_t> out = ApplyBox(mn->boxes[0], mn->output_bytes[0], mid);
+  std::optional<npu::MoveBox> box = BoxOfMap(out);
+  if (!box) return std::nullopt;
+  npu::MoveLayer m = *mn;
+  m.input_bytes = mp->input_bytes;
+  m.boxes = {*box};
+  return m;
+}
+
+}  // namespace
+
+std::optional<std::array<int64_t, 3>> RightOperandStrides(const Node& p) {
+  if (p.op() != OpKind::kTranspose || p.num_outputs() != 1) return std::nullopt;
+  const Value* x = p.input(0);
+  const Value* mid = p.output(0);
+  if (!x || !mid || mid->is_graph_output() || mid->uses().size() != 1 || mid->uses()[0].input_index != 3) return std::nullopt;
+  const Node& n = *mid->uses()[0].node;
+  if (n.op() != OpKind::kQLinearMatMul || !n.input(0) || !Is8(x) || !x->type.IsStatic() || x->type.rank() != 3 ||
+      n.input(0)->type.rank() != 3)
+    return std::nullopt;
+  std::vector<int64_t> perm = p.attrs.GetInts("perm");
+  if (perm.empty()) perm = {2, 1, 0};
+  if (perm.size() != 3) return std::nullopt;
+  const std::vector<int64_t> xs = npu::NpuByteStrides(x->type.dims);
+  std::array<int64_t, 3> s{};
+  for (int j = 0; j < 3; ++j) {
+    if (perm[j] < 0 || perm[j] > 2) return std::nullopt;
+    s[j] = xs[perm[j]];
+  }
+  if (s[1] != 1 && s[2] != 1) return std::nullopt;  // neither K nor N contiguous: one-byte rows
+  // p's own input must hold the bytes it names (not a view of a pair absorbed into p).
+  const Node* q = x->producer();
+  if (q && IsTransposeOrReshape(*q) && !x->is_graph_output() && x->uses().size() == 1 && Compose(*q, p)) return std::nullopt;
+  return s;
+}
+
+const Node* AbsorbedInto(const Node& p) {
+  if (!IsTransposeOrReshape(p)) return nullptr;
+  const Value* mid = p.output(0);
+  if (RightOperandStrides(p)) return mid->uses()[0].node;
+  if (!mid || mid->is_graph_output() || mid->uses().size() != 1 || mid->uses()[0].input_index != 0) return nullptr;
+  const Node* n = mid->uses()[0].node;
+  if (!IsTransposeOrReshape(*n)) return nullptr;
+  // Pairs only: p's input does not come from a move that could pair with p.
+  const Value* x = p.input(0);
+  const Node* q = x ? x->producer() : nullptr;
+  if (q && IsTransposeOrReshape(*q) && !x->is_graph_output() && x->uses().size() == 1) return nullptr;
+  return Compose(p, *n) ? n : nullptr;
+}
+
+StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n) {
+  std::optional<npu::MoveLayer> m = Compose(p, n);
+  if (!m) return Internal("{} and {} do not compose to one strided copy", p.name(), n.name());
+  return *m;
 }
 
 }  // namespace edgec::lower

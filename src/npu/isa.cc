@@ -66,7 +66,7 @@ void VisitFields(I& in, F&& f) {
     case Opcode::kMatMul:
       f(in.a_addr); f(in.b_addr); f(in.acc_addr); f(in.m); f(in.k); f(in.n);
       f(in.a_stride); f(in.b_stride); f(in.acc_stride); f(in.accumulate); f(in.fp16);
-      f(in.a_zero); f(in.b_zero);
+      f(in.a_zero); f(in.b_zero); f(in.b_trans);
       break;
     case Opcode::kVec:
     case Opcode::kCopy:
@@ -197,7 +197,7 @@ std::string FormatInstr(const Instr& in) {
     case Opcode::kMatMul:
       return head + fmt::format("acc 0x{:x} {}= a 0x{:x} [{}x{}] * b 0x{:x} [{}x{}]", in.acc_addr,
                                 in.accumulate ? "+" : "", in.a_addr, in.m, in.k, in.b_addr, in.k, in.n) +
-             (in.a_zero || in.b_zero ? fmt::format(" zero points {} {}", in.a_zero, in.b_zero) : "");
+             (in.b_trans ? " (b transposed)" : "") + (in.a_zero || in.b_zero ? fmt::format(" zero points {} {}", in.a_zero, in.b_zero) : "");
     case Opcode::kVec:
     case Opcode::kCopy:
       return head + fmt::format("{} src 0x{:x} src2 0x{:x} -> dst 0x{:x} [{}x{}] params 0x{:x}",

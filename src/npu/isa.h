@@ -148,6 +148,9 @@ struct Instr {
   bool accumulate = false;
   int32_t a_zero = 0, b_zero = 0;  // MATMUL operand zero points (0 for a conv: folded into its bias)
   bool fp16 = false;  // fp16 operands (timing at the target's fp16 rate; no functional model)
+  // MATMUL: b is stored transposed, b[k][n] at b_addr + n * b_stride + k (rows of k values:
+  // attention's Kᵀ read from K as it is; the weight path transposes on the way into the array).
+  bool b_trans = false;
 
   VecOp vec = VecOp::kRelu;
   int64_t src = 0, src2 = 0, dst = 0, params = 0;

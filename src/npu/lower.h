@@ -29,6 +29,7 @@
 // every core of the team and waits for one token per core, so the team moves in lockstep.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,13 @@ struct ConvLayer {
   // Needs teams of one M tile (team_m 1) and no band mode.
   bool weights_from_input = false;
   int32_t w_zero_point = 0;
+  // The right operand read through a transpose (lower::AbsorbedInto): element (b, k, n) of
+  // `.input1` at b·b_strides[0] + k·b_strides[1] + n·b_strides[2]; all 0: [batch][K][N]
+  // row-major. K contiguous (b_strides[1] = 1: attention's Kᵀ read from K as it is): tiles are
+  // loaded as rows of k values and the MATMULs read b transposed (Instr::b_trans); else N
+  // contiguous with rows b_strides[1] apart. Guarded by NpuActivationMatMulTest.TransposedRightOperand.
+  std::array<int64_t, 3> b_strides{};
+  bool b_transposed() const { return weights_from_input && b_strides[1] == 1 && b_strides[2] != 1; }
 
   int out_h() const { return (in_h + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
   int out_w() const { return (in_w + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }

@@ -237,6 +237,33 @@ void ConvLowering::LoadInput(std::vector<Instr>& jobs, const OutTile& tile, cons
 void ConvLowering::LoadWeights(std::vector<Instr>& jobs, int64_t k0, int64_t k, int n0, int nn, int64_t dst,
                                int parts, int batch) const {
   const int64_t N = l_.out_channels, per = CeilDiv(k, parts);
+  const std::array<int64_t, 3>& bs = l_.b_strides;
+  if (l_.weights_from_input && (bs[0] || bs[1] || bs[2])) {
+    // Through a transpose: rows of k values per output channel ([nn][k] in SRAM), or rows of
+    // nn values per K row ([k][nn]) at the operand's row stride.
+    const int64_t base = w_addr_ + int64_t{batch} * bs[0] * es_;
+    const bool t = l_.b_transposed();
+    const int64_t rows = t ? nn : k, each = CeilDiv(rows, parts);
+    for (int64_t r0 = 0; r0 < rows; r0 += each) {
+      const int32_t cnt = static_cast<int32_t>(std::min(each, rows - r0));
+      Instr in{.op = Opcode::kDmaLoad};
+      in.region = kWeightsRegion;
+      in.ndims = 1;
+      if (t) {
+        in.dram_addr = base + ((n0 + r0) * bs[2] + k0) * es_;
+        in.sram_addr = dst + r0 * k * es_;
+        in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(k * es_);
+        in.dims[0] = {cnt, bs[2] * es_, k * es_, 0, cnt};
+      } else {
+        in.dram_addr = base + ((k0 + r0) * bs[1] + n0) * es_;
+        in.sram_addr = dst + r0 * nn * es_;
+        in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(nn * es_);
+        in.dims[0] = {cnt, bs[1] * es_, int64_t{nn} * es_, 0, cnt};
+      }
+      jobs.push_back(in);
+    }
+    return;
+  }
   // A right operand from an input has one K x N matrix per batch item.
   const int64_t base = w_addr_ + (l_.weights_from_input ? int64_t{batch} * l_.k() * N * es_ : 0);
   for (int64_t r0 = 0; r0 < k; r0 += per) {
@@ -406,32 +433,37 @@ void ConvLowering::EmitStreamedSteps(Core& c, const Block& blk, const std::optio
         if (auto m = TileOf(blk, i, 0)) LoadInput(jobs, *m, s, dst + i * y_.a_tile, s.k() * es_, tl_.team_n);
     };
     Instr mm{.op = Opcode::kMatMul};
+    // b's tile: [k][bnn] (row pitch bnn) or, transposed, [bnn][k] (row pitch = the k it holds).
+    const bool bt = l_.b_transposed();
+    const int64_t tk = tl_.resident == Resident::kWeights ? l_.k() : s.k();
+    const int64_t b_col = bt ? (o.n0 - bn0) * tk : o.n0 - bn0;
+    mm.b_trans = bt;
+    mm.b_stride = static_cast<int32_t>((bt ? tk : bnn) * es_);
     switch (tl_.resident) {
       case Resident::kNone:
         load_block_input(sdst);
         LoadWeights(jobs, s.k_offset, s.k(), bn0, bnn, sdst + y_.stream_a_bytes, tl_.team_m, batch);
         mm.a_addr = sdst + c.ti * y_.a_tile;
         mm.a_stride = static_cast<int32_t>(s.k() * es_);
-        mm.b_addr = sdst + y_.stream_a_bytes + (o.n0 - bn0) * es_;
+        mm.b_addr = sdst + y_.stream_a_bytes + b_col * es_;
         break;
       case Resident::kWeights:
         load_block_input(sdst);
         mm.a_addr = sdst + c.ti * y_.a_tile;
         mm.a_stride = static_cast<int32_t>(s.k() * es_);
-        mm.b_addr = rdst + (s.k_offset * bnn + (o.n0 - bn0)) * es_;
+        mm.b_addr = rdst + (bt ? b_col + s.k_offset : s.k_offset * bnn + b_col) * es_;
         break;
       case Resident::kInput:
         LoadWeights(jobs, s.k_offset, s.k(), bn0, bnn, sdst, tl_.team_m, batch);
         mm.a_addr = rdst + c.ti * y_.r_tile + s.k_offset * es_;
         mm.a_stride = static_cast<int32_t>(y_.k_total * es_);
-        mm.b_addr = sdst + (o.n0 - bn0) * es_;
+        mm.b_addr = sdst + b_col * es_;
         break;
     }
     Deal(c, jobs);
     SignalTeam(c, QueueKind::kLoad, kStreamFull + c.ss);
     WaitTeam(c, QueueKind::kExecute, kStreamFull + c.ss);
     if (mine) {
-      mm.b_stride = static_cast<int32_t>(bnn * es_);
       mm.acc_addr = acc;
       mm.acc_stride = o.tn * 4;
       mm.m = o.m();

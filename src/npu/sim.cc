@@ -57,7 +57,8 @@ int64_t SramEnd(const Instr& in) {
     }
     case Opcode::kMatMul:
       return std::max(in.a_addr + int64_t{in.m - 1} * in.a_stride + in.k,
-                      in.b_addr + int64_t{in.k - 1} * in.b_stride + in.n);
+                      in.b_trans ? in.b_addr + int64_t{in.n - 1} * in.b_stride + in.k
+                                 : in.b_addr + int64_t{in.k - 1} * in.b_stride + in.n);
     case Opcode::kVec:
     case Opcode::kCopy: {
       const bool wide = in.op == Opcode::kVec && (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) &&

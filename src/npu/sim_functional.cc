@@ -94,8 +94,9 @@ StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
   if (in.fp16) return Unimplemented("the functional model computes int8 MATMULs only (this one is fp16)");
   for (int32_t r = 0; r < in.m; ++r)
     RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.a_addr + int64_t{r} * in.a_stride, in.k, "MATMUL a row"));
-  for (int32_t r = 0; r < in.k; ++r)
-    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.b_addr + int64_t{r} * in.b_stride, in.n, "MATMUL b row"));
+  const int32_t b_rows = in.b_trans ? in.n : in.k, b_cols = in.b_trans ? in.k : in.n;
+  for (int32_t r = 0; r < b_rows; ++r)
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.b_addr + int64_t{r} * in.b_stride, b_cols, "MATMUL b row"));
   const auto& s = mem.sram;
   for (int32_t r = 0; r < in.m; ++r) {
     const int64_t acc_row = in.acc_addr + int64_t{r} * in.acc_stride;
@@ -106,6 +107,11 @@ StatusOr<Effect> MatMul(const Instr& in, const Memories& mem) {
     const int8_t* a = reinterpret_cast<const int8_t*>(s.data() + in.a_addr + int64_t{r} * in.a_stride);
     for (int32_t kk = 0; kk < in.k; ++kk) {
       const int32_t av = a[kk] - in.a_zero;
+      if (in.b_trans) {
+        const int8_t* b = reinterpret_cast<const int8_t*>(s.data() + in.b_addr + kk);
+        for (int32_t c = 0; c < in.n; ++c) row[c] += av * (b[int64_t{c} * in.b_stride] - in.b_zero);
+        continue;
+      }
       const int8_t* b = reinterpret_cast<const int8_t*>(s.data() + in.b_addr + int64_t{kk} * in.b_stride);
       for (int32_t c = 0; c < in.n; ++c) row[c] += av * (b[c] - in.b_zero);
     }

@@ -1,5 +1,6 @@
 #include "partition/partition.h"
 
+#include <map>
 #include <set>
 
 #include "npu/vector_tiler.h"
@@ -47,7 +48,7 @@ static bool IsRowMajorView(const Node& n) {
 }
 
 bool IsDramView(const Node& n) {
-  if (IsRowMajorView(n)) return true;
+  if (IsRowMajorView(n) || lower::AbsorbedInto(n)) return true;
   if (!lower::IsMoveNode(n) || n.num_outputs() != 1) return false;
   auto m = lower::MoveLayerOf(n);
   return m.ok() && m->identity();
@@ -291,6 +292,24 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       p.hint = p.transfer_s > p.cpu_s - p.npu_s && p.npu_s <= p.cpu_s
                    ? fmt::format("the transfers decide: --pin {}=npu (or its CPU neighbours to the NPU) keeps the data on the NPU", n->name())
                    : fmt::format("--pin {}=npu forces it (slower by the cost model), or a faster target", n->name());
+    }
+  }
+  // A move absorbed into the next (lower::AbsorbedInto) is a view only while that one copies
+  // from its input on the NPU: unless both are there, both run on the CPU.
+  std::map<const Node*, NodePlacement*> at;
+  for (NodePlacement& p : out) at[p.node] = &p;
+  for (NodePlacement& p : out) {
+    const Node* n = lower::AbsorbedInto(*p.node);
+    NodePlacement* q = n ? at[n] : nullptr;
+    if (!q || (p.unit == q->unit && (p.unit == artifact_io::Unit::kCpu || p.code == ReasonCode::kNpuView))) continue;
+    for (NodePlacement* x : {&p, q}) {
+      if (x->unit == artifact_io::Unit::kCpu) continue;
+      x->unit = artifact_io::Unit::kCpu;
+      x->code = ReasonCode::kCpuCheaper;
+      x->reason = fmt::format("moves with {} (one copy on the NPU), which runs on the CPU",
+                              (x == &p ? q : &p)->node->name());
+      x->constraint = "a move absorbed into the next runs on the same unit";
+      x->hint = "";
     }
   }
   return out;

@@ -107,6 +107,8 @@ StatusOr<Graph> Int8Executable(const Graph& qdq) {
   RETURN_IF_ERROR(driver::Optimize(g, 0, "fuse-layernorm,fuse-groupnorm", ctx));
   ASSIGN_OR_RETURN(FoldSummary s, FoldQdqToInteger(g));
   (void)s;
+  // Attention's [1, H, S, d] tensors as 3-d: the NPU keeps them row-major (passes/attention_3d.cc).
+  RETURN_IF_ERROR(driver::Optimize(g, 0, "attention-3d", ctx));
   return g;
 }
 

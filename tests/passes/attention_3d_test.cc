@@ -1,0 +1,65 @@
+// attention-3d: the [1, H, S, d] tensors around a MatMul of two activations and a last-axis
+// Softmax become 3-d (Transposes drop their first axis, Reshapes get the 3-d shape, other
+// readers see the 4-d value through a Reshape); the reference outputs do not change; a
+// group with a 4-d graph output stays as it was.
+#include <gtest/gtest.h>
+
+#include "layout_test_util.h"
+
+namespace edgec {
+namespace {
+
+using namespace testing_passes;
+
+// x [1, S, H·d] -> heads -> scores -> scale -> softmax -> context -> back to [1, S, H·d];
+// `probs_out`: the probabilities are also a graph output (4-d), read by a Relu.
+Graph Attention(bool probs_out, bool relu_reader) {
+  const int64_t S = 6, H = 3, d = 4;
+  LayoutBuilder b;
+  Value* x = b.Input("x", {1, S, H * d});
+  Value* q = b.Reshape(b.Op(OpKind::kRelu, {x}), {1, S, H, d});
+  Value* qt = b.Transpose(q, {0, 2, 1, 3});
+  Value* kt = b.Transpose(b.Reshape(b.Op(OpKind::kNeg, {x}), {1, S, H, d}), {0, 2, 3, 1});
+  Value* s = b.Op(OpKind::kMatMul, {qt, kt});
+  Value* m = b.Op(OpKind::kMul, {s, b.Scalar(0.5f)});
+  Attributes a;
+  a.Set("axis", int64_t{-1});
+  Value* p = b.Op(OpKind::kSoftmax, {m}, a, "probs");
+  Value* c = b.Op(OpKind::kMatMul, {p, qt});
+  Value* y = b.Reshape(b.Transpose(c, {0, 2, 1, 3}), {1, S, H * d});
+  std::vector<Value*> outs = {y};
+  if (relu_reader) outs.push_back(b.Op(OpKind::kRelu, {p}));
+  if (probs_out) outs.push_back(p);
+  return b.Done(outs);
+}
+
+TEST(Attention3d, AttentionTensorsBecome3d) {
+  Graph before = Attention(false, true);
+  Graph g = before.Clone();
+  auto ctx = RunPasses(g, "attention-3d");
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  for (const Node* n : g.nodes()) {
+    if (n->op() == OpKind::kMatMul || n->op() == OpKind::kSoftmax || n->op() == OpKind::kMul)
+      EXPECT_EQ(n->output(0)->type.rank(), 3) << n->name() << "\n" << PrintGraph(g);
+    if (n->op() == OpKind::kTranspose) EXPECT_EQ(n->attrs.GetInts("perm").size(), 3u) << n->name();
+  }
+  EXPECT_EQ(OnlyNode(g, OpKind::kSoftmax)->output(0)->type.dims, (Dims{3, 6, 6}));
+  // The Relu (not of the group) reads the 4-d probabilities through a Reshape.
+  const Node* relu_of_p = nullptr;
+  for (const Node* n : g.nodes())
+    if (n->op() == OpKind::kRelu && n->input(0)->type.rank() == 4) relu_of_p = n;
+  ASSERT_NE(relu_of_p, nullptr) << PrintGraph(g);
+  EXPECT_EQ(relu_of_p->input(0)->producer()->op(), OpKind::kReshape);
+  ExpectSameOutputs(before, g, 0.0);
+}
+
+TEST(Attention3d, GroupWithA4dGraphOutputIsKept) {
+  Graph before = Attention(true, false);
+  Graph g = before.Clone();
+  auto ctx = RunPasses(g, "attention-3d");
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  EXPECT_EQ(PrintGraph(g), PrintGraph(before));
+}
+
+}  // namespace
+}  // namespace edgec
