@@ -369,6 +369,44 @@ class RefineLoop(nn.Module):
         return out, h
 
 
+class Mnv3FpnDb(nn.Module):
+    """A DB-style text detector: torchvision's MobileNetV3-large features at strides 4, 8,
+    16 and 32, an FPN (1x1 laterals, nearest 2x upsampling added top-down, 3x3 smoothing
+    convs, every level upsampled to stride 4 and concatenated) and a DB probability head
+    (3x3 conv + BatchNorm + ReLU, two 2x2 stride-2 ConvTransposes, the first followed by
+    BatchNorm + ReLU, then a sigmoid): image [1, 3, H, W] in, probability map [1, 1, H, W]."""
+
+    def __init__(self, inner=96):
+        super().__init__()
+        features = torchvision.models.mobilenet_v3_large(weights=None).features
+        self.stages = nn.ModuleList([features[:4], features[4:7], features[7:13],
+                                     features[13:]])
+        self.laterals = nn.ModuleList(nn.Conv2d(c, inner, 1, bias=False)
+                                      for c in (24, 40, 112, 960))
+        self.smooth = nn.ModuleList(nn.Conv2d(inner, inner // 4, 3, padding=1, bias=False)
+                                    for _ in range(4))
+        quarter = inner // 4
+        self.head = nn.Sequential(
+            nn.Conv2d(inner, quarter, 3, padding=1, bias=False), nn.BatchNorm2d(quarter),
+            nn.ReLU(), nn.ConvTranspose2d(quarter, quarter, 2, stride=2),
+            nn.BatchNorm2d(quarter), nn.ReLU(), nn.ConvTranspose2d(quarter, 1, 2, stride=2))
+
+    def forward(self, image):
+        levels, x = [], image
+        for stage in self.stages:
+            x = stage(x)
+            levels.append(x)
+        inner = [lateral(c) for lateral, c in zip(self.laterals, levels)]
+        for i in (2, 1, 0):  # top-down: each level plus the coarser one upsampled
+            inner[i] = inner[i] + F.interpolate(inner[i + 1], scale_factor=2.0, mode="nearest")
+        outs = [conv(p) for conv, p in zip(self.smooth, inner)]
+        fused = torch.cat([F.interpolate(outs[3], scale_factor=8.0, mode="nearest"),
+                           F.interpolate(outs[2], scale_factor=4.0, mode="nearest"),
+                           F.interpolate(outs[1], scale_factor=2.0, mode="nearest"),
+                           outs[0]], dim=1)
+        return torch.sigmoid(self.head(fused))
+
+
 # ---------------------------------------------------------------------------------------
 # The zoo
 
@@ -417,6 +455,13 @@ MODELS["detector_nms"] = dict(
     build=DetectorNms,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
     outputs=["boxes", "scores", "keep"], recalibrate=True, input_shape=(3, 128, 128))
+DETECTOR_SIZE = 640
+MODELS["mnv3_fpn_db"] = dict(
+    build=Mnv3FpnDb,
+    inputs=lambda rng: {"image": rng.standard_normal(
+        (1, 3, DETECTOR_SIZE, DETECTOR_SIZE)).astype(np.float32)},
+    outputs=["probability"], recalibrate=True, input_shape=(3, 320, 320),
+    expect_ops=("Resize", "Concat", "ConvTranspose", "BatchNormalization", "Sigmoid"))
 MODELS["refine_loop"] = dict(
     build=RefineLoop, script=True,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
