@@ -312,6 +312,7 @@ bool IsMoveNode(const Node& n) {
   switch (n.op()) {
     case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kGather:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+    case OpKind::kDepthToSpace:
       return true;
     default:
       return false;

@@ -153,6 +153,7 @@ TEST(OpTraits, MovingOpsOnlyMoveValues) {
       {OpKind::kSlice, {{x, I64({1}, {1}), I64({1}, {3}), I64({1}, {2})}, {}}},
       {OpKind::kIdentity, {{x}, {}}},
       {OpKind::kChannelShuffle, {{x}, Attrs({{"group", int64_t{2}}})}},
+      {OpKind::kDepthToSpace, {{x}, Attrs({{"blocksize", int64_t{2}}})}},
   };
   for (OpKind op : OpsWith(kMovesValues)) {
     const std::string name(OpName(op));

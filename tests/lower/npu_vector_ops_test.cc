@@ -546,5 +546,34 @@ TEST(NpuVectorOpsTest, NearestResizeByIntegerFactorsIsDmaOnly) {
   EXPECT_FALSE(l.replicates());
 }
 
+// DepthToSpace (DCR and CRD, blocksize 1-3, batch 1-2): one strided box. A DCR shuffle moves
+// rows of b·C' bytes in NHWC (no one-byte rows), the sub-pixel ConvTranspose's pixel shuffle.
+TEST(NpuVectorOpsTest, DepthToSpaceMatchesReference) {
+  std::mt19937 rng(61);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  int dcr = 0, crd = 0;
+  for (int i = 0; i < 12; ++i) {
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const int64_t b = U(1, 3), cp = 1 + 2 * U(0, 4);
+    const Dims d = {U(1, 2), b * b * cp, U(1, 6), U(1, 6)};
+    const bool is_crd = i % 3 == 2;
+    Graph g;
+    Attributes a;
+    a.Set("blocksize", b);
+    if (is_crd) a.Set("mode", std::string("CRD"));
+    Node* n = AddNode(g, OpKind::kDepthToSpace, {g.AddInput("x", MakeType(dt, d))}, a);
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
+    ASSERT_EQ(v->kind, VectorLayer::Kind::kMove);
+    if (!is_crd && b > 1) EXPECT_FALSE(v->move.element_rows()) << DimsToString(d) << " by " << b;
+    CheckNode(*n, {RandomQ(dt, d, rng)}, c);
+    (is_crd ? crd : dcr) += 1;
+  }
+  EXPECT_GE(dcr, 6);
+  EXPECT_GE(crd, 3);
+}
+
 }  // namespace
 }  // namespace edgec::lower
