@@ -75,16 +75,34 @@ StatusOr<bool> Rewrite(Graph& g, Node* n, PassContext& ctx) {
   const std::string base = n->name() + "/subpixel";
   ASSIGN_OR_RETURN(Node* conv, AddInferredNode(g, OpKind::kConv, g.FreshName(base), conv_in, ca, 1, n));
   auto shape = [&](Dims d) { return g.AddConstant(g.FreshName(base + "/shape"), Tensor::VectorI64(d)); };
+  // An elementwise activation that is the only reader of the output commutes with the
+  // shuffle and the crop: it runs on the phases, where the Conv fuses it (a Relu) or the
+  // quantizer tabulates it next to the Conv (a Sigmoid). Guarded by
+  // ConvTransposeSubpixel.ActivationRunsOnThePhases.
+  Value* phases = conv->output(0);
+  Node* act = nullptr;
+  if (!y->is_graph_output() && y->uses().size() == 1) {
+    Node* u = y->uses()[0].node;
+    bool params_constant = true;
+    for (int i = 1; i < u->num_inputs(); ++i) params_constant &= !u->input(i) || u->input(i)->is_constant();
+    if (HasTrait(u->op(), op_trait::kUnary) && u->input(0) == y && u->num_outputs() == 1 && params_constant) act = u;
+  }
+  if (act) {
+    std::vector<Value*> in = act->inputs();
+    in[0] = phases;
+    ASSIGN_OR_RETURN(Node* a2, AddInferredNode(g, act->op(), g.FreshName(act->name()), in, act->attrs, 1, act));
+    phases = a2->output(0);
+  }
   Value* out = nullptr;
   if (sh == sw) {  // the shuffle is DepthToSpace (DCR): one move, rows of s·K bytes in NHWC
     Attributes da;
     da.Set("blocksize", sh);
     ASSIGN_OR_RETURN(Node* d2s, AddInferredNode(g, OpKind::kDepthToSpace, g.FreshName(base + "/shuffle"),
-                                                {conv->output(0)}, da, 1, n));
+                                                {phases}, da, 1, n));
     out = d2s->output(0);
   } else {
     ASSIGN_OR_RETURN(Node* r1, AddInferredNode(g, OpKind::kReshape, g.FreshName(base + "/phases"),
-                                               {conv->output(0), shape({N, sh, sw, K, Qh, Qw})}, {}, 1, n));
+                                               {phases, shape({N, sh, sw, K, Qh, Qw})}, {}, 1, n));
     Attributes ta;
     ta.Set("perm", std::vector<int64_t>{0, 3, 4, 1, 5, 2});
     ASSIGN_OR_RETURN(Node* tr, AddInferredNode(g, OpKind::kTranspose, g.FreshName(base + "/shuffle"), {r1->output(0)}, ta, 1, n));
@@ -97,7 +115,8 @@ StatusOr<bool> Rewrite(Graph& g, Node* n, PassContext& ctx) {
                                                {out, shape({ph, pw}), shape({ph + oh, pw + ow}), shape({2, 3})}, {}, 1, n));
     out = sl->output(0);
   }
-  if (!ReplaceValue(g, y, out)) return Internal("{}: cannot replace its output", n->Label());
+  Value* replaced = act ? act->output(0) : y;
+  if (!ReplaceValue(g, replaced, out)) return Internal("{}: cannot replace its output", n->Label());
   ctx.stats().rewrites["ConvTranspose -> sub-pixel Conv"]++;
   return true;
 }

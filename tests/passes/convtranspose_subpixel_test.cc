@@ -62,6 +62,32 @@ TEST(ConvTransposeSubpixel, MatchesTheTransposedConvolution) {
   EXPECT_GE(square, 4);
 }
 
+// ConvTranspose -> Relu and ConvTranspose -> Sigmoid (the graph output): the activation moves
+// before the shuffle (its input is the Conv's output) and the outputs stay the same.
+TEST(ConvTransposeSubpixel, ActivationRunsOnThePhases) {
+  for (OpKind act : {OpKind::kRelu, OpKind::kSigmoid}) {
+    Graph before;
+    Value* x = before.AddInput("x", MakeType(DType::kF32, {1, 3, 4, 5}));
+    Node* up = before.AddNode(OpKind::kConvTranspose, "up",
+                              {x, before.AddConstant("w", RandomTensor(DType::kF32, {3, 2, 2, 2}, 31)),
+                               before.AddConstant("b", RandomTensor(DType::kF32, {2}, 32))}, 1);
+    up->attrs.Set("strides", Ints{2, 2});
+    Node* a = before.AddNode(act, "act", {up->output(0)}, 1, {"prob"});
+    before.MarkOutput(a->output(0));
+    ASSERT_TRUE(InferShapes(before).ok());
+    Graph after = before.Clone();
+    auto ctx = RunPasses(after, "convtranspose-subpixel", true);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+    ASSERT_EQ(CountOp(after, OpKind::kDepthToSpace), 1);
+    ASSERT_EQ(CountOp(after, act), 1);
+    for (const Node* n : after.nodes())
+      if (n->op() == act) EXPECT_EQ(n->input(0)->producer()->op(), OpKind::kConv) << PrintGraph(after);
+    ASSERT_EQ(after.outputs().size(), 1u);
+    EXPECT_EQ(after.outputs()[0]->name(), "prob");
+    ExpectSameOutputs(before, after, 1e-5, 41);
+  }
+}
+
 TEST(ConvTransposeSubpixel, KeepsWhatItDoesNotRewrite) {
   Graph g = Deconv(4, 4, 3, 3, {2, 2}, {2, 2}, {0, 0, 0, 0}, {}, true, 9, /*group=*/2);
   auto ctx = RunPasses(g, "convtranspose-subpixel", true);
