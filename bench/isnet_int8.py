@@ -6,7 +6,7 @@ made with Debian's python3-pil, are the inputs; edgec runs the FP32 model (CPU p
 quantizes it with calibration images of the same kind, and runs the INT8 model. Reports per
 image the output cosine and the IoU of the masks (threshold 0.5) of INT8 against FP32.
 
-Usage: bench/isnet_int8.py BUILD [--images 3] [--calib 4] [--method entropy] [--work DIR]
+Usage: bench/isnet_int8.py BUILD [--images 3] [--calib 4] [--method entropy] [--dtype u8|i8] [--work DIR]
 The model comes from scripts/fetch_trained_models.sh (BUILD/models/isnet.onnx).
 """
 import argparse
@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--images", type=int, default=3)
     ap.add_argument("--calib", type=int, default=4)
     ap.add_argument("--method", default="entropy")
+    ap.add_argument("--dtype", default="u8", choices=["u8", "i8"],
+                    help="activation type (i8 for the NPU targets without u8, e.g. edge-default)")
     ap.add_argument("--work", default=None)
     a = ap.parse_args()
     edgec = os.path.join(a.build, "bin", "edgec")
@@ -71,9 +73,10 @@ def main():
     os.makedirs(calib, exist_ok=True)
     for i in range(a.calib):
         np.save(os.path.join(calib, f"c{i}.npy"), scene(1000 + i))
-    qdq = os.path.join(work, f"isnet.{a.method}.qdq.onnx")
-    run([edgec, "quantize", model, "--calib", calib, "--method", a.method, "-o", qdq])
-    print(f"ISNet (trained, 1x3x1024x1024), {a.calib} calibration images, method {a.method}")
+    suffix = "" if a.dtype == "u8" else f".{a.dtype}"
+    qdq = os.path.join(work, f"isnet.{a.method}{suffix}.qdq.onnx")
+    run([edgec, "quantize", model, "--calib", calib, "--method", a.method, "--dtype", a.dtype, "-o", qdq])
+    print(f"ISNet (trained, 1x3x1024x1024), {a.calib} calibration images, method {a.method}, {a.dtype}")
     print(f"{'image':>6} {'cosine':>9} {'mask IoU':>9} {'fg px fp32':>11}")
     cos_all, iou_all = [], []
     for i in range(a.images):
@@ -81,7 +84,7 @@ def main():
         np.save(x, scene(i))
         outs = {}
         for tag, args in (("fp32", [model]), ("int8", [qdq, "--int8"])):
-            d = os.path.join(work, f"{tag}{i}")
+            d = os.path.join(work, f"{tag}{suffix if tag == 'int8' else ''}{i}")
             run([edgec, "run", *args, "--input", f"input={x}", "--output-dir", d])
             outs[tag] = np.load(os.path.join(d, "output.npy")).astype(np.float64).ravel()
         f, q = outs["fp32"], outs["int8"]

@@ -313,6 +313,7 @@ bool IsMoveNode(const Node& n) {
   switch (n.op()) {
     case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kGather:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+    case OpKind::kDepthToSpace:
       return true;
     default:
       return false;
@@ -494,7 +495,6 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     wo.allow_ceil_mode = true;
     ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, wo));
     ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{xd[2], xd[3]}));
-    if (a.ceil_mode) return Unimplemented("ceil_mode max pool not lowered");
     for (int64_t d : g.dilations)
       if (d != 1) return Unimplemented("dilated max pool not lowered");
     v.kind = VectorLayer::Kind::kPool;
@@ -502,6 +502,13 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     l.name = n.name();
     l.max = true;
     FillWindow(l, xd, g);
+    if (a.ceil_mode) {
+      // The last window of each axis reaches past the padded input: more end padding (the
+      // max pool's −128, which no window maximum takes from a valid value) makes the
+      // floor-rounded count the ceil-rounded one (NpuVectorOpsTest.CeilModeMaxPoolMatchesReference).
+      l.pad_bottom += static_cast<int>(std::max<int64_t>(0, (g.out[0] - 1) * l.stride_h + l.kernel_h - (l.in_h + l.pad_top + l.pad_bottom)));
+      l.pad_right += static_cast<int>(std::max<int64_t>(0, (g.out[1] - 1) * l.stride_w + l.kernel_w - (l.in_w + l.pad_left + l.pad_right)));
+    }
     const Dims& yd = y->type.dims;
     if (yd.size() != 4 || yd[2] != l.out_h() || yd[3] != l.out_w())
       return Unimplemented("max pool output {} is not the floor-rounded window count", DimsToString(yd));

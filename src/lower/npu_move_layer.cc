@@ -180,6 +180,21 @@ StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n) {
       if (off != x[axis]) return Unimplemented("split of {} into parts of {} on axis {}", x[axis], off, axis);
       break;
     }
+    case OpKind::kDepthToSpace: {
+      // y[n, c, h·b + i, w·b + j] = x[n, ch(c, i, j), h, w], ch = (i·b + j)·C' + c (DCR) or
+      // c·b² + i·b + j (CRD): one box over (n, c, h, i, w, j). In NHWC a DCR shuffle's (j, c)
+      // are contiguous on both sides, so it moves rows of b·C' bytes (the sub-pixel
+      // ConvTranspose's pixel shuffle, passes/convtranspose_subpixel.cc).
+      m.what = "depth-to-space";
+      const int64_t b = n.attrs.GetInt("blocksize", 0);
+      if (rank != 4 || b < 1 || x[1] % (b * b) != 0) return Unimplemented("depth-to-space of {} by {}", DimsToString(x), b);
+      const bool crd = n.attrs.GetString("mode", "DCR") == "CRD";
+      const int64_t c = x[1] / (b * b);
+      const int64_t cs = crd ? b * b * xs[1] : xs[1], is = crd ? b * xs[1] : b * c * xs[1], js = crd ? xs[1] : c * xs[1];
+      m.boxes.push_back({0, 0, 0, 0, {x[0], c, x[2], b, x[3], b}, {xs[0], cs, xs[2], is, xs[3], js},
+                         {ys[0], ys[1], b * ys[2], ys[2], b * ys[3], ys[3]}});
+      break;
+    }
     default: {  // reshape-likes: the same row-major element order, in the NPU's layouts
       m.what = "reshape";
       auto atoms = CommonRefinement(x, y);

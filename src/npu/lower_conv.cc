@@ -518,6 +518,13 @@ void ConvLowering::EmitEpilogue(Core& c, const OutTile& o, int64_t acc, int64_t 
     st.ndims = 1;
     st.dims[0] = st.dims[1];
   }
+  // A tile of every channel that is one row or whole-width rows (the only multi-row tiles)
+  // is contiguous on both sides: one DMA row, so a thin output (N below a burst) does not
+  // pay a burst per pixel. Guarded by NpuFunctionalTest's thin-output cases.
+  if (o.tn == N && (o.th == 1 || o.tw == OW)) {
+    st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(int64_t{o.th} * o.tw * N * es_);
+    st.ndims = 0;
+  }
   EmitDma(e, t_, st);
   e.Signal(QueueKind::kStore, kOutFree);
 }

@@ -163,7 +163,8 @@ const char* kDefaultJson = R"JSON({
                     "DequantizeLinear",
                     "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Gather", "Reshape",
                     "Flatten", "Squeeze", "Unsqueeze", "LayerNormalization",
-                    "GroupNormalization", "Softmax", "Resize"],
+                    "GroupNormalization", "Softmax", "Resize",
+                    "DepthToSpace"],
   "supported_dtypes": ["i8", "i32", "f16"]
 })JSON";
 

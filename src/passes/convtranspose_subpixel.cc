@@ -3,13 +3,15 @@
 // output row o = q·s + r − p of the transposed conv sums x[q − j]·w[j·s + r] over j, so phase
 // r is a plain convolution of x with the flipped taps w[(J − 1 − m)·s + r] (J = ⌈k / s⌉, taps
 // past k zero, padding J − 1 on both sides, Q = in + J − 1 outputs). The phases are the Conv's
-// output channels (r_h, r_w, c_out); Reshape → Transpose → Reshape interleaves them, and a
-// Slice drops the transposed conv's pads. The MAC array and the quantizer then see a Conv,
-// and the pixel shuffle is data movement on 8-bit values (DMA on the NPU).
+// output channels (r_h, r_w, c_out); DepthToSpace (DCR) interleaves them when s_h = s_w
+// (else Reshape → Transpose → Reshape), and a Slice drops the transposed conv's pads. The MAC
+// array and the quantizer then see a Conv, and the pixel shuffle is data movement on 8-bit
+// values (one strided DMA on the NPU: in NHWC each input pixel's s·K bytes of a phase row
+// are one output row segment).
 //
 // Before:  %y = ConvTranspose(%x [N, C, H, W], %w [C, K, kh, kw], %b) {strides=[2, 2]}
-// After:   %z = Conv(%x, %w' [4K, C, J, J], %b') {pads=[J-1 ...]}; %y = Slice(Reshape(
-//          Transpose(Reshape(%z, [N, 2, 2, K, Qh, Qw]), [0, 3, 4, 1, 5, 2]), [N, K, 2Qh, 2Qw]))
+// After:   %z = Conv(%x, %w' [4K, C, J, J], %b') {pads=[J-1 ...]};
+//          %y = Slice(DepthToSpace(%z) {blocksize=2, mode=DCR})
 //
 // Run by PrepareForQuantization (not by the -O levels: the CPU's deconvolution kernel is
 // faster in float). Guarded by tests/passes/convtranspose_subpixel_test.cc.
@@ -73,20 +75,48 @@ StatusOr<bool> Rewrite(Graph& g, Node* n, PassContext& ctx) {
   const std::string base = n->name() + "/subpixel";
   ASSIGN_OR_RETURN(Node* conv, AddInferredNode(g, OpKind::kConv, g.FreshName(base), conv_in, ca, 1, n));
   auto shape = [&](Dims d) { return g.AddConstant(g.FreshName(base + "/shape"), Tensor::VectorI64(d)); };
-  ASSIGN_OR_RETURN(Node* r1, AddInferredNode(g, OpKind::kReshape, g.FreshName(base + "/phases"),
-                                             {conv->output(0), shape({N, sh, sw, K, Qh, Qw})}, {}, 1, n));
-  Attributes ta;
-  ta.Set("perm", std::vector<int64_t>{0, 3, 4, 1, 5, 2});
-  ASSIGN_OR_RETURN(Node* tr, AddInferredNode(g, OpKind::kTranspose, g.FreshName(base + "/shuffle"), {r1->output(0)}, ta, 1, n));
-  ASSIGN_OR_RETURN(Node* r2, AddInferredNode(g, OpKind::kReshape, g.FreshName(base + "/interleave"),
-                                             {tr->output(0), shape({N, K, Qh * sh, Qw * sw})}, {}, 1, n));
-  Value* out = r2->output(0);
+  // An elementwise activation that is the only reader of the output commutes with the
+  // shuffle and the crop: it runs on the phases, where the Conv fuses it (a Relu) or the
+  // quantizer tabulates it next to the Conv (a Sigmoid). Guarded by
+  // ConvTransposeSubpixel.ActivationRunsOnThePhases.
+  Value* phases = conv->output(0);
+  Node* act = nullptr;
+  if (!y->is_graph_output() && y->uses().size() == 1) {
+    Node* u = y->uses()[0].node;
+    bool params_constant = true;
+    for (int i = 1; i < u->num_inputs(); ++i) params_constant &= !u->input(i) || u->input(i)->is_constant();
+    if (HasTrait(u->op(), op_trait::kUnary) && u->input(0) == y && u->num_outputs() == 1 && params_constant) act = u;
+  }
+  if (act) {
+    std::vector<Value*> in = act->inputs();
+    in[0] = phases;
+    ASSIGN_OR_RETURN(Node* a2, AddInferredNode(g, act->op(), g.FreshName(act->name()), in, act->attrs, 1, act));
+    phases = a2->output(0);
+  }
+  Value* out = nullptr;
+  if (sh == sw) {  // the shuffle is DepthToSpace (DCR): one move, rows of s·K bytes in NHWC
+    Attributes da;
+    da.Set("blocksize", sh);
+    ASSIGN_OR_RETURN(Node* d2s, AddInferredNode(g, OpKind::kDepthToSpace, g.FreshName(base + "/shuffle"),
+                                                {phases}, da, 1, n));
+    out = d2s->output(0);
+  } else {
+    ASSIGN_OR_RETURN(Node* r1, AddInferredNode(g, OpKind::kReshape, g.FreshName(base + "/phases"),
+                                               {phases, shape({N, sh, sw, K, Qh, Qw})}, {}, 1, n));
+    Attributes ta;
+    ta.Set("perm", std::vector<int64_t>{0, 3, 4, 1, 5, 2});
+    ASSIGN_OR_RETURN(Node* tr, AddInferredNode(g, OpKind::kTranspose, g.FreshName(base + "/shuffle"), {r1->output(0)}, ta, 1, n));
+    ASSIGN_OR_RETURN(Node* r2, AddInferredNode(g, OpKind::kReshape, g.FreshName(base + "/interleave"),
+                                               {tr->output(0), shape({N, K, Qh * sh, Qw * sw})}, {}, 1, n));
+    out = r2->output(0);
+  }
   if (ph || pw || oh != Qh * sh || ow != Qw * sw) {
     ASSIGN_OR_RETURN(Node* sl, AddInferredNode(g, OpKind::kSlice, g.FreshName(base + "/crop"),
                                                {out, shape({ph, pw}), shape({ph + oh, pw + ow}), shape({2, 3})}, {}, 1, n));
     out = sl->output(0);
   }
-  if (!ReplaceValue(g, y, out)) return Internal("{}: cannot replace its output", n->Label());
+  Value* replaced = act ? act->output(0) : y;
+  if (!ReplaceValue(g, replaced, out)) return Internal("{}: cannot replace its output", n->Label());
   ctx.stats().rewrites["ConvTranspose -> sub-pixel Conv"]++;
   return true;
 }

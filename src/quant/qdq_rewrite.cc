@@ -149,6 +149,22 @@ QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax) {
   return out;
 }
 
+namespace {
+
+// v is a graph output, or reaches one through single-reader ops that keep its values
+// (DepthToSpace, Reshape, Transpose, ...).
+bool MovedToGraphOutput(const Value* v) {
+  while (!v->is_graph_output()) {
+    if (v->uses().size() != 1) return false;
+    const Node* u = v->uses()[0].node;
+    if (!HasTrait(u->op(), op_trait::kKeepsValues) || u->input(0) != v || u->num_outputs() != 1) return false;
+    v = u->output(0);
+  }
+  return true;
+}
+
+}  // namespace
+
 QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o) {
   QuantizablePlan p;
   for (const Node* n : g.nodes()) {
@@ -244,6 +260,14 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
                         (n->op() == OpKind::kInstanceNormalization && !inside_groupnorm.count(n));
       if ((norm && IsFloatActivation(n->input(0))) || (n->op() == OpKind::kSoftmax && quantizable(n->input(0)))) {
         add(n->input(0));
+        add(n->output(0));
+        continue;
+      }
+      // A tabulable function of a point that is a graph output, or moved to one (a detector's
+      // Sigmoid probability map before its pixel shuffle, a pooler's Tanh), is a point too:
+      // it folds into a lookup and the model ends in one Dequantize
+      // (Qdq.OutputSigmoidBecomesALookup).
+      if (!is_point(n->output(0)) && MovedToGraphOutput(n->output(0)) && quantizable(n->output(0))) {
         add(n->output(0));
         continue;
       }

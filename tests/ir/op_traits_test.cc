@@ -154,6 +154,7 @@ TEST(OpTraits, MovingOpsOnlyMoveValues) {
       {OpKind::kGather, {{x, I64({3}, {2, 0, 2})}, Attrs({{"axis", int64_t{3}}})}},
       {OpKind::kIdentity, {{x}, {}}},
       {OpKind::kChannelShuffle, {{x}, Attrs({{"group", int64_t{2}}})}},
+      {OpKind::kDepthToSpace, {{x}, Attrs({{"blocksize", int64_t{2}}})}},
   };
   for (OpKind op : OpsWith(kMovesValues)) {
     const std::string name(OpName(op));

@@ -546,5 +546,64 @@ TEST(NpuVectorOpsTest, NearestResizeByIntegerFactorsIsDmaOnly) {
   EXPECT_FALSE(l.replicates());
 }
 
+// DepthToSpace (DCR and CRD, blocksize 1-3, batch 1-2): one strided box. A DCR shuffle moves
+// rows of b·C' bytes in NHWC (no one-byte rows), the sub-pixel ConvTranspose's pixel shuffle.
+TEST(NpuVectorOpsTest, DepthToSpaceMatchesReference) {
+  std::mt19937 rng(61);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  int dcr = 0, crd = 0;
+  for (int i = 0; i < 12; ++i) {
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const int64_t b = U(1, 3), cp = 1 + 2 * U(0, 4);
+    const Dims d = {U(1, 2), b * b * cp, U(1, 6), U(1, 6)};
+    const bool is_crd = i % 3 == 2;
+    Graph g;
+    Attributes a;
+    a.Set("blocksize", b);
+    if (is_crd) a.Set("mode", std::string("CRD"));
+    Node* n = AddNode(g, OpKind::kDepthToSpace, {g.AddInput("x", MakeType(dt, d))}, a);
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
+    ASSERT_EQ(v->kind, VectorLayer::Kind::kMove);
+    if (!is_crd && b > 1) EXPECT_FALSE(v->move.element_rows()) << DimsToString(d) << " by " << b;
+    CheckNode(*n, {RandomQ(dt, d, rng)}, c);
+    (is_crd ? crd : dcr) += 1;
+  }
+  EXPECT_GE(dcr, 6);
+  EXPECT_GE(crd, 3);
+}
+
+// MaxPool with ceil_mode (ISNet's RSU blocks: 2×2 stride 2 on odd sizes): the last window
+// reaches past the input and the NPU pads it with −128; bit for bit with the reference.
+TEST(NpuVectorOpsTest, CeilModeMaxPoolMatchesReference) {
+  std::mt19937 rng(67);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  int past_the_end = 0;
+  for (int i = 0; i < 10; ++i) {
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const int64_t k = U(2, 3), s = U(2, 3), p = i % 3 == 2 ? 1 : 0;
+    const Dims d = {U(1, 2), 1 + 2 * U(0, 10), k + U(0, 8), k + U(0, 8)};
+    Graph g;
+    Attributes a;
+    a.Set("kernel_shape", Ints{k, k});
+    a.Set("strides", Ints{s, s});
+    a.Set("pads", Ints{p, p, p, p});
+    a.Set("ceil_mode", int64_t{1});
+    Node* n = AddNode(g, OpKind::kMaxPool, {g.AddInput("x", MakeType(dt, d))}, a);
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
+    const Dims& y = n->output(0)->type.dims;
+    ASSERT_EQ(v->pool.out_h(), y[2]);
+    ASSERT_EQ(v->pool.out_w(), y[3]);
+    past_the_end += (y[2] - 1) * s + k > d[2] + 2 * p || (y[3] - 1) * s + k > d[3] + 2 * p;
+    CheckNode(*n, {RandomQ(dt, d, rng)}, c);
+  }
+  EXPECT_GE(past_the_end, 5);
+}
+
 }  // namespace
 }  // namespace edgec::lower

@@ -263,6 +263,16 @@ TEST(NpuFunctionalTest, EveryResidencyAndBuffering) {
   ASSERT_TRUE(two_dims.ok());
   CheckCase(c, *two_dims, Tiling{3, 9, 8, 1, 32, Resident::kWeights, true, 2}, "max_dims=2");
   CheckCase(c, DefaultTarget(), Tiling{1, 4, 8, 1, 8, Resident::kNone, true, 16}, "narrow tiles");
+  // A thin output (4 channels, all in the tile): each tile (whole-width rows, or part of one
+  // row) is stored as one DMA row.
+  Case thin = c;
+  thin.layer.out_channels = 4;
+  thin.layer.weights.resize(thin.layer.k() * thin.layer.n());
+  thin.layer.bias.assign(thin.layer.n(), 5);
+  for (const Tiling& tl : {Tiling{3, 9, 20, 1, 32, Resident::kWeights, true, 2},
+                           Tiling{2, 9, 20, 1, 32, Resident::kNone, false, 3},
+                           Tiling{1, 5, 20, 1, 32, Resident::kInput, true, 4}})
+    CheckCase(thin, DefaultTarget(), tl, Describe(thin.layer) + " thin output");
 }
 
 TEST(NpuFunctionalTest, MissingTokenComputesWrongNumbers) {

@@ -1,5 +1,5 @@
-// convtranspose-subpixel: the rewritten graph (Conv over the stride phases, pixel shuffle,
-// crop) computes the reference ConvTranspose on seeded shapes: strides 1-3, kernels 1-5 (not
+// convtranspose-subpixel: the rewritten graph (Conv over the stride phases, pixel shuffle as
+// DepthToSpace or Reshape/Transpose/Reshape, crop) computes the reference ConvTranspose on seeded shapes: strides 1-3, kernels 1-5 (not
 // multiples of the stride too), pads, output_padding, bias or none; and what it refuses stays.
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ Graph Deconv(int64_t c, int64_t k, int64_t h, int64_t w, Ints kernel, Ints strid
 
 TEST(ConvTransposeSubpixel, MatchesTheTransposedConvolution) {
   std::mt19937 rng(3);
-  int rewrites = 0;
+  int rewrites = 0, square = 0;
   for (int i = 0; i < 24; ++i) {
     const int64_t sh = 1 + rng() % 3, sw = 1 + rng() % 3;
     const int64_t kh = 1 + rng() % 5, kw = 1 + rng() % 5;
@@ -51,11 +51,41 @@ TEST(ConvTransposeSubpixel, MatchesTheTransposedConvolution) {
       continue;
     }
     EXPECT_EQ(CountOp(after, OpKind::kConv), 1);
-    EXPECT_EQ(CountOp(after, OpKind::kTranspose), 1);
+    // Equal strides shuffle by one DepthToSpace, others by Reshape → Transpose → Reshape.
+    EXPECT_EQ(CountOp(after, OpKind::kDepthToSpace), sh == sw ? 1 : 0);
+    EXPECT_EQ(CountOp(after, OpKind::kTranspose), sh == sw ? 0 : 1);
     ExpectSameOutputs(before, after, 1e-5, 7 + i);
     ++rewrites;
+    square += sh == sw;
   }
   EXPECT_GE(rewrites, 20);
+  EXPECT_GE(square, 4);
+}
+
+// ConvTranspose -> Relu and ConvTranspose -> Sigmoid (the graph output): the activation moves
+// before the shuffle (its input is the Conv's output) and the outputs stay the same.
+TEST(ConvTransposeSubpixel, ActivationRunsOnThePhases) {
+  for (OpKind act : {OpKind::kRelu, OpKind::kSigmoid}) {
+    Graph before;
+    Value* x = before.AddInput("x", MakeType(DType::kF32, {1, 3, 4, 5}));
+    Node* up = before.AddNode(OpKind::kConvTranspose, "up",
+                              {x, before.AddConstant("w", RandomTensor(DType::kF32, {3, 2, 2, 2}, 31)),
+                               before.AddConstant("b", RandomTensor(DType::kF32, {2}, 32))}, 1);
+    up->attrs.Set("strides", Ints{2, 2});
+    Node* a = before.AddNode(act, "act", {up->output(0)}, 1, {"prob"});
+    before.MarkOutput(a->output(0));
+    ASSERT_TRUE(InferShapes(before).ok());
+    Graph after = before.Clone();
+    auto ctx = RunPasses(after, "convtranspose-subpixel", true);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+    ASSERT_EQ(CountOp(after, OpKind::kDepthToSpace), 1);
+    ASSERT_EQ(CountOp(after, act), 1);
+    for (const Node* n : after.nodes())
+      if (n->op() == act) EXPECT_EQ(n->input(0)->producer()->op(), OpKind::kConv) << PrintGraph(after);
+    ASSERT_EQ(after.outputs().size(), 1u);
+    EXPECT_EQ(after.outputs()[0]->name(), "prob");
+    ExpectSameOutputs(before, after, 1e-5, 41);
+  }
 }
 
 TEST(ConvTransposeSubpixel, KeepsWhatItDoesNotRewrite) {

@@ -655,6 +655,41 @@ TEST(Qdq, FoldTabulatesSingleInputIslands) {
   }
 }
 
+// A detector's head: conv -> Sigmoid as the graph output. The Sigmoid's output is a point,
+// so the model ends in a lookup and one Dequantize (the output keeps its name), within one
+// output step of the float Sigmoid of the quantized conv.
+TEST(Qdq, OutputSigmoidBecomesALookup) {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c = Add(g, OpKind::kConv, {x, g.AddConstant("w", Normal({2, 3, 3, 3}, 1, 0.3))}, pad, "conv");
+  Value* y = Add(g, OpKind::kSigmoid, {c}, {}, "prob");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto t = Calibrate(g, Samples(4, 80), {}, {}, false);
+  ASSERT_TRUE(t.ok());
+  const std::vector<std::string> points = QuantizationPoints(g, {});
+  EXPECT_NE(std::find(points.begin(), points.end(), y->name()), points.end());
+  Graph qdq = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(qdq, *t, {}).ok());
+  Graph folded = qdq.Clone();
+  auto s = FoldQdqToInteger(folded);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(Count(folded, OpKind::kQuantizedLookup), 1);
+  EXPECT_EQ(Count(folded, OpKind::kSigmoid), 0);
+  ASSERT_EQ(folded.outputs().size(), 1u);
+  EXPECT_EQ(folded.outputs()[0]->name(), y->name());
+  EXPECT_EQ(folded.outputs()[0]->producer()->op(), OpKind::kDequantizeLinear);
+  for (const auto& sample : Samples(2, 90)) {
+    auto a = ReferenceExecutor(folded).Run(sample);
+    auto b = ReferenceExecutor(qdq).Run(sample);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const std::vector<double> va = (*a)[0].ToDoubleVector(), vb = (*b)[0].ToDoubleVector();
+    for (size_t i = 0; i < va.size(); ++i) EXPECT_NEAR(va[i], vb[i], 1.0 / 127) << i;
+  }
+}
+
 TEST(ScaleTable, JsonRoundTripAndEdits) {
   const std::string path = (std::filesystem::temp_directory_path() / "edgec_scales_test.json").string();
   ScaleTable t;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports the model zoo: seeded, randomly initialized models as ONNX (opset 13, batch 1).
 
-Usage: export_models.py OUT_DIR [--only NAME,...] [--force] [--show-ops]
+Usage: export_models.py OUT_DIR [--only NAME,...] [--force] [--show-ops] [--image-size N]
        export_models.py --list
 
 For each model it writes OUT_DIR/<name>/model.onnx and OUT_DIR/<name>/inputs/<input>.npy
@@ -369,6 +369,44 @@ class RefineLoop(nn.Module):
         return out, h
 
 
+class Mnv3FpnDb(nn.Module):
+    """A DB-style text detector: torchvision's MobileNetV3-large features at strides 4, 8,
+    16 and 32, an FPN (1x1 laterals, nearest 2x upsampling added top-down, 3x3 smoothing
+    convs, every level upsampled to stride 4 and concatenated) and a DB probability head
+    (3x3 conv + BatchNorm + ReLU, two 2x2 stride-2 ConvTransposes, the first followed by
+    BatchNorm + ReLU, then a sigmoid): image [1, 3, H, W] in, probability map [1, 1, H, W]."""
+
+    def __init__(self, inner=96):
+        super().__init__()
+        features = torchvision.models.mobilenet_v3_large(weights=None).features
+        self.stages = nn.ModuleList([features[:4], features[4:7], features[7:13],
+                                     features[13:]])
+        self.laterals = nn.ModuleList(nn.Conv2d(c, inner, 1, bias=False)
+                                      for c in (24, 40, 112, 960))
+        self.smooth = nn.ModuleList(nn.Conv2d(inner, inner // 4, 3, padding=1, bias=False)
+                                    for _ in range(4))
+        quarter = inner // 4
+        self.head = nn.Sequential(
+            nn.Conv2d(inner, quarter, 3, padding=1, bias=False), nn.BatchNorm2d(quarter),
+            nn.ReLU(), nn.ConvTranspose2d(quarter, quarter, 2, stride=2),
+            nn.BatchNorm2d(quarter), nn.ReLU(), nn.ConvTranspose2d(quarter, 1, 2, stride=2))
+
+    def forward(self, image):
+        levels, x = [], image
+        for stage in self.stages:
+            x = stage(x)
+            levels.append(x)
+        inner = [lateral(c) for lateral, c in zip(self.laterals, levels)]
+        for i in (2, 1, 0):  # top-down: each level plus the coarser one upsampled
+            inner[i] = inner[i] + F.interpolate(inner[i + 1], scale_factor=2.0, mode="nearest")
+        outs = [conv(p) for conv, p in zip(self.smooth, inner)]
+        fused = torch.cat([F.interpolate(outs[3], scale_factor=8.0, mode="nearest"),
+                           F.interpolate(outs[2], scale_factor=4.0, mode="nearest"),
+                           F.interpolate(outs[1], scale_factor=2.0, mode="nearest"),
+                           outs[0]], dim=1)
+        return torch.sigmoid(self.head(fused))
+
+
 # ---------------------------------------------------------------------------------------
 # The zoo
 
@@ -417,6 +455,13 @@ MODELS["detector_nms"] = dict(
     build=DetectorNms,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
     outputs=["boxes", "scores", "keep"], recalibrate=True, input_shape=(3, 128, 128))
+# A fully convolutional detector: --image-size exports it smaller (a multiple of 32) for the
+# checks that simulate it (scripts/npu_zoo_check.sh); the zoo's copy is 640x640.
+MODELS["mnv3_fpn_db"] = dict(
+    build=Mnv3FpnDb, image_size=640,
+    inputs=lambda rng, size: {"image": rng.standard_normal((1, 3, size, size)).astype(np.float32)},
+    outputs=["probability"], recalibrate=True, input_shape=(3, 320, 320),
+    expect_ops=("Resize", "Concat", "ConvTranspose", "BatchNormalization", "Sigmoid"))
 MODELS["refine_loop"] = dict(
     build=RefineLoop, script=True,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
@@ -463,7 +508,7 @@ def check_outputs(name, outputs):
                               f"{subnormal} subnormal values); fix the model's scale")
 
 
-def export_one(name, spec, model_dir):
+def export_one(name, spec, model_dir, image_size=None):
     seed = seed_for(name)
     torch.manual_seed(seed)
     model = spec["build"]()
@@ -472,7 +517,12 @@ def export_one(name, spec, model_dir):
     model.eval()
 
     rng = np.random.default_rng(seed)
-    inputs = spec["inputs"](rng)
+    if "image_size" in spec:
+        inputs = spec["inputs"](rng, image_size or spec["image_size"])
+    elif image_size:
+        raise ExportError(f"{name}: --image-size applies only to models that declare an image_size")
+    else:
+        inputs = spec["inputs"](rng)
     args = tuple(torch.from_numpy(v) for v in inputs.values())
 
     with torch.no_grad():
@@ -551,6 +601,8 @@ def main():
     parser.add_argument("--force", action="store_true", help="re-export cached models")
     parser.add_argument("--show-ops", action="store_true", help="print each op histogram")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    parser.add_argument("--image-size", type=int, default=None,
+                        help="export the models that declare an image_size at this size instead")
     args = parser.parse_args()
     if args.list:
         print("\n".join(MODELS))
@@ -574,7 +626,7 @@ def main():
             continue
         start = time.time()
         try:
-            nodes, params, ops = export_one(name, MODELS[name], model_dir)
+            nodes, params, ops = export_one(name, MODELS[name], model_dir, args.image_size)
         except ExportError as e:
             print(f"export_models: FAILED {e}", file=sys.stderr)
             failures += 1

@@ -389,6 +389,32 @@ KernelOr MakeChannelShuffle(const KernelRequest& req, int threads) {
 }
 
 // Reshape-likes copy the row-major elements unchanged.
+// y[n, c, h·b + i, w·b + j] = x[n, (i·b + j)·C' + c, h, w] (DCR) or x[n, c·b² + i·b + j, h, w]
+// (CRD): one copy loop over (n, c, h, i, w, j) in the output's memory order.
+KernelOr MakeDepthToSpace(const KernelRequest& req, int threads) {
+  const TensorDesc& x = req.inputs[0];
+  const TensorDesc& y = req.outputs[0];
+  const int64_t b = req.attrs->GetInt("blocksize", 0);
+  if (x.dims.size() != 4 || b < 1 || x.dims[1] % (b * b) != 0)
+    return Refuse(req, "expected a rank-4 input whose channels blocksize {} squared divides", b);
+  const bool crd = req.attrs->GetString("mode", "DCR") == "CRD";
+  const int64_t c = x.dims[1] / (b * b);
+  const std::vector<int64_t> xs = LogicalStrides(x), ys = LogicalStrides(y);
+  const Dims view = {x.dims[0], c, x.dims[2], b, x.dims[3], b};
+  const std::vector<int64_t> src = {xs[0], crd ? b * b * xs[1] : xs[1], xs[2], crd ? b * xs[1] : b * c * xs[1],
+                                    xs[3], crd ? xs[1] : c * xs[1]};
+  const std::vector<int64_t> dst = {ys[0], ys[1], b * ys[2], ys[2], b * ys[3], ys[3]};
+  std::vector<int> order;  // the output's memory order, H and W each split in two
+  for (int a : MemoryOrder(y)) {
+    if (a <= 1) order.push_back(a);
+    else if (a == 2) order.insert(order.end(), {2, 3});
+    else order.insert(order.end(), {4, 5});
+  }
+  CopyLoop loop = MakeCopyLoop(order, view, src, dst, DTypeSize(x.dtype));
+  return std::unique_ptr<Kernel>(new CopyLoopsKernel(fmt::format("depth to space {} (block {})", crd ? "CRD" : "DCR", b),
+                                                     {std::move(loop)}, {0}, {0}, threads));
+}
+
 KernelOr MakeReshapeCopy(const KernelRequest& req, int threads) {
   const TensorDesc& x = req.inputs[0];
   const TensorDesc& y = req.outputs[0];
@@ -419,6 +445,7 @@ KernelOr CreateMovementKernel(const KernelRequest& req) {
     case OpKind::kSplit: return MakeSplit(req, threads);
     case OpKind::kSlice: return MakeSlice(req, threads);
     case OpKind::kChannelShuffle: return MakeChannelShuffle(req, threads);
+    case OpKind::kDepthToSpace: return MakeDepthToSpace(req, threads);
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
       return MakeReshapeCopy(req, threads);
     default: return Refuse(req, "{} is not a movement op of this kernel", OpName(req.op));

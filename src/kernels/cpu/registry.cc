@@ -52,7 +52,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
       return CreateResizeKernel(req);
     case OpKind::kConcat: case OpKind::kSplit: case OpKind::kSlice: case OpKind::kTranspose:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kChannelShuffle:
+    case OpKind::kChannelShuffle: case OpKind::kDepthToSpace:
       return CreateMovementKernel(req);
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
       return CreateConvKernel(req);

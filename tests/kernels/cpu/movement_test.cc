@@ -1,5 +1,5 @@
 // Fast Transpose (and the row-major <-> NHWC conversion), Concat, Split, Slice,
-// ChannelShuffle, the reshape-like copies and Resize against the reference kernels. Data
+// ChannelShuffle, DepthToSpace, the reshape-like copies and Resize against the reference kernels. Data
 // movement is exact.
 #include <numeric>
 
@@ -70,6 +70,23 @@ TEST(CpuMovement, ChannelShuffle) {
     const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("shuffle {} group {} {}", DimsStr(dims), g, DTypeName(dt)));
     const bool per_pixel = c.nhwc && c.row_major_inputs.empty();
     EXPECT_EQ(d.find("per pixel") != std::string::npos, per_pixel) << d;
+  }
+}
+
+// DepthToSpace (DCR and CRD, blocksize 1-3) against the reference, NHWC and row-major,
+// every dtype size, 1 and 2 threads; exact.
+TEST(CpuMovement, DepthToSpace) {
+  std::mt19937 rng(59);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int64_t b = RandInt(rng, 1, 3);
+    const Dims dims = {RandInt(rng, 1, 2), b * b * RandInt(rng, 1, 9), RandInt(rng, 1, 7), RandInt(rng, 1, 7)};
+    const DType dt = std::vector<DType>{DType::kF32, DType::kI8, DType::kF16, DType::kI64}[trial % 4];
+    const std::string mode = trial % 3 == 2 ? "CRD" : "DCR";
+    FastCase c{OpKind::kDepthToSpace, {RandomOf(dt, dims, rng)}, Attrs({{"blocksize", b}, {"mode", mode}})};
+    c.threads = 1 + trial % 2;
+    c.nhwc = trial % 2 == 1;
+    const std::string d = ExpectMatchesRef(c, 0, 0, fmt::format("depth to space {} block {} {} {}", DimsStr(dims), b, mode, DTypeName(dt)));
+    EXPECT_NE(d.find("depth to space"), std::string::npos) << d;
   }
 }
 
