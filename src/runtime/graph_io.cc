@@ -56,7 +56,7 @@ StatusOr<Tensor> GetTensor(const fb::TensorData* t, const std::string& what) {
     return InvalidArgument("{}: a tensor of unknown dtype {}", what, static_cast<int>(t->dtype()));
   const auto dtype = static_cast<DType>(t->dtype());
   // The data's size is checked against the dims before anything is allocated: fuzz_edgec_load
-  // found a few bytes claiming 1.8 GB (tests/fuzz/regressions/edgec_load).
+  // found a few bytes claiming 1.8 GB (tests/fuzz/make_regressions.py).
   ASSIGN_OR_RETURN(const int64_t n, CheckedNumElements(dims, DTypeSize(dtype)));
   const size_t have = t->data() ? t->data()->size() : 0;
   const int64_t need = n * static_cast<int64_t>(DTypeSize(dtype));

@@ -1,14 +1,17 @@
 """Writes the fuzzers' regression inputs that are model or data files, so none is committed:
 OUT/<target>/<name>, replayed by tests/fuzz/run.sh before fuzzing (with the committed text
 inputs of tests/fuzz/regressions/). Each reproduces a crash a fuzzer found, now a clear error.
-Usage: make_regressions.py OUT"""
+Usage: make_regressions.py OUT SEEDS (SEEDS: the corpora make_seeds.py wrote, whose compiled
+`.edgec` seeds the `.edgec` cases start from)"""
 import os
+import struct
 import sys
+import zlib
 
 import onnx
 from onnx import TensorProto, helper
 
-out = sys.argv[1]
+out, seeds = sys.argv[1], sys.argv[2]
 
 
 def write(target, name, data):
@@ -33,3 +36,54 @@ graph = helper.make_graph(
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 model.ir_version = 8
 write("onnx_import", "transpose_without_output.onnx", model.SerializeToString())
+
+
+# fuzz_edgec_load: a constant of the compiled graph whose dims claim 1.8 GB over a few bytes of
+# data was allocated before its size was checked (runtime/graph_io.cc GetTensor). The compiled
+# conv seed's int8 weight constant [4, 3, 3, 3] gets its third dim patched to 3 << 24
+# (4 * 3 * 50331648 * 3 bytes = 1.8 GB) and the file its checksum trailer recomputed, so the
+# loader's size check (not the CRC) is what must refuse it.
+def table_field(buf, table, index):
+    """The position of field `index` of the FlatBuffers table at `table`, None if absent."""
+    vtable = table - struct.unpack_from("<i", buf, table)[0]
+    vtable_bytes = struct.unpack_from("<H", buf, vtable)[0]
+    if 4 + 2 * index >= vtable_bytes:
+        return None
+    at = struct.unpack_from("<H", buf, vtable + 4 + 2 * index)[0]
+    return table + at if at else None
+
+
+def follow(buf, pos):
+    return pos + struct.unpack_from("<I", buf, pos)[0]
+
+
+def vector(buf, pos):
+    """(first element's position, length) of the vector the offset at `pos` points to."""
+    v = follow(buf, pos)
+    return v + 4, struct.unpack_from("<I", buf, v)[0]
+
+
+# Field indices: src/runtime/artifact.fbs (Artifact.graph_ir = 9) and src/runtime/graph.fbs
+# (Graph.values = 1; Value.name = 0, Value.constant = 5; TensorData.dims = 1).
+TRAILER = 16  # "EDGCSUM1" + CRC-32 in 8 bytes (runtime/artifact.cc)
+with open(os.path.join(seeds, "edgec_load", "conv_relu.edge-mcu.edgec"), "rb") as f:
+    edgec = bytearray(f.read())
+body = memoryview(edgec)[:-TRAILER]
+graph_at, _ = vector(body, table_field(body, struct.unpack_from("<I", body, 0)[0], 9))
+graph = body[graph_at:]
+values_at, num_values = vector(graph, table_field(graph, struct.unpack_from("<I", graph, 0)[0], 1))
+patched = False
+for i in range(num_values):
+    value = follow(graph, values_at + 4 * i)
+    name_at, name_len = vector(graph, table_field(graph, value, 0))
+    constant = table_field(graph, value, 5)
+    if constant is None or not bytes(graph[name_at:name_at + name_len]).startswith(b"w_quantized"):
+        continue
+    dims_at, rank = vector(graph, table_field(graph, follow(graph, constant), 1))
+    assert struct.unpack_from("<4q", graph, dims_at) == (4, 3, 3, 3), "the conv seed's weight changed"
+    struct.pack_into("<q", graph, dims_at + 16, 3 << 24)
+    patched = True
+assert patched, "no w_quantized constant in the compiled conv seed"
+del body, graph
+edgec[-8:] = struct.pack("<Q", zlib.crc32(edgec[:-TRAILER]))
+write("edgec_load", "tensor_claims_1_8gb.edgec", bytes(edgec))
