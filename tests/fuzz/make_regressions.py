@@ -87,3 +87,51 @@ assert patched, "no w_quantized constant in the compiled conv seed"
 del body, graph
 edgec[-8:] = struct.pack("<Q", zlib.crc32(edgec[:-TRAILER]))
 write("edgec_load", "tensor_claims_1_8gb.edgec", bytes(edgec))
+
+# fuzz_edgec_load: the compiled graph (a nested FlatBuffer) at an address 4 bytes off 8-byte
+# alignment made FlatBuffers read int64 dims misaligned (undefined behaviour); its verifier
+# checks alignment relative to the nested buffer's start only. The seed's graph is copied to
+# the end of the file at such an offset and Artifact.graph_ir pointed at the copy.
+with open(os.path.join(seeds, "edgec_load", "conv_relu.edge-mcu.edgec"), "rb") as f:
+    edgec = f.read()
+body = edgec[:-TRAILER]
+root = struct.unpack_from("<I", body, 0)[0]
+field = table_field(body, root, 9)
+graph_at, graph_len = vector(body, field)
+pad = (4 - (len(body) + 4) % 8) % 8
+vec_at = len(body) + pad
+moved = bytearray(body + bytes(pad) + struct.pack("<I", graph_len) + body[graph_at:graph_at + graph_len])
+assert (vec_at + 4) % 8 == 4
+struct.pack_into("<I", moved, field, vec_at - field)
+write("edgec_load", "misaligned_graph.edgec",
+      bytes(moved) + b"EDGCSUM1" + struct.pack("<Q", zlib.crc32(moved)))
+
+# fuzz_onnx_import: a Reshape of an input of unknown shape to [335544322, 196608, 65527]
+# (4.3e18 elements) gave static shapes whose byte count overflowed int64 in the -O3 cost
+# model (ir/cost.cc NodeCopyBytes, signed overflow).
+graph = helper.make_graph(
+    [helper.make_node("Reshape", ["x", "s"], ["r"]),
+     helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+     helper.make_node("Concat", ["t", "t"], ["c"], axis=1),
+     helper.make_node("Slice", ["c", "st", "en", "ax"], ["y"])],
+    "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    [helper.make_tensor("s", TensorProto.INT64, [3], [335544322, 196608, 65527]),
+     helper.make_tensor("st", TensorProto.INT64, [1], [1]),
+     helper.make_tensor("en", TensorProto.INT64, [1], [1069446856454]),
+     helper.make_tensor("ax", TensorProto.INT64, [1], [1])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+write("onnx_import", "copy_bytes_past_int64.onnx", model.SerializeToString())
+
+# fuzz_image: a JPEG header claiming 3.5 GB of pixels over a few bytes of data was allocated
+# before decoding (support/image.cc); images over 64 Mpx are now refused. A small JPEG gets
+# its frame header (SOF0: FF C0, length, precision, height, width) patched to 40000 x 30000.
+import io  # noqa: E402
+from PIL import Image  # noqa: E402
+buf = io.BytesIO()
+Image.new("RGB", (8, 8), (200, 30, 30)).save(buf, format="JPEG")
+jpeg = bytearray(buf.getvalue())
+sof = jpeg.index(b"\xff\xc0")
+struct.pack_into(">HH", jpeg, sof + 5, 40000, 30000)
+write("image", "huge_claimed_size.jpg", bytes(jpeg))
