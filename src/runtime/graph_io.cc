@@ -47,9 +47,18 @@ Offset<fb::Attr> PutAttr(FlatBufferBuilder& b, const std::string& name, const At
   return fb::CreateAttr(b, n, fb::AttrKind_Tensor, 0, 0, 0, 0, 0, 0, td);
 }
 
+// An int64 vector's elements, copied bytewise: the FlatBuffers verifier checks a vector's
+// length word for 4-byte alignment only, so its int64 elements may sit 4 bytes off
+// (fuzz_edgec_load, tests/fuzz/make_regressions.py misaligned_dims.edgec).
+std::vector<int64_t> Longs(const flatbuffers::Vector<int64_t>* v) {
+  std::vector<int64_t> r(v ? v->size() : 0);
+  if (!r.empty()) std::memcpy(r.data(), v->Data(), r.size() * sizeof(int64_t));
+  return r;
+}
+
 StatusOr<Tensor> GetTensor(const fb::TensorData* t, const std::string& what) {
   if (!t || !t->dims()) return InvalidArgument("{}: a tensor without dims", what);
-  Dims dims(t->dims()->begin(), t->dims()->end());
+  Dims dims = Longs(t->dims());
   for (int64_t d : dims)
     if (d < 0) return InvalidArgument("{}: a tensor dim {} < 0", what, d);
   if (t->dtype() == 0 || t->dtype() > static_cast<int>(DType::kBool))
@@ -83,7 +92,7 @@ StatusOr<AttrValue> GetAttr(const fb::Attr* a, const std::string& what) {
     case fb::AttrKind_Float: return AttrValue(a->f());
     case fb::AttrKind_String: return AttrValue(Str(a->s()));
     case fb::AttrKind_Ints:
-      return AttrValue(a->ints() ? std::vector<int64_t>(a->ints()->begin(), a->ints()->end()) : std::vector<int64_t>());
+      return AttrValue(Longs(a->ints()));
     case fb::AttrKind_Floats:
       return AttrValue(a->floats() ? std::vector<float>(a->floats()->begin(), a->floats()->end()) : std::vector<float>());
     case fb::AttrKind_Strings: return AttrValue(GetStrings(a->strings()));
@@ -174,7 +183,7 @@ StatusOr<Graph> DeserializeGraph(std::span<const uint8_t> bytes, const std::stri
   auto type_of = [](const fb::Value* fv) {
     TensorType t;
     t.dtype = static_cast<DType>(fv->dtype());
-    if (fv->dims()) t.dims.assign(fv->dims()->begin(), fv->dims()->end());
+    if (fv->dims()) t.dims = Longs(fv->dims());
     t.dim_names = GetStrings(fv->dim_names());
     t.rank_known = fv->rank_known();
     return t;
