@@ -135,3 +135,35 @@ jpeg = bytearray(buf.getvalue())
 sof = jpeg.index(b"\xff\xc0")
 struct.pack_into(">HH", jpeg, sof + 5, 40000, 30000)
 write("image", "huge_claimed_size.jpg", bytes(jpeg))
+
+# fuzz_onnx_import: the same graph reshaped to [27215113778304258, 196608, 65527]: the element
+# count itself passes int64 in shape binding (runtime/shape_binding.cc, NumElements).
+model.graph.initializer[0].CopyFrom(helper.make_tensor("s", TensorProto.INT64, [3], [27215113778304258, 196608, 65527]))
+write("onnx_import", "elements_past_int64.onnx", model.SerializeToString())
+
+# fuzz_edgec_load: a Value's int64 dims vector 4 bytes off 8-byte alignment inside an aligned
+# graph (FlatBuffers checks a vector's length word for 4-byte alignment only). The seed's
+# graph gets a copy of w_quantized's dims appended at such an offset, the constant's dims
+# field repointed, and the grown graph placed at the end of the file (32-byte aligned).
+with open(os.path.join(seeds, "edgec_load", "conv_relu.edge-mcu.edgec"), "rb") as f:
+    edgec = f.read()
+body = edgec[:-TRAILER]
+field = table_field(body, struct.unpack_from("<I", body, 0)[0], 9)
+graph_at, graph_len = vector(body, field)
+graph = bytearray(body[graph_at:graph_at + graph_len])
+values_at, num_values = vector(graph, table_field(graph, struct.unpack_from("<I", graph, 0)[0], 1))
+for i in range(num_values):
+    value = follow(graph, values_at + 4 * i)
+    name_at, name_len = vector(graph, table_field(graph, value, 0))
+    constant = table_field(graph, value, 5)
+    if constant is not None and bytes(graph[name_at:name_at + name_len]).startswith(b"w_quantized"):
+        dims_field = table_field(graph, follow(graph, constant), 1)
+graph += bytes((-len(graph)) % 8)  # the length word at 0 mod 8: the elements at 4 mod 8
+dims_at = len(graph)
+graph += struct.pack("<I4q", 4, 4, 3, 3, 3)
+struct.pack_into("<I", graph, dims_field, dims_at - dims_field)
+pad = (-(len(body) + 4)) % 32
+vec_at = len(body) + pad
+moved = bytearray(body + bytes(pad) + struct.pack("<I", len(graph)) + bytes(graph))
+struct.pack_into("<I", moved, field, vec_at - field)
+write("edgec_load", "misaligned_dims.edgec", bytes(moved) + b"EDGCSUM1" + struct.pack("<Q", zlib.crc32(moved)))
