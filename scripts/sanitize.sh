@@ -14,11 +14,11 @@
 # library, CLI and fuzz targets only (no test binaries) and runs the malformed-model corpus and
 # two zoo models through the sanitized CLI; scripts/test.sh then fuzzes on the same library.
 #
-# Thread sanitizer: libomp (OpenMP) and oneDNN are not instrumented, so their own
-# synchronization is invisible to it; every session here runs its kernels on one thread
-# (OMP_NUM_THREADS=1, EDGEC threads=1 in the concurrency test) and the races looked for are
-# those between the application's threads sharing one model. What is suppressed, and why, is in
-# scripts/sanitize/<sanitizer>.supp (none so far).
+# Thread sanitizer: libomp (OpenMP) and oneDNN are not instrumented. The concurrency test runs
+# each session's kernels on one thread (threads=1), so the races looked for there are those
+# between the application's threads sharing one model; the zoo models run two OpenMP threads
+# with libarcher, which reports OpenMP's synchronization to the sanitizer. What is suppressed,
+# and why, goes in scripts/sanitize/<sanitizer>.supp (none so far).
 set -uo pipefail
 SAN="${1:?usage: sanitize.sh address,undefined|thread [--subset]}"
 SUBSET="${2:-}"
