@@ -1,53 +1,35 @@
 #!/usr/bin/env bash
 # A sanitizer build and its run: `make test SANITIZE=address,undefined` or SANITIZE=thread.
 #
-#   bash scripts/sanitize.sh SANITIZERS [--subset]
+#   bash scripts/sanitize.sh address,undefined|thread [--subset]
 #
-# Configures build-san-<sanitizers> (its own folder; the Release build is untouched) with
-# -fsanitize=SANITIZERS, builds the CLI and the unit/API tests, and runs the unit tests, the
-# public API tests (with the concurrency test: 8 threads x 200 runs on one shared model) and
-# the model zoo against ONNX Runtime. Any sanitizer report fails the run (-fno-sanitize-recover,
-# halt_on_error). --subset (what scripts/test.sh runs, on the fuzz build's tree) builds only the
-# CLI and runs the malformed-model corpus and two zoo models through it, so it fits the suite's
-# time: the library is the one the fuzz targets already needed.
+# address,undefined: the fuzz tree (build-fuzz, tests/fuzz/run.sh --build-only: clang, the whole
+# library with -fsanitize=fuzzer-no-link,address,undefined), so `make fuzz` and this share one
+# instrumented build. thread: build-san-thread (clang, -O1). SANITIZE_BUILD names another folder.
+# address,undefined builds the CLI and the unit/API tests and runs the unit tests, the public API
+# tests (with the concurrency test: 8 threads x 200 runs on one shared model) and the model zoo
+# against ONNX Runtime; thread, below, runs what has more than one thread. Any sanitizer report fails the run (-fno-sanitize-recover, halt_on_error, exit code 86).
 #
-# Thread sanitizer: libgomp (OpenMP) and oneDNN are not instrumented, so their own
-# synchronization is invisible to it; every session here runs its kernels on one thread
-# (OMP_NUM_THREADS=1, EDGEC threads=1 in the concurrency test) and the races looked for are
-# those between the application's threads sharing one model.
+# --subset is the part of `make test` (scripts/test.sh) that fits CI: it builds the fuzz tree's
+# library, CLI and fuzz targets only (no test binaries) and runs the malformed-model corpus and
+# two zoo models through the sanitized CLI; scripts/test.sh then fuzzes on the same library.
+#
+# Thread sanitizer: libomp (OpenMP) and oneDNN are not instrumented. The concurrency test runs
+# each session's kernels on one thread (threads=1), so the races looked for there are those
+# between the application's threads sharing one model; the zoo models run two OpenMP threads
+# with libarcher, which reports OpenMP's synchronization to the sanitizer. What is suppressed,
+# and why, goes in scripts/sanitize/<sanitizer>.supp (none so far).
 set -uo pipefail
 SAN="${1:?usage: sanitize.sh address,undefined|thread [--subset]}"
 SUBSET="${2:-}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-# SANITIZE_BUILD names another folder already configured with these sanitizers (scripts/test.sh
-# passes the fuzz build, clang with address,undefined, so the suite builds one extra tree, not two).
-SB="${SANITIZE_BUILD:-build-san-${SAN//,/-}}"
+case "$SAN" in
+  address,undefined|undefined,address) SAN=address,undefined; SB="${SANITIZE_BUILD:-${FUZZ_BUILD:-build-fuzz}}" ;;
+  thread) SB="${SANITIZE_BUILD:-build-san-thread}" ;;
+  *) echo "sanitize.sh: SANITIZE must be address,undefined or thread, not '$SAN'" >&2; exit 2 ;;
+esac
 
-if [ ! -f "$SB/CMakeCache.txt" ]; then
-  CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache \
-    cmake -S . -B "$SB" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-g1 -DEDGEC_SANITIZE="$SAN" \
-      -DEDGEC_PYTHON=OFF > /dev/null || exit 1
-fi
-echo "=== build ($SAN) in $SB ==="
-targets=(edgec)
-[ -z "$SUBSET" ] && targets+=(edgec_tests edgec_api_tests)
-nice cmake --build "$SB" -j "${JOBS:-2}" --target "${targets[@]}" -- --no-print-directory 2>&1 \
-  | grep -E 'error|FAILED' && exit 1
-# The API tests and the zoo runner read the exported zoo (build/zoo) through links: the model,
-# its inputs and ONNX Runtime's cached outputs; what edgec writes stays in this folder.
-for d in "$ROOT"/build/zoo/*/; do
-  m="$(basename "$d")"
-  mkdir -p "$SB/zoo/$m"
-  for f in model.onnx inputs ort; do
-    [ -e "$d/$f" ] && [ ! -e "$SB/zoo/$m/$f" ] && ln -s "$(cd "$d" && pwd)/$f" "$SB/zoo/$m/$f"
-  done
-done
-
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-export OMP_NUM_THREADS=1
 declare -a names=() codes=() secs=()
 part() {
   local name="$1"; shift
@@ -58,18 +40,63 @@ part() {
   names+=("$name"); codes+=("$rc"); secs+=("$(( $(date +%s) - t0 ))")
 }
 
-if [ -z "$SUBSET" ] && [ "$SAN" = thread ]; then
-  # The unit tests are single-threaded; under the thread sanitizer the API tests are the point.
-  part "API and concurrency tests ($SAN)" "$SB/bin/edgec_api_tests" --gtest_brief=1 --gtest_filter='Concurrency.*:ApiSession.*'
-elif [ -z "$SUBSET" ]; then
-  part "unit tests ($SAN)" "$SB/bin/edgec_tests" --gtest_brief=1
-  part "API and concurrency tests ($SAN)" "$SB/bin/edgec_api_tests" --gtest_brief=1
-fi
+build() {
+  if [ "$SAN" = address,undefined ]; then
+    bash tests/fuzz/run.sh --build-only "$SB" || return 1
+  elif [ ! -f "$SB/CMakeCache.txt" ]; then
+    # RelWithDebInfo only to take -O1 (the project sets Release's flags itself); asserts stay on
+    # as in Release.
+    CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache \
+      cmake -S . -B "$SB" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+        "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+        -DEDGEC_SANITIZE="$SAN" -DEDGEC_PYTHON=OFF > /dev/null || return 1
+  fi
+  [ -n "$SUBSET" ] && return 0
+  local targets=(edgec edgec_tests edgec_api_tests)
+  [ "$SAN" = thread ] && targets=(edgec edgec_concurrency_test)
+  nice cmake --build "$SB" -j "${JOBS:-2}" --target "${targets[@]}" -- --no-print-directory 2>&1 \
+    | grep -E 'error|FAILED' && return 1
+  return 0
+}
+part "build ($SAN) in $SB" build
+[ "${codes[0]}" = 0 ] || { echo "sanitize.sh: the build failed"; exit 1; }
+
+# The API tests and the zoo runner read the exported zoo (ZOO, default build/zoo) through links:
+# the model, its inputs and ONNX Runtime's cached outputs; what edgec writes stays in this folder.
+for d in "${ZOO:-$ROOT/build/zoo}"/*/; do
+  [ -d "$d" ] || continue
+  m="$(basename "$d")"
+  mkdir -p "$SB/zoo/$m"
+  for f in model.onnx inputs ort; do
+    [ -e "$d/$f" ] && [ ! -e "$SB/zoo/$m/$f" ] && ln -s "$(cd "$d" && pwd)/$f" "$SB/zoo/$m/$f"
+  done
+done
+
+# A suppression file per sanitizer (scripts/sanitize/<name>.supp) when there is one.
+supp() { [ -f "$ROOT/scripts/sanitize/$1.supp" ] && printf ':suppressions=%s' "$ROOT/scripts/sanitize/$1.supp"; }
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:exitcode=86"
+export LSAN_OPTIONS="exitcode=86$(supp lsan)"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
+export TSAN_OPTIONS="halt_on_error=1:exitcode=86:second_deadlock_stack=1$(supp tsan)"
+export OMP_NUM_THREADS=1
+
 if [ -n "$SUBSET" ]; then
   part "bad models ($SAN)" /usr/bin/python3 tests/bad_models/run.py "$SB/bin/edgec" "$SB/bad_models"
   part "zoo vs ONNX Runtime, squeezenet1_1 and transformer ($SAN)" \
     env EDGEC_RUN_ARGS="-O 3" bash tests/zoo/run.sh "$SB" squeezenet1_1 transformer
+elif [ "$SAN" = thread ]; then
+  # The unit and other API tests run on one thread: nothing there for the thread sanitizer, so
+  # its build is libedgec, the concurrency test and the CLI. The zoo models run their kernels
+  # on two OpenMP threads, with LLVM's OpenMP tool for the thread sanitizer (libarcher) telling
+  # it about OpenMP's barriers and tasks.
+  part "concurrency test: 8 threads sharing one model ($SAN)" "$SB/bin/edgec_concurrency_test" --gtest_brief=1
+  archer=$(ls /usr/lib/llvm-*/lib/libarcher.so 2>/dev/null | head -1)
+  part "zoo vs ONNX Runtime, 2 OpenMP threads: squeezenet1_1, transformer, speech_lstm ($SAN)" \
+    env OMP_NUM_THREADS=2 OMP_TOOL_LIBRARIES="$archer" EDGEC_RUN_ARGS="-O 3 --threads 2" \
+    bash tests/zoo/run.sh "$SB" squeezenet1_1 transformer speech_lstm
 else
+  part "unit tests ($SAN)" "$SB/bin/edgec_tests" --gtest_brief=1
+  part "API and concurrency tests ($SAN)" "$SB/bin/edgec_api_tests" --gtest_brief=1
   part "model zoo vs ONNX Runtime (-O3, $SAN)" env EDGEC_RUN_ARGS="-O 3" bash tests/zoo/run.sh "$SB"
 fi
 

@@ -31,11 +31,13 @@ part "installed package: outside C++/C programs, Python, docs/api.md examples" b
 part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
 part "malformed models: one-line errors, nothing read outside" /usr/bin/python3 tests/bad_models/run.py "$BUILD/bin/edgec" "$BUILD/bad_models"
-# Every fuzz target for FUZZ_SECONDS (its regression inputs first): the harnesses built with
-# clang and address+undefined, linked to this build's core (tests/fuzz/run.sh, FUZZ_QUICK);
-# `make fuzz` is the fully instrumented build.
-part "fuzz: 6 libFuzzer targets, ${FUZZ_SECONDS:-20}s each" \
-  env FUZZ_QUICK="$BUILD" bash tests/fuzz/run.sh "$BUILD-fuzz-quick" "${FUZZ_SECONDS:-20}"
+# The sanitizers' share of the suite (scripts/sanitize.sh --subset): the library, the CLI and
+# the fuzz targets built with clang and address+undefined+fuzzer coverage in $BUILD-fuzz (the
+# tree `make fuzz` uses); the malformed-model corpus and two zoo models through that CLI; then
+# every fuzz target for FUZZ_SECONDS (its regression inputs first) on the same library.
+part "sanitizers (address,undefined): build, bad models, 2 zoo models" \
+  env FUZZ_BUILD="$BUILD-fuzz" ZOO="$BUILD/zoo" bash scripts/sanitize.sh address,undefined --subset
+part "fuzz: 6 libFuzzer targets, ${FUZZ_SECONDS:-20}s each" bash tests/fuzz/run.sh "$BUILD-fuzz" "${FUZZ_SECONDS:-20}"
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
 part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_RUN_ARGS="-O 3" EDGEC_ROUNDTRIP="optimize -O 3" bash tests/zoo/run.sh "$BUILD"
 part "every ONNX export valid: checker + ONNX Runtime" /usr/bin/python3 tests/frontend/export_validity.py "$BUILD"

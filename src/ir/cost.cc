@@ -1,5 +1,6 @@
 #include "ir/cost.h"
 
+#include <limits>
 #include <set>
 
 #include "ir/physical_layout.h"
@@ -104,7 +105,11 @@ int64_t NodeCopyBytes(const Node& n) {
   }
   if (!copies || y->physical.is_view) return 0;
   if (!y->type.IsStatic()) return -1;
-  return NumElements(y->type.dims) * static_cast<int64_t>(DTypeSize(y->type.dtype));
+  // Inferred shapes are not capped (only tensors that get created are): a byte count past
+  // int64 saturates. fuzz_onnx_import found the overflow (tests/fuzz/make_regressions.py).
+  const auto bytes = CheckedNumElements(y->type.dims, DTypeSize(y->type.dtype));
+  if (!bytes.ok()) return std::numeric_limits<int64_t>::max();
+  return *bytes * static_cast<int64_t>(DTypeSize(y->type.dtype));
 }
 
 int64_t GraphCopyBytes(const Graph& g, bool* unknown) {
@@ -115,7 +120,7 @@ int64_t GraphCopyBytes(const Graph& g, bool* unknown) {
     if (b < 0) {
       if (unknown) *unknown = true;
     } else {
-      total += b;
+      total = b > std::numeric_limits<int64_t>::max() - total ? std::numeric_limits<int64_t>::max() : total + b;
     }
   }
   return total;

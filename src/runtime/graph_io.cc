@@ -47,16 +47,25 @@ Offset<fb::Attr> PutAttr(FlatBufferBuilder& b, const std::string& name, const At
   return fb::CreateAttr(b, n, fb::AttrKind_Tensor, 0, 0, 0, 0, 0, 0, td);
 }
 
+// An int64 vector's elements, copied bytewise: the FlatBuffers verifier checks a vector's
+// length word for 4-byte alignment only, so its int64 elements may sit 4 bytes off
+// (fuzz_edgec_load, tests/fuzz/make_regressions.py misaligned_dims.edgec).
+std::vector<int64_t> Longs(const flatbuffers::Vector<int64_t>* v) {
+  std::vector<int64_t> r(v ? v->size() : 0);
+  if (!r.empty()) std::memcpy(r.data(), v->Data(), r.size() * sizeof(int64_t));
+  return r;
+}
+
 StatusOr<Tensor> GetTensor(const fb::TensorData* t, const std::string& what) {
   if (!t || !t->dims()) return InvalidArgument("{}: a tensor without dims", what);
-  Dims dims(t->dims()->begin(), t->dims()->end());
+  Dims dims = Longs(t->dims());
   for (int64_t d : dims)
     if (d < 0) return InvalidArgument("{}: a tensor dim {} < 0", what, d);
   if (t->dtype() == 0 || t->dtype() > static_cast<int>(DType::kBool))
     return InvalidArgument("{}: a tensor of unknown dtype {}", what, static_cast<int>(t->dtype()));
   const auto dtype = static_cast<DType>(t->dtype());
   // The data's size is checked against the dims before anything is allocated: fuzz_edgec_load
-  // found a few bytes claiming 1.8 GB (tests/fuzz/regressions/edgec_load).
+  // found a few bytes claiming 1.8 GB (tests/fuzz/make_regressions.py).
   ASSIGN_OR_RETURN(const int64_t n, CheckedNumElements(dims, DTypeSize(dtype)));
   const size_t have = t->data() ? t->data()->size() : 0;
   const int64_t need = n * static_cast<int64_t>(DTypeSize(dtype));
@@ -83,7 +92,7 @@ StatusOr<AttrValue> GetAttr(const fb::Attr* a, const std::string& what) {
     case fb::AttrKind_Float: return AttrValue(a->f());
     case fb::AttrKind_String: return AttrValue(Str(a->s()));
     case fb::AttrKind_Ints:
-      return AttrValue(a->ints() ? std::vector<int64_t>(a->ints()->begin(), a->ints()->end()) : std::vector<int64_t>());
+      return AttrValue(Longs(a->ints()));
     case fb::AttrKind_Floats:
       return AttrValue(a->floats() ? std::vector<float>(a->floats()->begin(), a->floats()->end()) : std::vector<float>());
     case fb::AttrKind_Strings: return AttrValue(GetStrings(a->strings()));
@@ -148,6 +157,16 @@ std::vector<uint8_t> SerializeGraph(const Graph& g) {
 }
 
 StatusOr<Graph> DeserializeGraph(std::span<const uint8_t> bytes, const std::string& what) {
+  // FlatBuffers reads scalars in place and its verifier checks alignment relative to the
+  // buffer's start only: a buffer that is not 8-byte aligned in memory (a subgraph attribute's
+  // [ubyte], or a damaged file) is read from an aligned copy. fuzz_edgec_load found the
+  // misaligned int64 dims read (tests/fuzz/make_regressions.py, misaligned_graph.edgec).
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(int64_t) != 0) {
+    aligned.resize((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    bytes = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size());
+  }
   flatbuffers::Verifier v(bytes.data(), bytes.size(), /*max_depth=*/64, /*max_tables=*/10'000'000);
   if (bytes.size() < 8 || !fb::GraphBufferHasIdentifier(bytes.data()) || !fb::VerifyGraphBuffer(v))
     return InvalidArgument("{}: the compiled graph is damaged (its tables point outside it); recompile the model", what);
@@ -165,7 +184,7 @@ StatusOr<Graph> DeserializeGraph(std::span<const uint8_t> bytes, const std::stri
   auto type_of = [](const fb::Value* fv) {
     TensorType t;
     t.dtype = static_cast<DType>(fv->dtype());
-    if (fv->dims()) t.dims.assign(fv->dims()->begin(), fv->dims()->end());
+    if (fv->dims()) t.dims = Longs(fv->dims());
     t.dim_names = GetStrings(fv->dim_names());
     t.rank_known = fv->rank_known();
     t.kind = fv->kind() == static_cast<uint8_t>(ValueKind::kSequence) ? ValueKind::kSequence : ValueKind::kTensor;

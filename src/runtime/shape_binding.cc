@@ -78,7 +78,13 @@ Status BindInputShapes(Graph& g, const std::map<std::string, Dims>& shapes, int6
       const TensorType& old = n->output(i)->type;
       if (t.rank_known && old.rank_known && old.rank() == t.rank()) t.dim_names = old.dim_names;
       n->output(i)->type = t;
-      small &= t.IsStatic() && NumElements(t.dims) <= kMaxEvalElements;
+      // Inferred dims may multiply past int64 (fuzz_onnx_import): such a value is not small.
+      bool fits = false;
+      if (t.IsStatic()) {
+        const auto elements = CheckedNumElements(t.dims);
+        fits = elements.ok() && *elements <= kMaxEvalElements;
+      }
+      small &= fits;
     }
     // Shape and Size depend only on the input's type, not its value.
     if ((n->op() == OpKind::kShape || n->op() == OpKind::kSize) && n->input(0) &&

@@ -53,7 +53,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 mkdir -p "$FB/crashes"
 rm -rf "$FB/regressions"
-/usr/bin/python3 tests/fuzz/make_regressions.py "$FB/regressions" || exit 1
+/usr/bin/python3 tests/fuzz/make_regressions.py "$FB/regressions" "$seeds" || exit 1
 failed=0
 for t in "${TARGETS[@]}"; do
   bin="$FB/bin/fuzz_$t"
