@@ -13,8 +13,11 @@ DType ToDType(DataType t) { return static_cast<DType>(t); }
 DataType FromDType(DType t) { return static_cast<DataType>(t); }
 Unit FromUnit(artifact_io::Unit u) { return u == artifact_io::Unit::kNpu ? Unit::kNpu : Unit::kCpu; }
 
-cpu::KernelTuning ToKernelTuning(const KernelTuning& t) {
-  cpu::KernelTuning r;
+namespace {
+// The public and the kernels' tuning have the same fields.
+template <typename To, typename From>
+To CopyTuning(const From& t) {
+  To r;
   r.winograd = t.winograd;
   r.winograd_min_channels = t.winograd_min_channels;
   r.conv1x1_gemm_min_pixels = t.conv1x1_gemm_min_pixels;
@@ -22,6 +25,10 @@ cpu::KernelTuning ToKernelTuning(const KernelTuning& t) {
   r.int8_unchecked = t.int8_unchecked;
   return r;
 }
+}  // namespace
+
+cpu::KernelTuning ToKernelTuning(const KernelTuning& t) { return CopyTuning<cpu::KernelTuning>(t); }
+KernelTuning FromKernelTuning(const cpu::KernelTuning& t) { return CopyTuning<KernelTuning>(t); }
 
 Tensor BorrowTensor(const TensorView& v) {
   return Tensor::View(ToDType(v.dtype()), Dims(v.dims().begin(), v.dims().end()), const_cast<void*>(v.data()));

@@ -14,6 +14,7 @@ DType ToDType(DataType t);
 DataType FromDType(DType t);
 Unit FromUnit(artifact_io::Unit u);
 cpu::KernelTuning ToKernelTuning(const KernelTuning& t);
+KernelTuning FromKernelTuning(const cpu::KernelTuning& t);
 
 // A library tensor over the view's memory (borrowed: no copy).
 Tensor BorrowTensor(const TensorView& v);

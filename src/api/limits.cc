@@ -2,6 +2,7 @@
 // environment of the CPU kernels (include/edgec/session.h) over driver/kernel_tuning.h.
 #include "edgec/limits.h"
 
+#include "api/convert.h"
 #include "driver/kernel_tuning.h"
 #include "edgec/session.h"
 #include "npu/target.h"
@@ -31,16 +32,7 @@ void SetResourceLimits(const ResourceLimits& limits) {
 
 StatusOr<double> ParseQuantity(const std::string& text) { return npu::ParseQuantity(text); }
 
-KernelTuning KernelTuningFromEnvironment() {
-  const cpu::KernelTuning t = driver::KernelTuningFromEnvironment();
-  KernelTuning r;
-  r.winograd = t.winograd;
-  r.winograd_min_channels = t.winograd_min_channels;
-  r.conv1x1_gemm_min_pixels = t.conv1x1_gemm_min_pixels;
-  r.gemv = t.gemv;
-  r.int8_unchecked = t.int8_unchecked;
-  return r;
-}
+KernelTuning KernelTuningFromEnvironment() { return api::FromKernelTuning(driver::KernelTuningFromEnvironment()); }
 
 void ApplyVectorIsaFromEnvironment() { driver::ApplyCpuIsaFromEnvironment(); }
 

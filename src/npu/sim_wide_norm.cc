@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "quant/int16_norm.h"
+#include "quant/int_norm.h"
 
 namespace edgec::npu {
 namespace {
@@ -67,19 +68,8 @@ StatusOr<Effect> WideNormOrSoftmax(const Instr& in, const Memories& mem) {
     p.y_zero_point = imm[1];
     p.qmin = imm[2];
     p.qmax = imm[3];
-    auto group = [&](int32_t r0, int32_t r1) {
-      quant::WideNormGroup g;
-      for (int32_t r = r0; r < r1; ++r)
-        for (int32_t c = 0; c < in.cols; ++c) quant::Accumulate(g, value(r, c), p.x_zero_point);
-      quant::FinishGroup(g, p);
-      for (int32_t r = r0; r < r1; ++r)
-        for (int32_t c = 0; c < in.cols; ++c) out[r][c] = quant::NormOutput(g, p, value(r, c), c);
-    };
-    if (per_row) {
-      for (int32_t r = 0; r < in.rows; ++r) group(r, r + 1);
-    } else {
-      group(0, in.rows);
-    }
+    quant::NormalizeBlock<quant::WideNormGroup>(p, in.rows, in.cols, per_row, value,
+                                [&](int32_t r, int32_t c, int32_t y) { out[r][c] = y; });
   }
   for (int32_t r = 0; r < in.rows; ++r) {
     WriteChunk ch{in.dst + int64_t{r} * in.dst_stride, std::vector<uint8_t>(row_bytes)};

@@ -9,7 +9,6 @@
 namespace edgec::quant {
 namespace {
 
-constexpr int64_t kMaxCount = int64_t{1} << 20;
 
 int BitWidth128(__int128 x) {
   const auto u = static_cast<unsigned __int128>(x);
@@ -41,31 +40,12 @@ int32_t ExpEntry(double x_scale, int j) {
 StatusOr<WideNormParams> MakeWideNormParams(float x_scale, int32_t x_zero_point, const std::vector<float>& gamma,
                                             const std::vector<float>& beta, float y_scale, int32_t y_zero_point,
                                             int32_t qmin, int32_t qmax, int64_t count, float epsilon) {
-  if (!(x_scale > 0) || !(y_scale > 0) || !std::isfinite(x_scale) || !std::isfinite(y_scale))
-    return InvalidArgument("scales {} and {} must be positive and finite", x_scale, y_scale);
-  if (count < 1 || count > kMaxCount) return InvalidArgument("{} values per group (at most 2^20)", count);
-  if (!beta.empty() && beta.size() != gamma.size())
-    return InvalidArgument("{} scale values and {} bias values", gamma.size(), beta.size());
+  ASSIGN_OR_RETURN(NormAffine a, MakeNormAffine(x_scale, gamma, beta, y_scale, count, epsilon, 100, 43, 40));
   WideNormParams p{.count = count, .x_zero_point = x_zero_point, .y_zero_point = y_zero_point, .qmin = qmin, .qmax = qmax};
-  const double sx = x_scale, eps = std::max(0.0, static_cast<double>(epsilon));
-  const double e = std::nearbyint(static_cast<double>(count) * static_cast<double>(count) * eps / (sx * sx));
-  if (!(e < std::ldexp(1.0, 100))) return InvalidArgument("epsilon {} is too large for x_scale {}", epsilon, x_scale);
-  p.eps_term = static_cast<__int128>(e);
-  for (size_t c = 0; c < gamma.size(); ++c) {
-    const double g = static_cast<double>(gamma[c]) / y_scale;
-    int32_t m = 0, sh = 0;
-    if (g != 0) {
-      ASSIGN_OR_RETURN(FixedPointMultiplier fm, QuantizeMultiplier(std::abs(g)));
-      if (fm.shift > 43) return InvalidArgument("scale {} / y_scale {} is too large", gamma[c], y_scale);
-      m = g < 0 ? -fm.multiplier : fm.multiplier;
-      sh = fm.shift;
-    }
-    const double b = beta.empty() ? 0.0 : std::nearbyint(256.0 * beta[c] / y_scale);
-    if (!(std::abs(b) < std::ldexp(1.0, 40))) return InvalidArgument("bias {} / y_scale {} is too large", beta[c], y_scale);
-    p.mult.push_back(m);
-    p.shift.push_back(sh);
-    p.bias.push_back(static_cast<int64_t>(b));
-  }
+  p.eps_term = static_cast<__int128>(a.eps_term);
+  p.mult = std::move(a.mult);
+  p.shift = std::move(a.shift);
+  p.bias = std::move(a.bias);
   return p;
 }
 

@@ -27,34 +27,47 @@ int64_t RoundShift64(int64_t x, int s) {
   return (x + (int64_t{1} << (s - 1))) >> s;
 }
 
-StatusOr<NormParams> MakeNormParams(float x_scale, int32_t x_zero_point, const std::vector<float>& gamma,
-                                    const std::vector<float>& beta, float y_scale, int32_t y_zero_point,
-                                    int32_t qmin, int32_t qmax, int64_t count, float epsilon) {
+StatusOr<NormAffine> MakeNormAffine(float x_scale, const std::vector<float>& gamma, const std::vector<float>& beta,
+                                    float y_scale, int64_t count, float epsilon, int eps_bits, int max_shift,
+                                    int bias_bits) {
   if (!(x_scale > 0) || !(y_scale > 0) || !std::isfinite(x_scale) || !std::isfinite(y_scale))
     return InvalidArgument("scales {} and {} must be positive and finite", x_scale, y_scale);
   if (count < 1 || count > kMaxCount) return InvalidArgument("{} values per group (at most 2^20)", count);
   if (!beta.empty() && beta.size() != gamma.size())
     return InvalidArgument("{} scale values and {} bias values", gamma.size(), beta.size());
-  NormParams p{.count = count, .x_zero_point = x_zero_point, .y_zero_point = y_zero_point, .qmin = qmin, .qmax = qmax};
+  NormAffine a;
   const double sx = x_scale, eps = std::max(0.0, static_cast<double>(epsilon));
-  const double e = std::nearbyint(static_cast<double>(count) * static_cast<double>(count) * eps / (sx * sx));
-  if (!(e < std::ldexp(1.0, 58))) return InvalidArgument("epsilon {} is too large for x_scale {}", epsilon, x_scale);
-  p.eps_term = static_cast<int64_t>(e);
+  a.eps_term = std::nearbyint(static_cast<double>(count) * static_cast<double>(count) * eps / (sx * sx));
+  if (!(a.eps_term < std::ldexp(1.0, eps_bits)))
+    return InvalidArgument("epsilon {} is too large for x_scale {}", epsilon, x_scale);
   for (size_t c = 0; c < gamma.size(); ++c) {
     const double g = static_cast<double>(gamma[c]) / y_scale;
     int32_t m = 0, sh = 0;
     if (g != 0) {
       ASSIGN_OR_RETURN(FixedPointMultiplier fm, QuantizeMultiplier(std::abs(g)));
-      if (fm.shift > 39) return InvalidArgument("scale {} / y_scale {} is too large", gamma[c], y_scale);
+      if (fm.shift > max_shift) return InvalidArgument("scale {} / y_scale {} is too large", gamma[c], y_scale);
       m = g < 0 ? -fm.multiplier : fm.multiplier;
       sh = fm.shift;
     }
     const double b = beta.empty() ? 0.0 : std::nearbyint(256.0 * beta[c] / y_scale);
-    if (!(std::abs(b) < std::ldexp(1.0, 30))) return InvalidArgument("bias {} / y_scale {} is too large", beta[c], y_scale);
-    p.mult.push_back(m);
-    p.shift.push_back(sh);
-    p.bias.push_back(static_cast<int32_t>(b));
+    if (!(std::abs(b) < std::ldexp(1.0, bias_bits)))
+      return InvalidArgument("bias {} / y_scale {} is too large", beta[c], y_scale);
+    a.mult.push_back(m);
+    a.shift.push_back(sh);
+    a.bias.push_back(static_cast<int64_t>(b));
   }
+  return a;
+}
+
+StatusOr<NormParams> MakeNormParams(float x_scale, int32_t x_zero_point, const std::vector<float>& gamma,
+                                    const std::vector<float>& beta, float y_scale, int32_t y_zero_point,
+                                    int32_t qmin, int32_t qmax, int64_t count, float epsilon) {
+  ASSIGN_OR_RETURN(NormAffine a, MakeNormAffine(x_scale, gamma, beta, y_scale, count, epsilon, 58, 39, 30));
+  NormParams p{.count = count, .x_zero_point = x_zero_point, .y_zero_point = y_zero_point, .qmin = qmin, .qmax = qmax};
+  p.eps_term = static_cast<int64_t>(a.eps_term);
+  p.mult = std::move(a.mult);
+  p.shift = std::move(a.shift);
+  p.bias.assign(a.bias.begin(), a.bias.end());
   return p;
 }
 

@@ -50,6 +50,18 @@ StatusOr<NormParams> MakeNormParams(float x_scale, int32_t x_zero_point, const s
                                     const std::vector<float>& beta, float y_scale, int32_t y_zero_point,
                                     int32_t qmin, int32_t qmax, int64_t count, float epsilon);
 
+// What MakeNormParams and its wide form (int16_norm.h) share: the argument checks,
+// E = round(n²·ε / s_x²) (below 2^eps_bits), and per channel M_c, e_c of γ_c / s_y (e_c at most
+// max_shift) and B_c = round(256·β_c / s_y) (|B_c| below 2^bias_bits).
+struct NormAffine {
+  double eps_term = 0;
+  std::vector<int32_t> mult, shift;
+  std::vector<int64_t> bias;
+};
+StatusOr<NormAffine> MakeNormAffine(float x_scale, const std::vector<float>& gamma, const std::vector<float>& beta,
+                                    float y_scale, int64_t count, float epsilon, int eps_bits, int max_shift,
+                                    int bias_bits);
+
 // The group's statistics (Σd, Σd²) and the reciprocal root they give.
 struct NormGroup {
   int64_t sum = 0, sumsq = 0;
@@ -66,6 +78,26 @@ inline void Accumulate(NormGroup& g, int32_t q, int32_t x_zero_point) {
 void FinishGroup(NormGroup& g, const NormParams& p);
 // The output of value q at channel c of the group.
 int32_t NormOutput(const NormGroup& g, const NormParams& p, int32_t q, int64_t c);
+
+// Normalizes a block of `rows` x `cols` values, read as value(r, c), as one group, or each row
+// as its own group when per_row, writing out(r, c, y). Group is NormGroup or WideNormGroup
+// (int16_norm.h) with its Params; the reference kernels and the NPU's VEC norm share it.
+template <typename Group, typename Params, typename Value, typename Out>
+void NormalizeBlock(const Params& p, int32_t rows, int32_t cols, bool per_row, Value&& value, Out&& out) {
+  auto group = [&](int32_t r0, int32_t r1) {
+    Group g;
+    for (int32_t r = r0; r < r1; ++r)
+      for (int32_t c = 0; c < cols; ++c) Accumulate(g, value(r, c), p.x_zero_point);
+    FinishGroup(g, p);
+    for (int32_t r = r0; r < r1; ++r)
+      for (int32_t c = 0; c < cols; ++c) out(r, c, NormOutput(g, p, value(r, c), c));
+  };
+  if (per_row) {
+    for (int32_t r = 0; r < rows; ++r) group(r, r + 1);
+  } else {
+    group(0, rows);
+  }
+}
 
 struct SoftmaxParams {
   std::array<int32_t, 256> exp_table{};

@@ -6,16 +6,10 @@
 #include <cstdint>
 
 #include "kernels/cpu/vec.h"
+#include "kernels/cpu/vec/isa_region.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
-// clang ignores GCC's target pragma: it takes the same target as an attribute on every
-// function of the region (the fuzz and sanitizer builds are clang: scripts/sanitize.sh).
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
+EDGEC_ISA_REGION_BEGIN("avx2,fma")
 
 namespace edgec::cpu::vec {
 namespace avx2 {
@@ -92,8 +86,4 @@ const Table kAvx2Table = avx2::MakeTable("avx2");
 
 }  // namespace edgec::cpu::vec
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+EDGEC_ISA_REGION_END

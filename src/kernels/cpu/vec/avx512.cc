@@ -9,19 +9,13 @@
 #include <cstdint>
 
 #include "kernels/cpu/vec.h"
+#include "kernels/cpu/vec/isa_region.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 // GCC 12's avx512fintrin.h builds masked intrinsics on a deliberately undefined vector.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// clang ignores GCC's target pragma: it takes the same target as an attribute on every
-// function of the region (the fuzz and sanitizer builds are clang: scripts/sanitize.sh).
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
-#endif
+EDGEC_ISA_REGION_BEGIN("avx512f,avx2,fma")
 
 namespace edgec::cpu::vec {
 namespace avx512 {
@@ -86,8 +80,4 @@ const Table kAvx512Table = avx512::MakeTable("avx512");
 
 }  // namespace edgec::cpu::vec
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+EDGEC_ISA_REGION_END
