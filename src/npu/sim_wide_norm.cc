@@ -48,11 +48,7 @@ StatusOr<Effect> WideNormOrSoftmax(const Instr& in, const Memories& mem) {
     p.y_zero_point = imm[2];
     p.qmin = imm[3];
     p.qmax = imm[4];
-    std::vector<int32_t> row(in.cols);
-    for (int32_t r = 0; r < in.rows; ++r) {
-      for (int32_t c = 0; c < in.cols; ++c) row[c] = value(r, c);
-      quant::SoftmaxRow(row.data(), in.cols, p, out[r].data());
-    }
+    quant::SoftmaxBlock(p, in.rows, in.cols, value, [&](int32_t r, int32_t c, int32_t y) { out[r][c] = y; });
   } else {
     RETURN_IF_ERROR(CheckSram(mem, in.params, WideNormParamsBytes(in.cols), "norm params"));
     const bool per_row = imm[4] == 1;

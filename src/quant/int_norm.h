@@ -99,6 +99,18 @@ void NormalizeBlock(const Params& p, int32_t rows, int32_t cols, bool per_row, V
   }
 }
 
+// Softmax of each row of a `rows` x `cols` block read as value(r, c), written as out(r, c, y),
+// with SoftmaxRow of the Params' width (8-bit here, WideSoftmaxParams in int16_norm.h).
+template <typename Params, typename Value, typename Out>
+void SoftmaxBlock(const Params& p, int32_t rows, int32_t cols, Value&& value, Out&& out) {
+  std::vector<int32_t> row(cols), y(cols);
+  for (int32_t r = 0; r < rows; ++r) {
+    for (int32_t c = 0; c < cols; ++c) row[c] = value(r, c);
+    SoftmaxRow(row.data(), cols, p, y.data());
+    for (int32_t c = 0; c < cols; ++c) out(r, c, y[c]);
+  }
+}
+
 struct SoftmaxParams {
   std::array<int32_t, 256> exp_table{};
   FixedPointMultiplier inv_y;  // 1 / y_scale
