@@ -54,6 +54,15 @@ StatusOr<LayerComparison> CompareLayers(const Graph& a, const Graph& b,
     }
     if (best) pairs[best] = bn;
   }
+  // Graph outputs pair by position whatever the provenance says: a rewrite may leave B's
+  // last nodes no name in common with A's (LayerCompare.OutputsPairByPosition).
+  for (size_t i = 0; i < a.outputs().size() && i < b.outputs().size(); ++i) {
+    const Value* ao = a.outputs()[i];
+    const Value* bo = b.outputs()[i];
+    const Node* an = ao->producer();
+    const Node* bn = bo->producer();
+    if (an && bn && an->output(0) == ao && bn->output(0) == bo && bo->type.dtype == DType::kF32) pairs[an] = bn;
+  }
   for (auto& [an, bn] : pairs) keep_a.insert(an), keep_b.insert(bn);
   ASSIGN_OR_RETURN(auto a_out, RunAndKeep(a, keep_a, inputs, "model A"));
   ASSIGN_OR_RETURN(auto b_out, RunAndKeep(b, keep_b, inputs, "model B"));

@@ -106,4 +106,19 @@ TEST(LayerCompare, QdqFormHasFiniteErrorAtQuantizedLayers) {
 }
 
 }  // namespace
+
+// A B whose nodes share no name or provenance with A's (as after a rewrite that renames
+// everything): the graph outputs still pair, so the model's output error is reported.
+TEST(LayerCompare, OutputsPairByPosition) {
+  Graph a = Chain(), b = Chain(1.5f);
+  for (Node* n : b.nodes()) n->provenance = {"renamed/" + n->name()};
+  auto r = CompareLayers(a, b, Input());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->layers.size(), 1u);
+  EXPECT_EQ(r->layers[0].a_value, a.outputs()[0]->name());
+  EXPECT_EQ(r->layers[0].b_value, b.outputs()[0]->name());
+  EXPECT_GT(r->layers[0].max_abs, 0.0);  // conv2's gain changes the output
+  EXPECT_LT(r->layers[0].cosine, 1.0);
+}
+
 }  // namespace edgec::quant
