@@ -292,7 +292,11 @@ Status Concat(InferContext& ctx) {
     }
     for (int d = 0; d < rank; ++d) {
       if (d == axis) {
-        out[d] = (out[d] < 0 || t.dims[d] < 0) ? kUnknownDim : out[d] + t.dims[d];
+        if (out[d] < 0 || t.dims[d] < 0) {
+          out[d] = kUnknownDim;
+        } else if (__builtin_add_overflow(out[d], t.dims[d], &out[d])) {
+          return ctx.Error("the inputs' dims along axis {} sum past 2^63", axis);
+        }
       } else if (t.dims[d] >= 0) {
         if (out[d] >= 0 && out[d] != t.dims[d]) {
           return ctx.Error("input {} {} has dim {} = {}, other inputs have {}", i, t.ToString(),

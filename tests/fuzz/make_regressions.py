@@ -167,3 +167,16 @@ vec_at = len(body) + pad
 moved = bytearray(body + bytes(pad) + struct.pack("<I", len(graph)) + bytes(graph))
 struct.pack_into("<I", moved, field, vec_at - field)
 write("edgec_load", "misaligned_dims.edgec", bytes(moved) + b"EDGCSUM1" + struct.pack("<Q", zlib.crc32(moved)))
+
+# fuzz_onnx_import: a Concat of two values whose dims along the axis are each 8.0e18 (an input
+# of unknown shape reshaped to them): their sum overflowed int64 in shape inference
+# (ir/infer_movement.cc Concat, signed overflow).
+graph = helper.make_graph(
+    [helper.make_node("Reshape", ["x", "s"], ["r"]),
+     helper.make_node("Concat", ["r", "r"], ["y"], axis=0)],
+    "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    [helper.make_tensor("s", TensorProto.INT64, [1], [8028792235694751747])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+write("onnx_import", "concat_dims_past_int64.onnx", model.SerializeToString())
