@@ -34,10 +34,11 @@ part "malformed models: one-line errors, nothing read outside" /usr/bin/python3 
 # The sanitizers' share of the suite (scripts/sanitize.sh --subset): the library, the CLI and
 # the fuzz targets built with clang and address+undefined+fuzzer coverage in $BUILD-fuzz (the
 # tree `make fuzz` uses); the malformed-model corpus and two zoo models through that CLI; then
-# every fuzz target for FUZZ_SECONDS (its regression inputs first) on the same library.
+# every fuzz target for FUZZ_RUNS runs from seed 1 (its regression inputs first) on the same
+# library: the same runs on every machine, so a red part means a change, not a random find.
 part "sanitizers (address,undefined): build, bad models, 2 zoo models" \
   env FUZZ_BUILD="$BUILD-fuzz" ZOO="$BUILD/zoo" bash scripts/sanitize.sh address,undefined --subset
-part "fuzz: 6 libFuzzer targets, ${FUZZ_SECONDS:-20}s each" bash tests/fuzz/run.sh "$BUILD-fuzz" "${FUZZ_SECONDS:-20}"
+part "fuzz: 6 libFuzzer targets, ${FUZZ_RUNS:-30000} runs each (seed 1)" env FUZZ_RUNS="${FUZZ_RUNS:-30000}" bash tests/fuzz/run.sh "$BUILD-fuzz"
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"
 part "model zoo vs ONNX Runtime (CPU plan, -O3; ORT on optimize -O3)" env EDGEC_RUN_ARGS="-O 3" EDGEC_ROUNDTRIP="optimize -O 3" bash tests/zoo/run.sh "$BUILD"
 part "every ONNX export valid: checker + ONNX Runtime" /usr/bin/python3 tests/frontend/export_validity.py "$BUILD"

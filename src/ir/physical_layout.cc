@@ -1,6 +1,7 @@
 #include "ir/physical_layout.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace edgec {
@@ -15,7 +16,11 @@ bool SamePlacement(const PhysicalLayout& a, const PhysicalLayout& b) {
 
 Strides RowMajorStrides(const Dims& dims) {
   Strides s(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+  // Saturates instead of overflowing: a shape past int64 elements is refused later, by name.
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    if (__builtin_mul_overflow(s[i + 1], std::max<int64_t>(dims[i + 1], 1), &s[i]))
+      s[i] = std::numeric_limits<int64_t>::max();
+  }
   return s;
 }
 
