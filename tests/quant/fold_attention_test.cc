@@ -43,6 +43,15 @@ Value* Perm(Graph& g, Value* x, Ints perm, const std::string& name) {
   return Add(g, OpKind::kTranspose, {x}, a, name);
 }
 
+// Erf GELU: h · (1 + erf(h / √2)) · 0.5, five nodes.
+Value* ErfGelu(Graph& g, Value* h) {
+  Value* e = Add(g, OpKind::kErf, {Add(g, OpKind::kDiv, {h, Scalar(g, "sqrt2", std::sqrt(2.f))}, {}, "gelu/div")}, {},
+                 "gelu/erf");
+  Value* one = Add(g, OpKind::kAdd, {e, Scalar(g, "one", 1.f)}, {}, "gelu/add");
+  return Add(g, OpKind::kMul, {Add(g, OpKind::kMul, {h, one}, {}, "gelu/mul"), Scalar(g, "half", 0.5f)}, {},
+             "gelu/half");
+}
+
 Graph Block() {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, kS, kD}));
@@ -62,14 +71,7 @@ Graph Block() {
   c = Add(g, OpKind::kReshape, {Perm(g, c, {1, 0, 2}, "c/t"), Const(g, "merged", Tensor::VectorI64({1, kS, kD}))}, {},
           "c/merge");
   Value* o = Linear(g, c, kD, kD, 40, "out", /*relu=*/true);
-  // Erf GELU: h · 0.5 · (1 + erf(h / √2)).
-  Value* h = Linear(g, o, kD, kF, 50, "ff1");
-  Value* e = Add(g, OpKind::kErf, {Add(g, OpKind::kDiv, {h, Scalar(g, "sqrt2", std::sqrt(2.f))}, {}, "gelu/div")}, {},
-                 "gelu/erf");
-  Value* one = Add(g, OpKind::kAdd, {e, Scalar(g, "one", 1.f)}, {}, "gelu/add");
-  Value* gelu = Add(g, OpKind::kMul, {Add(g, OpKind::kMul, {h, one}, {}, "gelu/mul"), Scalar(g, "half", 0.5f)}, {},
-                    "gelu/half");
-  g.MarkOutput(Linear(g, gelu, kF, kD, 60, "ff2"));
+  g.MarkOutput(Linear(g, ErfGelu(g, Linear(g, o, kD, kF, 50, "ff1")), kF, kD, 60, "ff2"));
   EXPECT_TRUE(InferShapes(g).ok());
   return g;
 }
@@ -86,15 +88,20 @@ int Count(const Graph& g, OpKind op) {
   return c;
 }
 
-TEST(FoldAttention, LinearBiasAttentionAndGeluFoldToIntegerOps) {
-  Graph fp = Block();
-  Graph g = fp.Clone();
+// g calibrated on 8 samples and rewritten to QDQ in place; folded = its integer form.
+void QdqAndFold(Graph& g, Graph& folded) {
   auto t = Calibrate(g, Samples(8, 100), {}, {}, false);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
-  Graph folded = g.Clone();
+  folded = g.Clone();
   auto s = FoldQdqToInteger(folded);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
+}
+
+TEST(FoldAttention, LinearBiasAttentionAndGeluFoldToIntegerOps) {
+  Graph fp = Block();
+  Graph g = fp.Clone(), folded;
+  ASSERT_NO_FATAL_FAILURE(QdqAndFold(g, folded));
   // 6 linear layers (their bias Adds and the ReLU inside) and the two attention MatMuls.
   EXPECT_EQ(Count(folded, OpKind::kQLinearMatMul), 8);
   EXPECT_EQ(Count(folded, OpKind::kMatMul), 0);
@@ -176,12 +183,7 @@ Graph Geglu() {
   };
   Value* a = half(0, "a");
   Value* b = half(kF, "b");
-  Value* e = Add(g, OpKind::kErf, {Add(g, OpKind::kDiv, {b, Scalar(g, "sqrt2", std::sqrt(2.f))}, {}, "gelu/div")}, {},
-                 "gelu/erf");
-  Value* one = Add(g, OpKind::kAdd, {e, Scalar(g, "one", 1.f)}, {}, "gelu/add");
-  Value* gelu = Add(g, OpKind::kMul, {Add(g, OpKind::kMul, {b, one}, {}, "gelu/mul"), Scalar(g, "half", 0.5f)}, {},
-                    "gelu/half");
-  Value* gated = Add(g, OpKind::kMul, {a, gelu}, {}, "gate");
+  Value* gated = Add(g, OpKind::kMul, {a, ErfGelu(g, b)}, {}, "gate");
   g.MarkOutput(Linear(g, gated, kF, kD, 80, "out"));
   EXPECT_TRUE(InferShapes(g).ok());
   return g;
@@ -189,13 +191,8 @@ Graph Geglu() {
 
 TEST(FoldAttention, GegluGateIsIntegerAndGeluOneLookup) {
   Graph fp = Geglu();
-  Graph g = fp.Clone();
-  auto t = Calibrate(g, Samples(8, 100), {}, {}, false);
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  ASSERT_TRUE(RewriteToQdq(g, *t, {}).ok());
-  Graph folded = g.Clone();
-  auto s = FoldQdqToInteger(folded);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Graph g = fp.Clone(), folded;
+  ASSERT_NO_FATAL_FAILURE(QdqAndFold(g, folded));
   EXPECT_EQ(Count(folded, OpKind::kQuantizedLookup), 1);  // the GELU
   EXPECT_EQ(Count(folded, OpKind::kQLinearMul), 1);       // the gate
   EXPECT_EQ(Count(folded, OpKind::kErf), 0);
