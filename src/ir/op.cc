@@ -28,6 +28,12 @@ bool IsInternalOp(OpKind op) {
   return f == "epilogue" || f == "composite" || f == "quant_internal";
 }
 
+std::string_view OnnxDomain(OpKind op) {
+  if (IsInternalOp(op)) return kInternalDomain;
+  if (OpFamily(op) == "training") return kTrainingDomain;
+  return "";
+}
+
 bool IsReshapeLike(OpKind op) {
   return op == OpKind::kReshape || op == OpKind::kFlatten || op == OpKind::kSqueeze || op == OpKind::kUnsqueeze;
 }

@@ -19,6 +19,9 @@ std::optional<OpKind> OpFromName(std::string_view name);
 // Internal ops (families epilogue and composite) have no ONNX counterpart; they are
 // exported in the "edgec" domain.
 bool IsInternalOp(OpKind op);
+// The ONNX domain an op is written in: "" (the default domain), "edgec" for internal ops,
+// "ai.onnx.preview.training" for the training family. Import and export both ask here.
+std::string_view OnnxDomain(OpKind op);
 // Reshape, Flatten, Squeeze, Unsqueeze: the same elements in the same row-major order.
 bool IsReshapeLike(OpKind op);
 
@@ -59,6 +62,7 @@ inline bool IsComputedElementwise(OpKind op) {
   return HasTrait(op, op_trait::kAnyLayout) && !HasTrait(op, op_trait::kViewOfInput);
 }
 constexpr const char* kInternalDomain = "edgec";
+constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
 constexpr int kNumOpKinds = static_cast<int>(OpKind::kNumOps);
 
 }  // namespace edgec

@@ -157,6 +157,29 @@ const char* const kNondeterministic[] = {
     "test_training_dropout_mask",
 };
 
+// Cases whose stored model lacks an attribute the generator used for the expected outputs:
+// the runner adds it, so the kernel is checked against the data as it was meant.
+// test_adam_multiple: expected outputs made with epsilon = 1e-2, the node has none (so the
+// default 1e-6 would apply); onnx/onnx issue 7749.
+struct Erratum {
+  const char* test;
+  const char* attribute;
+  float value;
+};
+const Erratum kErrata[] = {{"test_adam_multiple", "epsilon", 1e-2f}};
+
+void ApplyErrata(const std::string& test, onnx::ModelProto& m) {
+  for (const Erratum& e : kErrata) {
+    if (test != e.test) continue;
+    for (auto& n : *m.mutable_graph()->mutable_node()) {
+      auto* a = n.add_attribute();
+      a->set_name(e.attribute);
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(e.value);
+    }
+  }
+}
+
 // ONNX 1.12 stores bfloat16 test tensors as uint16 (numpy has no bfloat16): reinterpret.
 Tensor AsType(const Tensor& t, DType want) {
   if (t.dtype() == DType::kU16 && want == DType::kBF16) {
@@ -200,13 +223,12 @@ Outcome LoadCase(const fs::path& dir, Case* c, std::string* why, std::set<std::s
     return Outcome::kFail;
   }
   c->model = std::move(model).value();
+  ApplyErrata(dir.filename().string(), c->model);
   // Skip: ops edgec does not have.
   std::set<std::string> missing;
   onnx_fe::VisitNodes(c->model.graph(), [&](const onnx::NodeProto& n) {
-    bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (!default_domain || !onnx_fe::FindConverter(n.op_type())) {
-      missing.insert(default_domain ? n.op_type() : n.domain() + "." + n.op_type());
-    }
+    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    if (!onnx_fe::IsSupportedNode(n)) missing.insert(onnx_fe::QualifiedOpType(n));
     for (const char* r : kRandomOps) c->random |= default_domain && n.op_type() == r;
   });
   if (!missing.empty()) {

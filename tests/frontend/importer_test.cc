@@ -280,5 +280,77 @@ TEST(Exporter, RoundTripKeepsOpsAndNumbers) {
   EXPECT_EQ(RunOne(*again, "x", x), (std::vector<float>{-1, 0, 1, -20, -10, 30}));
 }
 
+// The training optimizers live in ai.onnx.preview.training (version 1): a model may import
+// only that domain; the same op type in the default domain is unsupported; export names the
+// domain again, and the round trip computes the same update (Momentum, one step by hand).
+TEST(Importer, TrainingDomainOpsImportRunAndExportInTheirDomain) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain(kTrainingDomain);
+  o->set_version(1);
+  auto* g = m.mutable_graph();
+  AddInput(g, "R", {}, onnx::TensorProto::FLOAT);
+  AddInput(g, "T", {}, onnx::TensorProto::INT64);
+  for (const char* n : {"X", "G", "V"}) AddInput(g, n, {2});
+  auto* node = AddNode(g, "Momentum", {"R", "T", "X", "G", "V"}, {"X_new", "V_new"}, "step");
+  node->set_domain(kTrainingDomain);
+  AddFloatAttr(node, "alpha", 0.5f);
+  AddFloatAttr(node, "beta", 0.25f);
+  AddFloatAttr(node, "norm_coefficient", 0.f);
+  auto* mode = node->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("standard");
+  AddOutput(g, "X_new");
+  AddOutput(g, "V_new");
+  auto graph = ImportOnnxModel(m, ".", "momentum.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  ASSERT_EQ(graph->num_nodes(), 1);
+  EXPECT_EQ(graph->nodes()[0]->op(), OpKind::kMomentum);
+
+  // V' = 0.5·V + 0.25·G (T > 0), X' = X − R·V'.
+  auto run = [](const Graph& gr) {
+    ReferenceExecutor exec(gr);
+    auto out = exec.Run({{"R", Tensor::FromVector<float>(DType::kF32, {}, {2.f})},
+                         {"T", Tensor::FromVector<int64_t>(DType::kI64, {}, {3})},
+                         {"X", Tensor::FromVector<float>(DType::kF32, {2}, {1.f, -1.f})},
+                         {"G", Tensor::FromVector<float>(DType::kF32, {2}, {4.f, 8.f})},
+                         {"V", Tensor::FromVector<float>(DType::kF32, {2}, {2.f, 0.f})}});
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    std::vector<double> r;
+    if (!out.ok()) return r;
+    for (const Tensor& t : *out) for (double v : t.ToDoubleVector()) r.push_back(v);
+    return r;
+  };
+  EXPECT_EQ(run(*graph), (std::vector<double>{-3, -5, 2, 2}));
+
+  auto exported = ExportOnnxModel(*graph);
+  ASSERT_TRUE(exported.ok()) << exported.status().message();
+  EXPECT_EQ(exported->graph().node(0).domain(), kTrainingDomain);
+  bool imports_training = false;
+  for (const auto& op : exported->opset_import()) imports_training |= op.domain() == kTrainingDomain && op.version() == 1;
+  EXPECT_TRUE(imports_training);
+  auto again = ImportOnnxModel(*exported, ".", "exported");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(run(*again), run(*graph));
+
+  // The default domain has no Momentum; another version of the domain is refused.
+  onnx::ModelProto plain = m;
+  plain.mutable_graph()->mutable_node(0)->set_domain("");
+  plain.mutable_opset_import(0)->set_domain("");
+  plain.mutable_opset_import(0)->set_version(13);
+  auto refused = ImportOnnxModel(plain, ".", "plain.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("unsupported op in 1 node (opset 13): Momentum 'step'"), std::string::npos)
+      << refused.status().message();
+  onnx::ModelProto v2 = m;
+  v2.mutable_opset_import(0)->set_version(2);
+  auto newer = ImportOnnxModel(v2, ".", "v2.onnx");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.status().message().find("ai.onnx.preview.training version 2"), std::string::npos)
+      << newer.status().message();
+}
+
 }  // namespace
 }  // namespace edgec::onnx_fe

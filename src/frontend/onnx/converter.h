@@ -90,8 +90,9 @@ Status ConvertOptional(ConvertContext& c);
 
 // nullptr when the op type is not supported.
 ConvertFn FindConverter(const std::string& op_type);
-// Converts a node of the "edgec" domain (an internal op) one-to-one.
-Status ConvertInternal(ConvertContext& c);
+// Converts a node of another domain that names an edgec op of that domain (OnnxDomain:
+// internal ops, the training optimizers) one-to-one.
+Status ConvertOneToOne(ConvertContext& c);
 // Every ONNX op type the importer accepts.
 std::vector<std::string> SupportedOnnxOps();
 

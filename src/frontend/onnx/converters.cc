@@ -440,7 +440,7 @@ const Entry kConverters[] = {
 
 }  // namespace
 
-Status ConvertInternal(ConvertContext& c) { return Direct(c); }
+Status ConvertOneToOne(ConvertContext& c) { return Direct(c); }
 
 ConvertFn FindConverter(const std::string& op_type) {
   static const std::unordered_map<std::string, ConvertFn> table = [] {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -73,8 +74,7 @@ namespace {
 struct ModelWriter {
   const ExportOptions& opt;
   onnx::ModelProto& m;
-  bool uses_internal = false;
-  bool uses_microsoft = false;
+  std::set<std::string> domains;  // the other domains the model imports
   // Node names must be unique in ONNX (ONNX Runtime refuses a file with two nodes of one
   // name), while passes name the nodes they make after a pattern ("Attention/k_transposed"
   // in every block): a repeated name gets the first free "<name>_<k>".
@@ -146,25 +146,17 @@ Status ModelWriter::Write(const Graph& g, onnx::GraphProto* gp, int formal_input
     }
     onnx::NodeProto* np = gp->add_node();
     np->set_op_type(std::string(OpName(n->op())));
-    if (IsInternalOp(n->op())) {
-      np->set_domain(kInternalDomain);
-      if (!uses_internal) {
-        auto* ed = m.add_opset_import();
-        ed->set_domain(kInternalDomain);
-        ed->set_version(1);
-        uses_internal = true;
-      }
-    }
-    // int16 activations: ONNX 17's QuantizeLinear / DequantizeLinear take only 8 bits, so the
-    // pair is written in the com.microsoft domain, which ONNX Runtime runs with int16
-    // (quantization.md "int16 activations"; tests/frontend/export_validity.py checks it).
-    if (IsInt16Qdq(*n)) {
-      np->set_domain("com.microsoft");
-      if (!uses_microsoft) {
-        auto* md = m.add_opset_import();
-        md->set_domain("com.microsoft");
-        md->set_version(1);
-        uses_microsoft = true;
+    // Ops of another domain (internal ops, the training optimizers) name it, and the model
+    // imports it once; int16 activations: ONNX 17's QuantizeLinear / DequantizeLinear take
+    // only 8 bits, so the pair is written in the com.microsoft domain, which ONNX Runtime
+    // runs with int16 (quantization.md "int16 activations"; tests/frontend/export_validity.py).
+    const std::string_view domain = IsInt16Qdq(*n) ? std::string_view("com.microsoft") : OnnxDomain(n->op());
+    if (!domain.empty()) {
+      np->set_domain(std::string(domain));
+      if (domains.insert(std::string(domain)).second) {
+        auto* d = m.add_opset_import();
+        d->set_domain(std::string(domain));
+        d->set_version(1);
       }
     }
     np->set_name(UniqueName(n->name()));

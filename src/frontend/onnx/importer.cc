@@ -47,6 +47,14 @@ int DefaultOpset(const onnx::ModelProto& m) {
   return 0;
 }
 
+// The version the model imports for `domain`, 0 when it imports none.
+int64_t DomainVersion(const onnx::ModelProto& m, const std::string& domain) {
+  for (const auto& o : m.opset_import()) {
+    if (o.domain() == domain) return o.version();
+  }
+  return 0;
+}
+
 bool IsDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 // com.microsoft's QuantizeLinear / DequantizeLinear are ONNX's with int16 allowed: edgec writes
@@ -56,11 +64,19 @@ bool IsInt16QdqNode(const onnx::NodeProto& n) {
   return n.domain() == "com.microsoft" && (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear");
 }
 
-// Internal ops written by `--keep-fused` exports read back as themselves.
-bool IsInternalNode(const onnx::NodeProto& n) {
-  if (n.domain() != kInternalDomain) return false;
+// A node of another domain that names one of edgec's ops of that domain (OnnxDomain): internal
+// ops written by `--keep-fused` exports, the training optimizers. It converts one-to-one.
+bool IsOwnOpOfDomain(const onnx::NodeProto& n) {
+  if (IsDefaultDomain(n.domain())) return false;
   auto k = OpFromName(n.op_type());
-  return k && IsInternalOp(*k);
+  return k && OnnxDomain(*k) == n.domain();
+}
+
+// A default-domain node with a converter, unless the name is one of another domain's ops.
+bool IsSupportedDefaultNode(const onnx::NodeProto& n) {
+  if (!IsDefaultDomain(n.domain()) && !IsInt16QdqNode(n)) return false;
+  auto k = OpFromName(n.op_type());
+  return FindConverter(n.op_type()) && (!k || OnnxDomain(*k).empty());
 }
 
 // The names a node reads: its inputs, then every name its subgraphs read (the ones defined
@@ -214,7 +230,7 @@ Status ImportGraph(const onnx::GraphProto& gp, int opset, const std::filesystem:
       RETURN_IF_ERROR(ImportGraph(sub, opset, model_dir, sub_what, inner, hints));
       return SubgraphPtr(std::move(sg));
     });
-    Status st = IsInternalNode(np) ? ConvertInternal(ctx) : FindConverter(np.op_type())(ctx);
+    Status st = IsOwnOpOfDomain(np) ? ConvertOneToOne(ctx) : FindConverter(np.op_type())(ctx);
     if (!st.ok()) return st.WithContext(what);
     for (Node* n : ctx.emitted()) {
       auto types = InferNodeTypes(*n);
@@ -268,7 +284,18 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
   inf.opset = opset;
   VisitNodes(gp, [&](const onnx::NodeProto& n) { inf.op_histogram[n.op_type()]++; });
 
-  if (opset == 0) return InvalidArgument("{}: model imports no default-domain opset", what);
+  // A model of the training domain's ops only may import no default-domain opset.
+  bool uses_default = false, uses_training = false;
+  VisitNodes(gp, [&](const onnx::NodeProto& n) {
+    uses_default = uses_default || IsDefaultDomain(n.domain());
+    uses_training = uses_training || n.domain() == kTrainingDomain;
+  });
+  if (uses_training) {
+    const int64_t v = DomainVersion(model, kTrainingDomain);
+    if (v != 1) return Unimplemented("{}: domain {} version {} is not supported (edgec has version 1)", what, kTrainingDomain, v);
+  }
+  if (opset == 0 && uses_default) return InvalidArgument("{}: model imports no default-domain opset", what);
+  if (opset == 0) opset = kMaxOpset;
   if (opset < kMinOpset || opset > kMaxOpset) {
     return Unimplemented("{}: opset {} is outside the supported range {}-{}", what, opset, kMinOpset,
                          kMaxOpset);
@@ -280,9 +307,8 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
   std::vector<std::pair<std::string, std::pair<int, std::string>>> groups;  // op -> (count, first node)
   int unsupported_nodes = 0;
   VisitNodes(gp, [&](const onnx::NodeProto& n) {
-    if (IsInternalNode(n)) return;
-    if ((!IsDefaultDomain(n.domain()) && !IsInt16QdqNode(n)) || !FindConverter(n.op_type())) {
-      std::string op = IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+    if (!IsSupportedNode(n)) {
+      std::string op = QualifiedOpType(n);
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == op; });
       if (it == groups.end()) groups.push_back({op, {1, n.name()}});
       else ++it->second.first;
@@ -306,6 +332,12 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
   Scope scope{&g, {}, nullptr, nullptr};
   RETURN_IF_ERROR(ImportGraph(gp, opset, model_dir, what, scope, {}));
   return g;
+}
+
+bool IsSupportedNode(const onnx::NodeProto& n) { return IsOwnOpOfDomain(n) || IsSupportedDefaultNode(n); }
+
+std::string QualifiedOpType(const onnx::NodeProto& n) {
+  return IsDefaultDomain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
 }
 
 void VisitNodes(const onnx::GraphProto& g, const std::function<void(const onnx::NodeProto&)>& fn) {

@@ -39,6 +39,10 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const std::filesy
 // Calls `fn` on every node of `g` and of its subgraphs (If branches, Loop and Scan bodies),
 // enclosing nodes first.
 void VisitNodes(const onnx::GraphProto& g, const std::function<void(const onnx::NodeProto&)>& fn);
+// Whether the importer converts this node (its op in its domain), and the op as errors name
+// it ("LSTM", "ai.onnx.preview.training.Adam").
+bool IsSupportedNode(const onnx::NodeProto& n);
+std::string QualifiedOpType(const onnx::NodeProto& n);
 
 // Parses a model file into a ModelProto with checks a truncated or foreign file fails.
 StatusOr<onnx::ModelProto> LoadModelProto(const std::string& path);
