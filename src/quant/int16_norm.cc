@@ -69,18 +69,12 @@ int32_t NormOutput(const WideNormGroup& g, const WideNormParams& p, int32_t q, i
 
 StatusOr<WideSoftmaxParams> MakeWideSoftmaxParams(float x_scale, float y_scale, int32_t y_zero_point, int32_t qmin,
                                                   int32_t qmax) {
-  if (!(x_scale > 0) || !(y_scale > 0) || !std::isfinite(x_scale) || !std::isfinite(y_scale))
-    return InvalidArgument("scales {} and {} must be positive and finite", x_scale, y_scale);
   WideSoftmaxParams p;
+  ASSIGN_OR_RETURN(static_cast<SoftmaxOutput&>(p), MakeSoftmaxOutput(x_scale, y_scale, y_zero_point, qmin, qmax, 55));
   for (int j = 0; j < 256; ++j) {
     p.exp_hi[j] = ExpEntry(x_scale, 256 * j);
     p.exp_lo[j] = ExpEntry(x_scale, j);
   }
-  ASSIGN_OR_RETURN(p.inv_y, QuantizeMultiplier(1.0 / static_cast<double>(y_scale)));
-  if (p.inv_y.shift > 55) return InvalidArgument("y_scale {} is too small", y_scale);
-  p.y_zero_point = y_zero_point;
-  p.qmin = qmin;
-  p.qmax = qmax;
   return p;
 }
 

@@ -30,6 +30,7 @@
 
 #include "support/status.h"
 #include "quant/fixed_point.h"
+#include "quant/int_norm.h"
 
 namespace edgec::quant {
 
@@ -57,10 +58,8 @@ inline void Accumulate(WideNormGroup& g, int32_t q, int32_t x_zero_point) {
 void FinishGroup(WideNormGroup& g, const WideNormParams& p);
 int32_t NormOutput(const WideNormGroup& g, const WideNormParams& p, int32_t q, int64_t c);
 
-struct WideSoftmaxParams {
+struct WideSoftmaxParams : SoftmaxOutput {
   std::array<int32_t, 256> exp_hi{}, exp_lo{};  // H, L
-  FixedPointMultiplier inv_y;                   // 1 / y_scale
-  int32_t y_zero_point = 0, qmin = -32768, qmax = 32767;
 };
 StatusOr<WideSoftmaxParams> MakeWideSoftmaxParams(float x_scale, float y_scale, int32_t y_zero_point, int32_t qmin,
                                                   int32_t qmax);

@@ -88,17 +88,24 @@ int32_t NormOutput(const NormGroup& g, const NormParams& p, int32_t q, int64_t c
 
 StatusOr<SoftmaxParams> MakeSoftmaxParams(float x_scale, float y_scale, int32_t y_zero_point, int32_t qmin,
                                           int32_t qmax) {
-  if (!(x_scale > 0) || !(y_scale > 0) || !std::isfinite(x_scale) || !std::isfinite(y_scale))
-    return InvalidArgument("scales {} and {} must be positive and finite", x_scale, y_scale);
   SoftmaxParams p;
+  ASSIGN_OR_RETURN(static_cast<SoftmaxOutput&>(p), MakeSoftmaxOutput(x_scale, y_scale, y_zero_point, qmin, qmax, 47));
   for (int j = 0; j < 256; ++j)
     p.exp_table[j] = static_cast<int32_t>(std::nearbyint(std::ldexp(std::exp(-static_cast<double>(x_scale) * j), 23)));
-  ASSIGN_OR_RETURN(p.inv_y, QuantizeMultiplier(1.0 / static_cast<double>(y_scale)));
-  if (p.inv_y.shift > 47) return InvalidArgument("y_scale {} is too small", y_scale);
-  p.y_zero_point = y_zero_point;
-  p.qmin = qmin;
-  p.qmax = qmax;
   return p;
+}
+
+StatusOr<SoftmaxOutput> MakeSoftmaxOutput(float x_scale, float y_scale, int32_t y_zero_point, int32_t qmin,
+                                          int32_t qmax, int max_shift) {
+  if (!(x_scale > 0) || !(y_scale > 0) || !std::isfinite(x_scale) || !std::isfinite(y_scale))
+    return InvalidArgument("scales {} and {} must be positive and finite", x_scale, y_scale);
+  SoftmaxOutput o;
+  ASSIGN_OR_RETURN(o.inv_y, QuantizeMultiplier(1.0 / static_cast<double>(y_scale)));
+  if (o.inv_y.shift > max_shift) return InvalidArgument("y_scale {} is too small", y_scale);
+  o.y_zero_point = y_zero_point;
+  o.qmin = qmin;
+  o.qmax = qmax;
+  return o;
 }
 
 void SoftmaxRow(const int32_t* q, int64_t n, const SoftmaxParams& p, int32_t* out) {

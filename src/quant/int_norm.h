@@ -111,10 +111,17 @@ void SoftmaxBlock(const Params& p, int32_t rows, int32_t cols, Value&& value, Ou
   }
 }
 
-struct SoftmaxParams {
-  std::array<int32_t, 256> exp_table{};
+// The output side both softmax widths share: 1 / y_scale as M·2^(e − 31) (e at most
+// max_shift) and the output's zero point and range; MakeSoftmaxOutput checks both scales.
+struct SoftmaxOutput {
   FixedPointMultiplier inv_y;  // 1 / y_scale
-  int32_t y_zero_point = 0, qmin = -128, qmax = 127;
+  int32_t y_zero_point = 0, qmin = 0, qmax = 0;
+};
+StatusOr<SoftmaxOutput> MakeSoftmaxOutput(float x_scale, float y_scale, int32_t y_zero_point, int32_t qmin,
+                                          int32_t qmax, int max_shift);
+
+struct SoftmaxParams : SoftmaxOutput {
+  std::array<int32_t, 256> exp_table{};
 };
 StatusOr<SoftmaxParams> MakeSoftmaxParams(float x_scale, float y_scale, int32_t y_zero_point, int32_t qmin,
                                           int32_t qmax);
