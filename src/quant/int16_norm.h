@@ -45,16 +45,10 @@ StatusOr<WideNormParams> MakeWideNormParams(float x_scale, int32_t x_zero_point,
                                             const std::vector<float>& beta, float y_scale, int32_t y_zero_point,
                                             int32_t qmin, int32_t qmax, int64_t count, float epsilon);
 
-struct WideNormGroup {
-  int64_t sum = 0, sumsq = 0;
-  int64_t recip = 0;  // R
-  int k = 0, j = 0;
+// NormGroup's statistics (Accumulate serves both) and j, the halvings V took to fit.
+struct WideNormGroup : NormGroup {
+  int j = 0;
 };
-inline void Accumulate(WideNormGroup& g, int32_t q, int32_t x_zero_point) {
-  const int64_t d = q - x_zero_point;
-  g.sum += d;
-  g.sumsq += d * d;
-}
 void FinishGroup(WideNormGroup& g, const WideNormParams& p);
 int32_t NormOutput(const WideNormGroup& g, const WideNormParams& p, int32_t q, int64_t c);
 
