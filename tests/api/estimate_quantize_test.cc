@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "edgec/c_api.h"
 #include "edgec/edgec.h"
 
 namespace {
@@ -217,6 +218,33 @@ TEST(ApiQuantize, Int16AllAndEval) {
   ASSERT_EQ(r.eval.size(), m.outputs().size());
   EXPECT_GT(r.eval[0].mean_cosine, 0.9);
   EXPECT_LE(r.eval[0].min_cosine, r.eval[0].mean_cosine + 1e-12);
+}
+
+// The C API's quantize runs the same pipeline: the same folder gives the same report and
+// file as the C++ call.
+TEST(ApiQuantize, CApiMatchesCpp) {
+  edgec::Model cpp = Load("squeezenet1_1");
+  const std::string dir = Scratch("sq_c_calib");
+  Samples(cpp, 2, 61, dir);
+  edgec::QuantizeOptions o{.method = "minmax"};
+  o.accuracy_budget = 0.5;  // met by all int8: the budget runs, keeps nothing
+  o.error_samples = 1;
+  edgec::QuantizeReport r;
+  ASSERT_TRUE(cpp.QuantizeFromDirectory(dir, o, 0, &r).ok());
+  edgec_model* c = nullptr;
+  ASSERT_EQ(edgec_model_load((kZoo + "/squeezenet1_1/model.onnx").c_str(), &c), EDGEC_OK);
+  edgec_quantize_options co = edgec_quantize_options_default();
+  co.method = "minmax";
+  co.accuracy_budget = 0.5;
+  co.error_samples = 1;
+  edgec_quantize_result cr;
+  ASSERT_EQ(edgec_model_quantize(c, dir.c_str(), &co, &cr), EDGEC_OK) << edgec_last_error();
+  EXPECT_EQ(cr.quantized_nodes, r.quantized_nodes);
+  EXPECT_EQ(cr.activation_pairs, r.activation_pairs);
+  EXPECT_EQ(cr.budget_met, 1);
+  EXPECT_EQ(cr.kept_float, 0);
+  EXPECT_DOUBLE_EQ(cr.int8_cosine, r.budget.int8_cosine);
+  edgec_model_destroy(c);
 }
 
 TEST(ApiQuantize, BadOptionsNameWhatIsWrong) {
