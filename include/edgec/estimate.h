@@ -1,10 +1,10 @@
 // NPU estimates without compiling for the device or running: what `edgec estimate` and
-// `edgec sweep` print (docs/npu.md "Estimates").
+// `edgec sweep` print (docs/npu.md; docs/api.md "NpuWorkload").
 //
 //   auto w = edgec::NpuWorkload::FromModel("resnet18.onnx");  // shapes only, no weights needed
 //   auto t = edgec::Target::Load("edge-default");
 //   auto e = w->Estimate(*t);                                  // every GEMM-class layer tiled and simulated
-//   if (w->quantized()) auto s = w->EstimateSegments(*t);      // the compiler's own schedule
+//   auto s = w->EstimateSegments(*t);                          // a QDQ model: the compiler's schedule
 #pragma once
 
 #include <cstdint>
