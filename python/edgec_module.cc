@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,111 @@ edgec::DataType ParseDtype(const std::string& s) {
   if (s == "i8" || s == "int8") return edgec::DataType::kI8;
   if (s == "u8" || s == "uint8") return edgec::DataType::kU8;
   throw StatusError{edgec::Status(edgec::StatusCode::kInvalidArgument, "dtype '" + s + "' is not i8 or u8")};
+}
+
+// A target from a name, a .json path or a dict of fields, with `set` overrides
+// ({"shared_sram.bytes": "512K"} or ["shared_sram.bytes=512K"]).
+edgec::Target TargetOf(py::object target, py::object overrides) {
+  edgec::Target t;
+  if (py::isinstance<py::dict>(target)) {
+    const std::string text = py::str(py::module_::import("json").attr("dumps")(target));
+    t = Take(edgec::Target::FromJson(text));
+  } else {
+    t = Take(edgec::Target::Load(py::str(py::module_::import("os").attr("fspath")(target))));
+  }
+  if (py::isinstance<py::dict>(overrides)) {
+    for (auto kv : py::reinterpret_borrow<py::dict>(overrides))
+      Check(t.Set(std::string(py::str(kv.first)) + "=" + std::string(py::str(kv.second))));
+  } else if (!overrides.is_none()) {
+    for (py::handle item : overrides) Check(t.Set(py::str(item)));
+  }
+  return t;
+}
+
+py::dict SensitivityDict(const edgec::LayerSensitivity& l) {
+  py::dict d;
+  d["node"] = l.node;
+  d["layer"] = l.layer;
+  d["sqnr_db"] = l.sqnr_db;
+  d["cosine"] = l.cosine;
+  return d;
+}
+
+// Model.quantize_report: QuantizeReport as a dict (the keys are its fields).
+py::dict QuantizeReportDict(const edgec::QuantizeReport& r) {
+  py::dict d;
+  d["samples"] = r.samples;
+  d["method"] = r.method;
+  d["activation_dtype"] = edgec::DataTypeName(r.activation_dtype);
+  d["quantized_nodes"] = r.quantized_nodes;
+  d["activation_pairs"] = r.activation_pairs;
+  d["int16_pairs"] = r.int16_pairs;
+  d["int16_layers"] = r.int16_layers;
+  d["skipped"] = r.skipped;
+  d["error_samples"] = r.error_samples;
+  py::list sens;
+  for (const auto& l : r.sensitivity) sens.append(SensitivityDict(l));
+  d["sensitivity"] = sens;
+  if (r.budget.ran) {
+    py::dict b;
+    b["budget"] = r.budget.budget;
+    b["met"] = r.budget.met;
+    b["int8_cosine"] = r.budget.int8_cosine;
+    b["mean_cosine"] = r.budget.mean_cosine;
+    b["int16_allowed"] = r.budget.int16_allowed;
+    b["target"] = r.budget.target;
+    py::list int16, kept;
+    for (const auto& p : r.budget.int16) {
+      py::dict e;
+      e["node"] = p.node;
+      e["layer"] = p.layer;
+      e["cosine_alone"] = p.cosine_alone;
+      e["cosine_after"] = p.cosine_after;
+      int16.append(e);
+    }
+    for (const auto& l : r.budget.kept_float) kept.append(SensitivityDict(l));
+    b["int16"] = int16;
+    b["kept_float"] = kept;
+    d["budget"] = b;
+  }
+  return d;
+}
+
+py::dict EstimateDict(const edgec::NpuEstimate& e) {
+  py::dict d;
+  d["cycles"] = e.cycles;
+  d["ms"] = e.milliseconds;
+  d["macs"] = e.macs;
+  d["dram_read"] = e.dram_read;
+  d["dram_written"] = e.dram_written;
+  d["weight_bytes"] = e.weight_bytes;
+  d["mac_utilization"] = e.mac_utilization;
+  py::list layers;
+  for (const auto& l : e.layers) {
+    py::dict x;
+    x["name"] = l.name;
+    x["count"] = l.count;
+    x["cycles"] = l.cycles;
+    x["macs"] = l.macs;
+    x["tiling"] = l.tiling;
+    layers.append(x);
+  }
+  d["layers"] = layers;
+  return d;
+}
+
+py::dict SegmentDict(const edgec::NpuSegmentEstimate& e) {
+  py::dict d;
+  d["segments"] = e.segments;
+  d["layers"] = e.layers;
+  d["cycles"] = e.cycles;
+  d["ms"] = e.milliseconds;
+  d["dram_read"] = e.dram_read;
+  d["dram_written"] = e.dram_written;
+  d["resident_bytes"] = e.resident_bytes;
+  d["spilled_bytes"] = e.spilled_bytes;
+  d["mac_utilization"] = e.mac_utilization;
+  return d;
 }
 
 edgec::Device ParseDevice(const std::string& s) {
@@ -212,7 +318,7 @@ PYBIND11_MODULE(_edgec, m) {
       .def_property_readonly("inputs", [](const edgec::CompiledModel& c) { return Infos(c.inputs()); })
       .def_property_readonly("outputs", [](const edgec::CompiledModel& c) { return Infos(c.outputs()); });
 
-  py::class_<edgec::Model, std::shared_ptr<edgec::Model>>(m, "Model")
+  py::class_<edgec::Model, std::shared_ptr<edgec::Model>>(m, "Model", py::dynamic_attr())
       .def_property_readonly("name", &edgec::Model::name)
       .def_property_readonly("inputs", [](const edgec::Model& mm) { return Infos(mm.inputs()); })
       .def_property_readonly("outputs", [](const edgec::Model& mm) { return Infos(mm.outputs()); })
@@ -246,7 +352,8 @@ PYBIND11_MODULE(_edgec, m) {
       .def(
           "quantize",
           [](std::shared_ptr<edgec::Model> self, py::iterable calib, const std::string& method, bool per_channel,
-             const std::string& dtype, std::vector<std::string> keep_float, std::vector<std::string> int16) {
+             const std::string& dtype, std::vector<std::string> keep_float, std::vector<std::string> int16,
+             double accuracy_budget, bool sensitivity, int64_t error_samples, py::object target, bool allow_int16) {
             const auto inputs = self->inputs();
             std::vector<py::array> keep;
             std::vector<edgec::Sample> samples;
@@ -260,34 +367,35 @@ PYBIND11_MODULE(_edgec, m) {
             o.dtype = ParseDtype(dtype);
             o.keep_float = std::move(keep_float);
             o.int16 = std::move(int16);
+            o.accuracy_budget = accuracy_budget;
+            o.sensitivity = sensitivity;
+            o.error_samples = error_samples;
+            o.budget_int16 = allow_int16;
+            if (accuracy_budget > 0) o.target = TargetOf(target, py::none());
+            edgec::QuantizeReport report;
             edgec::Status st;
             {
               py::gil_scoped_release release;
-              st = self->Quantize(samples, o);
+              st = self->Quantize(samples, o, &report);
             }
             Check(st);
+            py::object me = py::cast(self);
+            me.attr("quantize_report") = QuantizeReportDict(report);
             return self;
           },
           py::arg("calib"), py::arg("method") = "entropy", py::arg("per_channel") = true, py::arg("dtype") = "i8",
           py::arg("keep_float") = std::vector<std::string>(), py::arg("int16") = std::vector<std::string>(),
+          py::arg("accuracy_budget") = 0.0, py::arg("sensitivity") = false, py::arg("error_samples") = 8,
+          py::arg("target") = "edge-default", py::arg("allow_int16") = true,
           "Calibrates on an iterable of {input name: ndarray} and rewrites to int8 (QDQ) in place; the "
-          "norms and softmaxes named in int16 carry int16 activations.")
+          "norms and softmaxes named in int16 carry int16 activations; accuracy_budget (mean output cosine) "
+          "promotes layers to int16 (where the target allows) and keeps layers in float until it is met. "
+          "The report is the model's quantize_report (a dict).")
       .def(
           "compile",
           [](const edgec::Model& self, py::object target, py::object overrides, bool all_npu, bool single_buffer) {
             edgec::CompileOptions o;
-            if (py::isinstance<py::dict>(target)) {
-              const std::string text = py::str(py::module_::import("json").attr("dumps")(target));
-              o.target = Take(edgec::Target::FromJson(text));
-            } else {
-              o.target = Take(edgec::Target::Load(py::str(py::module_::import("os").attr("fspath")(target))));
-            }
-            if (py::isinstance<py::dict>(overrides)) {
-              for (auto kv : py::reinterpret_borrow<py::dict>(overrides))
-                Check(o.target.Set(std::string(py::str(kv.first)) + "=" + std::string(py::str(kv.second))));
-            } else if (!overrides.is_none()) {
-              for (py::handle s : overrides) Check(o.target.Set(py::str(s)));
-            }
+            o.target = TargetOf(target, overrides);
             o.all_npu = all_npu;
             o.single_buffer = single_buffer;
             edgec::StatusOr<edgec::CompiledModel> c = edgec::Status(edgec::StatusCode::kInternal, "not compiled");
@@ -346,6 +454,39 @@ PYBIND11_MODULE(_edgec, m) {
         return std::make_shared<edgec::CompiledModel>(Take(edgec::CompiledModel::Load(p)));
       },
       py::arg("path"), "Loads a compiled model (.edgec).");
+  m.def(
+      "estimate",
+      [](py::object model, const std::string& decoder, py::object target, py::object overrides,
+         std::map<std::string, std::vector<int64_t>> shapes, bool single_buffer) {
+        const edgec::Target t = TargetOf(target, overrides);
+        edgec::EstimateOptions o;
+        o.single_buffer = single_buffer;
+        py::dict d;
+        edgec::StatusOr<edgec::NpuWorkload> w = edgec::Status(edgec::StatusCode::kInternal, "not loaded");
+        edgec::StatusOr<edgec::NpuEstimate> e = edgec::Status(edgec::StatusCode::kInternal, "not estimated");
+        std::optional<edgec::StatusOr<edgec::NpuSegmentEstimate>> seg;
+        if (model.is_none() == decoder.empty())
+          throw StatusError{edgec::Status(edgec::StatusCode::kInvalidArgument, "estimate: give a model path or a decoder")};
+        const std::string path = model.is_none() ? "" : std::string(py::str(py::module_::import("os").attr("fspath")(model)));
+        {
+          py::gil_scoped_release release;
+          w = decoder.empty() ? edgec::NpuWorkload::FromModel(path, shapes) : edgec::NpuWorkload::FromDecoder(decoder);
+          if (w.ok()) {
+            e = w->Estimate(t, o);
+            if (w->quantized()) seg = w->EstimateSegments(t, o);
+          }
+        }
+        if (!w.ok()) throw StatusError{w.status()};
+        d["per_layer"] = EstimateDict(Take(std::move(e)));
+        if (seg) d["segments"] = SegmentDict(Take(std::move(*seg)));
+        d["target"] = t.name();
+        return d;
+      },
+      py::arg("model") = py::none(), py::arg("decoder") = "", py::arg("target") = "edge-default",
+      py::arg("set") = py::none(), py::arg("shapes") = std::map<std::string, std::vector<int64_t>>(),
+      py::arg("single_buffer") = false,
+      "Shape-only NPU estimate of an ONNX model (or a generated decoder: '7b', 'tiny', ...): "
+      "{'per_layer': {...}, 'segments': {...} for a QDQ model, 'target': name}.");
   m.def("targets", [] { return Take(edgec::Target::Available()); }, "The names of the targets found.");
   m.def(
       "target_json", [](const std::string& name) { return Take(edgec::Target::Load(name)).ToJson(); },

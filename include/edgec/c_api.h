@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define EDGEC_C_API_VERSION 1
+#define EDGEC_C_API_VERSION 2
 
 typedef enum edgec_status {
   EDGEC_OK = 0,
@@ -109,6 +109,41 @@ EDGEC_API edgec_status edgec_model_optimize(edgec_model* model, int level);
  * the QDQ form. method: "minmax", "percentile", "entropy" or "mse"; dtype: EDGEC_I8/EDGEC_U8. */
 EDGEC_API edgec_status edgec_model_quantize_dir(edgec_model* model, const char* calib_dir, const char* method,
                                                 int per_channel, edgec_dtype dtype);
+
+/* Version 2: quantization with the accuracy budget, and the NPU estimate. */
+typedef struct edgec_quantize_options {
+  const char* method;      /* "minmax", "percentile", "entropy" (NULL) or "mse" */
+  int per_channel;         /* weights per output channel (1) or per tensor (0) */
+  edgec_dtype dtype;       /* activations: EDGEC_I8 or EDGEC_U8 */
+  int64_t limit;           /* > 0: the first `limit` samples of the folder */
+  double accuracy_budget;  /* > 0: promote to int16 / keep in float until the mean output cosine reaches it */
+  int allow_int16;         /* the budget may promote norms and softmaxes to int16 */
+  const char* target;      /* whose vector cores decide int16 (NULL: edge-default) */
+  int64_t error_samples;   /* inputs the budget measures on */
+} edgec_quantize_options;
+typedef struct edgec_quantize_result {
+  int64_t quantized_nodes, activation_pairs, int16_pairs;
+  int64_t int16_promoted, kept_float;  /* by the budget */
+  int budget_met;
+  double int8_cosine, mean_cosine;    /* with a budget: all int8, and reached */
+} edgec_quantize_result;
+EDGEC_API edgec_quantize_options edgec_quantize_options_default(void);
+/* The pipeline of `edgec quantize --calib DIR`; `result` may be NULL. */
+EDGEC_API edgec_status edgec_model_quantize(edgec_model* model, const char* calib_dir,
+                                            const edgec_quantize_options* options, edgec_quantize_result* result);
+
+/* Shape-only NPU estimate of an ONNX file (as `edgec estimate`): every GEMM-class layer tiled
+ * and simulated; a QDQ model also compiled (segments > 0: its NPU segments' time). */
+typedef struct edgec_estimate {
+  double cycles, milliseconds, mac_utilization;
+  int64_t macs, dram_bytes, weight_bytes;
+  int quantized;
+  int segments;
+  double segment_milliseconds;
+  int64_t resident_bytes, spilled_bytes;
+} edgec_estimate;
+EDGEC_API edgec_status edgec_estimate_model(const char* model_path, const char* target, const char* const* sets,
+                                            size_t count, edgec_estimate* out);
 
 /* Compiling: target is a name ("edge-default"), a .json path, or JSON text (starting with
  * '{'); `sets` holds `count` overrides "FIELD=VALUE". */

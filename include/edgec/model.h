@@ -14,6 +14,7 @@
 
 #include "edgec/export.h"
 #include "edgec/status.h"
+#include "edgec/target.h"
 #include "edgec/tensor.h"
 
 namespace edgec {
@@ -22,6 +23,17 @@ inline namespace v1 {
 // One calibration sample: a tensor per graph input, by name.
 using Sample = std::map<std::string, TensorView>;
 
+// How the images of a calibration folder become tensors (.npy / .npz samples are taken as they
+// are): resized, center-cropped to the input's H x W, then (pixel x pixel_scale - mean) / std.
+struct ImageOptions {
+  int64_t resize = 0;               // shorter side to this many pixels first (0: no resize)
+  float pixel_scale = 1.0f / 255;
+  std::vector<float> mean = {0, 0, 0};  // per channel, R G B
+  std::vector<float> std = {1, 1, 1};
+  bool bgr = false;                 // the model wants BGR
+  std::string layout = "auto";      // nchw, nhwc, or auto (where the input has 3 channels)
+};
+
 struct QuantizeOptions {
   std::string method = "entropy";  // minmax, percentile, entropy or mse
   bool per_channel = true;         // weights per output channel (false: per tensor)
@@ -29,8 +41,70 @@ struct QuantizeOptions {
   bool symmetric = false;          // activations symmetric around 0
   std::vector<std::string> keep_float;  // node names left in float
   // Softmax / LayerNormalization / InstanceNormalization nodes whose input and output carry
-  // int16 activations (mixed precision; docs/quantization.md "int16 activations").
+  // int16 activations (mixed precision; docs/quantization.md "int16 activations"); "all":
+  // every one whose input is quantized.
   std::vector<std::string> int16;
+
+  // The calibrators' knobs (docs/quantization.md).
+  double percentile = 99.99;         // method "percentile"
+  double entropy_min_keep = 0.9999;  // method "entropy": only thresholds that keep this share of the values
+  double clip_ratio = 1.0;           // every calibrated range shrunk by this factor (<= 1)
+  bool reduce_range = false;         // weights in 7 bits
+  // Input dims to bind; the other symbolic dims take the samples' dims.
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::string scales_in;   // use this scale table (JSON, as scales_out writes it) instead of calibrating
+  std::string scales_out;  // write the scale table used here
+
+  // The per-layer error report and the accuracy budget, measured on `error_samples` inputs
+  // (from eval_dir when given, else the calibration samples).
+  bool sensitivity = false;    // QuantizeReport::sensitivity: each layer quantized alone
+  double accuracy_budget = 0;  // > 0: promote norms/softmaxes to int16 (where `target` allows), then
+                               // keep the most sensitive layers in float, until the mean output
+                               // cosine vs FP32 reaches this (QuantizeReport::budget)
+  bool budget_int16 = true;    // false: the budget keeps layers in float only
+  Target target;               // whose vector cores decide whether int16 is an option
+  int64_t error_samples = 8;
+  // Held-out inputs (a folder, as the calibration one): QuantizeReport::eval compares the
+  // int8 execution with FP32 on the first `eval_limit` of them (0: all).
+  std::string eval_dir;
+  int64_t eval_limit = 0;
+  ImageOptions image;          // images of the calibration and eval folders
+  bool progress = false;       // progress bars on stderr
+};
+
+// One layer quantized alone (every other in float): the error it adds at the outputs.
+struct LayerSensitivity {
+  std::string node;   // node name (what keep_float takes)
+  std::string layer;  // "Conv 'layer1.0/conv1'"
+  double sqnr_db = 0;
+  double cosine = 1;  // mean output cosine vs FP32
+};
+
+struct Int16Promotion {
+  std::string node, layer;
+  double cosine_alone = 0;  // output cosine with this node alone in int16
+  double cosine_after = 0;  // with it and every earlier promotion
+};
+
+struct AccuracyBudgetReport {
+  bool ran = false;          // QuantizeOptions::accuracy_budget > 0
+  double budget = 0;
+  bool met = false;
+  double int8_cosine = 0;    // all int8
+  double mean_cosine = 0;    // reached
+  bool int16_allowed = false;  // budget_int16 and the target's vector cores take i16
+  std::string target;
+  std::vector<Int16Promotion> int16;         // promoted, in order
+  std::vector<LayerSensitivity> kept_float;  // kept in float, in order
+};
+
+// Int8 execution vs FP32 on the eval inputs, per graph output.
+struct OutputAccuracy {
+  std::string output;
+  double min_cosine = 0, mean_cosine = 0;
+  double top1 = 0;  // share of inputs whose argmax agrees
+  double max_abs = 0;
+  double sqnr_db = 0;
 };
 
 // What an ONNX file declares, as the importer read it (Model::Load fills it even when the
@@ -43,13 +117,23 @@ struct OnnxFileInfo {
   std::vector<std::string> unsupported;     // per op type edgec cannot import: "NonZero 'nz1'"
 };
 
-// What Model::QuantizeFromDirectory did.
+// What Model::Quantize / QuantizeFromDirectory did.
 struct QuantizeReport {
-  int64_t samples = 0;                            // calibration samples read
+  int64_t samples = 0;                            // calibration samples (the scale table's)
   std::vector<std::string> shapes_from_samples;   // "NAME=DIMS" per input bound from the samples' dims
   int64_t quantized_nodes = 0;
   int64_t activation_pairs = 0;                   // activation Q/DQ pairs inserted
   std::vector<std::string> skipped;               // nodes left in float, and why
+  std::string method;                             // the calibrator (the scale table's)
+  DataType activation_dtype = DataType::kI8;
+  bool symmetric = false;
+  int64_t int16_pairs = 0;                        // of activation_pairs
+  std::vector<std::string> int16_layers;          // nodes carrying int16, in graph order ("Softmax 'sm'")
+  int64_t error_samples = 0;                      // inputs sensitivity / the budget measured on
+  std::vector<LayerSensitivity> sensitivity;      // most harmful first (sensitivity or a budget)
+  AccuracyBudgetReport budget;
+  int64_t eval_samples = 0;
+  std::vector<OutputAccuracy> eval;               // with eval_dir
 };
 
 // One node of the graph (Model::nodes()).
@@ -147,10 +231,12 @@ class EDGEC_API Model {
   // The same with verification, explanations and a per-pass report (`report` may be null).
   Status Optimize(const OptimizeOptions& options, OptimizeReport* report);
   // Calibrates on `calibration` and rewrites the graph to the QDQ form. Symbolic input dims
-  // take the samples' dims.
+  // take the samples' dims. `report` may be null.
   Status Quantize(const std::vector<Sample>& calibration, const QuantizeOptions& options = {});
+  Status Quantize(const std::vector<Sample>& calibration, const QuantizeOptions& options, QuantizeReport* report);
   // The same with the samples of a calibration folder (.npy / .npz files or images, as
-  // `edgec quantize --calib DIR` reads it); `limit` > 0 reads the first `limit`.
+  // `edgec quantize --calib DIR` reads it); `limit` > 0 reads the first `limit`. `dir` may be
+  // empty when options.scales_in is given.
   Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options = {}, int64_t limit = 0);
   // The same with a report (may be null). Input dims bound before (BindInputShapes) are kept.
   Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options, int64_t limit,

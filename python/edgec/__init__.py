@@ -8,10 +8,10 @@ docs/api.md is the reference.
 """
 import numpy as _np
 
-from ._edgec import (CompiledModel, Error, Model, Session, __version__, load, load_bytes,  # noqa: F401
+from ._edgec import (CompiledModel, Error, Model, Session, __version__, estimate, load, load_bytes,  # noqa: F401
                      load_compiled, target_json, targets)
 
-__all__ = ["CompiledModel", "Error", "Model", "Session", "compare", "load", "load_bytes", "load_compiled",
+__all__ = ["CompiledModel", "Error", "Model", "Session", "compare", "estimate", "load", "load_bytes", "load_compiled",
            "target_json", "targets", "__version__"]
 
 

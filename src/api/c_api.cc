@@ -145,17 +145,99 @@ edgec_status edgec_model_quantize_dir(edgec_model* model, const char* calib_dir,
   return st.ok() ? Ok() : Fail(st);
 }
 
+// A target by name, path or JSON text (NULL: edge-default) with `count` overrides.
+static edgec::StatusOr<edgec::Target> TargetOf(const char* target, const char* const* sets, size_t count,
+                                               const char* call) {
+  const std::string t = target ? target : "edge-default";
+  auto tgt = !t.empty() && t[0] == '{' ? edgec::Target::FromJson(t) : edgec::Target::Load(t);
+  if (!tgt.ok()) return tgt.status();
+  for (size_t i = 0; i < count; ++i) {
+    if (!sets || !sets[i])
+      return edgec::Status(edgec::StatusCode::kInvalidArgument,
+                           std::string(call) + ": override " + std::to_string(i) + " is NULL");
+    EDGEC_RETURN_IF_ERROR(tgt->Set(sets[i]));
+  }
+  return tgt;
+}
+
+edgec_quantize_options edgec_quantize_options_default(void) {
+  edgec_quantize_options o{};
+  o.method = nullptr;
+  o.per_channel = 1;
+  o.dtype = EDGEC_I8;
+  o.allow_int16 = 1;
+  o.error_samples = 8;
+  return o;
+}
+
+edgec_status edgec_model_quantize(edgec_model* model, const char* calib_dir, const edgec_quantize_options* options,
+                                  edgec_quantize_result* result) {
+  if (!model || !calib_dir || !options)
+    return Invalid("edgec_model_quantize: model, calib_dir and options must not be NULL");
+  edgec::QuantizeOptions o;
+  if (options->method) o.method = options->method;
+  o.per_channel = options->per_channel != 0;
+  o.dtype = static_cast<edgec::DataType>(options->dtype);
+  o.accuracy_budget = options->accuracy_budget;
+  o.budget_int16 = options->allow_int16 != 0;
+  o.error_samples = options->error_samples;
+  if (options->accuracy_budget > 0) {
+    auto t = TargetOf(options->target, nullptr, 0, "edgec_model_quantize");
+    if (!t.ok()) return Fail(t.status());
+    o.target = std::move(t).value();
+  }
+  edgec::QuantizeReport r;
+  edgec::Status st = model->model.QuantizeFromDirectory(calib_dir, o, options->limit, &r);
+  Refresh(model);
+  if (!st.ok()) return Fail(st);
+  if (result) {
+    *result = edgec_quantize_result{};
+    result->quantized_nodes = r.quantized_nodes;
+    result->activation_pairs = r.activation_pairs;
+    result->int16_pairs = r.int16_pairs;
+    result->int16_promoted = static_cast<int64_t>(r.budget.int16.size());
+    result->kept_float = static_cast<int64_t>(r.budget.kept_float.size());
+    result->budget_met = r.budget.met ? 1 : 0;
+    result->int8_cosine = r.budget.int8_cosine;
+    result->mean_cosine = r.budget.mean_cosine;
+  }
+  return Ok();
+}
+
+edgec_status edgec_estimate_model(const char* model_path, const char* target, const char* const* sets, size_t count,
+                                  edgec_estimate* out) {
+  if (!model_path || !out) return Invalid("edgec_estimate_model: model_path and out must not be NULL");
+  auto t = TargetOf(target, sets, count, "edgec_estimate_model");
+  if (!t.ok()) return Fail(t.status());
+  auto w = edgec::NpuWorkload::FromModel(model_path);
+  if (!w.ok()) return Fail(w.status());
+  auto e = w->Estimate(*t);
+  if (!e.ok()) return Fail(e.status());
+  edgec_estimate r{};
+  r.cycles = e->cycles;
+  r.milliseconds = e->milliseconds;
+  r.mac_utilization = e->mac_utilization;
+  r.macs = e->macs;
+  r.dram_bytes = e->dram_read + e->dram_written;
+  r.weight_bytes = e->weight_bytes;
+  r.quantized = w->quantized() ? 1 : 0;
+  if (w->quantized()) {
+    auto s = w->EstimateSegments(*t);
+    if (!s.ok()) return Fail(s.status());
+    r.segments = s->segments;
+    r.segment_milliseconds = s->milliseconds;
+    r.resident_bytes = s->resident_bytes;
+    r.spilled_bytes = s->spilled_bytes;
+  }
+  *out = r;
+  return Ok();
+}
+
 edgec_status edgec_compile(const edgec_model* model, const char* target, const char* const* sets, size_t count,
                            edgec_compiled** out) {
   if (!model || !out) return Invalid("edgec_compile: model and out must not be NULL");
-  const std::string t = target ? target : "edge-default";
-  auto tgt = !t.empty() && t[0] == '{' ? edgec::Target::FromJson(t) : edgec::Target::Load(t);
+  auto tgt = TargetOf(target, sets, count, "edgec_compile");
   if (!tgt.ok()) return Fail(tgt.status());
-  for (size_t i = 0; i < count; ++i) {
-    if (!sets || !sets[i]) return Invalid("edgec_compile: override " + std::to_string(i) + " is NULL");
-    edgec::Status st = tgt->Set(sets[i]);
-    if (!st.ok()) return Fail(st);
-  }
   edgec::CompileOptions o;
   o.target = std::move(tgt).value();
   auto c = edgec::CompiledModel::Compile(model->model, o);

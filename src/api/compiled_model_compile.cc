@@ -15,16 +15,12 @@
 
 namespace edgec {
 inline namespace v1 {
-namespace {
-
-bool HasQdq(const Graph& g) {
+bool HasQuantizeOps(const Graph& g) {
   for (const Node* n : g.nodes())
     if (n->op() == OpKind::kQuantizeLinear || n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul)
       return true;
   return false;
 }
-
-}  // namespace
 
 std::string CompiledModel::PlacementTable() const { return impl_->placement_table; }
 std::string CompiledModel::PlacementJson() const { return impl_->placement_json; }
@@ -58,7 +54,7 @@ StatusOr<std::string> CompiledModel::SramOccupancySvg(const std::string& title) 
 StatusOr<CompiledModel> CompiledModel::Compile(const Model& model, const CompileOptions& options) {
   const Graph& g = model.impl().graph;
   const std::string& name = model.name();
-  if (!HasQdq(g))
+  if (!HasQuantizeOps(g))
     return InvalidArgument("{}: a float model: quantize it first (Model::Quantize) to compile it for an NPU", name);
   Graph bound = g.Clone();
   RETURN_IF_ERROR(BindInputShapes(bound, {}, 1).WithContext(name));

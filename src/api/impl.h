@@ -36,6 +36,10 @@ struct CompiledModel::Impl {
   std::string placement_table, placement_json, listing, memory_summary, sram_summary;
 };
 
+// Whether the graph carries quantization (QuantizeLinear / QLinear ops): what Compile and the
+// NPU estimates take (compiled_model_compile.cc).
+bool HasQuantizeOps(const Graph& g);
+
 // A `.edgec` file mapped and loaded (compiled_model.cc).
 StatusOr<std::shared_ptr<CompiledModel::Impl>> MapCompiledModel(const std::string& path);
 StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path);

@@ -1,14 +1,13 @@
 // edgec::Model (include/edgec/model.h): import, shape binding, optimization and quantization
-// as the `optimize` and `quantize` verbs do them.
+// as the `optimize` and `quantize` verbs do them (quantization: api::QuantizeGraph).
 #include <onnx/onnx_pb.h>
 
 #include "api/convert.h"
 #include "api/impl.h"
+#include "api/quantize.h"
 #include "driver/load.h"
-#include "driver/sample_shapes.h"
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
-#include "quant/pipeline.h"
 #include "runtime/shape_binding.h"
 
 namespace edgec {
@@ -26,50 +25,6 @@ bool HasQuantizedOps(const Graph& g) {
     }
   }
   return false;
-}
-
-// Calibrates `g` (input shapes bound) on `samples` and rewrites it to the QDQ form.
-Status QuantizeBound(Graph& g, const std::string& name, const std::vector<quant::Sample>& samples,
-                     const QuantizeOptions& o, QuantizeReport* report = nullptr) {
-  if (samples.empty()) return InvalidArgument("{}: quantize: no calibration samples", name);
-  RETURN_IF_ERROR(quant::PrepareForQuantization(g).WithContext(name));
-  quant::CalibrationOptions co;
-  auto method = quant::ParseCalibrationMethod(o.method);
-  if (!method.ok()) return method.status().WithContext("quantize: method");
-  co.method = *method;
-  co.symmetric = o.symmetric;
-  if (o.dtype != DataType::kI8 && o.dtype != DataType::kU8)
-    return InvalidArgument("quantize: activation dtype {} is not i8 or u8", DataTypeName(o.dtype));
-  co.storage = api::ToDType(o.dtype);
-  quant::QuantizeOptions qo;
-  qo.per_channel = o.per_channel;
-  for (const auto& n : o.keep_float) {
-    bool found = false;
-    for (const Node* node : g.nodes()) found |= node->name() == n;
-    if (!found) return NotFound("{}: quantize: keep_float names '{}', which is no node of the model", name, n);
-    qo.keep_float.insert(n);
-  }
-  for (const auto& n : o.int16) {
-    const Node* found = nullptr;
-    for (const Node* node : g.nodes())
-      if (node->name() == n) found = node;
-    if (!found) return NotFound("{}: quantize: int16 names '{}', which is no node of the model", name, n);
-    if (found->op() != OpKind::kSoftmax && found->op() != OpKind::kLayerNormalization &&
-        found->op() != OpKind::kInstanceNormalization)
-      return InvalidArgument("{}: quantize: int16 names {}, not a Softmax, LayerNormalization or "
-                             "InstanceNormalization", name, found->Label());
-    qo.int16_nodes.insert(n);
-  }
-  ASSIGN_OR_RETURN(quant::ScaleTable table, quant::Calibrate(g, samples, co, qo, false));
-  auto summary = quant::RewriteToQdq(g, table, qo);
-  if (!summary.ok()) return summary.status().WithContext(name);
-  if (report) {
-    report->samples = static_cast<int64_t>(samples.size());
-    report->quantized_nodes = summary->quantized_nodes;
-    report->activation_pairs = summary->activation_pairs;
-    report->skipped = summary->skipped;
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -130,6 +85,11 @@ Status Model::Optimize(const std::string& pipeline) {
 }
 
 Status Model::Quantize(const std::vector<Sample>& calibration, const QuantizeOptions& options) {
+  return Quantize(calibration, options, nullptr);
+}
+
+Status Model::Quantize(const std::vector<Sample>& calibration, const QuantizeOptions& options,
+                       QuantizeReport* report) {
   if (quantized()) return InvalidArgument("{}: already quantized", impl_->name);
   std::vector<quant::Sample> samples;
   for (const Sample& s : calibration) {
@@ -142,9 +102,9 @@ Status Model::Quantize(const std::vector<Sample>& calibration, const QuantizeOpt
     samples.push_back(std::move(q));
   }
   Graph g = impl_->graph.Clone();
-  ASSIGN_OR_RETURN(auto shapes, driver::ShapesFromSamples(g, samples, {}));
-  RETURN_IF_ERROR(::edgec::BindInputShapes(g, shapes, 1).WithContext(impl_->name));
-  RETURN_IF_ERROR(QuantizeBound(g, impl_->name, samples, options));
+  api::CalibrationSource source;
+  source.given = &samples;
+  RETURN_IF_ERROR(api::QuantizeGraph(g, impl_->name, source, options, report));
   impl_->graph = std::move(g);
   return Status::Ok();
 }
@@ -157,11 +117,7 @@ Status Model::QuantizeFromDirectory(const std::string& dir, const QuantizeOption
                                     QuantizeReport* report) {
   if (quantized()) return InvalidArgument("{}: already quantized", impl_->name);
   Graph g = impl_->graph.Clone();
-  std::vector<std::string> from_data;
-  auto samples = driver::BindShapesFromCalibration(g, {}, dir, {}, limit, &from_data);
-  if (!samples.ok()) return samples.status().WithContext(impl_->name);
-  if (report) report->shapes_from_samples = from_data;
-  RETURN_IF_ERROR(QuantizeBound(g, impl_->name, *samples, options, report));
+  RETURN_IF_ERROR(api::QuantizeGraph(g, impl_->name, {nullptr, dir, limit}, options, report));
   impl_->graph = std::move(g);
   return Status::Ok();
 }

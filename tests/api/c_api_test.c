@@ -102,6 +102,27 @@ int main(int argc, char** argv) {
   EXPECT(edgec_compile(model, "edge-default", NULL, 0, &c) == EDGEC_INVALID_ARGUMENT);
   EXPECT(strstr(edgec_last_error(), "quantize") != NULL);
 
+  /* The NPU estimate of the float model: layer by layer, no segment schedule; a bad override
+   * names the field. */
+  edgec_estimate est;
+  memset(&est, 0, sizeof est);
+  const char* sram[] = {"shared_sram.bytes=64K"};
+  EXPECT(edgec_estimate_model(argv[1], "edge-default", NULL, 0, &est) == EDGEC_OK);
+  EXPECT(est.cycles > 0 && est.macs > 0 && est.quantized == 0 && est.segments == 0);
+  EXPECT(est.milliseconds > 0 && est.dram_bytes > 0);
+  edgec_estimate small;
+  EXPECT(edgec_estimate_model(argv[1], "edge-default", sram, 1, &small) == EDGEC_OK);
+  EXPECT(small.milliseconds > est.milliseconds && small.macs == est.macs);
+  const char* bad_set[] = {"shared_sram.colour=1"};
+  EXPECT(edgec_estimate_model(argv[1], NULL, bad_set, 1, &small) == EDGEC_INVALID_ARGUMENT);
+  EXPECT(strstr(edgec_last_error(), "colour") != NULL);
+
+  /* Quantization options: defaults, and a missing folder named in the error. */
+  edgec_quantize_options qo = edgec_quantize_options_default();
+  EXPECT(qo.per_channel == 1 && qo.dtype == EDGEC_I8 && qo.error_samples == 8 && qo.allow_int16 == 1);
+  EXPECT(edgec_model_quantize(model, "/nonexistent_calib", &qo, NULL) != EDGEC_OK);
+  EXPECT(strstr(edgec_last_error(), "nonexistent_calib") != NULL);
+
   /* Resource limits: a graph over the node limit is refused, naming the limit; restored after. */
   const edgec_resource_limits limits = edgec_get_resource_limits();
   EXPECT(limits.nodes == 500000 && limits.model_bytes == ((int64_t)4 << 30));

@@ -2,19 +2,19 @@
 //                [--single-buffer] [--compare-buffering] [--json FILE] [--asm FILE]
 // Shape-only NPU estimate: every GEMM-class layer (Conv, MatMul, Gemm and their int8 forms)
 // is tiled and simulated on the target; no weights are needed. A QDQ model also gets the
-// compiler's own schedule (segments, SRAM plans; lower::EstimateSegments) first. --decoder generates a
-// decoder-only transformer (e.g. 7b) and prints FP16 vs INT8 weight streaming.
+// compiler's own schedule (segments, SRAM plans: NpuWorkload::EstimateSegments) first.
+// --decoder generates a decoder-only transformer (e.g. 7b) and prints FP16 vs INT8 weight
+// streaming. On the public API only (edgec/estimate.h).
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "frontend/onnx/importer.h"
-#include "npu/estimate.h"
-#include "lower/npu_layers.h"
-#include "runtime/shape_binding.h"
+#include "edgec/estimate.h"
+#include "tools/edgec/compiled_input.h"
 #include "tools/edgec/inputs.h"
-#include "tools/edgec/segment_estimate.h"
 #include "tools/edgec/verbs.h"
+#include "tools/edgec/workload.h"
 
 namespace edgec::cli {
 namespace {
@@ -25,130 +25,91 @@ struct EstimateFlags {
   bool tiling = false, single = false, compare_buffering = false;
 };
 
-StatusOr<npu::ConvLayer> LayerOf(const Node& n) { return lower::GemmLayerShape(n); }
+nlohmann::json TotalsJson(const NpuEstimate& e) {
+  return {{"cycles", e.cycles}, {"ms", e.milliseconds}, {"macs", e.macs}, {"dram_read", e.dram_read},
+          {"dram_written", e.dram_written}, {"weight_bytes", e.weight_bytes}, {"mac_utilization", e.mac_utilization}};
+}
 
 }  // namespace
 
-StatusOr<std::vector<npu::RepeatedLayer>> ModelLayers(const std::string& model, const std::vector<std::string>& shapes,
-                                                      std::vector<std::string>* fallbacks) {
-  ASSIGN_OR_RETURN(Graph g, onnx_fe::ImportOnnxFile(model));
-  ASSIGN_OR_RETURN(auto text, ParseAssignments(shapes, "--shape"));
-  std::map<std::string, Dims> bound;
-  for (auto& [name, t] : text) {
-    ASSIGN_OR_RETURN(Dims d, ParseDims(t));
-    bound[name] = d;
-  }
-  RETURN_IF_ERROR(BindInputShapes(g, bound, 1).WithContext(model));
-  std::vector<npu::RepeatedLayer> out;
-  for (const Node* n : g.nodes()) {
-    auto l = LayerOf(*n);
-    if (l.ok()) {
-      out.push_back({*l, 1});
-    } else if (l.status().message() != lower::kNotGemm && fallbacks) {
-      fallbacks->push_back(fmt::format("{} '{}': {}", OpName(n->op()), n->name(), l.status().message()));
-    }
-  }
-  if (out.empty()) return InvalidArgument("{}: no Conv/MatMul/Gemm layer the NPU can run", model);
-  return out;
-}
-
-StatusOr<std::vector<npu::RepeatedLayer>> LayersFor(const std::string& model, const std::string& decoder,
-                                                    const std::vector<std::string>& shapes, bool fp16,
-                                                    std::vector<std::string>* fallbacks) {
-  if (!decoder.empty()) {
-    ASSIGN_OR_RETURN(npu::DecoderConfig c, npu::ParseDecoderConfig(decoder));
-    c.fp16 = fp16;
-    return npu::DecoderLayers(c);
-  }
-  if (model.empty()) return InvalidArgument("give a model file or --decoder CONFIG");
-  return ModelLayers(model, shapes, fallbacks);
-}
-
-StatusOr<npu::Target> TargetFor(const std::string& name, const std::vector<std::string>& sets) {
-  ASSIGN_OR_RETURN(npu::Target t, npu::LoadTarget(name));
-  return npu::ApplyOverrides(t, sets);
+// Shared with sweep (sweep.cc): the workload of a model file (shapes bound by --shape) or
+// of a generated decoder.
+StatusOr<NpuWorkload> WorkloadFor(const std::string& model, const std::string& decoder,
+                                  const std::vector<std::string>& shapes, bool fp16) {
+  if (!decoder.empty()) return NpuWorkload::FromDecoder(decoder, fp16);
+  if (model.empty()) return BadInput("give a model file or --decoder CONFIG");
+  EDGEC_ASSIGN_OR_RETURN(ShapeMap bound, ParseShapes(shapes));
+  return NpuWorkload::FromModel(model, bound);
 }
 
 namespace {
 
 int EstimateMain(const EstimateFlags& f) {
-  auto target = TargetFor(f.target, f.sets);
+  auto target = TargetWithSets(f.target, f.sets);
   if (!target.ok()) return ReportError(target.status().message());
-  const npu::Target& t = *target;
-  npu::TilerOptions opt;
-  opt.allow_double = !f.single;
-  std::vector<std::string> fallbacks;
-  auto layers = LayersFor(f.model, f.decoder, f.shapes, false, &fallbacks);
-  if (!layers.ok()) return ReportError(layers.status().message());
-  fmt::print("target {}: {} cores x {}x{} MACs, {:.1f} TOPS int8, {} B SRAM, {:.1f} GB/s DRAM\n", t.name,
-             t.ai_cores.count, t.ai_cores.mac_rows, t.ai_cores.mac_cols, t.tops_int8(), t.shared_sram.bytes,
-             t.dram.bandwidth_bytes_per_s / 1e9);
+  const Target& t = *target;
+  EstimateOptions opt;
+  opt.single_buffer = f.single;
+  opt.show_tiling = f.tiling;
+  opt.listing = !f.asm_file.empty();
+  auto work = WorkloadFor(f.model, f.decoder, f.shapes, false);
+  if (!work.ok()) return ReportError(work.status().message());
+  fmt::print("target {}: {} cores x {}x{} MACs, {:.1f} TOPS int8, {} B SRAM, {:.1f} GB/s DRAM\n", t.name(), t.cores(),
+             t.mac_rows(), t.mac_cols(), t.tops_int8(), t.sram_bytes(), t.dram_bytes_per_s() / 1e9);
   nlohmann::json j;
-  auto run = [&](const std::vector<npu::RepeatedLayer>& ls, const char* label) -> StatusOr<npu::ModelEstimate> {
-    auto e = npu::EstimateModel(ls, t, opt);
+  auto run = [&](const NpuWorkload& w, const char* label) -> StatusOr<NpuEstimate> {
+    auto e = w.Estimate(t, opt);
     if (!e.ok()) return e.status();
-    fmt::print("\n{}\n{}", label, npu::FormatEstimate(*e, t, f.tiling));
-    j[label] = {{"cycles", e->total.cycles}, {"ms", e->total.cycles / t.clock_hz * 1e3},
-                {"macs", e->total.macs}, {"dram_read", e->total.dram_read},
-                {"dram_written", e->total.dram_written}, {"weight_bytes", e->weight_bytes},
-                {"mac_utilization", e->total.mac_utilization(t)}};
+    fmt::print("\n{}\n{}", label, e->table);
+    j[label] = TotalsJson(*e);
     return e;
   };
   if (!f.decoder.empty()) {
-    auto c = npu::ParseDecoderConfig(f.decoder);
-    fmt::print("decoder {}: {:.2f} B parameters\n", c->ToString(), c->parameters() / 1e9);
-    auto int8 = run(*layers, "INT8 weights");
+    fmt::print("decoder {}: {:.2f} B parameters\n", work->decoder(), work->decoder_parameters() / 1e9);
+    auto int8 = run(*work, "INT8 weights");
     if (!int8.ok()) return ReportError(int8.status().message());
-    auto fp16_layers = LayersFor(f.model, f.decoder, f.shapes, true, nullptr);
-    auto fp16 = run(*fp16_layers, "FP16 weights");
+    auto fp16_work = WorkloadFor(f.model, f.decoder, f.shapes, true);
+    if (!fp16_work.ok()) return ReportError(fp16_work.status().message());
+    auto fp16 = run(*fp16_work, "FP16 weights");
     if (!fp16.ok()) return ReportError(fp16.status().message());
     const double saved = static_cast<double>(fp16->weight_bytes - int8->weight_bytes);
-    const double ms = (fp16->total.cycles - int8->total.cycles) / t.clock_hz * 1e3;
+    const double ms = (fp16->cycles - int8->cycles) / t.clock_hz() * 1e3;
     fmt::print("\nFP16 -> INT8: {:.2f} GB less weight traffic per pass; at {:.0f} GB/s that alone is {:.1f} ms; "
                "simulated {:.1f} -> {:.1f} ms ({:.1f} ms, {:.2f}x)\n",
-               saved / 1e9, t.dram.bandwidth_bytes_per_s / 1e9, saved / t.dram.bandwidth_bytes_per_s * 1e3,
-               fp16->total.cycles / t.clock_hz * 1e3, int8->total.cycles / t.clock_hz * 1e3, ms,
-               fp16->total.cycles / int8->total.cycles);
+               saved / 1e9, t.dram_bytes_per_s() / 1e9, saved / t.dram_bytes_per_s() * 1e3,
+               fp16->cycles / t.clock_hz() * 1e3, int8->cycles / t.clock_hz() * 1e3, ms, fp16->cycles / int8->cycles);
   } else {
-    if (auto g = onnx_fe::ImportOnnxFile(f.model); g.ok() && IsQdqModel(*g)) {
-      auto integer = IntegerGraphOf(f.model, f.shapes);
-      if (!integer.ok()) return ReportError(integer.status().message());
-      auto se = EstimateWithSegments(*integer, t, opt);
+    if (work->quantized()) {
+      auto se = work->EstimateSegments(t, opt);
       if (!se.ok()) return ReportError(se.status().message());
       fmt::print("\nsegments (the compiler's schedule: {} NPU segment(s), {} layers): NPU {:.3f} ms, DRAM {} B read + "
                  "{} B written, {} B kept on chip, {} B spilled\n",
-                 se->segments, se->layers, se->cycles / t.clock_hz * 1e3, se->dram_read, se->dram_written,
-                 se->resident_bytes, se->spilled_bytes);
-      j["segments"] = {{"cycles", se->cycles}, {"ms", se->cycles / t.clock_hz * 1e3}, {"dram_read", se->dram_read},
+                 se->segments, se->layers, se->milliseconds, se->dram_read, se->dram_written, se->resident_bytes,
+                 se->spilled_bytes);
+      j["segments"] = {{"cycles", se->cycles}, {"ms", se->milliseconds}, {"dram_read", se->dram_read},
                        {"dram_written", se->dram_written}, {"resident_bytes", se->resident_bytes},
                        {"spilled_bytes", se->spilled_bytes}};
     }
-    auto e = run(*layers, "per layer");
+    auto e = run(*work, "per layer");
     if (!e.ok()) return ReportError(e.status().message());
     if (!f.asm_file.empty()) {
-      std::ofstream out(f.asm_file);
-      if (!out) return ReportError(fmt::format("{}: cannot write", f.asm_file));
-      for (const npu::LayerEstimate& le : e->layers) {
-        auto p = npu::LowerConv(le.layer.layer, t, le.tiling.best.tiling, nullptr);
-        if (!p.ok()) return ReportError(p.status().message());
-        out << "; layer " << le.layer.layer.name << ": " << le.tiling.best.tiling.ToString() << "\n"
-            << npu::FormatProgram(*p);
-      }
+      Status w = WriteTextFile(f.asm_file, e->listing);
+      if (!w.ok()) return ReportError(w.message());
       fmt::print("wrote the instruction listing to {}\n", f.asm_file);
     }
     if (f.compare_buffering) {
-      npu::TilerOptions single;
-      single.allow_double = false;
-      auto s = npu::EstimateModel(*layers, t, single);
+      EstimateOptions single = opt;
+      single.single_buffer = true;
+      single.listing = false;
+      auto s = work->Estimate(t, single);
       if (!s.ok()) return ReportError(s.status().message());
-      fmt::print("single buffering: {:.3f} ms; double buffering: {:.3f} ms; speedup {:.2f}x\n",
-                 s->total.cycles / t.clock_hz * 1e3, e->total.cycles / t.clock_hz * 1e3,
-                 s->total.cycles / e->total.cycles);
-      j["single_buffer_cycles"] = s->total.cycles;
+      fmt::print("single buffering: {:.3f} ms; double buffering: {:.3f} ms; speedup {:.2f}x\n", s->milliseconds,
+                 e->milliseconds, s->cycles / e->cycles);
+      j["single_buffer_cycles"] = s->cycles;
     }
-    if (!fallbacks.empty()) {
-      fmt::print("not on the NPU ({}):\n", fallbacks.size());
-      for (auto& fb : fallbacks) fmt::print("  {}\n", fb);
+    if (!work->not_on_npu().empty()) {
+      fmt::print("not on the NPU ({}):\n", work->not_on_npu().size());
+      for (auto& fb : work->not_on_npu()) fmt::print("  {}\n", fb);
     }
   }
   if (!f.json.empty()) {

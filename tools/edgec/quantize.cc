@@ -1,16 +1,13 @@
 // edgec quantize MODEL --calib DIR [--method entropy] [--per-channel] -o MODEL.int8.onnx
 // Calibrates on a folder of inputs, rewrites the model to QDQ form (int8 weights, u8/i8
 // activations, int32 bias) and writes it as standard ONNX; --eval DIR then compares
-// edgec's int8 execution with FP32 on held-out inputs.
+// edgec's int8 execution with FP32 on held-out inputs. On the public API only (Model::
+// QuantizeFromDirectory: the pipeline the Python module's quantize runs too).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include "driver/sample_shapes.h"
-#include "frontend/onnx/exporter.h"
-#include "frontend/onnx/importer.h"
-#include "npu/target.h"
-#include "quant/mixed_precision.h"
-#include "quant/pipeline.h"
-#include "runtime/shape_binding.h"
+#include "edgec/model.h"
+#include "edgec/target.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/report_json.h"
 #include "tools/edgec/verbs.h"
@@ -45,165 +42,118 @@ struct QuantizeFlags {
   bool quiet = false;
 };
 
+nlohmann::json ReportJson(const QuantizeFlags& f, const QuantizeReport& r) {
+  nlohmann::json j = {{"model", f.model}, {"samples", r.error_samples}, {"sensitivity", nlohmann::json::array()}};
+  for (const auto& l : r.sensitivity)
+    j["sensitivity"].push_back({{"node", l.node}, {"layer", l.layer}, {"sqnr_db", l.sqnr_db}, {"cosine", l.cosine}});
+  if (r.budget.ran) {
+    const AccuracyBudgetReport& b = r.budget;
+    j["accuracy_budget"] = {{"budget", b.budget}, {"met", b.met}, {"mean_cosine", b.mean_cosine},
+                            {"int8_cosine", b.int8_cosine}, {"target", b.target},
+                            {"int16", nlohmann::json::array()}, {"kept_float", nlohmann::json::array()}};
+    for (const auto& p : b.int16)
+      j["accuracy_budget"]["int16"].push_back(
+          {{"node", p.node}, {"layer", p.layer}, {"cosine_alone", p.cosine_alone}, {"cosine_after", p.cosine_after}});
+    for (const auto& l : b.kept_float) j["accuracy_budget"]["kept_float"].push_back(l.node);
+  }
+  return j;
+}
+
+void PrintErrorReport(const QuantizeFlags& f, const QuantizeReport& r) {
+  if (f.sensitivity) {
+    fmt::print("sensitivity ({} input(s) from {}): each layer quantized alone, most harmful first\n", r.error_samples,
+               f.eval.empty() ? f.calib : f.eval);
+    fmt::print("  {:<56} {:>10} {:>12}\n", "layer", "SQNR dB", "cosine");
+    for (const auto& l : r.sensitivity) fmt::print("  {:<56} {:>10.1f} {:>12.6f}\n", l.layer, l.sqnr_db, l.cosine);
+  }
+  if (!r.budget.ran) return;
+  const AccuracyBudgetReport& b = r.budget;
+  fmt::print("accuracy budget: mean output cosine >= {} {} (all int8 {:.6f}, reached {:.6f}); {} layer(s) in "
+             "int16, {} kept in float\n",
+             b.budget, b.met ? "met" : "NOT met", b.int8_cosine, b.mean_cosine, b.int16.size(), b.kept_float.size());
+  if (!b.int16_allowed)
+    fmt::print("  no int16: {}\n", f.no_int16 ? "--no-int16" : "target " + b.target + "'s vector cores take no i16");
+  for (const auto& p : b.int16)
+    fmt::print("  int16: {} (alone: cosine {:.6f}; with the ones above: {:.6f})\n", p.layer, p.cosine_alone,
+               p.cosine_after);
+  for (const auto& l : b.kept_float)
+    fmt::print("  float: {} (alone: SQNR {:.1f} dB, cosine {:.6f})\n", l.layer, l.sqnr_db, l.cosine);
+}
+
 int QuantizeMain(const QuantizeFlags& f) {
-  auto g = onnx_fe::ImportOnnxFile(f.model);
-  if (!g.ok()) return ReportError(g.status().message());
+  auto m = Model::Load(f.model);
+  if (!m.ok()) return ReportError(m.status().message());
   auto shapes = ParseShapes(f.shapes);
   if (!shapes.ok()) return ReportError(shapes.status().message());
-  quant::ImagePreprocess pre;
-  pre.resize = f.resize;
-  if (!f.mean.empty()) pre.mean = f.mean;
-  if (!f.std.empty()) pre.std = f.std;
-  pre.bgr = f.bgr;
-  pre.layout = f.layout;
-  pre.pixel_scale = f.pixel_scale;
-  // Symbolic input dims take the calibration samples' dims (--shape overrides).
-  std::optional<std::vector<quant::Sample>> calib_samples;
-  if (f.scales_in.empty() && !f.calib.empty()) {
-    std::vector<std::string> from_data;
-    auto samples = driver::BindShapesFromCalibration(*g, *shapes, f.calib, pre, f.limit, &from_data);
-    if (!samples.ok()) return ReportError(fmt::format("{}: {}", f.model, samples.status().message()));
-    calib_samples = std::move(samples).value();
-    if (!f.quiet) {
-      for (const auto& b : from_data) fmt::print("input shape {} (from the calibration samples)\n", b);
-    }
-  } else {
-    Status bound = BindInputShapes(*g, *shapes, 1);
-    if (!bound.ok()) return ReportError(fmt::format("{}: {}", f.model, bound.message()));
-  }
-  Status prep = quant::PrepareForQuantization(*g);
-  if (!prep.ok()) return ReportError(fmt::format("{}: {}", f.model, prep.message()));
-
-  quant::CalibrationOptions co;
-  auto method = quant::ParseCalibrationMethod(f.method);
-  if (!method.ok()) return ReportError("--method: " + method.status().message());
-  co.method = *method;
-  co.percentile = f.percentile;
-  co.entropy_min_keep = f.entropy_min_keep;
-  co.clip_ratio = f.clip_ratio;
-  co.symmetric = f.symmetric;
+  QuantizeOptions o;
+  o.method = f.method;
+  o.percentile = f.percentile;
+  o.entropy_min_keep = f.entropy_min_keep;
+  o.clip_ratio = f.clip_ratio;
+  o.symmetric = f.symmetric;
   if (f.dtype != "u8" && f.dtype != "i8") return ReportError(fmt::format("--dtype: '{}' is not u8 or i8", f.dtype));
-  co.storage = f.dtype == "u8" ? DType::kU8 : DType::kI8;
-  quant::QuantizeOptions qo;
-  qo.per_channel = !f.per_tensor;
-  qo.reduce_range = f.reduce_range;
-  qo.keep_float.insert(f.keep_float.begin(), f.keep_float.end());
-  for (const std::string& name : f.int16) {
-    if (name == "all") {  // every candidate (quant/mixed_precision.h)
-      for (const Node* n : quant::Int16Candidates(*g, qo)) qo.int16_nodes.insert(n->name());
-      continue;
-    }
-    qo.int16_nodes.insert(name);
-    const Node* n = nullptr;
-    for (const Node* m : g->nodes())
-      if (m->name() == name) n = m;
-    if (!n || (n->op() != OpKind::kSoftmax && n->op() != OpKind::kLayerNormalization &&
-               n->op() != OpKind::kInstanceNormalization))
-      return ReportError(fmt::format("--int16 '{}': {}", name, n ? n->Label() + " is not a Softmax, LayerNormalization "
-                                                                   "or InstanceNormalization" : "no such node"));
+  o.dtype = f.dtype == "u8" ? DataType::kU8 : DataType::kI8;
+  o.per_channel = !f.per_tensor;
+  o.reduce_range = f.reduce_range;
+  o.keep_float = f.keep_float;
+  o.int16 = f.int16;
+  o.shapes = *shapes;
+  o.scales_in = f.scales_in;
+  o.scales_out = f.scales_out;
+  o.sensitivity = f.sensitivity;
+  o.accuracy_budget = f.accuracy_budget;
+  o.budget_int16 = !f.no_int16;
+  o.error_samples = f.sensitivity_samples;
+  o.eval_dir = f.eval;
+  o.eval_limit = f.eval_limit;
+  o.image.resize = f.resize;
+  if (!f.mean.empty()) o.image.mean = f.mean;
+  if (!f.std.empty()) o.image.std = f.std;
+  o.image.bgr = f.bgr;
+  o.image.layout = f.layout;
+  o.image.pixel_scale = f.pixel_scale;
+  o.progress = !f.quiet;
+  if (f.scales_in.empty() && f.calib.empty()) return ReportError("give --calib DIR (calibration inputs) or --scales-in FILE");
+  if ((f.sensitivity || f.accuracy_budget > 0) && f.calib.empty() && f.eval.empty())
+    return ReportError("--sensitivity and --accuracy-budget need --calib or --eval inputs");
+  if (!f.json.empty() && !f.sensitivity && f.accuracy_budget <= 0)
+    return ReportError("--json: writes the --sensitivity or --accuracy-budget table; give one of them");
+  if (f.accuracy_budget > 0) {
+    auto target = Target::Load(f.target);
+    if (!target.ok()) return ReportError("--target: " + target.status().message());
+    o.target = *target;
   }
-  quant::ScaleTable table;
-  if (!f.scales_in.empty()) {
-    auto t = quant::ReadScaleTable(f.scales_in);
-    if (!t.ok()) return ReportError(t.status().message());
-    table = *t;
-  } else {
-    if (f.calib.empty()) return ReportError("give --calib DIR (calibration inputs) or --scales-in FILE");
-    auto t = quant::Calibrate(*g, *calib_samples, co, qo, !f.quiet);
-    if (!t.ok()) return ReportError(fmt::format("{}: {}", f.model, t.status().message()));
-    table = *t;
-  }
-  if (!f.scales_out.empty()) {
-    Status w = quant::WriteScaleTable(table, f.scales_out);
+  QuantizeReport r;
+  Status st = m->QuantizeFromDirectory(f.calib, o, f.limit, &r);
+  if (!st.ok()) return ReportError(st.message());
+  if (!f.quiet)
+    for (const auto& b : r.shapes_from_samples) fmt::print("input shape {} (from the calibration samples)\n", b);
+  PrintErrorReport(f, r);
+  if (!f.json.empty()) {
+    Status w = WriteJsonFile(f.json, ReportJson(f, r));
     if (!w.ok()) return ReportError(w.message());
   }
-  Graph float_graph = g->Clone();
-  if (f.sensitivity || f.accuracy_budget > 0) {
-    // Held-out inputs when --eval is given, else the calibration set.
-    const std::string& dir = f.eval.empty() ? f.calib : f.eval;
-    if (dir.empty()) return ReportError("--sensitivity and --accuracy-budget need --calib or --eval inputs");
-    auto samples = quant::LoadCalibrationSet(*g, dir, pre, f.sensitivity_samples);
-    if (!samples.ok()) return ReportError(samples.status().message());
-    auto ranked = quant::Sensitivity(*g, table, qo, *samples, !f.quiet);
-    if (!ranked.ok()) return ReportError(fmt::format("{}: {}", f.model, ranked.status().message()));
-    nlohmann::json report = {{"model", f.model}, {"samples", samples->size()}, {"sensitivity", nlohmann::json::array()}};
-    for (const auto& l : *ranked)
-      report["sensitivity"].push_back({{"node", l.node}, {"layer", l.label}, {"sqnr_db", l.sqnr_db},
-                                       {"cosine", l.mean_cosine}});
-    if (f.sensitivity) {
-      fmt::print("sensitivity ({} input(s) from {}): each layer quantized alone, most harmful first\n",
-                 samples->size(), dir);
-      fmt::print("  {:<56} {:>10} {:>12}\n", "layer", "SQNR dB", "cosine");
-      for (const auto& l : *ranked)
-        fmt::print("  {:<56} {:>10.1f} {:>12.6f}\n", l.label, l.sqnr_db, l.mean_cosine);
-    }
-    if (f.accuracy_budget > 0) {
-      // int16 first where the target's vector cores take it (targets.md: vector_cores.dtype_rates).
-      auto target = npu::LoadTarget(f.target);
-      if (!target.ok()) return ReportError("--target: " + target.status().message());
-      const bool int16 = !f.no_int16 && target->vector_cores.VecRate("i16") > 0;
-      auto mixed = quant::FitAccuracyBudgetMixed(*g, table, qo, *ranked, *samples, f.accuracy_budget, int16);
-      if (!mixed.ok()) return ReportError(fmt::format("{}: {}", f.model, mixed.status().message()));
-      const quant::BudgetResult* fit = &mixed->float_fit;
-      fmt::print("accuracy budget: mean output cosine >= {} {} (all int8 {:.6f}, reached {:.6f}); {} layer(s) in "
-                 "int16, {} kept in float\n",
-                 f.accuracy_budget, fit->met ? "met" : "NOT met", mixed->int8_cosine, fit->mean_cosine,
-                 mixed->int16.size(), fit->kept_float.size());
-      if (!int16)
-        fmt::print("  no int16: {}\n", f.no_int16 ? "--no-int16" : "target " + target->name + "'s vector cores take no i16");
-      for (const auto& p : mixed->int16)
-        fmt::print("  int16: {} (alone: cosine {:.6f}; with the ones above: {:.6f})\n", p.label, p.cosine_alone,
-                   p.cosine_after);
-      for (const auto& l : fit->kept_float)
-        fmt::print("  float: {} (alone: SQNR {:.1f} dB, cosine {:.6f})\n", l.label, l.sqnr_db, l.mean_cosine);
-      for (const auto& p : mixed->int16) qo.int16_nodes.insert(p.node);
-      for (const auto& l : fit->kept_float) qo.keep_float.insert(l.node);
-      report["accuracy_budget"] = {{"budget", f.accuracy_budget}, {"met", fit->met}, {"mean_cosine", fit->mean_cosine},
-                                   {"int8_cosine", mixed->int8_cosine}, {"target", target->name},
-                                   {"int16", nlohmann::json::array()}, {"kept_float", nlohmann::json::array()}};
-      for (const auto& p : mixed->int16)
-        report["accuracy_budget"]["int16"].push_back(
-            {{"node", p.node}, {"layer", p.label}, {"cosine_alone", p.cosine_alone}, {"cosine_after", p.cosine_after}});
-      for (const auto& l : fit->kept_float) report["accuracy_budget"]["kept_float"].push_back(l.node);
-    }
-    if (!f.json.empty()) {
-      Status w = WriteJsonFile(f.json, report);
-      if (!w.ok()) return ReportError(w.message());
-    }
-  } else if (!f.json.empty()) {
-    return ReportError("--json: writes the --sensitivity or --accuracy-budget table; give one of them");
-  }
-  auto summary = quant::RewriteToQdq(*g, table, qo);
-  if (!summary.ok()) return ReportError(fmt::format("{}: {}", f.model, summary.status().message()));
   if (!f.output.empty()) {
-    Status w = onnx_fe::ExportOnnxFile(*g, f.output);
+    Status w = m->SaveOnnx(f.output);
     if (!w.ok()) return ReportError(fmt::format("{}: {}", f.output, w.message()));
   }
   if (!f.quiet) {
-    fmt::print("calibration: {} ({} samples), activations {}{}, weights int8 {}\n", table.method,
-               table.samples, DTypeName(table.dtype), table.symmetric ? " symmetric" : "",
-               qo.per_channel ? "per channel" : "per tensor");
-    fmt::print("quantized {} node(s), {} activation Q/DQ pair(s){}\n", summary->quantized_nodes,
-               summary->activation_pairs,
-               summary->int16_pairs ? fmt::format(" ({} of them int16)", summary->int16_pairs) : "");
-    for (const auto& s : summary->skipped) fmt::print("  float: {}\n", s);
-    for (const Node* n : float_graph.nodes())
-      if (qo.int16_nodes.count(n->name())) fmt::print("  int16: {}\n", n->Label());
+    fmt::print("calibration: {} ({} samples), activations {}{}, weights int8 {}\n", r.method, r.samples,
+               DataTypeName(r.activation_dtype), r.symmetric ? " symmetric" : "",
+               o.per_channel ? "per channel" : "per tensor");
+    fmt::print("quantized {} node(s), {} activation Q/DQ pair(s){}\n", r.quantized_nodes, r.activation_pairs,
+               r.int16_pairs ? fmt::format(" ({} of them int16)", r.int16_pairs) : "");
+    for (const auto& s : r.skipped) fmt::print("  float: {}\n", s);
+    for (const auto& l : r.int16_layers) fmt::print("  int16: {}\n", l);
     if (!f.scales_out.empty()) fmt::print("wrote scales to {}\n", f.scales_out);
     if (!f.output.empty()) fmt::print("wrote {}\n", f.output);
   }
   if (!f.eval.empty()) {
-    auto samples = quant::LoadCalibrationSet(float_graph, f.eval, pre, f.eval_limit);
-    if (!samples.ok()) return ReportError(samples.status().message());
-    auto int8 = quant::Int8Executable(*g);
-    if (!int8.ok()) return ReportError(fmt::format("{}: {}", f.model, int8.status().message()));
-    auto a = quant::CompareOnSamples(float_graph, *int8, *samples, !f.quiet);
-    if (!a.ok()) return ReportError(fmt::format("{}: {}", f.model, a.status().message()));
-    fmt::print("int8 (edgec) vs fp32 on {} input(s):\n", a->samples);
-    for (const auto& o : a->outputs) {
+    fmt::print("int8 (edgec) vs fp32 on {} input(s):\n", r.eval_samples);
+    for (const auto& e : r.eval) {
       fmt::print("  output '{}': cosine min {:.6f} mean {:.6f}, top-1 agreement {:.1f}%, max abs err "
-                 "{:.4g}, SQNR {:.1f} dB\n", o.output, o.min_cosine, o.mean_cosine, 100 * o.top1,
-                 o.max_abs, o.sqnr_db);
+                 "{:.4g}, SQNR {:.1f} dB\n", e.output, e.min_cosine, e.mean_cosine, 100 * e.top1, e.max_abs,
+                 e.sqnr_db);
     }
   }
   return 0;

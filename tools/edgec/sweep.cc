@@ -4,17 +4,17 @@
 // model is compiled for each value (segments, SRAM plans: the same scheduler as `edgec
 // compile`), and the table and plot add the bytes kept on chip and spilled (the knee where
 // activations stop fitting); a float model or a decoder is estimated layer by layer. --json
-// FILE writes the table's rows.
-#include <fstream>
+// FILE writes the table's rows. On the public API only (edgec/estimate.h).
 #include <sstream>
 
-#include "frontend/onnx/importer.h"
+#include <fmt/format.h>
 
-#include "npu/estimate.h"
-#include "report/sram_svg.h"
+#include "edgec/estimate.h"
+#include "tools/edgec/compiled_input.h"
+#include "tools/edgec/inputs.h"
 #include "tools/edgec/report_json.h"
-#include "tools/edgec/segment_estimate.h"
 #include "tools/edgec/verbs.h"
+#include "tools/edgec/workload.h"
 
 namespace edgec::cli {
 namespace {
@@ -36,69 +36,61 @@ int SweepMain(const SweepFlags& f) {
   for (std::string v; std::getline(ss, v, ',');)
     if (!v.empty()) values.push_back(v);
   if (values.empty()) return ReportError(fmt::format("--set {}: no values", field));
-  auto base = TargetFor(f.target, f.fixed);
+  auto base = TargetWithSets(f.target, f.fixed);
   if (!base.ok()) return ReportError(base.status().message());
-  std::vector<report::SweepPoint> pts;
+  auto work = WorkloadFor(f.model, f.decoder, f.shapes, false);
+  if (!work.ok()) return ReportError(work.status().message());
+  std::vector<SweepPoint> pts;
   nlohmann::json rows = nlohmann::json::array();
   // A quantized model goes through the compiler's segment scheduler (segments, SRAM plans,
   // spills); a float model or a decoder through the per-layer shape-only estimate.
-  StatusOr<Graph> integer = InvalidArgument("");
-  if (f.decoder.empty()) {
-    auto g = onnx_fe::ImportOnnxFile(f.model);
-    if (g.ok() && IsQdqModel(*g)) integer = IntegerGraphOf(f.model, f.shapes);
-    if (g.ok() && IsQdqModel(*g) && !integer.ok()) return ReportError(integer.status().message());
-  }
-  if (integer.ok()) {
+  if (work->quantized()) {
     fmt::print("{:<24} {:>12} {:>8} {:>14} {:>14} {:>14}\n", field, "NPU ms", "util", "DRAM bytes", "on chip B",
                "spilled B");
     for (const std::string& v : values) {
-      auto t = npu::ApplyOverride(*base, field + "=" + v);
-      if (!t.ok()) return ReportError(t.status().message());
-      auto e = EstimateWithSegments(*integer, *t, {});
+      Target t = *base;
+      Status set = t.Set(field + "=" + v);
+      if (!set.ok()) return ReportError(set.message());
+      auto e = work->EstimateSegments(t);
       if (!e.ok()) {
         fmt::print("{:<24} {}\n", v, e.status().message());
         rows.push_back({{"value", v}, {"error", e.status().message()}});
         continue;
       }
-      const double ms = e->cycles / t->clock_hz * 1e3;
-      const double util = e->cycles > 0 ? e->macs / (e->cycles * t->peak_int8_macs_per_cycle()) : 0;
-      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14}\n", v, ms, 100 * util, e->dram_read + e->dram_written,
-                 e->resident_bytes, e->spilled_bytes);
-      pts.push_back({v, ms, e->spilled_bytes});
-      rows.push_back({{"value", v}, {"npu_ms", ms}, {"mac_utilization", util},
+      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14}\n", v, e->milliseconds, 100 * e->mac_utilization,
+                 e->dram_read + e->dram_written, e->resident_bytes, e->spilled_bytes);
+      pts.push_back({v, e->milliseconds, e->spilled_bytes});
+      rows.push_back({{"value", v}, {"npu_ms", e->milliseconds}, {"mac_utilization", e->mac_utilization},
                       {"dram_bytes", e->dram_read + e->dram_written}, {"on_chip_bytes", e->resident_bytes},
                       {"spilled_bytes", e->spilled_bytes}});
     }
   } else {
-    auto layers = LayersFor(f.model, f.decoder, f.shapes, false, nullptr);
-    if (!layers.ok()) return ReportError(layers.status().message());
     fmt::print("{:<24} {:>12} {:>8} {:>14}   (per layer, shape only)\n", field, "latency ms", "util", "DRAM bytes");
     for (const std::string& v : values) {
-      auto t = npu::ApplyOverride(*base, field + "=" + v);
-      if (!t.ok()) return ReportError(t.status().message());
-      auto e = npu::EstimateModel(*layers, *t);
+      Target t = *base;
+      Status set = t.Set(field + "=" + v);
+      if (!set.ok()) return ReportError(set.message());
+      auto e = work->Estimate(t);
       if (!e.ok()) {
         fmt::print("{:<24} {}\n", v, e.status().message());
         rows.push_back({{"value", v}, {"error", e.status().message()}});
         continue;
       }
-      const double ms = e->total.cycles / t->clock_hz * 1e3;
-      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14}\n", v, ms, 100 * e->total.mac_utilization(*t),
-                 e->total.dram_read + e->total.dram_written);
-      pts.push_back({v, ms, -1});
-      rows.push_back({{"value", v}, {"npu_ms", ms}, {"mac_utilization", e->total.mac_utilization(*t)},
-                      {"dram_bytes", e->total.dram_read + e->total.dram_written}});
+      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14}\n", v, e->milliseconds, 100 * e->mac_utilization,
+                 e->dram_read + e->dram_written);
+      pts.push_back({v, e->milliseconds, -1});
+      rows.push_back({{"value", v}, {"npu_ms", e->milliseconds}, {"mac_utilization", e->mac_utilization},
+                      {"dram_bytes", e->dram_read + e->dram_written}});
     }
   }
   if (!f.json.empty()) {
-    Status st = WriteJsonFile(f.json, {{"field", field}, {"target", base->name}, {"rows", rows}});
+    Status st = WriteJsonFile(f.json, {{"field", field}, {"target", base->name()}, {"rows", rows}});
     if (!st.ok()) return ReportError(st.message());
   }
   if (!f.svg.empty()) {
-    std::ofstream out(f.svg);
-    if (!out) return ReportError(fmt::format("{}: cannot write", f.svg));
     const std::string what = f.decoder.empty() ? f.model : "decoder " + f.decoder;
-    out << report::SweepSvg(field, fmt::format("{} on {}: latency vs {}", what, base->name, field), pts);
+    Status w = WriteTextFile(f.svg, SweepSvg(field, fmt::format("{} on {}: latency vs {}", what, base->name(), field), pts));
+    if (!w.ok()) return ReportError(w.message());
     fmt::print("wrote {}\n", f.svg);
   }
   return 0;
