@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "npu/lower_attention.h"
 #include "npu/segment.h"
 #include "npu/sram_plan.h"
 #include "partition/partition.h"
@@ -31,6 +32,11 @@ struct NpuSegmentBuild {
 };
 
 // `run`: consecutive NPU placements (graph order); `opt`: the tiler's options for re-tiling.
+//
+// Attention: a chain scores MatMul -> Softmax -> context MatMul with only views between
+// (npu_attention.h) is one layer (npu/lower_attention.h) when its fused program simulates
+// faster than the three layers alone; the listing names it with its tiling, the SRAM its
+// scores take and the DRAM bytes the unfused chain would move for them.
 //
 // Schedule: consecutive layers none of which reads another's output form a parallel group
 // (a fire module's expand convs, a residual block's side conv beside its first conv); its
@@ -51,6 +57,7 @@ struct RetiledNode {
   partition::NodePlacement placement;  // `base` with the new tiling and plan text
   double cycles = 0;                   // simulated alone, dispatch included
   int64_t dram_bytes = 0;              // GEMM-class layers: DRAM bytes of the choice
+  npu::AttentionTiling attention;      // an attention layer's choice (npu_attention.h)
 };
 StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu::TilerOptions& opt,
                                  const partition::NodePlacement& base);
