@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "lower/npu_layer_util.h"
 #include "lower/npu_layers.h"
 
@@ -79,5 +81,38 @@ StatusOr<npu::AttentionLayer> AttentionLayerOf(const AttentionChain& c) {
   l.softmax = sm.softmax;
   return l;
 }
+
+std::map<const Node*, FusedAttention> FuseAttention(const std::vector<const partition::NodePlacement*>& run,
+                                                    const npu::Target& t, const npu::TilerOptions& opt,
+                                                    std::string& listing) {
+  std::map<const Node*, FusedAttention> out;
+  std::vector<const Node*> nodes;
+  std::map<const Node*, const partition::NodePlacement*> placement;
+  for (const partition::NodePlacement* p : run) nodes.push_back(p->node), placement[p->node] = p;
+  for (const AttentionChain& c : FindAttentionChains(nodes, [](const Node& n) { return partition::IsDramView(n); })) {
+    auto l = AttentionLayerOf(c);
+    if (!l.ok()) {
+      listing += fmt::format(";   attention at {} not fused: {}\n", c.context->Label(), l.status().message());
+      continue;
+    }
+    auto ch = npu::ChooseAttentionTiling(*l, t, opt);
+    if (!ch.ok()) {
+      listing += fmt::format(";   attention at {} not fused: {}\n", c.context->Label(), ch.status().message());
+      continue;
+    }
+    double unfused = 0;
+    for (const Node* n : {c.scores, c.softmax, c.context}) unfused += placement[n]->npu_cycles - t.dispatch_overhead_cycles;
+    const double fused_cycles = ch->cycles - t.dispatch_overhead_cycles;
+    listing += fmt::format(";   attention {} ({} heads x {} rows x {} keys): {} {:.0f} cycles vs {:.0f} unfused; scores "
+                           "take {} B of SRAM; the unfused chain moves {} B of scores and probabilities\n",
+                           c.context->Label(), l->heads, l->rows, l->keys, ch->tiling.ToString(), fused_cycles, unfused,
+                           ch->footprint.scores_sram, l->unfused_scores_traffic());
+    if (fused_cycles >= unfused) continue;
+    FusedAttention f{c, std::move(*l), *ch, placement[c.context]};
+    for (const Node* n : {c.scores, c.softmax, c.context}) out[n] = f;
+  }
+  return out;
+}
+
 
 }  // namespace edgec::lower

@@ -9,12 +9,15 @@
 // probabilities then never exist outside the layer.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "support/status.h"
 #include "ir/graph.h"
 #include "npu/lower_attention.h"
+#include "partition/partition.h"
 
 namespace edgec::lower {
 
@@ -36,6 +39,22 @@ Status MatchAttention(const AttentionChain& c);
 // The chain as one NPU layer with its data (the NPU's int8 terms), or why it cannot be one
 // (a per-column bias or multiplier, int16 softmax, shapes that do not chain).
 StatusOr<npu::AttentionLayer> AttentionLayerOf(const AttentionChain& c);
+
+// An attention chain of a segment's run taken as one layer, with its tiling.
+struct FusedAttention {
+  AttentionChain chain;
+  npu::AttentionLayer layer;
+  npu::AttentionChoice choice;
+  const partition::NodePlacement* context = nullptr;
+};
+
+// The run's attention chains that become one layer (keyed by each of their three nodes): those
+// whose fused program, simulated alone, is faster than their three layers alone (dispatch
+// excluded). `listing` gets a line per chain: its tiling, cycles, the SRAM its scores take and
+// the DRAM bytes of scores and probabilities the unfused chain moves.
+std::map<const Node*, FusedAttention> FuseAttention(const std::vector<const partition::NodePlacement*>& run,
+                                                    const npu::Target& t, const npu::TilerOptions& opt,
+                                                    std::string& listing);
 
 template <typename IsView>
 std::vector<AttentionChain> FindAttentionChains(const std::vector<const Node*>& run, IsView&& is_view) {

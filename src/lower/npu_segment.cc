@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -301,53 +302,10 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
   return Status::Ok();
 }
 
-// An attention chain of the run taken as one layer.
-struct FusedAttention {
-  AttentionChain chain;
-  npu::AttentionLayer layer;
-  npu::AttentionChoice choice;
-  const partition::NodePlacement* context = nullptr;
-};
-
-// The run's attention chains that become one layer (keyed by each of their three nodes): those
-// whose fused program simulates faster than their three layers alone (dispatch excluded).
-std::map<const Node*, FusedAttention> FuseAttention(const std::vector<const partition::NodePlacement*>& run,
-                                                    const npu::Target& t, const npu::TilerOptions& opt,
-                                                    std::string& listing) {
-  std::map<const Node*, FusedAttention> out;
-  std::vector<const Node*> nodes;
-  std::map<const Node*, const partition::NodePlacement*> placement;
-  for (const partition::NodePlacement* p : run) nodes.push_back(p->node), placement[p->node] = p;
-  for (const AttentionChain& c : FindAttentionChains(nodes, [](const Node& n) { return partition::IsDramView(n); })) {
-    auto l = AttentionLayerOf(c);
-    if (!l.ok()) {
-      listing += fmt::format(";   attention at {} not fused: {}\n", c.context->Label(), l.status().message());
-      continue;
-    }
-    auto ch = npu::ChooseAttentionTiling(*l, t, opt);
-    if (!ch.ok()) {
-      listing += fmt::format(";   attention at {} not fused: {}\n", c.context->Label(), ch.status().message());
-      continue;
-    }
-    double unfused = 0;
-    for (const Node* n : {c.scores, c.softmax, c.context}) unfused += placement[n]->npu_cycles - t.dispatch_overhead_cycles;
-    const double fused_cycles = ch->cycles - t.dispatch_overhead_cycles;
-    listing += fmt::format(";   attention {} ({} heads x {} rows x {} keys): {} {:.0f} cycles vs {:.0f} unfused; scores "
-                           "take {} B of SRAM; the unfused chain moves {} B of scores and probabilities\n",
-                           c.context->Label(), l->heads, l->rows, l->keys, ch->tiling.ToString(), fused_cycles, unfused,
-                           ch->footprint.scores_sram, l->unfused_scores_traffic());
-    if (fused_cycles >= unfused) continue;
-    FusedAttention f{c, std::move(*l), *ch, placement[c.context]};
-    for (const Node* n : {c.scores, c.softmax, c.context}) out[n] = f;
-  }
-  return out;
-}
-
-}  // namespace
-
-StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
-                                          const npu::Target& t, const std::string& name,
-                                          const npu::TilerOptions& opt, bool keep_weights) {
+// The segment with its attention chains fused (`fuse`) or each node a layer.
+StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePlacement*>& run, const npu::Target& t,
+                                       const std::string& name, const npu::TilerOptions& opt, bool keep_weights,
+                                       bool fuse) {
   NpuSegmentBuild b;
   std::set<const Node*> in_run;
   for (const partition::NodePlacement* p : run) in_run.insert(p->node);
@@ -366,7 +324,8 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   };
   std::vector<PendingLayer> pending;
   std::string attention_listing;
-  const std::map<const Node*, FusedAttention> fused = FuseAttention(run, t, opt, attention_listing);
+  const std::map<const Node*, FusedAttention> fused =
+      fuse ? FuseAttention(run, t, opt, attention_listing) : std::map<const Node*, FusedAttention>{};
   std::map<const Node*, int> attention_of;  // context node -> its pending layer
   for (const partition::NodePlacement* p : run) {
     const Node& n = *p->node;
@@ -502,6 +461,38 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   }
   b.listing = npu::FormatSramPlan(b.plan, b.plan_layers, b.plan_tensors) + b.listing;
   return b;
+}
+
+}  // namespace
+
+StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
+                                          const npu::Target& t, const std::string& name,
+                                          const npu::TilerOptions& opt, bool keep_weights) {
+  std::vector<const Node*> nodes;
+  for (const partition::NodePlacement* p : run) nodes.push_back(p->node);
+  const bool chains = !FindAttentionChains(nodes, [](const Node& n) { return partition::IsDramView(n); }).empty();
+  ASSIGN_OR_RETURN(NpuSegmentBuild plain, BuildSegment(run, t, name, opt, keep_weights, false));
+  if (!chains) return plain;
+  // Fused attention layers change the whole segment's schedule (its cores, SRAM plan and
+  // overlap), so the segment's simulated cycles decide.
+  auto fused = BuildSegment(run, t, name, opt, keep_weights, true);
+  if (!fused.ok()) return plain;
+  auto cycles = [&](const NpuSegmentBuild& b) -> StatusOr<double> {
+    if (b.program.instrs.empty()) return 0.0;
+    ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(b.program, t));
+    return sim.total.cycles;
+  };
+  ASSIGN_OR_RETURN(double with, cycles(*fused));
+  ASSIGN_OR_RETURN(double without, cycles(plain));
+  NpuSegmentBuild& pick = with < without ? *fused : plain;
+  if (&pick == &plain) {  // the chains' lines of the fused build still explain the choice
+    std::istringstream lines(fused->listing);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind(";   attention ", 0) == 0) pick.listing += line + "\n";
+  }
+  pick.listing += fmt::format(";   attention layers: segment {:.0f} cycles fused, {:.0f} unfused: {}\n", with, without,
+                              with < without ? "fused" : "unfused");
+  return std::move(pick);
 }
 
 }  // namespace edgec::lower
