@@ -350,6 +350,8 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
         l.inputs = {tensor(c.scores->input(0)), tensor(c.scores->input(3))};
         attention_of[c.context] = static_cast<int>(pending.size());
         pending.push_back(std::move(l));
+        for (const Node* m : {c.scores, c.softmax, c.context})
+          b.notes[m->name()] = fmt::format("in attention layer '{}'", c.context->name());
       } else if (&n == c.context) {
         PendingLayer& l = pending[attention_of.at(&n)];
         l.inputs.push_back(tensor(n.input(3)));
@@ -440,6 +442,16 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
                                                pending[i].core_base + layers[i].program.cores_used - 1)
                                  : "");
   b.listing += attention_listing + schedule;
+  for (const PendingLayer& l : pending) {
+    if (!l.attention) continue;
+    auto fp = npu::CheckAttentionTiling(*l.attention, l.target, l.attention_tiling);
+    for (auto& [node, note] : b.notes)
+      if (note == fmt::format("in attention layer '{}'", l.node->name()))
+        note += fmt::format(" ({}, {:.0f} cycles alone; scores {} B in SRAM, {} B of scores and probabilities "
+                            "through DRAM unfused alone)",
+                            l.attention_tiling.ToString(), l.cycles, fp.ok() ? fp->scores_sram : 0,
+                            l.attention->unfused_scores_traffic());
+  }
   for (size_t x = 0; x < tensors.size(); ++x) {
     tensors[x].in_sram = b.plan.tensors[x].in_sram;
     if (tensors[x].in_sram) tensors[x].addr = b.plan.tensors[x].addr;
@@ -477,14 +489,22 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   // overlap), so the segment's simulated cycles decide.
   auto fused = BuildSegment(run, t, name, opt, keep_weights, true);
   if (!fused.ok()) return plain;
-  auto cycles = [&](const NpuSegmentBuild& b) -> StatusOr<double> {
-    if (b.program.instrs.empty()) return 0.0;
+  auto simulate = [&](const NpuSegmentBuild& b) -> StatusOr<npu::Stats> {
+    if (b.program.instrs.empty()) return npu::Stats{};
     ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(b.program, t));
-    return sim.total.cycles;
+    return sim.total;
   };
-  ASSIGN_OR_RETURN(double with, cycles(*fused));
-  ASSIGN_OR_RETURN(double without, cycles(plain));
+  ASSIGN_OR_RETURN(npu::Stats fs, simulate(*fused));
+  ASSIGN_OR_RETURN(npu::Stats ps, simulate(plain));
+  const double with = fs.cycles, without = ps.cycles;
   NpuSegmentBuild& pick = with < without ? *fused : plain;
+  if (&pick == &plain) {
+    pick.notes.clear();
+  } else {
+    for (auto& [node, note] : pick.notes)
+      note += fmt::format("; segment {:.0f} cycles, DRAM {} B (unfused {:.0f} cycles, {} B)", with,
+                          fs.dram_read + fs.dram_written, without, ps.dram_read + ps.dram_written);
+  }
   if (&pick == &plain) {  // the chains' lines of the fused build still explain the choice
     std::istringstream lines(fused->listing);
     for (std::string line; std::getline(lines, line);)

@@ -10,6 +10,7 @@
 // region named after the value (and after each view of it); the others may stay in SRAM.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct NpuSegmentBuild {
   std::vector<npu::SramPlanTensor> plan_tensors;
   npu::SramPlan plan;
   std::string listing;  // the SRAM plan and the per-node tilings, as text
+  // What the segment made of a node beyond its placement (node name -> text): the nodes of an
+  // attention layer name it, its tiling, cycles, scores' SRAM and the segment's DRAM bytes.
+  std::map<std::string, std::string> notes;
 };
 
 // `run`: consecutive NPU placements (graph order); `opt`: the tiler's options for re-tiling.
