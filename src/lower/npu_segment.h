@@ -39,8 +39,10 @@ struct NpuSegmentBuild {
 //
 // Attention: a chain scores MatMul -> Softmax -> context MatMul with only views between
 // (npu_attention.h) is one layer (npu/lower_attention.h) when its fused program simulates
-// faster than the three layers alone; the listing names it with its tiling, the SRAM its
-// scores take and the DRAM bytes the unfused chain would move for them.
+// faster than the three layers alone and the whole segment simulates faster with it (the
+// segment is built both ways); the listing names it with its tiling, the SRAM its scores take
+// and the DRAM bytes the unfused chain would move for them. Guarded by
+// tests/lower/npu_attention_segment_test.cc.
 //
 // Schedule: consecutive layers none of which reads another's output form a parallel group
 // (a fire module's expand convs, a residual block's side conv beside its first conv); its

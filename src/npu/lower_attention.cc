@@ -28,7 +28,7 @@ constexpr int16_t kQRegion = 0, kKRegion = 1, kVRegion = 2, kParamsRegion = 3, k
 // Columns of one requantization parameter block (the multiplier is per tensor: a wider
 // row is requantized in chunks of this many columns that all read one block, and a last
 // narrower chunk reading a block of its own width: the VEC finds the multipliers and shifts
-// `cols` entries after the biases).
+// `cols` entries after the biases). NpuAttentionTest's 300-key case guards it.
 constexpr int64_t kRequantCols = 256;
 
 template <typename T>
