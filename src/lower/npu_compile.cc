@@ -179,6 +179,11 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     if (npu_run.empty()) return Status::Ok();
     const std::string name = fmt::format("segment {}", m.segments.size());
     ASSIGN_OR_RETURN(NpuSegmentBuild b, BuildNpuSegment(npu_run, t, name, o.tiler, keep_weights));
+    // The segment's notes (an attention layer) join the nodes' placement reasons.
+    for (partition::NodePlacement& p : r.placements)
+      if (auto it = b.notes.find(p.node->name()); it != b.notes.end()) p.reason += "; " + it->second;
+    for (artifact_io::Placement& p : m.placements)
+      if (auto it = b.notes.find(p.node); it != b.notes.end()) p.reason += "; " + it->second;
     r.listing += fmt::format("; {} on {}: {} node(s)\n{}{}", name, t.name, b.nodes.size(), b.listing,
                              npu::FormatProgram(b.program));
     r.sram_summary += fmt::format("{}: {} node(s)\n{}", name, b.nodes.size(),

@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "lower/npu_attention.h"
 #include "lower/npu_compile.h"
 #include "lower/npu_layers.h"
 #include "npu/sim.h"
@@ -32,6 +35,10 @@ struct PendingLayer {
   int core_base = 0;
   int group_first = -1;  // first layer of its parallel group (-1: none)
   std::vector<int> inputs, outputs;
+  // An attention chain as one layer (npu_attention.h): `node` is its context MatMul, the
+  // inputs Q, K, V, the output the context.
+  std::optional<npu::AttentionLayer> attention;
+  npu::AttentionTiling attention_tiling;
 };
 
 }  // namespace
@@ -79,6 +86,27 @@ StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu:
 
 namespace {
 
+// RetileNode for a pending layer (an attention layer is tiled by its own chooser).
+StatusOr<RetiledNode> RetileLayer(const PendingLayer& l, const npu::Target& t, const npu::TilerOptions& opt) {
+  if (!l.attention) return RetileNode(*l.node, t, opt, l.placement);
+  RetiledNode r;
+  r.placement = l.placement;
+  auto ch = npu::ChooseAttentionTiling(*l.attention, t, opt);
+  if (!ch.ok()) return ch.status().WithContext(l.node->Label());
+  r.attention = ch->tiling;
+  r.placement.plan = ch->tiling.ToString();
+  r.cycles = ch->cycles;
+  r.placement.npu_cycles = r.cycles;
+  return r;
+}
+
+// Takes a retiled choice into the pending layer.
+void Adopt(PendingLayer& l, const RetiledNode& r) {
+  l.placement = r.placement;
+  l.cycles = r.cycles;
+  if (l.attention) l.attention_tiling = r.attention;
+}
+
 // Parallel groups: runs of consecutive layers none of which reads another's output. Each
 // member gets a share of the cores proportional to its time alone (at least one) and is
 // re-tiled for those cores and its share of the SRAM; the group runs on disjoint core sets
@@ -122,7 +150,7 @@ Status PlanParallelGroups(std::vector<PendingLayer>& layers, const std::vector<n
     for (int i = 0; i < k && ok; ++i) {
       PendingLayer& l = layers[g0 + i];
       const npu::Target sub = SubTarget(t, share[i], t.shared_sram.bytes * share[i] / N);
-      auto r = RetileNode(*l.node, sub, opt, l.placement);
+      auto r = RetileLayer(l, sub, opt);
       if (!r.ok()) {
         ok = false;
         break;
@@ -137,8 +165,7 @@ Status PlanParallelGroups(std::vector<PendingLayer>& layers, const std::vector<n
       int base = 0;
       for (int i = 0; i < k; ++i) {
         PendingLayer& l = layers[g0 + i];
-        l.placement = trial[i].placement;
-        l.cycles = trial[i].cycles;
+        Adopt(l, trial[i]);
         l.target = SubTarget(t, share[i], t.shared_sram.bytes * share[i] / N);
         l.core_base = base;
         l.group_first = g0;
@@ -192,7 +219,7 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
   auto retile = [&](int i, int64_t budget, const npu::TilerOptions& o) -> StatusOr<RetiledNode> {
     PendingLayer& l = pending[i];
     const npu::Target sub = SubTarget(t, l.target.ai_cores.count, budget);
-    ASSIGN_OR_RETURN(RetiledNode r, RetileNode(*l.node, sub, o, l.placement));
+    ASSIGN_OR_RETURN(RetiledNode r, RetileLayer(l, sub, o));
     r.cycles -= t.dispatch_overhead_cycles;
     return r;
   };
@@ -202,8 +229,7 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
     const int64_t budget = SramLeft(i, l, b, t);
     auto r = retile(i, budget, OperandOptions(l, b.plan, opt));
     if (!r.ok()) continue;  // keeps its tiling (the plan fits it where it can)
-    l.placement = r->placement;
-    l.cycles = r->cycles;
+    Adopt(l, *r);
     l.target = SubTarget(t, l.target.ai_cores.count, budget);
     ++changed;
   }
@@ -259,8 +285,7 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
     std::vector<PendingLayer> saved = pending;
     for (size_t k = 0; k < trial.size(); ++k) {
       auto& [i, r] = trial[k];
-      pending[i].placement = r.placement;
-      pending[i].cycles = r.cycles;
+      Adopt(pending[i], r);
       pending[i].target = SubTarget(t, pending[i].target.ai_cores.count, budgets[k]);
     }
     const npu::SramPlan before = b.plan;
@@ -277,11 +302,10 @@ Status RetileForSegment(std::vector<PendingLayer>& pending, NpuSegmentBuild& b, 
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
-                                          const npu::Target& t, const std::string& name,
-                                          const npu::TilerOptions& opt, bool keep_weights) {
+// The segment with its attention chains fused (`fuse`) or each node a layer.
+StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePlacement*>& run, const npu::Target& t,
+                                       const std::string& name, const npu::TilerOptions& opt, bool keep_weights,
+                                       bool fuse) {
   NpuSegmentBuild b;
   std::set<const Node*> in_run;
   for (const partition::NodePlacement* p : run) in_run.insert(p->node);
@@ -299,6 +323,10 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     return x;
   };
   std::vector<PendingLayer> pending;
+  std::string attention_listing;
+  const std::map<const Node*, FusedAttention> fused =
+      fuse ? FuseAttention(run, t, opt, attention_listing) : std::map<const Node*, FusedAttention>{};
+  std::map<const Node*, int> attention_of;  // context node -> its pending layer
   for (const partition::NodePlacement* p : run) {
     const Node& n = *p->node;
     b.nodes.push_back(n.name());
@@ -306,6 +334,33 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
       const int x = tensor(n.input(0));
       tensor_of[n.output(0)] = x;
       names_of[x].push_back(n.output(0)->name());
+      continue;
+    }
+    if (auto f = fused.find(&n); f != fused.end()) {
+      const AttentionChain& c = f->second.chain;
+      if (&n == c.scores) {  // the layer: Q and K now, V and the output at the context
+        PendingLayer l;
+        l.node = c.context;
+        l.placement = *f->second.context;
+        l.placement.plan = f->second.choice.tiling.ToString();
+        l.target = t;
+        l.cycles = f->second.choice.cycles - t.dispatch_overhead_cycles;
+        l.attention = f->second.layer;
+        l.attention_tiling = f->second.choice.tiling;
+        l.inputs = {tensor(c.scores->input(0)), tensor(c.scores->input(3))};
+        attention_of[c.context] = static_cast<int>(pending.size());
+        pending.push_back(std::move(l));
+        for (const Node* m : {c.scores, c.softmax, c.context})
+          b.notes[m->name()] = fmt::format("in attention layer '{}'", c.context->name());
+      } else if (&n == c.context) {
+        PendingLayer& l = pending[attention_of.at(&n)];
+        l.inputs.push_back(tensor(n.input(3)));
+        const int x = static_cast<int>(tensors.size());
+        tensors.push_back({n.output(0)->name(), Elements(*n.output(0)), false, 0, attention_of.at(&n)});
+        tensor_of[n.output(0)] = x;
+        names_of[x].push_back(n.output(0)->name());
+        l.outputs.push_back(x);
+      }
       continue;
     }
     PendingLayer l;
@@ -360,7 +415,8 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     b.plan_layers.clear();
     for (size_t i = 0; i < pending.size(); ++i) {
       const PendingLayer& pl = pending[i];
-      ASSIGN_OR_RETURN(npu::Program prog, LowerNode(*pl.node, pl.target, pl.placement));
+      ASSIGN_OR_RETURN(npu::Program prog, pl.attention ? npu::LowerAttention(*pl.attention, pl.target, pl.attention_tiling)
+                                                       : LowerNode(*pl.node, pl.target, pl.placement));
       npu::SegmentLayer l;
       l.name = pl.node->name();
       l.inputs = pl.inputs;
@@ -379,12 +435,23 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   RETURN_IF_ERROR(lower_and_plan());
   if (!pending.empty()) RETURN_IF_ERROR(RetileForSegment(pending, b, t, opt, lower_and_plan, schedule));
   for (size_t i = 0; i < pending.size(); ++i)
-    b.listing += fmt::format(";   layer {} {}: {}{}\n", i, pending[i].node->Label(), pending[i].placement.plan,
+    b.listing += fmt::format(";   layer {} {}{}: {}{}\n", i, pending[i].attention ? "attention " : "", pending[i].node->Label(),
+                             pending[i].placement.plan,
                              pending[i].group_first >= 0
                                  ? fmt::format(" on cores {}..{}", pending[i].core_base,
                                                pending[i].core_base + layers[i].program.cores_used - 1)
                                  : "");
-  b.listing += schedule;
+  b.listing += attention_listing + schedule;
+  for (const PendingLayer& l : pending) {
+    if (!l.attention) continue;
+    auto fp = npu::CheckAttentionTiling(*l.attention, l.target, l.attention_tiling);
+    for (auto& [node, note] : b.notes)
+      if (note == fmt::format("in attention layer '{}'", l.node->name()))
+        note += fmt::format(" ({}, {:.0f} cycles alone; scores {} B in SRAM, {} B of scores and probabilities "
+                            "through DRAM unfused alone)",
+                            l.attention_tiling.ToString(), l.cycles, fp.ok() ? fp->scores_sram : 0,
+                            l.attention->unfused_scores_traffic());
+  }
   for (size_t x = 0; x < tensors.size(); ++x) {
     tensors[x].in_sram = b.plan.tensors[x].in_sram;
     if (tensors[x].in_sram) tensors[x].addr = b.plan.tensors[x].addr;
@@ -406,6 +473,46 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   }
   b.listing = npu::FormatSramPlan(b.plan, b.plan_layers, b.plan_tensors) + b.listing;
   return b;
+}
+
+}  // namespace
+
+StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::NodePlacement*>& run,
+                                          const npu::Target& t, const std::string& name,
+                                          const npu::TilerOptions& opt, bool keep_weights) {
+  std::vector<const Node*> nodes;
+  for (const partition::NodePlacement* p : run) nodes.push_back(p->node);
+  const bool chains = !FindAttentionChains(nodes, [](const Node& n) { return partition::IsDramView(n); }).empty();
+  ASSIGN_OR_RETURN(NpuSegmentBuild plain, BuildSegment(run, t, name, opt, keep_weights, false));
+  if (!chains) return plain;
+  // Fused attention layers change the whole segment's schedule (its cores, SRAM plan and
+  // overlap), so the segment's simulated cycles decide.
+  auto fused = BuildSegment(run, t, name, opt, keep_weights, true);
+  if (!fused.ok()) return plain;
+  auto simulate = [&](const NpuSegmentBuild& b) -> StatusOr<npu::Stats> {
+    if (b.program.instrs.empty()) return npu::Stats{};
+    ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(b.program, t));
+    return sim.total;
+  };
+  ASSIGN_OR_RETURN(npu::Stats fs, simulate(*fused));
+  ASSIGN_OR_RETURN(npu::Stats ps, simulate(plain));
+  const double with = fs.cycles, without = ps.cycles;
+  NpuSegmentBuild& pick = with < without ? *fused : plain;
+  if (&pick == &plain) {
+    pick.notes.clear();
+  } else {
+    for (auto& [node, note] : pick.notes)
+      note += fmt::format("; segment {:.0f} cycles, DRAM {} B (unfused {:.0f} cycles, {} B)", with,
+                          fs.dram_read + fs.dram_written, without, ps.dram_read + ps.dram_written);
+  }
+  if (&pick == &plain) {  // the chains' lines of the fused build still explain the choice
+    std::istringstream lines(fused->listing);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind(";   attention ", 0) == 0) pick.listing += line + "\n";
+  }
+  pick.listing += fmt::format(";   attention layers: segment {:.0f} cycles fused, {:.0f} unfused: {}\n", with, without,
+                              with < without ? "fused" : "unfused");
+  return std::move(pick);
 }
 
 }  // namespace edgec::lower

@@ -10,10 +10,12 @@
 // region named after the value (and after each view of it); the others may stay in SRAM.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "npu/lower_attention.h"
 #include "npu/segment.h"
 #include "npu/sram_plan.h"
 #include "partition/partition.h"
@@ -28,9 +30,19 @@ struct NpuSegmentBuild {
   std::vector<npu::SramPlanTensor> plan_tensors;
   npu::SramPlan plan;
   std::string listing;  // the SRAM plan and the per-node tilings, as text
+  // What the segment made of a node beyond its placement (node name -> text): the nodes of an
+  // attention layer name it, its tiling, cycles, scores' SRAM and the segment's DRAM bytes.
+  std::map<std::string, std::string> notes;
 };
 
 // `run`: consecutive NPU placements (graph order); `opt`: the tiler's options for re-tiling.
+//
+// Attention: a chain scores MatMul -> Softmax -> context MatMul with only views between
+// (npu_attention.h) is one layer (npu/lower_attention.h) when its fused program simulates
+// faster than the three layers alone and the whole segment simulates faster with it (the
+// segment is built both ways); the listing names it with its tiling, the SRAM its scores take
+// and the DRAM bytes the unfused chain would move for them. Guarded by
+// tests/lower/npu_attention_segment_test.cc.
 //
 // Schedule: consecutive layers none of which reads another's output form a parallel group
 // (a fire module's expand convs, a residual block's side conv beside its first conv); its
@@ -51,6 +63,7 @@ struct RetiledNode {
   partition::NodePlacement placement;  // `base` with the new tiling and plan text
   double cycles = 0;                   // simulated alone, dispatch included
   int64_t dram_bytes = 0;              // GEMM-class layers: DRAM bytes of the choice
+  npu::AttentionTiling attention;      // an attention layer's choice (npu_attention.h)
 };
 StatusOr<RetiledNode> RetileNode(const Node& n, const npu::Target& t, const npu::TilerOptions& opt,
                                  const partition::NodePlacement& base);
