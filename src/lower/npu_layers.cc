@@ -330,10 +330,25 @@ bool IsVectorNode(const Node& n) {
 int64_t MacsOf(const Node& n) {
   if (auto l = GemmLayerShape(n); l.ok()) return l->macs();
   const OpKind op = n.op();
+  // The MatMuls the NPU layer does not take (4-d attention, broadcasting) and the float
+  // Attention still do their MACs wherever they run: every output element sums over K, and
+  // Attention is its two products, Sq x Sk x D and Sq x Sk x Dv per batch item
+  // (tests/lower/segment_cost_rule_test.cc: CpuCostCountsAttentionMacs).
+  const Value* y = n.output(0);
+  const bool matmul = op == OpKind::kMatMul || op == OpKind::kQLinearMatMul || op == OpKind::kMatMulInteger ||
+                      op == OpKind::kFusedMatMul;
+  if (matmul && n.input(0) && y && n.input(0)->type.IsStatic() && y->type.IsStatic() && n.input(0)->type.rank() >= 1)
+    return NumElements(y->type.dims) * n.input(0)->type.dims.back();
+  if (op == OpKind::kAttention && n.num_inputs() >= 3 && n.input(0) && n.input(2) && y && y->type.IsStatic() &&
+      n.input(0)->type.IsStatic() && n.input(2)->type.IsStatic() && n.input(0)->type.rank() >= 2) {
+    const int64_t d = n.input(0)->type.dims.back();
+    const int64_t sk = n.input(2)->type.dims[n.input(2)->type.rank() - 2];
+    const int64_t dv = y->type.dims.back();
+    return NumElements(y->type.dims) / dv * sk * (d + dv);
+  }
   if (op != OpKind::kConv && op != OpKind::kQLinearConv && op != OpKind::kConvInteger && op != OpKind::kFusedConv)
     return 0;
   const Value* w = n.input(op == OpKind::kQLinearConv ? 3 : 1);
-  const Value* y = n.output(0);
   if (!w || !y || !w->type.IsStatic() || !y->type.IsStatic() || w->type.rank() < 2) return 0;
   // Every output element sums over its group's input channels x the kernel window.
   return NumElements(y->type.dims) * (NumElements(w->type.dims) / w->type.dims[0]);
