@@ -116,10 +116,26 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
                 fmt::format("{} ('{}')", d, v->name()), join(t.supported_dtypes),
                 "quantize the model to int8 (edgec quantize --calib DIR, or compile --calib DIR)");
   };
-  for (const Value* v : n.inputs())
-    if (IsData(v) && !dtype_ok(v)) return bad_dtype(v);
-  for (const Value* v : n.outputs())
-    if (v && !dtype_ok(v)) return bad_dtype(v);
+  // The model's float boundary (lower::IsFloatBoundary): the DMA moves the f32 bytes and the
+  // vector cores convert, where they declare an f32 rate; the 8-bit side is checked as usual.
+  if (lower::IsFloatBoundary(n)) {
+    const bool q = n.op() == OpKind::kQuantizeLinear;
+    const Value* f = q ? n.input(0) : n.output(0);
+    const Value* i8 = q ? n.output(0) : n.input(0);
+    if (!dtype_ok(i8)) return bad_dtype(i8);
+    if (t.vector_cores.VecRate("f32") <= 0) {
+      std::string rates;
+      for (const auto& [d, r] : t.vector_cores.dtype_rates) rates += fmt::format("{}{}:{}", rates.empty() ? "" : "|", d, r);
+      return fail(ReasonCode::kBoundary, "the model's float boundary: vector cores take no f32", "vector_cores.dtype_rates",
+                  fmt::format("f32 ('{}', a model {})", f->name(), q ? "input" : "output"), rates,
+                  "none needed: feed int8 to skip it, or a target whose vector cores list f32");
+    }
+  } else {
+    for (const Value* v : n.inputs())
+      if (IsData(v) && !dtype_ok(v)) return bad_dtype(v);
+    for (const Value* v : n.outputs())
+      if (v && !dtype_ok(v)) return bad_dtype(v);
+  }
   auto dynamic = [&](const Value* v) {
     return fail(ReasonCode::kDynamicShape, "dynamic shape", "static shapes", v->type.ToString(), "every dim known",
                 "bind the input dims: compile --shape NAME=1x3x224x224");
