@@ -116,6 +116,14 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
                 fmt::format("{} ('{}')", d, v->name()), join(t.supported_dtypes),
                 "quantize the model to int8 (edgec quantize --calib DIR, or compile --calib DIR)");
   };
+  // A Gather of computed indices (an embedding's token ids): the DMA's boxes are fixed when the
+  // program is lowered and the ISA has no index list a DMA could read, whatever the dtypes
+  // (tests/lower/segment_cost_rule_test.cc: GatherOfComputedIndicesSaysWhy).
+  if (n.op() == OpKind::kGather && n.input(1) && IsData(n.input(1)))
+    return fail(ReasonCode::kNotLowered, "gather of computed indices: NPU DMA boxes are fixed at compile time",
+                "NPU lowering", fmt::format("indices '{}' computed at run time", n.input(1)->name()),
+                "constant indices (a DMA box per index)",
+                "none but the CPU: the ISA has no DMA that reads an index list");
   // The model's float boundary (lower::IsFloatBoundary): the DMA moves the f32 bytes and the
   // vector cores convert, where they declare an f32 rate; the 8-bit side is checked as usual.
   if (lower::IsFloatBoundary(n)) {
@@ -301,6 +309,16 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     const bool next_npu = i + 1 < out.size() && legal.count(out[i + 1].node);
     p.npu_s = p.npu_cycles / t.clock_hz;
     if ((prev_npu || next_npu) && p.npu_cycles > 0) p.npu_s = std::max(0.0, p.npu_s - dispatch_s);
+    // Beside a legal graph-order predecessor that none of its inputs come from, the segment
+    // runs both at once on disjoint cores (lower/npu_segment.h, parallel groups): the node adds
+    // only what it takes beyond that partner (sd_unet's cross-attention K and V projections of
+    // the text context) (tests/lower/segment_cost_rule_test.cc: IndependentNeighboursOverlap).
+    if (prev_npu && p.npu_cycles > 0 && !lower::IsMoveNode(*n) && !IsDramView(*n)) {
+      const NodePlacement& q = out[i - 1];
+      bool independent = q.npu_cycles > 0 && !lower::IsMoveNode(*q.node);
+      for (const Value* v : n->inputs()) independent &= !v || v->producer() != q.node;
+      if (independent) p.npu_s = std::max(0.0, p.npu_cycles - q.npu_cycles) / t.clock_hz;
+    }
     p.transfer_s = crossing_s(p.transfer_bytes);
     p.cpu_s = CpuSeconds(*n, o.cpu);
     p.cpu_transfer_s = crossing_s(npu_neighbour_bytes) + (prev_npu && next_npu ? dispatch_s : 0);

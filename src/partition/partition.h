@@ -8,6 +8,7 @@
 //                                                           "dtype f32 not supported"
 //   3. static shapes                                        "dynamic shape"
 //   4. the lowering takes the op and its attributes         "depthwise conv not lowered (group=32)"
+//      (a Gather of computed indices fails here before rule 2: the DMA reads no index list)
 //   5. the tiler finds a tiling that fits SRAM and the accumulators (GEMM-class nodes on the
 //      MAC array; QLinearAdd/Mul, QuantizedLookup, pools and depthwise convs on the vector
 //      cores, data movement as DMA, npu/vector_tiler.h)
@@ -15,7 +16,9 @@
 // segment it would join:
 //   npu = simulated cycles of the chosen tiling / clock, without the task's dispatch overhead
 //         when a node next to it in graph order is legal too (it joins that segment, one
-//         dispatch for all), with it when it would be a segment alone
+//         dispatch for all), with it when it would be a segment alone; beside a legal
+//         predecessor it reads nothing from, only the cycles beyond that predecessor's (the
+//         segment runs the two at once on disjoint cores)
 //       + transfers: every input produced on the CPU (or a graph input) and every output with a
 //         CPU consumer (or a graph output) crosses DRAM once: bytes / DRAM bandwidth, plus the
 //         NCHW <-> NHWC layout change as COPY work on the CPU: bytes / cpu.copy_bytes_per_s

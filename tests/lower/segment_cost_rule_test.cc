@@ -4,6 +4,8 @@
 // counts the MACs of the MatMuls the NPU layer does not take, so the CPU side is not free.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ir/infer.h"
 #include "lower/npu_layers.h"
 #include "partition/partition.h"
@@ -98,6 +100,51 @@ TEST(SegmentCostRuleTest, CpuCostCountsAttentionMacs) {
   EXPECT_EQ(MacsOf(*attention), 2 * 6 * 5 * (8 + 4));
   partition::CpuCost cpu;
   EXPECT_DOUBLE_EQ(partition::CpuSeconds(*attention, cpu), 2 * 6 * 5 * (8 + 4) / cpu.int8_macs_per_s);
+}
+
+TEST(SegmentCostRuleTest, IndependentNeighboursOverlap) {
+  // x -> conv_a, x -> conv_b (neither reads the other), then their sum: in one segment they are
+  // a parallel group, so conv_b costs only what it takes beyond conv_a.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 8, 10, 10}));
+  Value* a = Add(g, OpKind::kConv, {x, g.AddConstant("wa", Normal({16, 8, 1, 1}, 5, 0.3)),
+                                    g.AddConstant("ba", Normal({16}, 6, 0.1))}, {}, "conv_a");
+  Value* b = Add(g, OpKind::kConv, {x, g.AddConstant("wb", Normal({16, 8, 1, 1}, 7, 0.3)),
+                                    g.AddConstant("bb", Normal({16}, 8, 0.1))}, {}, "conv_b");
+  Value* y = Add(g, OpKind::kAdd, {a, b}, {}, "sum");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  Graph q = testing_quant::QuantizeAndFold(std::move(g), "x", {1, 8, 10, 10}, 60);
+  const npu::Target t = npu::DefaultTarget();
+  auto ps = partition::Partition(q, t);
+  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+  const NodePlacement* ca = FindOp(*ps, OpKind::kQLinearConv, "conv_a");
+  const NodePlacement* cb = FindOp(*ps, OpKind::kQLinearConv, "conv_b");
+  ASSERT_TRUE(ca && cb) << partition::FormatPlacements(*ps);
+  ASSERT_TRUE(ca->legal && cb->legal);
+  const NodePlacement* first = std::min(ca, cb);
+  const NodePlacement* second = std::max(ca, cb);
+  ASSERT_EQ(second - first, 1) << "the two convs are next to each other in graph order";
+  EXPECT_DOUBLE_EQ(first->npu_s, (first->npu_cycles - t.dispatch_overhead_cycles) / t.clock_hz) << first->reason;
+  EXPECT_DOUBLE_EQ(second->npu_s, std::max(0.0, second->npu_cycles - first->npu_cycles) / t.clock_hz)
+      << second->reason;
+}
+
+TEST(SegmentCostRuleTest, GatherOfComputedIndicesSaysWhy) {
+  // An embedding: token ids (i64, a graph input) pick rows of a constant table. The NPU's DMA
+  // cannot read an index list: that is the reason, not the ids' dtype.
+  Graph g;
+  Value* ids = g.AddInput("ids", MakeType(DType::kI64, {1, 5}));
+  Value* table = g.AddConstant("table", Tensor(DType::kI8, {16, 8}));
+  Value* y = Add(g, OpKind::kGather, {table, ids}, {}, "embed");
+  g.MarkOutput(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto ps = partition::Partition(g, npu::DefaultTarget());
+  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+  const NodePlacement& p = (*ps)[0];
+  EXPECT_EQ(p.unit, artifact_io::Unit::kCpu);
+  EXPECT_EQ(p.code, partition::ReasonCode::kNotLowered);
+  EXPECT_EQ(p.reason, "gather of computed indices: NPU DMA boxes are fixed at compile time");
 }
 
 }  // namespace
