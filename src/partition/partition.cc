@@ -337,7 +337,8 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
                              pin != o.pins.end() ? "pinned to the NPU (--pin); " : "", p.npu_s * 1e3, p.transfer_s * 1e3,
                              npu_total <= cpu_total ? "<=" : ">", p.cpu_s * 1e3, p.cpu_transfer_s * 1e3, p.plan);
     } else {
-      p.code = ReasonCode::kCpuCheaper;
+      // The model's own float boundary kept on the CPU by cost is still no fallback (--strict).
+      p.code = lower::IsFloatBoundary(*n) ? ReasonCode::kBoundary : ReasonCode::kCpuCheaper;
       p.reason = fmt::format("cost: cpu {:.4f} ms + transfers {:.4f} ms < npu {:.4f} ms + transfers {:.4f} ms",
                              p.cpu_s * 1e3, p.cpu_transfer_s * 1e3, p.npu_s * 1e3, p.transfer_s * 1e3);
       p.constraint = "cost rule: npu + transfers <= cpu + transfers";

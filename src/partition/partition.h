@@ -73,8 +73,9 @@ enum class ReasonCode {
   kPinnedCpu,         // --pin NODE=cpu
   kUnsupportedOp,     // rule 1
   kUnsupportedDtype,  // rule 2
-  kBoundary,          // rule 2 for the model's own float input/output conversion (Q of a graph
-                      // input, DQ of a graph output): not a fallback, --strict ignores it
+  kBoundary,          // the model's own float input/output conversion (Q of a graph input, DQ
+                      // of a graph output) on the CPU: its vector cores take no f32 (rule 2),
+                      // or the cost rule keeps it there: not a fallback, --strict ignores it
   kDynamicShape,      // rule 3
   kNotLowered,        // rule 4
   kNoTiling,          // rule 5

@@ -124,6 +124,14 @@ TEST(NpuFloatBoundaryTest, PartitionPlacesTheBoundaryWhereTheVectorCoresTakeF32)
   auto on_default = partition::Partition(g, npu::DefaultTarget(), {});
   ASSERT_TRUE(on_default.ok());
   EXPECT_TRUE((*on_default)[0].legal) << (*on_default)[0].reason;
+  // Kept on the CPU by cost (a CPU a million times faster), it is still the model's boundary,
+  // not a fallback (--strict ignores it).
+  partition::PartitionOptions fast;
+  fast.cpu.copy_bytes_per_s = 4e15;
+  auto by_cost = partition::Partition(g, npu::DefaultTarget(), fast);
+  ASSERT_TRUE(by_cost.ok());
+  EXPECT_EQ((*by_cost)[0].unit, artifact_io::Unit::kCpu) << (*by_cost)[0].reason;
+  EXPECT_EQ((*by_cost)[0].code, partition::ReasonCode::kBoundary) << (*by_cost)[0].reason;
   auto mcu = npu::LoadTarget("edge-mcu");
   ASSERT_TRUE(mcu.ok());
   auto on_mcu = partition::Partition(g, *mcu, {});
