@@ -320,8 +320,17 @@ bool IsMoveNode(const Node& n) {
   }
 }
 
+bool IsFloatBoundary(const Node& n) {
+  const Value* x = n.input(0);
+  const Value* y = n.output(0);
+  if (!x || !y || n.num_outputs() != 1) return false;
+  if (n.op() == OpKind::kQuantizeLinear) return x->is_graph_input() && x->type.dtype == DType::kF32 && Is8(y);
+  if (n.op() == OpKind::kDequantizeLinear) return y->is_graph_output() && y->type.dtype == DType::kF32 && Is8(x);
+  return false;
+}
+
 bool IsVectorNode(const Node& n) {
-  return n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
+  return IsFloatBoundary(n) || n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
          n.op() == OpKind::kQLinearSoftmax || n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul || n.op() == OpKind::kQuantizedLookup ||
          n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || IsDepthwise(n) || IsMoveNode(n) ||
          n.op() == OpKind::kResize;
@@ -330,10 +339,25 @@ bool IsVectorNode(const Node& n) {
 int64_t MacsOf(const Node& n) {
   if (auto l = GemmLayerShape(n); l.ok()) return l->macs();
   const OpKind op = n.op();
+  // The MatMuls the NPU layer does not take (4-d attention, broadcasting) and the float
+  // Attention still do their MACs wherever they run: every output element sums over K, and
+  // Attention is its two products, Sq x Sk x D and Sq x Sk x Dv per batch item
+  // (tests/lower/segment_cost_rule_test.cc: CpuCostCountsAttentionMacs).
+  const Value* y = n.output(0);
+  const bool matmul = op == OpKind::kMatMul || op == OpKind::kQLinearMatMul || op == OpKind::kMatMulInteger ||
+                      op == OpKind::kFusedMatMul;
+  if (matmul && n.input(0) && y && n.input(0)->type.IsStatic() && y->type.IsStatic() && n.input(0)->type.rank() >= 1)
+    return NumElements(y->type.dims) * n.input(0)->type.dims.back();
+  if (op == OpKind::kAttention && n.num_inputs() >= 3 && n.input(0) && n.input(2) && y && y->type.IsStatic() &&
+      n.input(0)->type.IsStatic() && n.input(2)->type.IsStatic() && n.input(0)->type.rank() >= 2) {
+    const int64_t d = n.input(0)->type.dims.back();
+    const int64_t sk = n.input(2)->type.dims[n.input(2)->type.rank() - 2];
+    const int64_t dv = y->type.dims.back();
+    return NumElements(y->type.dims) / dv * sk * (d + dv);
+  }
   if (op != OpKind::kConv && op != OpKind::kQLinearConv && op != OpKind::kConvInteger && op != OpKind::kFusedConv)
     return 0;
   const Value* w = n.input(op == OpKind::kQLinearConv ? 3 : 1);
-  const Value* y = n.output(0);
   if (!w || !y || !w->type.IsStatic() || !y->type.IsStatic() || w->type.rank() < 2) return 0;
   // Every output element sums over its group's input channels x the kernel window.
   return NumElements(y->type.dims) * (NumElements(w->type.dims) / w->type.dims[0]);
@@ -371,6 +395,24 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   auto is8 = Is8;
   // In the NPU's i8 terms: u8 values and their zero points shift by -128.
   auto s8 = [](const Value* x, int32_t z) { return x->type.dtype == DType::kU8 ? z - 128 : z; };
+  if (IsFloatBoundary(n)) {
+    const bool q = n.op() == OpKind::kQuantizeLinear;
+    const Value* x = n.input(0);
+    const Value* i8 = q ? y : x;
+    if (!x->type.IsStatic() || !y->type.IsStatic()) return Unimplemented("dynamic shape");
+    const Tensor* scale = ConstInput(n, 1);
+    const Tensor* zp = n.num_inputs() > 2 && n.input(2) ? ConstInput(n, 2) : nullptr;
+    if (!scale || scale->numel() != 1 || (n.num_inputs() > 2 && n.input(2) && (!zp || zp->numel() != 1)))
+      return Unimplemented("{} not per tensor with constant parameters", OpName(n.op()));
+    const float sc = static_cast<float>(scale->ToDoubleVector()[0]);
+    const int32_t z = s8(i8, zp ? static_cast<int32_t>(zp->ToInt64Vector()[0]) : 0);
+    const int64_t elements = NumElements(y->type.dims);
+    v.kind = VectorLayer::Kind::kEltwise;
+    v.output_u8 = y->type.dtype == DType::kU8;
+    v.eltwise = q ? npu::EltwiseLayer::Quantize(n.name(), elements, sc, z, -128, 127)
+                  : npu::EltwiseLayer::Dequantize(n.name(), elements, sc, z);
+    return v;
+  }
   if (n.op() == OpKind::kQuantizedLookup) {
     const Value* x = n.input(0);
     if (!is8(x) || !is8(y)) return Unimplemented("dtype not 8-bit");

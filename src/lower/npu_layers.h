@@ -63,6 +63,11 @@ struct VectorLayer {
   npu::ResizeLayer resize;
   bool output_u8 = false;
 };
+// The model's float boundary: a QuantizeLinear of an f32 graph input to 8 bits, or a
+// DequantizeLinear of 8 bits to an f32 graph output. On a target whose vector cores declare an
+// f32 rate it is a VEC quantize / dequantize layer (npu::EltwiseLayer::Quantize), the DMA
+// moving the float bytes (tests/npu/npu_boundary_test.cc).
+bool IsFloatBoundary(const Node& n);
 // Whether `n` is of a kind the vector cores take (then VectorLayerOf says if this one can).
 bool IsVectorNode(const Node& n);
 StatusOr<VectorLayer> VectorLayerOf(const Node& n);

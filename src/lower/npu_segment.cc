@@ -19,10 +19,11 @@
 namespace edgec::lower {
 namespace {
 
-int64_t Elements(const Value& v) {
+// A tensor's bytes in the segment's DRAM: one a value, four for the f32 of the float boundary.
+int64_t TensorBytes(const Value& v) {
   int64_t n = 1;
   for (int64_t d : v.type.dims) n *= d;
-  return n;
+  return v.type.dtype == DType::kF32 ? 4 * n : n;
 }
 
 // A layer of the run before lowering: its node, the placement whose tiling it is lowered
@@ -316,7 +317,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     auto it = tensor_of.find(v);
     if (it != tensor_of.end()) return it->second;
     const int x = static_cast<int>(tensors.size());
-    tensors.push_back({v->name(), Elements(*v), false, 0, -1});
+    tensors.push_back({v->name(), TensorBytes(*v), false, 0, -1});
     tensor_of[v] = x;
     names_of[x].push_back(v->name());
     b.inputs.push_back(v->name());  // not produced in the run: a segment input
@@ -373,7 +374,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     for (const Value* v : n.outputs()) {
       if (!v) continue;
       const int x = static_cast<int>(tensors.size());
-      tensors.push_back({v->name(), Elements(*v), false, 0, static_cast<int>(pending.size())});
+      tensors.push_back({v->name(), TensorBytes(*v), false, 0, static_cast<int>(pending.size())});
       tensor_of[v] = x;
       names_of[x].push_back(v->name());
       l.outputs.push_back(x);

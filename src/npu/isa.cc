@@ -43,6 +43,8 @@ const char* VecOpName(VecOp op) {
     case VecOp::kNorm: return "norm";
     case VecOp::kSoftmax: return "softmax";
     case VecOp::kResize: return "resize";
+    case VecOp::kQuantize: return "quantize";
+    case VecOp::kDequantize: return "dequantize";
   }
   return "?";
 }
@@ -313,7 +315,7 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
     if (!ok) return bad;
     if (in.ndims > kMaxDmaDims)
       return InvalidArgument("NPU program: DMA with {} strided dims (at most {})", in.ndims, kMaxDmaDims);
-    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kResize)
+    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kDequantize)
       return InvalidArgument("NPU program: unknown vector operation {}", static_cast<int>(in.vec));
   }
   if (!r.done()) return InvalidArgument("NPU program: trailing bytes after the instructions");

@@ -75,6 +75,13 @@ enum class VecOp : uint8_t {
   // taps), first input row of the band (subtracted from lo and hi). Timed as 4 dwconv MACs
   // per output value (the four taps' weighted sum on the lanes).
   kResize,
+  // The model's float boundary, per tensor (imm = scale as float bits, zero point, lo, hi in
+  // the NPU's i8 terms): kQuantize reads f32 elements (4 bytes, strides in bytes) and writes
+  // dst_i8 = clamp(round_half_even(x / scale) + zp, lo, hi), QuantizeLinear's formula in f32;
+  // kDequantize reads i8 and writes f32 (x - zp) * scale. Timed at the vector cores' f32 rate
+  // (vector_cores.dtype_rates); a target without one has no such layer.
+  kQuantize,
+  kDequantize,
 };
 // Bytes of one resize tap (lo, hi, w as int32).
 inline constexpr int64_t kResizeTapBytes = 12;

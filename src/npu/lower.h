@@ -132,7 +132,7 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
 struct EltwiseLayer {
   enum class Broadcast { kFull, kRow, kScalar };
   std::string name = "eltwise";
-  VecOp op = VecOp::kAdd;  // kAdd, kMul, kRelu or kLut
+  VecOp op = VecOp::kAdd;  // kAdd, kMul, kRelu, kLut, kQuantize or kDequantize
   int64_t elements = 0;
   int32_t imm[12] = {};    // the VEC immediates (see isa.h)
   Broadcast broadcast = Broadcast::kFull;
@@ -141,6 +141,8 @@ struct EltwiseLayer {
   std::vector<int8_t> b_const;   // a constant b (empty: b is a region)
   // Region names of a and b: the node's data inputs in order are ".input", ".input1", ...
   std::string a_region = ".input", b_region = ".input1";
+  // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, else 1.
+  int64_t a_bytes = 1, y_bytes = 1;
   bool binary() const { return op == VecOp::kAdd || op == VecOp::kMul; }
   int64_t b_elements() const {
     return broadcast == Broadcast::kFull ? elements : broadcast == Broadcast::kRow ? cols : 1;
@@ -149,6 +151,10 @@ struct EltwiseLayer {
   static EltwiseLayer Add(std::string name, int64_t elements, const quant::QuantizedAddParams& p);
   static EltwiseLayer Mul(std::string name, int64_t elements, const quant::QuantizedMulParams& p);
   static EltwiseLayer Lookup(std::string name, int64_t elements, std::vector<int8_t> table);
+  // The model's float boundary (isa.h kQuantize / kDequantize): zero point and clamp in i8 terms.
+  static EltwiseLayer Quantize(std::string name, int64_t elements, float scale, int32_t zero_point, int32_t lo,
+                               int32_t hi);
+  static EltwiseLayer Dequantize(std::string name, int64_t elements, float scale, int32_t zero_point);
 };
 // `chunk` elements per DMA/VEC step (a multiple of `cols` for a row broadcast). The DRAM image
 // holds the constant part first (the table or a constant b), then a, b and y.

@@ -1,5 +1,6 @@
 // Elementwise int8 layers on the vector cores (see lower.h).
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -34,11 +35,34 @@ EltwiseLayer EltwiseLayer::Lookup(std::string name, int64_t elements, std::vecto
   return l;
 }
 
+EltwiseLayer EltwiseLayer::Quantize(std::string name, int64_t elements, float scale, int32_t zero_point, int32_t lo,
+                                    int32_t hi) {
+  EltwiseLayer l{.name = std::move(name), .op = VecOp::kQuantize, .elements = elements};
+  std::memcpy(&l.imm[0], &scale, sizeof scale);
+  l.imm[1] = zero_point;
+  l.imm[2] = lo;
+  l.imm[3] = hi;
+  l.a_bytes = 4;
+  return l;
+}
+
+EltwiseLayer EltwiseLayer::Dequantize(std::string name, int64_t elements, float scale, int32_t zero_point) {
+  EltwiseLayer l{.name = std::move(name), .op = VecOp::kDequantize, .elements = elements};
+  std::memcpy(&l.imm[0], &scale, sizeof scale);
+  l.imm[1] = zero_point;
+  l.y_bytes = 4;
+  return l;
+}
+
 StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
                                int64_t* a_addr, int64_t* b_addr, int64_t* y_addr) {
-  if (l.op != VecOp::kAdd && l.op != VecOp::kMul && l.op != VecOp::kRelu && l.op != VecOp::kLut)
+  if (l.op != VecOp::kAdd && l.op != VecOp::kMul && l.op != VecOp::kRelu && l.op != VecOp::kLut &&
+      l.op != VecOp::kQuantize && l.op != VecOp::kDequantize)
     return InvalidArgument("eltwise layer '{}': op {} is not elementwise", l.name, VecOpName(l.op));
   if (chunk < 1 || l.elements < 1) return InvalidArgument("eltwise layer '{}': empty", l.name);
+  if ((l.op == VecOp::kQuantize || l.op == VecOp::kDequantize) && t.vector_cores.VecRate("f32") <= 0)
+    return InvalidArgument("eltwise layer '{}': {} needs f32 on the vector cores, target {} lists none", l.name,
+                           VecOpName(l.op), t.name);
   using B = EltwiseLayer::Broadcast;
   const bool binary = l.binary();
   const B bc = binary ? l.broadcast : B::kFull;
@@ -53,7 +77,8 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int nbuf = double_buffer ? 2 : 1;
   const int64_t al = t.shared_sram.alignment;
   const bool b_streamed = binary && bc == B::kFull;
-  const int64_t slot = AlignUp(chunk, al) * (b_streamed ? 3 : 2);
+  const int64_t ea = l.a_bytes, ey = l.y_bytes;  // element bytes of a and y
+  const int64_t slot = AlignUp(chunk * ea, al) + (b_streamed ? AlignUp(chunk, al) : 0) + AlignUp(chunk * ey, al);
   // Loaded once per core: a broadcast b, or the table.
   const int64_t once = binary && !b_streamed ? AlignUp(l.b_elements(), al) : l.op == VecOp::kLut ? AlignUp(256, al) : 0;
   const int cores = std::min<int64_t>(t.ai_cores.count, CeilDiv(l.elements, chunk));
@@ -68,12 +93,12 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int64_t b_bytes = binary ? l.b_elements() : 0;
   *a_addr = AlignUp(const_bytes, 64);
   *b_addr = binary && l.b_const.empty() ? *a_addr + AlignUp(l.elements, 64) : 0;
-  *y_addr = *a_addr + AlignUp(l.elements, 64) + (binary && l.b_const.empty() ? AlignUp(b_bytes, 64) : 0);
-  p.dram_bytes = *y_addr + l.elements;
-  p.regions = {{l.name + l.a_region, *a_addr, l.elements}};
+  *y_addr = *a_addr + AlignUp(l.elements * ea, 64) + (binary && l.b_const.empty() ? AlignUp(b_bytes, 64) : 0);
+  p.dram_bytes = *y_addr + l.elements * ey;
+  p.regions = {{l.name + l.a_region, *a_addr, l.elements * ea}};
   if (binary && l.b_const.empty()) p.regions.push_back({l.name + l.b_region, *b_addr, b_bytes});
   if (const_bytes) p.regions.push_back({l.name + (l.op == VecOp::kLut ? ".table" : ".b"), 0, const_bytes});
-  p.regions.push_back({l.name + ".output", *y_addr, l.elements});
+  p.regions.push_back({l.name + ".output", *y_addr, l.elements * ey});
   const int16_t a_region = 0, b_region = 1, y_region = static_cast<int16_t>(p.regions.size() - 1);
   const int16_t const_region = const_bytes ? y_region - 1 : -1;
   p.cores_used = cores;
@@ -94,13 +119,13 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
     const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
     const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
-    const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
-    auto load = [&](int64_t dram, int64_t sram, int16_t region) {
-      e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, dram + off, sram, n, region));
+    const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk * ea, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
+    auto load = [&](int64_t dram, int64_t sram, int16_t region, int64_t elem) {
+      e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, dram + off * elem, sram, n * elem, region));
     };
     auto loads = [&] {
-      load(*a_addr, sa, a_region);
-      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region);
+      load(*a_addr, sa, a_region, ea);
+      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region, 1);
     };
     auto compute = [&] {
       Instr v{.op = Opcode::kVec, .vec = l.op};
@@ -109,7 +134,9 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       v.dst = sy;
       v.rows = 1;
       v.cols = static_cast<int32_t>(n);
-      v.src_stride = v.src2_stride = v.dst_stride = static_cast<int32_t>(n);
+      v.src_stride = static_cast<int32_t>(n * ea);
+      v.src2_stride = static_cast<int32_t>(n);
+      v.dst_stride = static_cast<int32_t>(n * ey);
       std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
       if (bc == B::kRow) {
         v.rows = static_cast<int32_t>(n / l.cols);
@@ -122,7 +149,9 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       if (l.op == VecOp::kLut) v.params = once_addr;
       e.Add(QueueKind::kVector, v);
     };
-    auto store = [&] { e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, *y_addr + off, sy, n, y_region)); };
+    auto store = [&] {
+      e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, *y_addr + off * ey, sy, n * ey, y_region));
+    };
     EmitStreamedTile(e, kSems, loads, compute, store);
   };
   const std::vector<CoreEmitter> emitters = DealTiles(cores, chunks, nbuf, start_core, emit_tile);

@@ -75,6 +75,10 @@ int64_t SramEnd(const Instr& in) {
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
+      if (in.vec == VecOp::kQuantize && in.op == Opcode::kVec)  // f32 source rows
+        end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 4 * int64_t{in.cols});
+      if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
+        end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 4 * int64_t{in.cols});
       if (in.vec == VecOp::kNorm && in.op == Opcode::kVec)
         end = std::max(end, in.params + (wide ? WideNormParamsBytes(in.cols) : NormParamsBytes(in.cols)));
       if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec)
@@ -117,7 +121,10 @@ double VecCycles(const Target& t, const Instr& in) {
   // An int16 norm / softmax runs at the vector cores' declared i16 rate (isa.h kWideImm).
   const bool wide = in.op == Opcode::kVec && (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) &&
                     in.imm[kWideImm] == 1;
-  const double rate = wide ? std::max(t.vector_cores.VecRate("i16"), 1e-9) : 1.0;
+  const bool f32 = in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize);
+  const double rate = wide  ? std::max(t.vector_cores.VecRate("i16"), 1e-9)
+                      : f32 ? std::max(t.vector_cores.VecRate("f32"), 1e-9)
+                            : 1.0;
   return t.vector_cores.pipeline_latency +
          static_cast<double>(CeilDiv(elems, t.vector_cores.lanes)) *
              CyclesPerElement(t, in.vec, in.op == Opcode::kCopy) / rate;

@@ -3,6 +3,7 @@
 #include "npu/sim_functional.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "quant/fixed_point.h"
@@ -206,6 +207,33 @@ StatusOr<Effect> NormOrSoftmax(const Instr& in, const Memories& mem) {
 StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   Effect e{Space::kSram, in.core, {}};
   const int32_t* imm = in.imm;
+  if (in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize)) {
+    // QuantizeLinear's / DequantizeLinear's f32 arithmetic (kernels/ref/quant.cc).
+    const bool q = in.vec == VecOp::kQuantize;
+    float scale;
+    std::memcpy(&scale, &imm[0], sizeof scale);
+    const int64_t in_elem = q ? 4 : 1, out_elem = q ? 1 : 4;
+    for (int32_t r = 0; r < in.rows; ++r) {
+      const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, in_elem * in.cols, "VEC source row"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, out_elem * in.cols, "VEC destination row"));
+      WriteChunk ch{dst, std::vector<uint8_t>(out_elem * in.cols)};
+      for (int32_t c = 0; c < in.cols; ++c) {
+        if (q) {
+          float v = Load<float>(mem, Space::kSram, 0, src + 4 * c) / scale;
+          if (std::isnan(v)) v = 0;
+          const float y = std::clamp(std::nearbyint(v) + static_cast<float>(imm[1]), static_cast<float>(imm[2]),
+                                     static_cast<float>(imm[3]));
+          ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
+        } else {
+          const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, src + c)} - imm[1]) * scale;
+          std::memcpy(ch.bytes.data() + 4 * c, &y, sizeof y);
+        }
+      }
+      e.chunks.push_back(std::move(ch));
+    }
+    return e;
+  }
   if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd || in.vec == VecOp::kMul ||
       in.vec == VecOp::kLut || in.vec == VecOp::kRequantize) {
     const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;

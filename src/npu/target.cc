@@ -103,11 +103,11 @@ class ObjectReader {
     const json* f = Field(key);
     if (!f->is_object() || f->empty())
       return Fail(Path(key), fmt::format("must be an object of dtype: rate, got {}", f->dump()));
-    static const std::set<std::string> known = {"i8", "u8", "i16", "f16", "bf16"};
+    static const std::set<std::string> known = {"i8", "u8", "i16", "f16", "bf16", "f32"};
     out.clear();
     for (auto it = f->begin(); it != f->end(); ++it) {
       if (!known.count(it.key()))
-        return Fail(Path(key) + "." + it.key(), "unknown dtype (i8, u8, i16, f16, bf16)");
+        return Fail(Path(key) + "." + it.key(), "unknown dtype (i8, u8, i16, f16, bf16, f32)");
       if (!it->is_number() || !(it->get<double>() > 0) || it->get<double>() > 1)
         return Fail(Path(key) + "." + it.key(), fmt::format("must be a rate in (0, 1], got {}", it->dump()));
       out[it.key()] = it->get<double>();
@@ -147,7 +147,7 @@ const char* kDefaultJson = R"JSON({
     "cycles_per_element": {"add": 1, "mul": 1, "relu": 1, "requantize": 2, "maxpool": 1,
                            "avgpool": 1, "lut": 2, "copy": 1, "dwconv": 1,
                            "norm": 4, "softmax": 4},
-    "dtype_rates": {"i8": 1, "i16": 0.5}
+    "dtype_rates": {"i8": 1, "i16": 0.5, "f32": 0.25}
   },
   "shared_sram": {"bytes": 2097152, "banks": 32, "bandwidth_bytes_per_cycle": 2048, "alignment": 64},
   "dram": {"bandwidth_bytes_per_s": 30e9, "read_latency_cycles": 500, "write_latency_cycles": 500,

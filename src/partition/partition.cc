@@ -116,10 +116,34 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
                 fmt::format("{} ('{}')", d, v->name()), join(t.supported_dtypes),
                 "quantize the model to int8 (edgec quantize --calib DIR, or compile --calib DIR)");
   };
-  for (const Value* v : n.inputs())
-    if (IsData(v) && !dtype_ok(v)) return bad_dtype(v);
-  for (const Value* v : n.outputs())
-    if (v && !dtype_ok(v)) return bad_dtype(v);
+  // A Gather of computed indices (an embedding's token ids): the DMA's boxes are fixed when the
+  // program is lowered and the ISA has no index list a DMA could read, whatever the dtypes
+  // (tests/lower/segment_cost_rule_test.cc: GatherOfComputedIndicesSaysWhy).
+  if (n.op() == OpKind::kGather && n.input(1) && IsData(n.input(1)))
+    return fail(ReasonCode::kNotLowered, "gather of computed indices: NPU DMA boxes are fixed at compile time",
+                "NPU lowering", fmt::format("indices '{}' computed at run time", n.input(1)->name()),
+                "constant indices (a DMA box per index)",
+                "none but the CPU: the ISA has no DMA that reads an index list");
+  // The model's float boundary (lower::IsFloatBoundary): the DMA moves the f32 bytes and the
+  // vector cores convert, where they declare an f32 rate; the 8-bit side is checked as usual.
+  if (lower::IsFloatBoundary(n)) {
+    const bool q = n.op() == OpKind::kQuantizeLinear;
+    const Value* f = q ? n.input(0) : n.output(0);
+    const Value* i8 = q ? n.output(0) : n.input(0);
+    if (!dtype_ok(i8)) return bad_dtype(i8);
+    if (t.vector_cores.VecRate("f32") <= 0) {
+      std::string rates;
+      for (const auto& [d, r] : t.vector_cores.dtype_rates) rates += fmt::format("{}{}:{}", rates.empty() ? "" : "|", d, r);
+      return fail(ReasonCode::kBoundary, "the model's float boundary: vector cores take no f32", "vector_cores.dtype_rates",
+                  fmt::format("f32 ('{}', a model {})", f->name(), q ? "input" : "output"), rates,
+                  "none needed: feed int8 to skip it, or a target whose vector cores list f32");
+    }
+  } else {
+    for (const Value* v : n.inputs())
+      if (IsData(v) && !dtype_ok(v)) return bad_dtype(v);
+    for (const Value* v : n.outputs())
+      if (v && !dtype_ok(v)) return bad_dtype(v);
+  }
   auto dynamic = [&](const Value* v) {
     return fail(ReasonCode::kDynamicShape, "dynamic shape", "static shapes", v->type.ToString(), "every dim known",
                 "bind the input dims: compile --shape NAME=1x3x224x224");
@@ -167,7 +191,9 @@ nlohmann::json PlacementJson(const std::vector<NodePlacement>& ps) {
     nlohmann::json j = {{"node", p.node->name()}, {"op", OpName(p.node->op())}, {"unit", artifact_io::UnitName(p.unit)},
                         {"code", ReasonCodeName(p.code)}, {"reason", p.reason}, {"macs", p.macs}};
     nlohmann::json cost = {{"cpu_s", p.cpu_s > 0 ? nlohmann::json(p.cpu_s) : nlohmann::json(0.0)}};
-    if (p.legal) cost.update({{"npu_s", p.npu_s}, {"transfer_s", p.transfer_s}, {"transfer_bytes", p.transfer_bytes}});
+    if (p.legal)
+      cost.update({{"npu_s", p.npu_s}, {"transfer_s", p.transfer_s}, {"transfer_bytes", p.transfer_bytes},
+                   {"cpu_transfer_s", p.cpu_transfer_s}});
     j["cost"] = cost;
     if (!p.constraint.empty())
       j["violated"] = {{"constraint", p.constraint}, {"actual", p.actual}, {"allowed", p.allowed}};
@@ -255,41 +281,70 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
   for (const auto& [name, unit] : o.pins)
     if (!pinned.count(name)) return InvalidArgument("--pin {}: no node of that name", name);
   const double bw = t.dram.bandwidth_bytes_per_s;
-  for (NodePlacement& p : out) {
+  const double dispatch_s = t.dispatch_overhead_cycles / t.clock_hz;
+  auto crossing_s = [&](int64_t bytes) { return bytes / bw + bytes / o.cpu.copy_bytes_per_s; };
+  for (size_t i = 0; i < out.size(); ++i) {
+    NodePlacement& p = out[i];
     if (!p.legal) continue;
     const Node* n = p.node;
     auto pin = o.pins.find(n->name());
-    for (const Value* v : n->inputs())
-      if (IsData(v) && (!v->producer() || !legal.count(v->producer()))) p.transfer_bytes += Bytes(v);
-    for (const Value* v : n->outputs()) {
-      bool cpu_use = v->is_graph_output();
-      for (const auto& u : v->uses()) cpu_use |= !legal.count(u.node);
-      if (cpu_use) p.transfer_bytes += Bytes(v);
+    // The data neighbours on the other unit: the NPU side pays for those the CPU has, the CPU
+    // side for those the NPU has (the same DRAM crossing and layout change either way).
+    int64_t npu_neighbour_bytes = 0;
+    for (const Value* v : n->inputs()) {
+      if (!IsData(v)) continue;
+      if (!v->producer() || !legal.count(v->producer())) p.transfer_bytes += Bytes(v);
+      else npu_neighbour_bytes += Bytes(v);
     }
+    for (const Value* v : n->outputs()) {
+      bool cpu_use = v->is_graph_output(), npu_use = false;
+      for (const auto& u : v->uses()) (legal.count(u.node) ? npu_use : cpu_use) = true;
+      if (cpu_use) p.transfer_bytes += Bytes(v);
+      if (npu_use) npu_neighbour_bytes += Bytes(v);
+    }
+    // A node joins the segment of a legal node next to it in graph order and shares that
+    // segment's one dispatch; on the CPU between two legal nodes it splits their segment in
+    // two, a second dispatch (tests/lower/segment_cost_rule_test.cc).
+    const bool prev_npu = i > 0 && legal.count(out[i - 1].node);
+    const bool next_npu = i + 1 < out.size() && legal.count(out[i + 1].node);
     p.npu_s = p.npu_cycles / t.clock_hz;
-    p.transfer_s = p.transfer_bytes / bw + p.transfer_bytes / o.cpu.copy_bytes_per_s;
+    if ((prev_npu || next_npu) && p.npu_cycles > 0) p.npu_s = std::max(0.0, p.npu_s - dispatch_s);
+    // Beside a legal graph-order predecessor that none of its inputs come from, the segment
+    // runs both at once on disjoint cores (lower/npu_segment.h, parallel groups): the node adds
+    // only what it takes beyond that partner (sd_unet's cross-attention K and V projections of
+    // the text context) (tests/lower/segment_cost_rule_test.cc: IndependentNeighboursOverlap).
+    if (prev_npu && p.npu_cycles > 0 && !lower::IsMoveNode(*n) && !IsDramView(*n)) {
+      const NodePlacement& q = out[i - 1];
+      bool independent = q.npu_cycles > 0 && !lower::IsMoveNode(*q.node);
+      for (const Value* v : n->inputs()) independent &= !v || v->producer() != q.node;
+      if (independent) p.npu_s = std::max(0.0, p.npu_cycles - q.npu_cycles) / t.clock_hz;
+    }
+    p.transfer_s = crossing_s(p.transfer_bytes);
     p.cpu_s = CpuSeconds(*n, o.cpu);
+    p.cpu_transfer_s = crossing_s(npu_neighbour_bytes) + (prev_npu && next_npu ? dispatch_s : 0);
     const double npu_total = p.npu_s + p.transfer_s;
+    const double cpu_total = p.cpu_s + p.cpu_transfer_s;
     const bool view = p.code == ReasonCode::kNpuView;
     if (pin != o.pins.end() && pin->second == artifact_io::Unit::kCpu) {
       p.code = ReasonCode::kPinnedCpu;
       p.reason = fmt::format("pinned to the CPU (--pin); npu would take {:.4f} ms + transfers {:.4f} ms, cpu {:.4f} ms",
                              p.npu_s * 1e3, p.transfer_s * 1e3, p.cpu_s * 1e3);
       p.hint = "drop --pin " + n->name() + "=cpu";
-    } else if (pin != o.pins.end() || !o.cost_rule || npu_total <= p.cpu_s) {
+    } else if (pin != o.pins.end() || !o.cost_rule || npu_total <= cpu_total) {
       p.unit = artifact_io::Unit::kNpu;
-      if (!view) p.code = pin != o.pins.end() ? ReasonCode::kPinnedNpu : npu_total <= p.cpu_s ? ReasonCode::kNpuCheaper : ReasonCode::kNpuForced;
-      p.reason = fmt::format("{}npu {:.4f} ms + transfers {:.4f} ms {} cpu {:.4f} ms; {}",
+      if (!view) p.code = pin != o.pins.end() ? ReasonCode::kPinnedNpu : npu_total <= cpu_total ? ReasonCode::kNpuCheaper : ReasonCode::kNpuForced;
+      p.reason = fmt::format("{}npu {:.4f} ms + transfers {:.4f} ms {} cpu {:.4f} ms + transfers {:.4f} ms; {}",
                              pin != o.pins.end() ? "pinned to the NPU (--pin); " : "", p.npu_s * 1e3, p.transfer_s * 1e3,
-                             npu_total <= p.cpu_s ? "<=" : ">", p.cpu_s * 1e3, p.plan);
+                             npu_total <= cpu_total ? "<=" : ">", p.cpu_s * 1e3, p.cpu_transfer_s * 1e3, p.plan);
     } else {
-      p.code = ReasonCode::kCpuCheaper;
-      p.reason = fmt::format("cost: cpu {:.4f} ms < npu {:.4f} ms + transfers {:.4f} ms", p.cpu_s * 1e3,
-                             p.npu_s * 1e3, p.transfer_s * 1e3);
-      p.constraint = "cost rule: npu + transfers <= cpu";
+      // The model's own float boundary kept on the CPU by cost is still no fallback (--strict).
+      p.code = lower::IsFloatBoundary(*n) ? ReasonCode::kBoundary : ReasonCode::kCpuCheaper;
+      p.reason = fmt::format("cost: cpu {:.4f} ms + transfers {:.4f} ms < npu {:.4f} ms + transfers {:.4f} ms",
+                             p.cpu_s * 1e3, p.cpu_transfer_s * 1e3, p.npu_s * 1e3, p.transfer_s * 1e3);
+      p.constraint = "cost rule: npu + transfers <= cpu + transfers";
       p.actual = fmt::format("npu {:.4f} ms + transfers {:.4f} ms", p.npu_s * 1e3, p.transfer_s * 1e3);
-      p.allowed = fmt::format("<= cpu {:.4f} ms", p.cpu_s * 1e3);
-      p.hint = p.transfer_s > p.cpu_s - p.npu_s && p.npu_s <= p.cpu_s
+      p.allowed = fmt::format("<= cpu {:.4f} ms + transfers {:.4f} ms", p.cpu_s * 1e3, p.cpu_transfer_s * 1e3);
+      p.hint = p.transfer_s > cpu_total - p.npu_s && p.npu_s <= cpu_total
                    ? fmt::format("the transfers decide: --pin {}=npu (or its CPU neighbours to the NPU) keeps the data on the NPU", n->name())
                    : fmt::format("--pin {}=npu forces it (slower by the cost model), or a faster target", n->name());
     }

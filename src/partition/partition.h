@@ -8,17 +8,27 @@
 //                                                           "dtype f32 not supported"
 //   3. static shapes                                        "dynamic shape"
 //   4. the lowering takes the op and its attributes         "depthwise conv not lowered (group=32)"
+//      (a Gather of computed indices fails here before rule 2: the DMA reads no index list)
 //   5. the tiler finds a tiling that fits SRAM and the accumulators (GEMM-class nodes on the
 //      MAC array; QLinearAdd/Mul, QuantizedLookup, pools and depthwise convs on the vector
 //      cores, data movement as DMA, npu/vector_tiler.h)
-// Cost rule for the nodes that pass (all times in seconds):
-//   npu = simulated cycles of the chosen tiling (the task's dispatch overhead included) / clock
+// Cost rule for the nodes that pass (all times in seconds), each node costed as part of the
+// segment it would join:
+//   npu = simulated cycles of the chosen tiling / clock, without the task's dispatch overhead
+//         when a node next to it in graph order is legal too (it joins that segment, one
+//         dispatch for all), with it when it would be a segment alone; beside a legal
+//         predecessor it reads nothing from, only the cycles beyond that predecessor's (the
+//         segment runs the two at once on disjoint cores)
 //       + transfers: every input produced on the CPU (or a graph input) and every output with a
 //         CPU consumer (or a graph output) crosses DRAM once: bytes / DRAM bandwidth, plus the
 //         NCHW <-> NHWC layout change as COPY work on the CPU: bytes / cpu.copy_bytes_per_s
 //   cpu = MACs / cpu.int8_macs_per_s, or for nodes without MACs (adds, pools) the bytes they
 //         read and write / cpu.copy_bytes_per_s (CpuSeconds)
-//   the node runs on the NPU when npu <= cpu, else on the CPU ("cost: cpu 0.010 ms < npu ...").
+//       + transfers: the same crossing for every input produced and every output read by a
+//         legal node, and one dispatch when both graph-order neighbours are legal (the CPU
+//         node splits their segment in two)
+//   the node runs on the NPU when npu <= cpu, else on the CPU ("cost: cpu 0.010 ms + transfers
+//   ... < npu ...").
 // Whether a neighbour is on the CPU is decided from rules 1-5 alone (one pass, no iteration).
 // Reshape-like views of an NPU value skip rules 1-5 (IsDramView): no program, no copy.
 // Between two NPU nodes the tensor stays in DRAM in the NPU's layout (no copy).
@@ -63,8 +73,9 @@ enum class ReasonCode {
   kPinnedCpu,         // --pin NODE=cpu
   kUnsupportedOp,     // rule 1
   kUnsupportedDtype,  // rule 2
-  kBoundary,          // rule 2 for the model's own float input/output conversion (Q of a graph
-                      // input, DQ of a graph output): not a fallback, --strict ignores it
+  kBoundary,          // the model's own float input/output conversion (Q of a graph input, DQ
+                      // of a graph output) on the CPU: its vector cores take no f32 (rule 2),
+                      // or the cost rule keeps it there: not a fallback, --strict ignores it
   kDynamicShape,      // rule 3
   kNotLowered,        // rule 4
   kNoTiling,          // rule 5
@@ -87,6 +98,7 @@ struct NodePlacement {
   std::string plan;          // the chosen tiling, as text
   int64_t macs = 0;
   double npu_s = 0, transfer_s = 0, cpu_s = 0;
+  double cpu_transfer_s = 0;  // on the CPU: its crossings to legal neighbours (+ a split segment's dispatch)
   int64_t transfer_bytes = 0;
   int64_t moved_bytes = 0;    // data movement nodes: bytes the DMA copies
   bool element_rows = false;  // ... in rows of one byte (the innermost dim changes)

@@ -251,6 +251,14 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       const bool moves_a_point =
           (HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n)) && is_point(n->input(0)) &&
           !inside_groupnorm.count(n);
+      // A move of a float graph input whose output is a point (a transformer's Transpose to
+      // sequence-first): the graph input becomes the point, so that the move runs on int8 and
+      // the input's other readers (the first residual Add) can fold too; the move's output
+      // shares the input's scale (ShareScalesThroughValueMovingOps)
+      // (Qdq.MovedGraphInputIsQuantizedOnce).
+      if (HasTrait(n->op(), op_trait::kKeepsValues) && n->input(0) && n->input(0)->is_graph_input() &&
+          IsFloatActivation(n->input(0)) && is_point(n->output(0)))
+        add(n->input(0));
       if (auto gn = groupnorms.find(n); gn != groupnorms.end() && IsFloatActivation(gn->second.x)) {
         add(gn->second.x);
         add(gn->second.output);

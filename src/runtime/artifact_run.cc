@@ -20,15 +20,16 @@ namespace edgec {
 
 namespace {
 
-// Copies a tensor of `dims` between the CPU's form (NCHW, u8 or i8) and the NPU's (NHWC, i8;
-// u8 values flipped by 0x80): NCHW -> NHWC when `to_npu`, back otherwise. Other ranks keep
-// their order.
+// Copies a tensor of `dims` between the CPU's form (NCHW, u8 or i8, or f32 at the model's
+// float boundary) and the NPU's (NHWC, i8; u8 values flipped by 0x80; f32 as it is):
+// NCHW -> NHWC when `to_npu`, back otherwise. Other ranks keep their order.
 void Relayout(const uint8_t* s, uint8_t* d, const Dims& dims, DType dtype, bool to_npu) {
   const uint8_t flip = dtype == DType::kU8 ? 0x80 : 0;
+  const int64_t e = static_cast<int64_t>(DTypeSize(dtype));
   int64_t numel = 1;
   for (int64_t v : dims) numel *= v;
   if (dims.size() != 4) {
-    for (int64_t i = 0; i < numel; ++i) d[i] = s[i] ^ flip;
+    for (int64_t i = 0; i < numel * e; ++i) d[i] = s[i] ^ flip;
     return;
   }
   const int64_t N = dims[0], C = dims[1], HW = dims[2] * dims[3];
@@ -36,7 +37,8 @@ void Relayout(const uint8_t* s, uint8_t* d, const Dims& dims, DType dtype, bool 
     for (int64_t c = 0; c < C; ++c) {
       for (int64_t p = 0; p < HW; ++p) {
         const int64_t nchw = (b * C + c) * HW + p, nhwc = (b * HW + p) * C + c;
-        d[to_npu ? nhwc : nchw] = s[to_npu ? nchw : nhwc] ^ flip;
+        const int64_t from = (to_npu ? nchw : nhwc) * e, to = (to_npu ? nhwc : nchw) * e;
+        for (int64_t k = 0; k < e; ++k) d[to + k] = s[from + k] ^ flip;
       }
     }
   }
@@ -45,7 +47,7 @@ void Relayout(const uint8_t* s, uint8_t* d, const Dims& dims, DType dtype, bool 
 }  // namespace
 
 std::vector<uint8_t> ToNpu(const Tensor& x) {
-  std::vector<uint8_t> out(x.numel());
+  std::vector<uint8_t> out(x.nbytes());
   Relayout(static_cast<const uint8_t*>(x.raw()), out.data(), x.dims(), x.dtype(), true);
   return out;
 }

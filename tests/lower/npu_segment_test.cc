@@ -89,6 +89,17 @@ Compiled CompileAndLoad(const npu::Target& t, const std::string& tag, Graph (*ma
   return c;
 }
 
+// The model's float boundary in a segment (the input's quantize, the output's dequantize, on
+// targets whose vector cores take f32): how many such layers, and how many lead the segment.
+int BoundaryLayers(const npu::Program& p) {
+  int n = 0;
+  for (const std::string& l : p.layer_names) n += l.find("quantize.") != std::string::npos;
+  return n;
+}
+int LeadingBoundary(const npu::Program& p) {
+  return !p.layer_names.empty() && p.layer_names[0].find("/quantize.") != std::string::npos ? 1 : 0;
+}
+
 bool SameBytes(const Tensor& a, const Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
@@ -109,7 +120,8 @@ TEST(NpuSegmentTest, OneTaskInnerTensorsOnChipAndBitExact) {
     int tasks = 0;
     for (const npu::Instr& in : p->instrs) tasks += in.op == npu::Opcode::kTaskBegin;
     EXPECT_EQ(tasks, 1) << name << ": one dispatch per segment";
-    EXPECT_EQ(p->layer_names.size(), 4u) << name;
+    EXPECT_EQ(p->layer_names.size() - BoundaryLayers(*p), 4u) << name;
+    EXPECT_EQ(BoundaryLayers(*p), t->vector_cores.VecRate("f32") > 0 ? 2 : 0) << name;
     int64_t resident = 0, outputs = 0;
     for (const auto& x : seg->sram_plan) {
       if (x.in_sram) resident += x.bytes;
@@ -231,7 +243,7 @@ TEST(NpuSegmentTest, SegmentEstimateIsTheCompiledSchedule) {
   auto e = EstimateSegments(*r, t);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->segments, 1);
-  EXPECT_EQ(e->layers, 4);
+  EXPECT_EQ(e->layers, 4 + 2);  // and the float boundary's quantize and dequantize (f32 on the vector cores)
   EXPECT_GT(e->resident_bytes, 0);
   EXPECT_EQ(e->spilled_bytes, 0);
   Compiled c = CompileAndLoad(t, "estimate");
@@ -277,10 +289,11 @@ TEST(NpuSegmentTest, IndependentConvsRunOnDisjointCoresAtOnce) {
   ASSERT_NE(seg, nullptr);
   auto p = npu::DecodeProgram(seg->npu.instructions);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  ASSERT_EQ(p->layer_names.size(), 3u);
-  std::vector<std::set<int>> cores(3);  // per layer: the cores its MATMULs run on
+  ASSERT_EQ(p->layer_names.size() - BoundaryLayers(*p), 3u);
+  const int q0 = LeadingBoundary(*p);
+  std::vector<std::set<int>> cores(p->layer_names.size());  // per layer: the cores its MATMULs run on
   for (const npu::Instr& in : p->instrs)
-    if (in.op == npu::Opcode::kMatMul) cores[in.layer].insert(in.core);
+    if (in.op == npu::Opcode::kMatMul && in.layer >= q0) cores[in.layer - q0].insert(in.core);
   ASSERT_FALSE(cores[0].empty());
   ASSERT_FALSE(cores[1].empty());
   for (int k : cores[0]) EXPECT_EQ(cores[1].count(k), 0u) << "conv_a and conv_b share core " << k;
@@ -314,7 +327,8 @@ TEST(NpuSegmentTest, WeightsStreamSeveralLayersAhead) {
   ASSERT_NE(seg, nullptr);
   auto p = npu::DecodeProgram(seg->npu.instructions);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  ASSERT_EQ(p->layer_names.size(), 4u);
+  ASSERT_EQ(p->layer_names.size() - BoundaryLayers(*p), 4u);
+  const int q0 = LeadingBoundary(*p);
   npu::SimOptions so;
   so.trace = true;
   auto r = npu::Simulate(*p, t, so);
@@ -323,9 +337,9 @@ TEST(NpuSegmentTest, WeightsStreamSeveralLayersAhead) {
   int on_chip = 0;
   for (const npu::TraceEvent& e : r->trace) {
     const npu::Instr& in = p->instrs[e.instr];
-    if (in.layer == 2 && (in.op == npu::Opcode::kVec || in.op == npu::Opcode::kMatMul))
+    if (in.layer == 2 + q0 && (in.op == npu::Opcode::kVec || in.op == npu::Opcode::kMatMul))
       add_starts = std::min(add_starts, e.start);
-    if (in.layer != 3 || in.op != npu::Opcode::kDmaLoad) continue;
+    if (in.layer != 3 + q0 || in.op != npu::Opcode::kDmaLoad) continue;
     if (in.on_chip) {
       ++on_chip;
     } else {

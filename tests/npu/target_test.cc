@@ -125,7 +125,7 @@ TEST(TargetTest, DtypeRatesDeclareInt16PerUnit) {
   EXPECT_EQ(absent->vector_cores.dtype_rates, (std::map<std::string, double>{{"i8", 1.0}}));
   j = base;
   j["vector_cores"]["dtype_rates"]["i4"] = 2;
-  EXPECT_EQ(ErrorFor(j), "my.json: vector_cores.dtype_rates.i4: unknown dtype (i8, u8, i16, f16, bf16)");
+  EXPECT_EQ(ErrorFor(j), "my.json: vector_cores.dtype_rates.i4: unknown dtype (i8, u8, i16, f16, bf16, f32)");
   j = base;
   j["vector_cores"]["dtype_rates"]["i16"] = 0;
   EXPECT_EQ(ErrorFor(j), "my.json: vector_cores.dtype_rates.i16: must be a rate in (0, 1], got 0");

@@ -223,8 +223,16 @@ TEST(ProfileTrace, NpuOnlyTimelineCutsTheCpuStretches) {
   EXPECT_EQ(TimelineSvg(*p, 1180).find("stroke-dasharray=\"2 2\""), std::string::npos);
 }
 
+// edge-default with vector cores that take no f32: the model's float boundary stays on the
+// CPU, so the run has CPU rows and a CPU thread in the trace.
+npu::Target WithCpuBoundary() {
+  npu::Target t = npu::DefaultTarget();
+  t.vector_cores.dtype_rates.erase("f32");
+  return t;
+}
+
 TEST(ProfileTrace, ValidatorCatchesBrokenTraces) {
-  auto pr = ProfileSmallCnn(npu::DefaultTarget(), "broken");
+  auto pr = ProfileSmallCnn(WithCpuBoundary(), "broken");
   ASSERT_TRUE(pr);
   json trace = ChromeTrace(pr->profile);
   auto& ev = trace["traceEvents"];
@@ -253,7 +261,7 @@ TEST(ProfileTrace, ValidatorCatchesBrokenTraces) {
 }
 
 TEST(ProfileTrace, RowsAgreeWithTheRun) {
-  auto pr = ProfileSmallCnn(npu::DefaultTarget(), "rows");
+  auto pr = ProfileSmallCnn(WithCpuBoundary(), "rows");
   ASSERT_TRUE(pr);
   const Profile& p = pr->profile;
   ASSERT_EQ(p.ops.size(), pr->run.layers.size());
