@@ -5,11 +5,14 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "lower/npu_compile.h"
+#include "lower/npu_cascade.h"
 #include "lower/npu_layers.h"
+#include "lower/npu_pending_layer.h"
 #include "npu/sim.h"
 #include "npu/vector_tiler.h"
 
@@ -21,18 +24,6 @@ int64_t Elements(const Value& v) {
   for (int64_t d : v.type.dims) n *= d;
   return n;
 }
-
-// A layer of the run before lowering: its node, the placement whose tiling it is lowered
-// with, the target that tiling was chosen for (cores and SRAM it may use) and where it goes.
-struct PendingLayer {
-  const Node* node = nullptr;
-  partition::NodePlacement placement;
-  npu::Target target;
-  double cycles = 0;  // simulated alone, dispatch excluded
-  int core_base = 0;
-  int group_first = -1;  // first layer of its parallel group (-1: none)
-  std::vector<int> inputs, outputs;
-};
 
 }  // namespace
 
@@ -336,8 +327,27 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     pt.first = tensors[x].producer;
     if (tensors[x].producer < 0) pt.dram_reason = "segment input";
   }
-  for (size_t i = 0; i < pending.size(); ++i)
-    for (int x : pending[i].inputs) b.plan_tensors[x].last = std::max(b.plan_tensors[x].last, static_cast<int>(i));
+  // Lifetimes over the layer order: a tensor from its first writer (a slice's writer writes
+  // part of its tensor) to its last reader (of it or of a slice of it).
+  auto lifetimes = [&] {
+    auto root = [&](int x) { return tensors[x].slice_of >= 0 ? tensors[x].slice_of : x; };
+    for (size_t x = 0; x < tensors.size(); ++x) {
+      b.plan_tensors[x].first = tensors[x].slice_of >= 0 ? -1 : tensors[x].producer;
+      b.plan_tensors[x].last = -1;
+    }
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const int at = static_cast<int>(i);
+      for (int x : pending[i].inputs) {
+        b.plan_tensors[x].last = std::max(b.plan_tensors[x].last, at);
+        b.plan_tensors[root(x)].last = std::max(b.plan_tensors[root(x)].last, at);
+      }
+      for (int x : pending[i].outputs) {
+        int& first = b.plan_tensors[root(x)].first;
+        if (root(x) != x) first = first < 0 ? at : std::min(first, at);
+      }
+    }
+  };
+  lifetimes();
   std::set<std::string> outs;
   for (auto& [v, x] : tensor_of) {
     if (!v->producer() || !in_run.count(v->producer())) continue;
@@ -360,13 +370,20 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     b.plan_layers.clear();
     for (size_t i = 0; i < pending.size(); ++i) {
       const PendingLayer& pl = pending[i];
-      ASSIGN_OR_RETURN(npu::Program prog, LowerNode(*pl.node, pl.target, pl.placement));
       npu::SegmentLayer l;
-      l.name = pl.node->name();
+      if (pl.stripe) {
+        auto prog = LowerStripe(*pl.stripe, pl.target);
+        if (!prog.ok()) return prog.status().WithContext(pl.node->Label());
+        l.program = std::move(*prog);
+        l.name = fmt::format("{} [stripe {}/{}]", pl.node->name(), pl.stripe->index, pl.stripe->count);
+        l.constants_of = pl.stripe->constants_of;
+      } else {
+        ASSIGN_OR_RETURN(l.program, LowerNode(*pl.node, pl.target, pl.placement));
+        l.name = pl.node->name();
+      }
       l.inputs = pl.inputs;
       l.outputs = pl.outputs;
       l.core_base = pl.core_base;
-      l.program = std::move(prog);
       b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
       layers.push_back(std::move(l));
     }
@@ -374,10 +391,36 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
     // load queue with the layers' own loads and only reorder them (docs/npu.md, edge-mcu).
     b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
                            t.ai_cores.count > 1, keep_weights);
+    for (size_t x = 0; x < tensors.size(); ++x) {  // a slice is where its tensor is
+      const int r = tensors[x].slice_of;
+      if (r < 0) continue;
+      b.plan.tensors[x].in_sram = b.plan.tensors[r].in_sram;
+      b.plan.tensors[x].addr = b.plan.tensors[r].addr + tensors[x].slice_offset;
+    }
     return Status::Ok();
   };
   RETURN_IF_ERROR(lower_and_plan());
   if (!pending.empty()) RETURN_IF_ERROR(RetileForSegment(pending, b, t, opt, lower_and_plan, schedule));
+  // Cascades: kept when every band of their inner tensors lands on chip.
+  if (!pending.empty()) {
+    const auto saved = std::make_tuple(pending, tensors, b.plan_tensors);
+    std::string cascades;
+    ASSIGN_OR_RETURN(int chains, PlanCascades(pending, tensors, b.plan_tensors, b.plan_layers, b.plan, t, opt, cascades));
+    if (chains > 0) {
+      lifetimes();
+      RETURN_IF_ERROR(lower_and_plan());
+      bool on_chip = true;
+      for (size_t i = 0; i < pending.size(); ++i)
+        for (int x : pending[i].outputs)
+          on_chip &= !pending[i].stripe || tensors[x].slice_of >= 0 || b.plan.tensors[x].in_sram;
+      if (!on_chip) {
+        cascades += ";   cascades dropped: a band did not fit beside the working tiles\n";
+        std::tie(pending, tensors, b.plan_tensors) = saved;
+        RETURN_IF_ERROR(lower_and_plan());
+      }
+    }
+    schedule += cascades;
+  }
   for (size_t i = 0; i < pending.size(); ++i)
     b.listing += fmt::format(";   layer {} {}: {}{}\n", i, pending[i].node->Label(), pending[i].placement.plan,
                              pending[i].group_first >= 0
