@@ -402,7 +402,7 @@ StatusOr<NpuSegmentBuild> BuildNpuSegment(const std::vector<const partition::Nod
   RETURN_IF_ERROR(lower_and_plan());
   if (!pending.empty()) RETURN_IF_ERROR(RetileForSegment(pending, b, t, opt, lower_and_plan, schedule));
   // Cascades: kept when every band of their inner tensors lands on chip.
-  if (!pending.empty()) {
+  if (!pending.empty() && opt.cascades) {
     const auto saved = std::make_tuple(pending, tensors, b.plan_tensors);
     std::string cascades;
     ASSIGN_OR_RETURN(int chains, PlanCascades(pending, tensors, b.plan_tensors, b.plan_layers, b.plan, t, opt, cascades));
