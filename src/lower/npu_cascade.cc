@@ -24,16 +24,19 @@ struct Member {
   npu::WindowRows rows;
   int64_t in_row_bytes = 0, out_row_bytes = 0;
   double row_cycles = 0;  // one output row at the array's (vector cores') peak
+  int whole_input = -1;   // an input read whole by every stripe (an elementwise broadcast operand)
 };
 
 std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
-  if (l.stripe || l.group_first >= 0 || l.inputs.size() != 1 || l.outputs.size() != 1) return std::nullopt;
+  if (l.stripe || l.group_first >= 0 || l.inputs.empty() || l.inputs.size() > 2 || l.outputs.size() != 1)
+    return std::nullopt;
   Member m;
   if (IsVectorNode(*l.node)) {
     auto v = VectorLayerOf(*l.node);
     if (!v.ok()) return std::nullopt;
     m.vec = std::move(*v);
     const double vec_peak = std::max(1.0, double{t.vector_cores.lanes} * t.vector_cores.count);
+    if (m.vec.kind != VectorLayer::Kind::kEltwise && l.inputs.size() != 1) return std::nullopt;
     if (m.vec.kind == VectorLayer::Kind::kDepthwise) {
       const npu::DepthwiseLayer& d = m.vec.depthwise;
       if (d.batch != 1) return std::nullopt;
@@ -48,11 +51,26 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
       m.in_row_bytes = int64_t{p.in_w} * p.channels;
       m.out_row_bytes = int64_t{p.out_w()} * p.channels;
       m.row_cycles = double{p.out_w()} * p.channels * p.kernel_h * p.kernel_w / vec_peak;
+    } else if (m.vec.kind == VectorLayer::Kind::kEltwise) {
+      // NHWC rows of a 4-d [1, C, H, W] result; a full operand is sliced like the result, a
+      // broadcast one (a channel row, a value) read whole; a constant full operand is refused.
+      const npu::EltwiseLayer& e = m.vec.eltwise;
+      const Value* y = l.node->output(0);
+      if (!y || y->type.dims.size() != 4 || y->type.dims[0] != 1) return std::nullopt;
+      if (e.binary() && e.broadcast == npu::EltwiseLayer::Broadcast::kFull && !e.b_const.empty()) return std::nullopt;
+      const int h = static_cast<int>(y->type.dims[2]);
+      m.rows = {h, h, 1, 1, 0};
+      m.in_row_bytes = m.out_row_bytes = y->type.dims[1] * y->type.dims[3];
+      if (m.out_row_bytes * h != e.elements) return std::nullopt;
+      m.row_cycles = static_cast<double>(m.out_row_bytes) / vec_peak;
+      if (e.binary() && e.broadcast != npu::EltwiseLayer::Broadcast::kFull && e.b_const.empty())
+        m.whole_input = npu::RegionOperand(e.b_region).second;
     } else {
       return std::nullopt;
     }
     return m;
   }
+  if (l.inputs.size() != 1) return std::nullopt;
   auto q = QuantizedLayerOf(*l.node);
   if (!q.ok()) return std::nullopt;
   const npu::ConvLayer& c = q->layer;
@@ -83,13 +101,15 @@ StripeLayer StripeOf(const Member& m, const npu::StripeRows& r) {
       l.pad_bottom = r.pad_bottom;
     };
     if (s.vec.kind == VectorLayer::Kind::kDepthwise) set(s.vec.depthwise);
-    else set(s.vec.pool);
+    else if (s.vec.kind == VectorLayer::Kind::kPool) set(s.vec.pool);
+    else s.vec.eltwise.elements = r.out_rows() * m.out_row_bytes;
   }
   return s;
 }
 
-int StripeOutRows(const StripeLayer& s) {
+int StripeOutRows(const StripeLayer& s, const Member& m) {
   if (s.gemm) return s.conv.out_h();
+  if (s.vec.kind == VectorLayer::Kind::kEltwise) return static_cast<int>(s.vec.eltwise.elements / m.out_row_bytes);
   return s.vec.kind == VectorLayer::Kind::kDepthwise ? s.vec.depthwise.out_h() : s.vec.pool.out_h();
 }
 
@@ -111,6 +131,10 @@ StatusOr<npu::Program> LowerStripe(const StripeLayer& s, const npu::Target& t) {
     return npu::LowerConv(s.conv, t, s.tiling, &img);
   }
   const npu::VectorTiling& vt = s.vtiling;
+  if (s.vec.kind == VectorLayer::Kind::kEltwise) {
+    int64_t a, b, y;
+    return npu::LowerEltwise(s.vec.eltwise, t, vt.chunk, vt.double_buffer, &a, &b, &y);
+  }
   if (s.vec.kind == VectorLayer::Kind::kDepthwise)
     return npu::LowerDepthwise(s.vec.depthwise, t, vt.tile_rows, vt.tile_c, vt.double_buffer);
   return npu::LowerPool(s.vec.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);
@@ -123,106 +147,161 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
   const int L = static_cast<int>(pending.size());
   const int64_t al = std::max<int64_t>(1, t.shared_sram.alignment);
   auto aligned = [&](int64_t b) { return (b + al - 1) / al * al; };
+  auto root = [&](int x) { return tensors[x].slice_of >= 0 ? tensors[x].slice_of : x; };
   std::vector<int> readers(tensors.size(), 0);
   for (const PendingLayer& l : pending)
     for (int x : l.inputs) ++readers[x];
   std::vector<std::optional<Member>> member(L);
   for (int i = 0; i < L; ++i) member[i] = MemberOf(pending[i], t);
-  // Edge i -> i + 1: layer i's only output is layer i + 1's only input, read by no other
-  // layer, spilled by the plan, and the two agree on its rows.
-  auto edge = [&](int i) {
-    if (!member[i] || !member[i + 1]) return false;
-    const int x = pending[i].outputs[0];
-    if (pending[i + 1].inputs[0] != x || readers[x] != 1 || plan.tensors[x].in_sram ||
-        !plan_tensors[x].dram_reason.empty() || tensors[x].slice_of >= 0)
-      return false;
-    return member[i]->rows.out_h == member[i + 1]->rows.in_h &&
-           member[i]->out_row_bytes == member[i + 1]->in_row_bytes &&
-           member[i]->out_row_bytes * member[i]->rows.out_h == tensors[x].bytes;
-  };
-  std::vector<std::pair<int, int>> chains;  // [first, last] layers
-  for (int i = 0; i + 1 < L;) {
-    if (!edge(i)) {
-      ++i;
-      continue;
+  // A run p..q of members cascades when every output but q's is read only inside the run
+  // (and stays inside the segment), the rows of every operand agree, and some inner output
+  // is spilled by the plan.
+  auto valid = [&](int p, int q) {
+    bool spill = false;
+    for (int j = p; j <= q; ++j) {
+      const Member& m = *member[j];
+      for (size_t k = 0; k < pending[j].inputs.size(); ++k) {
+        const int x = pending[j].inputs[k];
+        if (static_cast<int>(k) == m.whole_input) {
+          if (tensors[x].producer >= p) return false;  // a broadcast operand from inside
+          continue;
+        }
+        if (tensors[x].bytes != m.in_row_bytes * m.rows.in_h) return false;
+        const int from = tensors[x].producer;
+        if (from >= p && from < j && member[from]->out_row_bytes != m.in_row_bytes) return false;
+      }
+      if (j == q) break;
+      const int x = pending[j].outputs[0];
+      if (!plan_tensors[x].dram_reason.empty() || tensors[x].slice_of >= 0 || readers[x] == 0) return false;
+      int inside = 0;
+      for (int i = j + 1; i <= q; ++i)
+        for (int in : pending[i].inputs) inside += in == x;
+      if (inside != readers[x]) return false;
+      spill |= !plan.tensors[x].in_sram;
     }
-    int j = i + 1;
-    while (j + 1 < L && edge(j)) ++j;
-    chains.push_back({i, j});
-    i = j;
+    return spill;
+  };
+  // A run's rows, and the tallest stripes whose inner bands take at most half the SRAM left
+  // beside the tensors resident over the run (but its inner ones).
+  struct Geometry {
+    std::vector<npu::CascadeLayer> layers;
+    std::vector<int64_t> row_bytes;
+    std::vector<double> row_cycles;
+    std::vector<int> out_h;
+    int64_t room = 0;
+    int height = 0;
+    std::vector<std::vector<npu::StripeRows>> stripes;
+  };
+  auto geometry = [&](int p, int q, Geometry& g) {
+    const int n = q - p + 1;
+    g = Geometry{};
+    g.layers.resize(n);
+    for (int j = 0; j < n; ++j) {
+      g.layers[j].rows = member[p + j]->rows;
+      for (size_t k = 0; k < pending[p + j].inputs.size(); ++k) {
+        const int from = tensors[pending[p + j].inputs[k]].producer;
+        if (static_cast<int>(k) != member[p + j]->whole_input && from >= p) g.layers[j].reads.push_back(from - p);
+      }
+      g.row_bytes.push_back(member[p + j]->out_row_bytes);
+      g.row_cycles.push_back(member[p + j]->row_cycles);
+      g.out_h.push_back(g.layers[j].rows.out_h);
+    }
+    int64_t resident = 0;
+    for (int s = p; s <= q; ++s) {
+      int64_t r = 0;
+      for (size_t x = 0; x < plan_tensors.size(); ++x) {
+        const int from = tensors[x].producer;
+        if (from >= p && from < q) continue;
+        if (plan.tensors[x].in_sram && plan_tensors[x].first <= s && plan_tensors[x].last >= s)
+          r += aligned(plan_tensors[x].bytes);
+      }
+      resident = std::max(resident, r);
+    }
+    g.room = t.shared_sram.bytes - resident;
+    if (g.room <= 0) return false;
+    for (int h = g.layers.back().rows.out_h - 1; h >= 1; --h) {
+      auto st = npu::CascadeStripes(g.layers, h);
+      if (npu::StripePeakBytes(st, g.row_bytes) + n * al <= g.room / 2) {  // each band aligned
+        g.height = h;
+        g.stripes = std::move(st);
+        return true;
+      }
+    }
+    return false;
+  };
+  // Runs: from each layer, the longest valid run (at most kMaxRun layers) whose stripes fit.
+  constexpr int kMaxRun = 16;
+  std::vector<std::pair<int, int>> chains;  // [first, last] layers
+  for (int p = 0; p < L;) {
+    int best = -1;
+    Geometry g;
+    for (int q = p + 1; member[p] && q < L && q < p + kMaxRun && member[q]; ++q)
+      if (valid(p, q) && geometry(p, q, g)) best = q;
+    if (best > p) {
+      chains.push_back({p, best});
+      p = best + 1;
+    } else {
+      ++p;
+    }
   }
   if (chains.empty()) return 0;
 
   const double bw = t.dram_bytes_per_cycle();
   std::vector<std::vector<PendingLayer>> replaced(L);  // chain's first layer -> its stripe layers (local)
   std::vector<int> chain_of(L, -1);
+  std::vector<int> made_by(tensors.size(), -1);  // per tensor: the chain (first layer) that made it
   int cascaded = 0;
   for (size_t ci = 0; ci < chains.size(); ++ci) {
     const auto [p, q] = chains[ci];
     const int n = q - p + 1;
-    std::vector<npu::WindowRows> rows(n);
-    std::vector<int64_t> row_bytes(n);
-    std::vector<double> row_cycles(n);
-    for (int j = 0; j < n; ++j) {
-      rows[j] = member[p + j]->rows;
-      row_bytes[j] = member[p + j]->out_row_bytes;
-      row_cycles[j] = member[p + j]->row_cycles;
-    }
-    // SRAM beside the tensors resident over the chain (its own input and output included).
-    int64_t resident = 0;
-    for (int s = p; s <= q; ++s) {
-      int64_t r = 0;
-      for (size_t x = 0; x < plan_tensors.size(); ++x)
-        if (plan.tensors[x].in_sram && plan_tensors[x].first <= s && plan_tensors[x].last >= s)
-          r += aligned(plan_tensors[x].bytes);
-      resident = std::max(resident, r);
-    }
-    const int64_t room = t.shared_sram.bytes - resident;
-    if (room <= 0) continue;
-    int height = 0;
-    std::vector<std::vector<npu::StripeRows>> stripes;
-    for (int h = rows.back().out_h - 1; h >= 1; --h) {
-      auto s = npu::CascadeStripes(rows, h);
-      // Each band aligned: two at once at most (a layer's input and output band).
-      if (npu::StripePeakBytes(s, row_bytes) + 2 * al <= room / 2) {
-        height = h;
-        stripes = std::move(s);
-        break;
-      }
-    }
-    if (height == 0) continue;
+    Geometry g;
+    if (!geometry(p, q, g)) continue;
+    const std::vector<npu::CascadeLayer>& layers = g.layers;
+    const std::vector<int64_t>& row_bytes = g.row_bytes;
+    const std::vector<std::vector<npu::StripeRows>>& stripes = g.stripes;
+    const int height = g.height;
+    const int64_t room = g.room;
     const int S = static_cast<int>(stripes.size());
     double saved = 0, weights = 0;
     int64_t inner = 0;
-    for (int j = p; j < q; ++j) inner += tensors[pending[j].outputs[0]].bytes;
-    saved = 2.0 * static_cast<double>(inner) / bw;
+    for (int j = p; j < q; ++j) {
+      const int x = pending[j].outputs[0];
+      if (plan.tensors[x].in_sram) continue;
+      inner += tensors[x].bytes;
+      saved += static_cast<double>(tensors[x].bytes) * (1 + readers[x]) / bw;
+    }
     for (int j = p; j <= q; ++j) weights += static_cast<double>(plan_layers[j].const_bytes);
-    const double extra = (S - 1) * weights / bw + npu::RecomputedCost(stripes, rows, row_cycles);
+    const double extra = (S - 1) * weights / bw + npu::RecomputedCost(stripes, g.out_h, g.row_cycles);
     if (extra >= saved) {
       listing += fmt::format(";   no cascade over layers {}..{}: {} stripes of {} rows would add {:.0f} cycles "
                              "(weights again, halo recomputed) for {:.0f} of spill saved\n",
                              p, q, S, height, extra, saved);
       continue;
     }
-    const npu::Target sub = SubTarget(t, t.ai_cores.count, room - npu::StripePeakBytes(stripes, row_bytes) - 2 * al);
+    const npu::Target sub =
+        SubTarget(t, t.ai_cores.count, room - npu::StripePeakBytes(stripes, row_bytes) - n * al);
     // Tilings per distinct stripe shape.
     std::map<std::tuple<int, int, int, int>, StripeLayer> tiled;
     std::vector<PendingLayer> out;
     bool ok = true;
-    const int x_in = pending[p].inputs[0], y_out = pending[q].outputs[0];
-    const int in_root = tensors[x_in].slice_of >= 0 ? tensors[x_in].slice_of : x_in;
-    const int64_t in_base = tensors[x_in].slice_of >= 0 ? tensors[x_in].slice_offset : 0;
+    const int y_out = pending[q].outputs[0];
     std::vector<int> first_stripe(n, -1);
     const size_t tensors_before = tensors.size();
+    auto add_tensor = [&](npu::SegmentTensor x, const std::string& reason) {
+      plan_tensors.push_back({x.name, x.bytes, -1, -1, reason});
+      tensors.push_back(std::move(x));
+      return static_cast<int>(tensors.size()) - 1;
+    };
     for (int s = 0; s < S && ok; ++s) {
-      int prev = -1;  // the tensor of the previous layer's band
+      std::vector<int> band(n, -1);  // per layer: the tensor of its output band in this stripe
       for (int j = 0; j < n && ok; ++j) {
         const npu::StripeRows& r = stripes[s][j];
+        const Member& m = *member[p + j];
         const auto key = std::make_tuple(j, r.in_rows(), r.pad_top, r.pad_bottom);
         auto it = tiled.find(key);
         if (it == tiled.end()) {
-          StripeLayer sl = StripeOf(*member[p + j], r);
-          if (StripeOutRows(sl) != r.out_rows() || !TileStripe(sl, sub, opt).ok()) {
+          StripeLayer sl = StripeOf(m, r);
+          if (StripeOutRows(sl, m) != r.out_rows() || !TileStripe(sl, sub, opt).ok()) {
             ok = false;
             break;
           }
@@ -240,37 +319,52 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
         const int local = static_cast<int>(out.size());
         if (first_stripe[j] < 0) first_stripe[j] = local;
         sl->constants_of = first_stripe[j];  // local index: renumbered below
-        if (j == 0) {
-          if (r.in0 == 0 && r.in1 == rows[0].in_h) {
-            l.inputs = {x_in};
-          } else {
-            npu::SegmentTensor sx{fmt::format("{} rows {}..{}", tensors[in_root].name, r.in0, r.in1 - 1),
-                                  r.in_rows() * member[p]->in_row_bytes, false, 0, tensors[in_root].producer};
-            sx.slice_of = in_root;
-            sx.slice_offset = in_base + r.in0 * member[p]->in_row_bytes;
-            l.inputs = {static_cast<int>(tensors.size())};
-            tensors.push_back(sx);
-            plan_tensors.push_back({sx.name, sx.bytes, -1, -1, "rows of " + tensors[in_root].name});
+        for (size_t k = 0; k < pending[p + j].inputs.size(); ++k) {
+          const int x = pending[p + j].inputs[k];
+          if (static_cast<int>(k) == m.whole_input) {
+            l.inputs.push_back(x);
+            continue;
           }
-        } else {
-          l.inputs = {prev};
+          const int from = tensors[x].producer;
+          if (from >= p && from <= q) {  // a band of this stripe: all of it, or the rows this layer reads
+            const int b = band[from - p];
+            const int b0 = stripes[s][from - p].out0;
+            if (r.in0 == b0 && r.in_rows() * m.in_row_bytes == tensors[b].bytes) {
+              l.inputs.push_back(b);
+            } else {
+              npu::SegmentTensor sx{fmt::format("{} rows {}..{}", tensors[b].name, r.in0, r.in1 - 1),
+                                    r.in_rows() * m.in_row_bytes, false, 0, tensors[b].producer};
+              sx.slice_of = b;
+              sx.slice_offset = (r.in0 - b0) * m.in_row_bytes;
+              l.inputs.push_back(add_tensor(std::move(sx), "rows of " + tensors[b].name));
+            }
+            continue;
+          }
+          if (r.in0 == 0 && r.in1 == m.rows.in_h) {
+            l.inputs.push_back(x);
+            continue;
+          }
+          const int xr = root(x);
+          npu::SegmentTensor sx{fmt::format("{} rows {}..{}", tensors[xr].name, r.in0, r.in1 - 1),
+                                r.in_rows() * m.in_row_bytes, false, 0, tensors[xr].producer};
+          sx.slice_of = xr;
+          sx.slice_offset = (xr != x ? tensors[x].slice_offset : 0) + r.in0 * m.in_row_bytes;
+          l.inputs.push_back(add_tensor(std::move(sx), "rows of " + tensors[xr].name));
         }
         npu::SegmentTensor sy;
         sy.producer = -2 - local;  // local index: renumbered below
+        sy.bytes = r.out_rows() * row_bytes[j];
+        std::string reason;
         if (j + 1 == n) {
           sy.name = fmt::format("{} rows {}..{}", tensors[y_out].name, r.out0, r.out1 - 1);
-          sy.bytes = r.out_rows() * row_bytes[j];
           sy.slice_of = y_out;
           sy.slice_offset = r.out0 * row_bytes[j];
-          plan_tensors.push_back({sy.name, sy.bytes, -1, -1, "rows of " + tensors[y_out].name});
+          reason = "rows of " + tensors[y_out].name;
         } else {
           sy.name = fmt::format("{} rows {}..{}", tensors[pending[p + j].outputs[0]].name, r.out0, r.out1 - 1);
-          sy.bytes = r.out_rows() * row_bytes[j];
-          plan_tensors.push_back({sy.name, sy.bytes, -1, -1, ""});
         }
-        l.outputs = {static_cast<int>(tensors.size())};
-        prev = l.outputs[0];
-        tensors.push_back(sy);
+        band[j] = add_tensor(std::move(sy), reason);
+        l.outputs = {band[j]};
         l.stripe = std::move(sl);
         out.push_back(std::move(l));
       }
@@ -285,15 +379,16 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
       const int x = pending[j].outputs[0];
       tensors[x].bytes = 0;
       tensors[x].producer = -1;
-      plan_tensors[x].dram_reason = fmt::format("cascaded: held as bands of its rows");
+      plan_tensors[x].dram_reason = "cascaded: held as bands of its rows";
     }
     int halo = 0;
-    for (int j = 1; j < n; ++j) halo = std::max(halo, rows[j].kernel_h - rows[j].stride_h);
+    for (int j = 0; j < n; ++j) halo = std::max(halo, layers[j].rows.kernel_h - layers[j].rows.stride_h);
     listing += fmt::format(";   cascade over layers {}..{} ({} .. {}): {} stripes of {} output rows, halo up to {} "
                            "rows; spill of {} B avoided ({:.0f} cycles) for {:.0f} cycles of weights again and "
                            "recomputed rows\n",
                            p, q, pending[p].node->name(), pending[q].node->name(), S, height, halo, inner, saved,
                            extra);
+    made_by.resize(tensors.size(), p);
     replaced[p] = std::move(out);
     for (int j = p; j <= q; ++j) chain_of[j] = p;
     ++cascaded;
@@ -310,9 +405,10 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
       last_of[i] = at - 1;
     }
   }
-  for (npu::SegmentTensor& st : tensors) {
-    if (st.producer >= 0) st.producer = chain_of[st.producer] < 0 ? index_of[st.producer] : last_of[chain_of[st.producer]];
-    else if (st.producer <= -2) st.producer = -2 - st.producer;  // local: made absolute below
+  for (size_t x = 0; x < tensors.size(); ++x) {
+    int& from = tensors[x].producer;
+    if (from >= 0) from = chain_of[from] < 0 ? index_of[from] : last_of[chain_of[from]];
+    else if (from <= -2) from = index_of[made_by[x]] + (-2 - from);  // local to its chain
   }
   std::vector<PendingLayer> next;
   for (int i = 0; i < L; ++i) {
@@ -326,7 +422,6 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
       auto sl = std::make_shared<StripeLayer>(*l.stripe);
       sl->constants_of += base;
       l.stripe = std::move(sl);
-      for (int x : l.outputs) tensors[x].producer += base;
       next.push_back(std::move(l));
     }
   }

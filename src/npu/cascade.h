@@ -31,18 +31,29 @@ struct StripeRows {
 // The input rows output rows [out0, out1) of `w` read.
 StripeRows RowsFor(const WindowRows& w, int out0, int out1);
 
-// Stripes of a chain (layer j's output is layer j + 1's input): stripe s has `height` rows of
-// the last layer's output (the last stripe the rest); result[s][j] = layer j's rows.
+// A layer of a cascade: its rows (an elementwise layer: a 1-row window at stride 1) and the
+// cascade layers whose outputs it reads (indices before its own; its other inputs come from
+// outside the cascade). The last layer's output is the cascade's output; every other
+// layer's output is read by a later layer.
+struct CascadeLayer {
+  WindowRows rows;
+  std::vector<int> reads;
+};
+
+// Stripes of a cascade: stripe s has `height` rows of the last layer's output (the last
+// stripe the rest); result[s][j] = layer j's rows: its output rows are the hull of the rows
+// its readers' windows need, its input rows (all its inputs alike) what its window reads.
+std::vector<std::vector<StripeRows>> CascadeStripes(const std::vector<CascadeLayer>& layers, int height);
+// A chain: layer j reads layer j - 1.
 std::vector<std::vector<StripeRows>> CascadeStripes(const std::vector<WindowRows>& chain, int height);
 
-// Bytes of the inner stripe tensors a stripe holds at once at its widest step (layer j's
-// input and output bands, j > 0 and j < last), `row_bytes[j]` = bytes per row of layer j's
-// output.
+// Bytes of the inner bands of a stripe (every layer's output but the last), the widest
+// stripe's; `row_bytes[j]` = bytes per row of layer j's output.
 int64_t StripePeakBytes(const std::vector<std::vector<StripeRows>>& stripes, const std::vector<int64_t>& row_bytes);
 
 // Output rows that the stripes compute beyond the unstriped layers (the recomputed halo),
 // summed over the chain weighted by `row_cost[j]` (e.g. MACs per output row of layer j).
-double RecomputedCost(const std::vector<std::vector<StripeRows>>& stripes, const std::vector<WindowRows>& chain,
+double RecomputedCost(const std::vector<std::vector<StripeRows>>& stripes, const std::vector<int>& out_h,
                       const std::vector<double>& row_cost);
 
 }  // namespace edgec::npu

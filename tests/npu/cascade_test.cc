@@ -72,21 +72,43 @@ TEST(CascadeStripesTest, ChainBandsLinkUpAndTileTheOutput) {
     }
     EXPECT_EQ(next, chain.back().out_h);
     // One stripe recomputes nothing; thinner stripes recompute their halos.
-    const double extra = RecomputedCost(stripes, chain, {1, 1, 1, 1});
+    const double extra = RecomputedCost(stripes, {chain[0].out_h, chain[1].out_h, chain[2].out_h, chain[3].out_h},
+                                        {1, 1, 1, 1});
     if (height == chain.back().out_h) EXPECT_EQ(extra, 0);
     else EXPECT_GT(extra, 0) << height;
   }
 }
 
-TEST(CascadeStripesTest, PeakCountsOneLayersInputAndOutputBand) {
+TEST(CascadeStripesTest, PeakCountsTheInnerBandsOfAStripe) {
   const std::vector<WindowRows> chain = {Window(16, 3, 1, 1, 1), Window(16, 3, 1, 1, 1), Window(16, 1, 1, 0, 0)};
   auto stripes = CascadeStripes(chain, 4);
   ASSERT_EQ(stripes.size(), 4u);
-  // The first stripe's middle layer reads rows 0..4 of layer 0 (its 4 rows and the halo row
-  // below) and writes 4; a middle stripe's reads 6 (a halo row each side): 6 x 10 + 4 x 100.
+  // A middle stripe: 4 rows of layer 1 and 6 of layer 0 (a halo row each side); the first
+  // and last stripes hold 5 of layer 0. The last layer's rows are the output's, not a band.
   EXPECT_EQ(stripes[0][0].out_rows(), 5);
   EXPECT_EQ(stripes[1][0].out_rows(), 6);
   EXPECT_EQ(StripePeakBytes(stripes, {10, 100, 1000}), 6 * 10 + 4 * 100);
+}
+
+// A swish between two convs (conv -> lut -> mul(conv, lut) -> conv 3x3): the elementwise
+// layers read the same rows as they write; the first conv's band is the hull of what the lut
+// and the mul need, and the last conv's halo reaches back through both.
+TEST(CascadeStripesTest, BranchesWithinAStripeTakeTheHullOfTheirNeeds) {
+  const WindowRows one = Window(20, 1, 1, 0, 0);
+  std::vector<CascadeLayer> layers = {{one, {}}, {one, {0}}, {one, {0, 1}}, {Window(20, 3, 2, 1, 1), {2}}};
+  auto stripes = CascadeStripes(layers, 3);
+  ASSERT_EQ(stripes.size(), 4u);  // 10 output rows in stripes of 3
+  for (const auto& s : stripes) {
+    EXPECT_EQ(s[2].out0, s[3].in0);
+    EXPECT_EQ(s[2].out1, s[3].in1);
+    for (int j : {0, 1}) {
+      EXPECT_EQ(s[j].out0, s[2].in0) << j;
+      EXPECT_EQ(s[j].out1, s[2].in1) << j;
+    }
+  }
+  // Output rows 3..5 at stride 2 with a 3-row window: input rows 5..11.
+  EXPECT_EQ(stripes[1][3].in0, 5);
+  EXPECT_EQ(stripes[1][3].in1, 12);
 }
 
 }  // namespace
