@@ -229,24 +229,57 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
     }
     return false;
   };
-  // Runs: from each layer, the longest valid run (at most kMaxRun layers) whose stripes fit.
+  // What a run's cascade saves: each spilled inner tensor written once and read by each
+  // reader; what it costs: the weights every further stripe loads again and the recomputed
+  // rows at peak. Cycles.
+  const double bw = t.dram_bytes_per_cycle();
+  struct Gain {
+    double saved = 0, extra = 0;
+    int64_t inner = 0;
+    double net() const { return saved - extra; }
+  };
+  auto gain = [&](int p, int q, const Geometry& g) {
+    Gain r;
+    for (int j = p; j < q; ++j) {
+      const int x = pending[j].outputs[0];
+      if (plan.tensors[x].in_sram) continue;
+      r.inner += tensors[x].bytes;
+      r.saved += static_cast<double>(tensors[x].bytes) * (1 + readers[x]) / bw;
+    }
+    double weights = 0;
+    for (int j = p; j <= q; ++j) weights += static_cast<double>(plan_layers[j].const_bytes);
+    r.extra = (static_cast<double>(g.stripes.size()) - 1) * weights / bw +
+              npu::RecomputedCost(g.stripes, g.out_h, g.row_cycles);
+    return r;
+  };
+  // Runs: from each layer, the valid run (at most kMaxRun layers) whose stripes fit and whose
+  // cascade gains the most.
   constexpr int kMaxRun = 16;
   std::vector<std::pair<int, int>> chains;  // [first, last] layers
   for (int p = 0; p < L;) {
-    int best = -1;
+    int best = -1, tried = -1;
+    double best_net = 0;
+    Gain tried_gain;
     Geometry g;
-    for (int q = p + 1; member[p] && q < L && q < p + kMaxRun && member[q]; ++q)
-      if (valid(p, q) && geometry(p, q, g)) best = q;
+    for (int q = p + 1; member[p] && q < L && q < p + kMaxRun && member[q]; ++q) {
+      if (!valid(p, q) || !geometry(p, q, g)) continue;
+      const Gain k = gain(p, q, g);
+      if (k.net() > best_net) best = q, best_net = k.net();
+      if (tried < 0 || k.net() > tried_gain.net()) tried = q, tried_gain = k;
+    }
     if (best > p) {
       chains.push_back({p, best});
       p = best + 1;
-    } else {
-      ++p;
+      continue;
     }
+    if (tried > p)
+      listing += fmt::format(";   no cascade from layer {}: the best run, to layer {}, would add {:.0f} cycles (weights "
+                             "again, halo recomputed) for {:.0f} of spill saved\n",
+                             p, tried, tried_gain.extra, tried_gain.saved);
+    ++p;
   }
   if (chains.empty()) return 0;
 
-  const double bw = t.dram_bytes_per_cycle();
   std::vector<std::vector<PendingLayer>> replaced(L);  // chain's first layer -> its stripe layers (local)
   std::vector<int> chain_of(L, -1);
   std::vector<int> made_by(tensors.size(), -1);  // per tensor: the chain (first layer) that made it
@@ -262,22 +295,9 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
     const int height = g.height;
     const int64_t room = g.room;
     const int S = static_cast<int>(stripes.size());
-    double saved = 0, weights = 0;
-    int64_t inner = 0;
-    for (int j = p; j < q; ++j) {
-      const int x = pending[j].outputs[0];
-      if (plan.tensors[x].in_sram) continue;
-      inner += tensors[x].bytes;
-      saved += static_cast<double>(tensors[x].bytes) * (1 + readers[x]) / bw;
-    }
-    for (int j = p; j <= q; ++j) weights += static_cast<double>(plan_layers[j].const_bytes);
-    const double extra = (S - 1) * weights / bw + npu::RecomputedCost(stripes, g.out_h, g.row_cycles);
-    if (extra >= saved) {
-      listing += fmt::format(";   no cascade over layers {}..{}: {} stripes of {} rows would add {:.0f} cycles "
-                             "(weights again, halo recomputed) for {:.0f} of spill saved\n",
-                             p, q, S, height, extra, saved);
-      continue;
-    }
+    const Gain k = gain(p, q, g);
+    const int64_t inner = k.inner;
+    const double saved = k.saved, extra = k.extra;
     const npu::Target sub =
         SubTarget(t, t.ai_cores.count, room - npu::StripePeakBytes(stripes, row_bytes) - n * al);
     // Tilings per distinct stripe shape.

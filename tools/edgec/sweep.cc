@@ -3,7 +3,8 @@
 // (latency, MAC utilization, DRAM traffic) and an SVG plot of latency vs the value. A QDQ
 // model is compiled for each value (segments, SRAM plans: the same scheduler as `edgec
 // compile`), and the table and plot add the bytes kept on chip and spilled (the knee where
-// activations stop fitting); a float model or a decoder is estimated layer by layer. --json
+// activations stop fitting) and the same figures without cascades (what the row stripes of
+// lower/npu_cascade.h buy); a float model or a decoder is estimated layer by layer. --json
 // FILE writes the table's rows.
 #include <fstream>
 #include <sstream>
@@ -49,8 +50,9 @@ int SweepMain(const SweepFlags& f) {
     if (g.ok() && IsQdqModel(*g) && !integer.ok()) return ReportError(integer.status().message());
   }
   if (integer.ok()) {
-    fmt::print("{:<24} {:>12} {:>8} {:>14} {:>14} {:>14}\n", field, "NPU ms", "util", "DRAM bytes", "on chip B",
-               "spilled B");
+    // Each value twice: with cascades and without (what the row stripes buy).
+    fmt::print("{:<24} {:>12} {:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>14}\n", field, "NPU ms", "util",
+               "DRAM bytes", "on chip B", "spilled B", "no-casc ms", "no-casc DRAM", "no-casc spill");
     for (const std::string& v : values) {
       auto t = npu::ApplyOverride(*base, field + "=" + v);
       if (!t.ok()) return ReportError(t.status().message());
@@ -60,14 +62,21 @@ int SweepMain(const SweepFlags& f) {
         rows.push_back({{"value", v}, {"error", e.status().message()}});
         continue;
       }
-      const double ms = e->cycles / t->clock_hz * 1e3;
+      npu::TilerOptions flat;
+      flat.cascades = false;
+      auto n = EstimateWithSegments(*integer, *t, flat);
+      if (!n.ok()) return ReportError(n.status().message());
+      const double ms = e->cycles / t->clock_hz * 1e3, flat_ms = n->cycles / t->clock_hz * 1e3;
       const double util = e->cycles > 0 ? e->macs / (e->cycles * t->peak_int8_macs_per_cycle()) : 0;
-      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14}\n", v, ms, 100 * util, e->dram_read + e->dram_written,
-                 e->resident_bytes, e->spilled_bytes);
+      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14} {:>14.3f} {:>14} {:>14}\n", v, ms, 100 * util,
+                 e->dram_read + e->dram_written, e->resident_bytes, e->spilled_bytes, flat_ms,
+                 n->dram_read + n->dram_written, n->spilled_bytes);
       pts.push_back({v, ms, e->spilled_bytes});
       rows.push_back({{"value", v}, {"npu_ms", ms}, {"mac_utilization", util},
                       {"dram_bytes", e->dram_read + e->dram_written}, {"on_chip_bytes", e->resident_bytes},
-                      {"spilled_bytes", e->spilled_bytes}});
+                      {"spilled_bytes", e->spilled_bytes}, {"no_cascade_npu_ms", flat_ms},
+                      {"no_cascade_dram_bytes", n->dram_read + n->dram_written},
+                      {"no_cascade_spilled_bytes", n->spilled_bytes}});
     }
   } else {
     auto layers = LayersFor(f.model, f.decoder, f.shapes, false, nullptr);
