@@ -117,9 +117,11 @@ Status TileStripe(StripeLayer& s, const npu::Target& sub, const npu::TilerOption
   if (s.gemm) {
     ASSIGN_OR_RETURN(npu::TilerResult r, npu::ChooseTiling(s.conv, sub, opt));
     s.tiling = r.best.tiling;
+    s.cycles = r.best.cycles - sub.dispatch_overhead_cycles;
     return Status::Ok();
   }
   ASSIGN_OR_RETURN(s.vtiling, ChooseVectorTiling(s.vec, sub, opt));
+  s.cycles = s.vtiling.cycles - sub.dispatch_overhead_cycles;
   return Status::Ok();
 }
 
@@ -299,7 +301,7 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
     const int64_t inner = k.inner;
     const double saved = k.saved, extra = k.extra;
     const npu::Target sub =
-        SubTarget(t, t.ai_cores.count, room - npu::StripePeakBytes(stripes, row_bytes) - n * al);
+        SubTarget(t, t.ai_cores.count, (room - npu::StripePeakBytes(stripes, row_bytes) - n * al) / 2);
     // Tilings per distinct stripe shape.
     std::map<std::tuple<int, int, int, int>, StripeLayer> tiled;
     std::vector<PendingLayer> out;
@@ -321,7 +323,16 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
         auto it = tiled.find(key);
         if (it == tiled.end()) {
           StripeLayer sl = StripeOf(m, r);
-          if (StripeOutRows(sl, m) != r.out_rows() || !TileStripe(sl, sub, opt).ok()) {
+          // Its operands where the cascade puts them: bands on chip, the rest where the plan has it.
+          npu::TilerOptions o = opt;
+          for (size_t k = 0; k < pending[p + j].inputs.size() && k < 32; ++k) {
+            const int x = pending[p + j].inputs[k];
+            const int from = tensors[x].producer;
+            const bool band = static_cast<int>(k) != m.whole_input && from >= p && from <= q;
+            if (band || plan.tensors[root(x)].in_sram) o.on_chip_inputs |= 1u << k;
+          }
+          if (j + 1 < n || plan.tensors[y_out].in_sram) o.on_chip_outputs |= 1u;
+          if (StripeOutRows(sl, m) != r.out_rows() || !TileStripe(sl, sub, o).ok()) {
             ok = false;
             break;
           }
@@ -389,8 +400,19 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
         out.push_back(std::move(l));
       }
     }
-    if (!ok) {
+    // The stripes simulated alone against the layers as tiled now (their spills included).
+    double striped = 0, flat = 0;
+    for (const PendingLayer& l : out) striped += l.stripe->cycles;
+    for (int j = p; j <= q; ++j) flat += pending[j].cycles;
+    if (ok && striped >= flat) {
+      ok = false;
+      listing += fmt::format(";   no cascade over layers {}..{}: its {} stripes simulate {:.0f} cycles, the layers "
+                             "{:.0f}\n",
+                             p, q, S, striped, flat);
+    } else if (!ok) {
       listing += fmt::format(";   no cascade over layers {}..{}: a stripe found no tiling\n", p, q);
+    }
+    if (!ok) {
       tensors.resize(tensors_before);
       plan_tensors.resize(tensors_before);
       continue;
@@ -405,9 +427,9 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
     for (int j = 0; j < n; ++j) halo = std::max(halo, layers[j].rows.kernel_h - layers[j].rows.stride_h);
     listing += fmt::format(";   cascade over layers {}..{} ({} .. {}): {} stripes of {} output rows, halo up to {} "
                            "rows; spill of {} B avoided ({:.0f} cycles) for {:.0f} cycles of weights again and "
-                           "recomputed rows\n",
+                           "recomputed rows; simulated alone {:.0f} cycles striped, {:.0f} not\n",
                            p, q, pending[p].node->name(), pending[q].node->name(), S, height, halo, inner, saved,
-                           extra);
+                           extra, striped, flat);
     made_by.resize(tensors.size(), p);
     replaced[p] = std::move(out);
     for (int j = p; j <= q; ++j) chain_of[j] = p;

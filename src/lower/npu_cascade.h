@@ -1,16 +1,19 @@
-// Cascades in an NPU segment: a chain of windowed layers (convolutions, depthwise convs,
-// pools: each reading only the previous one's output, that output read by no other layer)
-// whose inner tensors the SRAM plan spills runs in row stripes (npu/cascade.h): stripe by
-// stripe, each layer's stripe consumes the band the previous one produced, with the halo its
-// window needs, and the bands stay on chip.
+// Cascades in an NPU segment: a run of consecutive layers (convolutions, depthwise convs,
+// pools, elementwise layers; batch 1) whose outputs but the last are read only inside the run
+// and of which the SRAM plan spills one runs in row stripes (npu/cascade.h): stripe by
+// stripe, each layer's stripe consumes the bands its inputs' stripes produced, with the halo
+// its window needs, and the bands stay on chip.
 //
-// Rule per chain: the stripes are as tall as the SRAM left beside the tensors resident over
-// the chain allows (their inner bands take at most half of it, the working tiles the rest);
-// the chain cascades when the spill traffic it saves (each inner tensor written and read
-// once at the DRAM bandwidth) exceeds what it adds: the weights every further stripe loads
-// again and the recomputed halo rows at the MAC array's (or vector cores') peak. The chain's
-// input and output stay where the plan has them; its stripes read and write row slices of
-// them (npu::SegmentTensor::slice_of). Guarded by tests/lower/npu_cascade_test.cc.
+// Rule per run: the stripes are as tall as the SRAM left beside the tensors resident over
+// the run allows (their inner bands take at most half of it); each stripe is tiled for half
+// of what the bands leave (the rest stays free for the plan's other tensors and prefetch),
+// with its bands on chip. From each layer the run is taken whose estimated gain is largest:
+// the spill traffic it saves (each inner tensor written once and read by each reader at the
+// DRAM bandwidth) minus what it adds (the weights every further stripe loads again, the
+// recomputed halo rows at the MAC array's or vector cores' peak); it cascades when its
+// stripes, simulated alone, take fewer cycles than its layers as tiled now (spills
+// included). The run's input and output stay where the plan has them; its stripes read and
+// write row slices of them (npu::SegmentTensor::slice_of). Guarded by tests/lower/npu_cascade_test.cc.
 #pragma once
 
 #include <string>

@@ -24,6 +24,7 @@ struct StripeLayer {
   npu::VectorTiling vtiling;
   int index = 0, count = 0;  // stripe `index` of `count`
   int constants_of = -1;     // the layer index of the node's first stripe
+  double cycles = 0;         // simulated alone with its operands where the cascade puts them
 };
 
 // Its node, the placement whose tiling it is lowered with, the target that tiling was chosen
