@@ -5,7 +5,8 @@
 # DRAM bandwidth) and NPU time / bound, DRAM bytes / (constants + inputs + outputs).
 # With BEFORE=path/to/other/edgec it also runs that binary's compile + run on the same
 # quantized model and prints its NPU time and DRAM bytes beside (the bound is this build's).
-# Usage: bench/npu_residency.sh [BUILD] [MODELS...]   (TARGETS="edge-default edge-mcu" to choose)
+# Usage: bench/npu_residency.sh [BUILD] [MODELS...]   (TARGETS="edge-default edge-mcu" to choose;
+# FLAGS="--all-npu" adds compile flags, e.g. every legal node on the NPU: one long segment)
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
@@ -37,12 +38,12 @@ for m in "${MODELS[@]}"; do
   input="$WORK/$m.calib/$(ls "$WORK/$m.calib" | head -1)"
   iname="$(/usr/bin/python3 -c "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$onnx")"
   for t in "${TARGETS[@]}"; do
-    "$EDGEC" compile "$WORK/$m.qdq.onnx" --target "$t" -q -o "$WORK/$m.$t.edgec"
+    "$EDGEC" compile "$WORK/$m.qdq.onnx" --target "$t" ${FLAGS:-} -q -o "$WORK/$m.$t.edgec"
     "$EDGEC" run "$WORK/$m.$t.edgec" --device npu-sim --input "$iname=$input" > "$WORK/$m.$t.txt"
     read -r ms dram bound ratio cio <<< "$(field "$WORK/$m.$t.txt")"
     bms="-" bdram="-"
     if [[ -n "${BEFORE:-}" ]]; then
-      "$BEFORE" compile "$WORK/$m.qdq.onnx" --target "$t" -q -o "$WORK/$m.$t.before.edgec"
+      "$BEFORE" compile "$WORK/$m.qdq.onnx" --target "$t" ${FLAGS:-} -q -o "$WORK/$m.$t.before.edgec"
       "$BEFORE" run "$WORK/$m.$t.before.edgec" --device npu-sim --input "$iname=$input" > "$WORK/$m.$t.before.txt"
       read -r bms bdram _ <<< "$(field "$WORK/$m.$t.before.txt")"
     fi

@@ -24,6 +24,7 @@ struct EstimateOptions {
   bool single_buffer = false;  // tile every layer with single buffering only
   bool show_tiling = false;    // NpuEstimate::table shows each layer's tiling and the runner-up
   bool listing = false;        // fill NpuEstimate::listing (each layer's NPU instructions)
+  bool cascades = true;        // EstimateSegments: spilled chains may run as row stripes
 };
 
 // One GEMM-class layer (Conv, MatMul, Gemm or their int8 forms), tiled for the target.

@@ -35,6 +35,7 @@ namespace {
 npu::TilerOptions TilerFor(const EstimateOptions& o) {
   npu::TilerOptions opt;
   opt.allow_double = !o.single_buffer;
+  opt.cascades = o.cascades;
   return opt;
 }
 

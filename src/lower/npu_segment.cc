@@ -7,12 +7,15 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "lower/npu_attention.h"
 #include "lower/npu_compile.h"
+#include "lower/npu_cascade.h"
 #include "lower/npu_layers.h"
+#include "lower/npu_pending_layer.h"
 #include "npu/sim.h"
 #include "npu/vector_tiler.h"
 
@@ -25,22 +28,6 @@ int64_t TensorBytes(const Value& v) {
   for (int64_t d : v.type.dims) n *= d;
   return v.type.dtype == DType::kF32 ? 4 * n : n;
 }
-
-// A layer of the run before lowering: its node, the placement whose tiling it is lowered
-// with, the target that tiling was chosen for (cores and SRAM it may use) and where it goes.
-struct PendingLayer {
-  const Node* node = nullptr;
-  partition::NodePlacement placement;
-  npu::Target target;
-  double cycles = 0;  // simulated alone, dispatch excluded
-  int core_base = 0;
-  int group_first = -1;  // first layer of its parallel group (-1: none)
-  std::vector<int> inputs, outputs;
-  // An attention chain as one layer (npu_attention.h): `node` is its context MatMul, the
-  // inputs Q, K, V, the output the context.
-  std::optional<npu::AttentionLayer> attention;
-  npu::AttentionTiling attention_tiling;
-};
 
 }  // namespace
 
@@ -357,7 +344,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
         PendingLayer& l = pending[attention_of.at(&n)];
         l.inputs.push_back(tensor(n.input(3)));
         const int x = static_cast<int>(tensors.size());
-        tensors.push_back({n.output(0)->name(), Elements(*n.output(0)), false, 0, attention_of.at(&n)});
+        tensors.push_back({n.output(0)->name(), TensorBytes(*n.output(0)), false, 0, attention_of.at(&n)});
         tensor_of[n.output(0)] = x;
         names_of[x].push_back(n.output(0)->name());
         l.outputs.push_back(x);
@@ -392,8 +379,27 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     pt.first = tensors[x].producer;
     if (tensors[x].producer < 0) pt.dram_reason = "segment input";
   }
-  for (size_t i = 0; i < pending.size(); ++i)
-    for (int x : pending[i].inputs) b.plan_tensors[x].last = std::max(b.plan_tensors[x].last, static_cast<int>(i));
+  // Lifetimes over the layer order: a tensor from its first writer (a slice's writer writes
+  // part of its tensor) to its last reader (of it or of a slice of it).
+  auto lifetimes = [&] {
+    auto root = [&](int x) { return tensors[x].slice_of >= 0 ? tensors[x].slice_of : x; };
+    for (size_t x = 0; x < tensors.size(); ++x) {
+      b.plan_tensors[x].first = tensors[x].slice_of >= 0 ? -1 : tensors[x].producer;
+      b.plan_tensors[x].last = -1;
+    }
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const int at = static_cast<int>(i);
+      for (int x : pending[i].inputs) {
+        b.plan_tensors[x].last = std::max(b.plan_tensors[x].last, at);
+        b.plan_tensors[root(x)].last = std::max(b.plan_tensors[root(x)].last, at);
+      }
+      for (int x : pending[i].outputs) {
+        int& first = b.plan_tensors[root(x)].first;
+        if (root(x) != x) first = first < 0 ? at : std::min(first, at);
+      }
+    }
+  };
+  lifetimes();
   std::set<std::string> outs;
   for (auto& [v, x] : tensor_of) {
     if (!v->producer() || !in_run.count(v->producer())) continue;
@@ -416,14 +422,21 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     b.plan_layers.clear();
     for (size_t i = 0; i < pending.size(); ++i) {
       const PendingLayer& pl = pending[i];
-      ASSIGN_OR_RETURN(npu::Program prog, pl.attention ? npu::LowerAttention(*pl.attention, pl.target, pl.attention_tiling)
-                                                       : LowerNode(*pl.node, pl.target, pl.placement));
       npu::SegmentLayer l;
-      l.name = pl.node->name();
+      if (pl.stripe) {
+        auto prog = LowerStripe(*pl.stripe, pl.target);
+        if (!prog.ok()) return prog.status().WithContext(pl.node->Label());
+        l.program = std::move(*prog);
+        l.name = fmt::format("{} [stripe {}/{}]", pl.node->name(), pl.stripe->index, pl.stripe->count);
+        l.constants_of = pl.stripe->constants_of;
+      } else {
+        ASSIGN_OR_RETURN(l.program, pl.attention ? npu::LowerAttention(*pl.attention, pl.target, pl.attention_tiling)
+                                                 : LowerNode(*pl.node, pl.target, pl.placement));
+        l.name = pl.node->name();
+      }
       l.inputs = pl.inputs;
       l.outputs = pl.outputs;
       l.core_base = pl.core_base;
-      l.program = std::move(prog);
       b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
       layers.push_back(std::move(l));
     }
@@ -431,10 +444,36 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     // load queue with the layers' own loads and only reorder them (docs/npu.md, edge-mcu).
     b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
                            t.ai_cores.count > 1, keep_weights);
+    for (size_t x = 0; x < tensors.size(); ++x) {  // a slice is where its tensor is
+      const int r = tensors[x].slice_of;
+      if (r < 0) continue;
+      b.plan.tensors[x].in_sram = b.plan.tensors[r].in_sram;
+      b.plan.tensors[x].addr = b.plan.tensors[r].addr + tensors[x].slice_offset;
+    }
     return Status::Ok();
   };
   RETURN_IF_ERROR(lower_and_plan());
   if (!pending.empty()) RETURN_IF_ERROR(RetileForSegment(pending, b, t, opt, lower_and_plan, schedule));
+  // Cascades: kept when every band of their inner tensors lands on chip.
+  if (!pending.empty() && opt.cascades) {
+    const auto saved = std::make_tuple(pending, tensors, b.plan_tensors);
+    std::string cascades;
+    ASSIGN_OR_RETURN(int chains, PlanCascades(pending, tensors, b.plan_tensors, b.plan_layers, b.plan, t, opt, cascades));
+    if (chains > 0) {
+      lifetimes();
+      RETURN_IF_ERROR(lower_and_plan());
+      bool on_chip = true;
+      for (size_t i = 0; i < pending.size(); ++i)
+        for (int x : pending[i].outputs)
+          on_chip &= !pending[i].stripe || tensors[x].slice_of >= 0 || b.plan.tensors[x].in_sram;
+      if (!on_chip) {
+        cascades += ";   cascades dropped: a band did not fit beside the working tiles\n";
+        std::tie(pending, tensors, b.plan_tensors) = saved;
+        RETURN_IF_ERROR(lower_and_plan());
+      }
+    }
+    schedule += cascades;
+  }
   for (size_t i = 0; i < pending.size(); ++i)
     b.listing += fmt::format(";   layer {} {}{}: {}{}\n", i, pending[i].attention ? "attention " : "", pending[i].node->Label(),
                              pending[i].placement.plan,

@@ -73,6 +73,11 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   for (int i = 0; i < L; ++i) {
     const Program& p = layers[i].program;
     const int64_t extent = const_extent[i] = ConstantExtent(p);
+    const int of = layers[i].constants_of;
+    if (of >= 0 && of < i && const_extent[of] == extent && layers[of].program.dram_init == p.dram_init) {
+      const_base[i] = const_base[of];  // a stripe of the same node: one copy of its constants
+      continue;
+    }
     const_base[i] = addr;
     if (!p.dram_init.empty()) {
       out.dram_init.resize(addr, 0);
@@ -83,12 +88,30 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     addr = AlignUp(addr + extent, 64);
   }
   for (SegmentTensor& x : tensors) {
-    if (x.in_sram) continue;
+    if (x.in_sram || x.slice_of >= 0) continue;
     x.addr = addr;
     out.regions.push_back({x.name, addr, x.bytes});
     addr = AlignUp(addr + x.bytes, 64);
   }
   out.dram_bytes = addr;
+  // Slices: where their tensor is; writers: every layer writing a tensor or a slice of it.
+  const int T = static_cast<int>(tensors.size());
+  auto root = [&](int x) { return tensors[x].slice_of >= 0 ? tensors[x].slice_of : x; };
+  for (SegmentTensor& x : tensors) {
+    if (x.slice_of < 0) continue;
+    if (x.slice_of >= T || tensors[x.slice_of].slice_of >= 0 ||
+        x.slice_offset + x.bytes > tensors[x.slice_of].bytes || x.slice_offset < 0)
+      return InvalidArgument("segment '{}': '{}' is no slice of a tensor", task_name, x.name);
+    x.in_sram = tensors[x.slice_of].in_sram;
+    x.addr = tensors[x.slice_of].addr + x.slice_offset;
+  }
+  std::vector<std::vector<int>> writers(T);
+  for (int i = 0; i < L; ++i)
+    for (int x : layers[i].outputs) {
+      if (x < 0 || x >= T) return InvalidArgument("segment '{}': layer '{}' writes no tensor", task_name, layers[i].name);
+      writers[x].push_back(i);
+      if (root(x) != x) writers[root(x)].push_back(i);
+    }
 
   // Semaphores: each layer's own block, then its E (queue ends), V (vector done), D (done)
   // and F (its weight slot filled).
@@ -287,6 +310,10 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
         if (in.op == Opcode::kDmaLoad && in.region >= 0) {
           const int x = region_tensor[in.region];
           if (x >= 0 && tensors[x].producer >= 0) wait_done(ld, tensors[x].producer);
+          if (x >= 0)
+            for (int y : {x, root(x)})
+              for (int w : writers[y])
+                if (w < i) wait_done(ld, w);
         }
         ld.push_back(in);
       }

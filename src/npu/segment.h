@@ -42,6 +42,9 @@
 // by a task of their own before the segment's task (the program's first task; a session runs
 // it on its first call only), and their layers read them on chip without waiting.
 // Guarded by NpuSegmentTest.ResidentWeightsSkipTheirLoadOnTheSecondCall.
+// Cascades (lower/npu_cascade.h): a stripe layer's regions bind to slices of tensors
+// (SegmentTensor::slice_of); a layer reading a tensor or a slice of it waits D of every layer
+// that wrote any part of it. Guarded by NpuCascadeTest.StripesReproduceTheUnstripedOutput.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +63,10 @@ struct SegmentTensor {
   bool in_sram = false;  // kept in the shared SRAM (else in DRAM)
   int64_t addr = 0;      // SRAM address when in_sram; the DRAM address is assigned by the assembler
   int producer = -1;     // layer index; -1: a segment input, in DRAM before the task starts
+  // A row stripe of another tensor (a cascade's stripe layer reads or writes it): its bytes
+  // are [slice_offset, slice_offset + bytes) of tensor `slice_of`, wherever that one is.
+  int slice_of = -1;
+  int64_t slice_offset = 0;
 };
 
 struct SegmentLayer {
@@ -71,6 +78,9 @@ struct SegmentLayer {
   int weights_from = -1;             // its constant image streams into a slot from this earlier layer on
   int64_t weights_addr = 0;          // the slot: [weights_addr, weights_addr + ConstantExtent(program))
   bool weights_resident = false;     // the slot is held between calls (filled by the first task)
+  // A stripe of the same node as this earlier layer (a cascade): when its constant image is
+  // byte for byte that layer's, it reads that copy (no second copy in the DRAM image).
+  int constants_of = -1;
 };
 
 // Bytes of a layer program's constant image (the prefix of its DRAM image before its tensors).

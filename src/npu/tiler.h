@@ -35,6 +35,9 @@ struct TilerOptions {
   // ".output<k>"): their DMAs are simulated as on-chip copies (no DRAM byte, no burst), as
   // the segment assembler will emit them, so the choice fits where the operands really are.
   uint32_t on_chip_inputs = 0, on_chip_outputs = 0;
+  // A segment may run chains whose inner tensors spill as cascades of row stripes
+  // (lower/npu_cascade.h); false: never (what-if figures, NpuCascadeTest).
+  bool cascades = true;
 };
 
 // Turns the DMAs of a one-layer program that address the on-chip operands of `opt` into

@@ -3,7 +3,8 @@
 // (latency, MAC utilization, DRAM traffic) and an SVG plot of latency vs the value. A QDQ
 // model is compiled for each value (segments, SRAM plans: the same scheduler as `edgec
 // compile`), and the table and plot add the bytes kept on chip and spilled (the knee where
-// activations stop fitting); a float model or a decoder is estimated layer by layer. --json
+// activations stop fitting) and the same figures without cascades (what the row stripes of
+// lower/npu_cascade.h buy); a float model or a decoder is estimated layer by layer. --json
 // FILE writes the table's rows. On the public API only (edgec/estimate.h).
 #include <sstream>
 
@@ -45,8 +46,9 @@ int SweepMain(const SweepFlags& f) {
   // A quantized model goes through the compiler's segment scheduler (segments, SRAM plans,
   // spills); a float model or a decoder through the per-layer shape-only estimate.
   if (work->quantized()) {
-    fmt::print("{:<24} {:>12} {:>8} {:>14} {:>14} {:>14}\n", field, "NPU ms", "util", "DRAM bytes", "on chip B",
-               "spilled B");
+    // Each value twice: with cascades and without (what the row stripes buy).
+    fmt::print("{:<24} {:>12} {:>8} {:>14} {:>14} {:>14} {:>14} {:>14} {:>14}\n", field, "NPU ms", "util",
+               "DRAM bytes", "on chip B", "spilled B", "no-casc ms", "no-casc DRAM", "no-casc spill");
     for (const std::string& v : values) {
       Target t = *base;
       Status set = t.Set(field + "=" + v);
@@ -57,12 +59,19 @@ int SweepMain(const SweepFlags& f) {
         rows.push_back({{"value", v}, {"error", e.status().message()}});
         continue;
       }
-      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14}\n", v, e->milliseconds, 100 * e->mac_utilization,
-                 e->dram_read + e->dram_written, e->resident_bytes, e->spilled_bytes);
+      EstimateOptions flat;
+      flat.cascades = false;
+      auto n = work->EstimateSegments(t, flat);
+      if (!n.ok()) return ReportError(n.status().message());
+      fmt::print("{:<24} {:>12.3f} {:>7.1f}% {:>14} {:>14} {:>14} {:>14.3f} {:>14} {:>14}\n", v, e->milliseconds,
+                 100 * e->mac_utilization, e->dram_read + e->dram_written, e->resident_bytes, e->spilled_bytes,
+                 n->milliseconds, n->dram_read + n->dram_written, n->spilled_bytes);
       pts.push_back({v, e->milliseconds, e->spilled_bytes});
       rows.push_back({{"value", v}, {"npu_ms", e->milliseconds}, {"mac_utilization", e->mac_utilization},
                       {"dram_bytes", e->dram_read + e->dram_written}, {"on_chip_bytes", e->resident_bytes},
-                      {"spilled_bytes", e->spilled_bytes}});
+                      {"spilled_bytes", e->spilled_bytes}, {"no_cascade_npu_ms", n->milliseconds},
+                      {"no_cascade_dram_bytes", n->dram_read + n->dram_written},
+                      {"no_cascade_spilled_bytes", n->spilled_bytes}});
     }
   } else {
     fmt::print("{:<24} {:>12} {:>8} {:>14}   (per layer, shape only)\n", field, "latency ms", "util", "DRAM bytes");
