@@ -75,6 +75,23 @@ TEST(CpuRecurrent, MatchesReference) {
   });
 }
 
+// One recurrence job at two threads with an input projection past the kernel's split
+// threshold (4 M multiply-adds): the projection runs by row blocks in a region of its own,
+// then the recurrence; sizes off the vector widths so that every column block and row tail
+// is used.
+TEST(CpuRecurrent, SplitProjectionMatchesReference) {
+  std::mt19937 rng(73);
+  ForEachIsa([&] {
+    for (OpKind op : {OpKind::kLSTM, OpKind::kGRU, OpKind::kRNN}) {
+      const int64_t hidden = op == OpKind::kRNN ? 250 : 77;
+      FastCase f = RecurrentCase({op, "reverse", 0, 67, 1, 263, hidden, true, true, false, op == OpKind::kLSTM}, rng);
+      f.threads = 2;
+      const std::string d = ExpectMatchesRef(f, 5e-5, 5e-5, fmt::format("{} split projection", OpName(op)));
+      EXPECT_NE(d.find("own"), std::string::npos) << d;
+    }
+  });
+}
+
 TEST(CpuRecurrent, RefusesClipAndRunTimeWeights) {
   std::mt19937 rng(72);
   FastCase f = RecurrentCase({OpKind::kLSTM, "forward", 0, 3, 1, 4, 5, true, false, false, false}, rng);
