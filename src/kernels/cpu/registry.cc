@@ -28,9 +28,38 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
   }
 }
 
+// Multiply-adds of a convolution or matrix product (0 for other ops or unknown sizes).
+int64_t ProductMacs(const KernelRequest& req) {
+  if (req.inputs.size() < 2 || req.outputs.empty()) return 0;
+  const TensorDesc &a = req.inputs[0], &w = req.inputs[1], &y = req.outputs[0];
+  if (a.dims.empty() || w.dims.empty() || y.dims.empty()) return 0;
+  switch (req.op) {
+    case OpKind::kConv: case OpKind::kFusedConv:  // per output: I/g · kernel taps
+      return w.dims[0] > 0 ? NumElements(y.dims) * (NumElements(w.dims) / w.dims[0]) : 0;
+    case OpKind::kConvTranspose:  // per input: O/g · kernel taps
+      return w.dims[0] > 0 ? NumElements(a.dims) * (NumElements(w.dims) / w.dims[0]) : 0;
+    case OpKind::kMatMul: case OpKind::kFusedMatMul:
+      return NumElements(y.dims) * a.dims.back();
+    case OpKind::kGemm:
+      return NumElements(y.dims) * (req.attrs && req.attrs->GetInt("transA", 0) ? a.dims.front() : a.dims.back());
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
+StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
+  // A convolution or matrix product of fewer than kMinParallelMacs multiply-adds runs on
+  // the calling thread: waking the other threads for it costs more than its work
+  // (tests/kernels/cpu/onednn_test.cc SmallProductsRunOnOneThread).
+  KernelRequest one_thread;
+  const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < kMinParallelMacs;
+  if (small) {
+    one_thread = request;
+    one_thread.threads = 1;
+  }
+  const KernelRequest& req = small ? one_thread : request;
   RETURN_IF_ERROR(ExpectKnownLayouts(req));
   RETURN_IF_ERROR(ExpectSupportedStrides(req));
   // Elementwise ops (ops.def traits): the unary and binary families take those the vector

@@ -114,6 +114,35 @@ TEST(CpuConv, ConvMatchesReference) {
   EXPECT_GT(nhwc_runs, 10);
 }
 
+// Below cpu::kMinParallelMacs a convolution or matrix product is made for one thread even
+// when the request asks for two (its Run then sets OpenMP to 1 thread); above it, for two.
+// The outputs match the reference either way.
+TEST(CpuConv, SmallProductsRunOnOneThread) {
+  std::mt19937 rng(64);
+  Attributes conv;
+  conv.Set("kernel_shape", std::vector<int64_t>{3, 3});
+  conv.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  struct Case {
+    OpKind op;
+    Dims a, b;
+    int want_threads;
+  };
+  const Case cases[] = {
+      {OpKind::kConv, {1, 4, 8, 8}, {4, 4, 3, 3}, 1},        // 9 K MACs
+      {OpKind::kConv, {1, 32, 32, 32}, {64, 32, 3, 3}, 2},   // 18.9 M
+      {OpKind::kMatMul, {8, 64}, {64, 12}, 1},               // 6 K
+      {OpKind::kMatMul, {256, 128}, {128, 64}, 2},           // 2.1 M
+  };
+  for (const Case& k : cases) {
+    FastCase c{k.op, {Random(k.a, rng), Random(k.b, rng)}, k.op == OpKind::kConv ? conv : Attributes{}};
+    c.constants = {1};
+    c.threads = 2;
+    omp_set_num_threads(2);
+    const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("{} {} x {}", OpName(k.op), DimsStr(k.a), DimsStr(k.b)));
+    EXPECT_EQ(omp_get_max_threads(), k.want_threads) << OpName(k.op) << " " << DimsStr(k.a) << ": " << d;
+  }
+}
+
 TEST(CpuConv, ConvTransposeMatchesReference) {
   std::mt19937 rng(62);
   int skipped = 0;
