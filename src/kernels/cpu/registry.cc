@@ -8,6 +8,7 @@
 namespace edgec::cpu {
 
 KernelOr CreateGatherKernel(const KernelRequest& req);  // gather.cc
+KernelOr CreateConvTransposePatchKernel(const KernelRequest& req);  // conv_transpose_patch.cc
 
 namespace {
 
@@ -83,7 +84,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
     case OpKind::kChannelShuffle: case OpKind::kDepthToSpace:
       return CreateMovementKernel(req);
-    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
+    case OpKind::kConvTranspose: {
+      KernelOr own = CreateConvTransposePatchKernel(req);
+      if (own.ok()) return own;
+      return CreateConvKernel(req);
+    }
+    case OpKind::kConv: case OpKind::kFusedConv:
       return CreateConvKernel(req);
     case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
       return CreateMatMulKernel(req);
