@@ -87,10 +87,6 @@ class Kernel {
   virtual std::string Describe() const = 0;
 };
 
-// Convolutions and matrix products of fewer multiply-adds run on one thread whatever the
-// request's count (about 10 us of work on one core: less than waking a sleeping thread).
-constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
-
 // A fast kernel for the request, or Unimplemented with the reason none fits
 // ("Conv 'c1': dilations with group > 1 not supported by this kernel").
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req);

@@ -1,7 +1,10 @@
 // Fast CPU kernel registry: which family serves each op, the layouts each accepts, and the
 // request checks the families share.
+#include <strings.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "kernels/cpu/common.h"
 
@@ -29,6 +32,18 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
   }
 }
 
+// Convolutions and matrix products of fewer multiply-adds than this run on one thread
+// whatever the request's count: 2^20 (about 10 us of work on one core) while OpenMP's
+// threads spin between regions, 2^23 when they sleep (OMP_WAIT_POLICY=passive, which the
+// CLI sets when every core is busy: the woken thread waits for a core; docs/cpu_runtime.md).
+int64_t MinParallelMacs() {
+  static const int64_t macs = [] {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    return policy && strcasecmp(policy, "passive") == 0 ? int64_t{1} << 23 : int64_t{1} << 20;
+  }();
+  return macs;
+}
+
 // Multiply-adds of a convolution or matrix product (0 for other ops or unknown sizes).
 int64_t ProductMacs(const KernelRequest& req) {
   if (req.inputs.size() < 2 || req.outputs.empty()) return 0;
@@ -51,11 +66,11 @@ int64_t ProductMacs(const KernelRequest& req) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
-  // A convolution or matrix product of fewer than kMinParallelMacs multiply-adds runs on
+  // A convolution or matrix product of fewer than MinParallelMacs() multiply-adds runs on
   // the calling thread: waking the other threads for it costs more than its work
   // (tests/kernels/cpu/onednn_test.cc SmallProductsRunOnOneThread).
   KernelRequest one_thread;
-  const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < kMinParallelMacs;
+  const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < MinParallelMacs();
   if (small) {
     one_thread = request;
     one_thread.threads = 1;
