@@ -285,7 +285,8 @@ KernelOr CreateRecurrentKernel(const KernelRequest& req) {
   k->threads_ = std::max(1, req.threads);
   k->label_ = req.label;
   k->kind_ = k->lstm_ ? "lstm" : k->gru_ ? "gru" : "rnn";
-  k->describe_ = fmt::format("{} direction{}, hidden {}", dirs, dirs > 1 ? "s" : "", H);
+  k->describe_ = fmt::format("{} direction{}, hidden {}, {} thread{}", dirs, dirs > 1 ? "s" : "", H, k->threads_,
+                             k->threads_ > 1 ? "s" : "");
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

@@ -44,7 +44,8 @@ int64_t MinParallelMacs() {
   return macs;
 }
 
-// Multiply-adds of a convolution or matrix product (0 for other ops or unknown sizes).
+// Multiply-adds of a convolution, matrix product or recurrent layer (0 for other ops or
+// unknown sizes).
 int64_t ProductMacs(const KernelRequest& req) {
   if (req.inputs.size() < 2 || req.outputs.empty()) return 0;
   const TensorDesc &a = req.inputs[0], &w = req.inputs[1], &y = req.outputs[0];
@@ -58,6 +59,11 @@ int64_t ProductMacs(const KernelRequest& req) {
       return NumElements(y.dims) * a.dims.back();
     case OpKind::kGemm:
       return NumElements(y.dims) * (req.attrs && req.attrs->GetInt("transA", 0) ? a.dims.front() : a.dims.back());
+    case OpKind::kRNN: case OpKind::kGRU: case OpKind::kLSTM: {  // X · Wᵀ and H · Rᵀ for every step
+      if (a.dims.size() != 3 || w.dims.size() != 3 || req.inputs.size() < 3 || req.inputs[2].dims.size() != 3) return 0;
+      const int64_t hidden = req.inputs[2].dims[2];
+      return a.dims[0] * a.dims[1] * w.dims[0] * w.dims[1] * (a.dims[2] + hidden);
+    }
     default:
       return 0;
   }
@@ -66,9 +72,10 @@ int64_t ProductMacs(const KernelRequest& req) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
-  // A convolution or matrix product of fewer than MinParallelMacs() multiply-adds runs on
-  // the calling thread: waking the other threads for it costs more than its work
-  // (tests/kernels/cpu/onednn_test.cc SmallProductsRunOnOneThread).
+  // A convolution, matrix product or recurrent layer of fewer than MinParallelMacs()
+  // multiply-adds runs on the calling thread: waking the other threads for it costs more
+  // than its work (tests/kernels/cpu/onednn_test.cc SmallProductsRunOnOneThread,
+  // recurrent_test.cc SmallLayersRunOnOneThread).
   KernelRequest one_thread;
   const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < MinParallelMacs();
   if (small) {
