@@ -284,7 +284,8 @@ TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
   };
   for (const Shape& sh : std::vector<Shape>{{64, 64, 16, 1, 1, true}, {96, 64, 13, 1, 1, true},
                                             {96, 32, 16, 1, 1, true}, {32, 32, 12, 1, 1, true},
-                                            {32, 16, 16, 1, 1, false},
+                                            {96, 24, 16, 1, 1, true}, {24, 24, 12, 1, 1, true},
+                                            {32, 16, 16, 1, 1, false}, {24, 20, 16, 1, 1, false},
                                             {64, 64, 16, 2, 1, false}, {16, 16, 16, 1, 1, false},
                                             {64, 64, 16, 1, 2, false}, {64, 128, 6, 1, 1, false}}) {
     const Attributes a = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
