@@ -6,7 +6,7 @@
 // vec::Table::gemm_acc, 4 pixels at a time) into a thread's scratch block, then each tap's
 // Cout values copied to their output pixel. oneDNN 2.6's NHWC deconvolution ran these
 // (the FPN head's 2x upsamplers) at a few GFLOP/s. Other ConvTransposes go to oneDNN.
-// Guarded by tests/kernels/cpu/onednn_test.cc ConvTransposePatchesMatchReference.
+// Guarded by tests/kernels/cpu/conv_transpose_patch_test.cc.
 #include <omp.h>
 
 #include <algorithm>
