@@ -35,7 +35,7 @@ enum class Device {
 
 struct KernelTuning {
   bool winograd = true;                   // Winograd for 3x3 stride-1 f32 convolutions
-  int64_t winograd_min_channels = 32;     // ... of at least this many channels
+  int64_t winograd_min_channels = 24;     // ... of at least this many channels
   int64_t conv1x1_gemm_min_pixels = 256;  // 1x1 f32 convolutions as one GEMM from this many pixels
   bool gemv = true;                       // own f32 matrix-vector product for one-row MatMuls
   bool int8_unchecked = false;            // skip the int8 exactness check without VNNI (measurements)

@@ -35,8 +35,10 @@
 //    break-even for speed on a CPU is derived in docs/optimizer_layout.md). Concats that
 //    would lose their in-place placement are charged against their own budget,
 //    `max_concat_copy_per_mac` (default: max_copy_per_mac; -O3 sets 0.066, the measurements
-//    are in docs/optimizer_layout.md). Values whose shape is not static stay
-//    row-major. `pad_channels=16` rounds NHWC channels up to a multiple of 16 elements
+//    are in docs/optimizer_layout.md). A value with one channel or one pixel (and no
+//    padding) has the same bytes in both layouts: its conversion is a view and costs
+//    nothing (tests/passes/layout_test.cc, OneChannelOutputIsFree). Values whose shape is
+//    not static stay row-major. `pad_channels=16` rounds NHWC channels up to a multiple of 16 elements
 //    (aligned kernels; the producer writes the zero padding); default 1, no padding.
 //    Blocked NC16HW16 is not assigned (not done): strides cannot describe blocked memory
 //    (physical_layout.h), and oneDNN picks blocking inside a Conv primitive by itself.
@@ -365,6 +367,19 @@ class LayoutAssigner {
     return true;
   }
 
+  // Whether v's NHWC bytes are its row-major bytes (one channel, or one pixel, unpadded):
+  // its conversion is then a view (views.cc), no copy.
+  bool SameBytesInNhwc(const Value* v) const {
+    if (!v->type.IsStatic()) return false;
+    auto s = LogicalStrides(v->type, NhwcLayout(v->type.dims, pad_));
+    if (!s) return false;
+    const Strides rm = RowMajorStrides(v->type.dims);
+    for (int i = 0; i < v->type.rank(); ++i) {
+      if (v->type.dims[i] != 1 && (*s)[i] != rm[i]) return false;
+    }
+    return true;
+  }
+
   void Cost(Region& r) {
     for (const auto& [n, c] : caps_) {
       if (n->op() == OpKind::kConcat && region_of_.at(n->output(0)) == &r - regions_.data() &&
@@ -374,6 +389,7 @@ class LayoutAssigner {
       }
     }
     for (Value* v : r.values) {
+      if (SameBytesInNhwc(v)) continue;
       if (!ProducedInRegion(v)) {
         r.conversion_bytes += Bytes(v);
         r.reasons.push_back(fmt::format("'{}' to NHWC", v->name()));

@@ -109,8 +109,12 @@ std::string NamedPipelineText(int level) {
   // -O3 adds what changes memory rather than math: wider ops from parallel ones, NHWC
   // regions, zero-copy views (views last: it reads the layouts the others chose). NHWC
   // regions may give up in-place Concats up to 0.066 bytes per MAC (a row-major region
-  // pays oneDNN's reorders around every conv instead; measured in layout.cc's comment).
-  const std::string o3 = o2 + ",horizontal-fusion,cse,eliminate-dead,dissolve-concat,layout{max_concat_copy_per_mac=0.066},views";
+  // pays oneDNN's reorders around every conv instead; measured in layout.cc's comment),
+  // and convert at their boundary up to 0.001 bytes per MAC (a small head output of a
+  // large CNN; docs/optimizer_layout.md).
+  const std::string o3 = o2 +
+      ",horizontal-fusion,cse,eliminate-dead,dissolve-concat,layout{max_concat_copy_per_mac=0.066;max_copy_per_mac=0.001},"
+      "views";
   switch (level) {
     case 0: return "";
     case 1: return o1;

@@ -223,6 +223,28 @@ TEST(LayoutNhwc, PaddedChannels) {
   EXPECT_TRUE(Verify(g).ok());
 }
 
+TEST(LayoutNhwc, OneChannelOutputIsFree) {
+  // A conv chain whose graph output has one channel (a segmentation map): the output's
+  // NHWC bytes are its row-major bytes, so its conversion costs nothing, the region goes
+  // NHWC at the default budget, and the conversion becomes a view.
+  LayoutBuilder b;
+  Value* x = b.Input("x", {1, 3, 6, 6});
+  Value* c = b.Op(OpKind::kRelu, {b.Conv(x, 3, 8, 3, 1)});
+  Graph g = b.Done({b.Conv(c, 8, 1, 3, 2)});
+  Graph before = g.Clone();
+  const std::string out_name = g.outputs()[0]->name();
+  auto ctx = RunPasses(g, "layout,views");
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  EXPECT_EQ(OnlyNode(g, OpKind::kRelu)->output(0)->physical.layout, Layout::kNHWC);
+  // The first conv reads the 3-channel image as it is; the output's conversion is a view.
+  EXPECT_EQ(CountRelayouts(g), 1);
+  EXPECT_EQ(g.outputs()[0]->name(), out_name);
+  EXPECT_TRUE(IsRelayout(*g.outputs()[0]->producer()));
+  EXPECT_TRUE(g.outputs()[0]->physical.is_view);
+  EXPECT_EQ(GraphCopyBytes(g), 0);
+  ExpectSameOutputs(before, g);
+}
+
 TEST(LayoutNhwc, ChannelConcatThatWouldBeInPlaceKeepsRowMajor) {
   // Two convolutions concatenated on channels: in place when row-major (views), a copy in
   // NHWC, so the region stays row-major at the default budget.

@@ -55,7 +55,7 @@ struct KernelTuning {
   // Winograd for 3x3 stride-1 f32 convolutions of at least this many input and output
   // channels (onednn_conv.cc).
   bool winograd = true;
-  int64_t winograd_min_channels = 32;
+  int64_t winograd_min_channels = 24;
   // A 1x1 f32 convolution runs as one GEMM from this many pixels (conv1x1_gemm.cc).
   int64_t conv1x1_gemm_min_pixels = 256;
   // The own f32 matrix-vector product for one-row MatMuls (gemv.cc).

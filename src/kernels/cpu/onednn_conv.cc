@@ -140,9 +140,9 @@ StatusOr<ConvSetup> MakeSetup(const KernelRequest& req, bool transpose) {
 // Whether Winograd F(2x2 or 4x4, 3x3) should replace the direct convolution: 2-D 3x3,
 // stride 1, no dilation, one group, and enough channels and pixels that its 2-4x fewer
 // multiplies outweigh the transforms and the reorders to and from the blocked format: at
-// least 32 input and output channels and 144 output pixels (docs/cpu_runtime.md has the
+// least 24 input and output channels and 144 output pixels (docs/cpu_runtime.md has the
 // measurements). Its error stays near 1e-6 relative in f32 (CpuConv tests). KernelTuning::winograd turns it off and winograd_min_channels
-// moves the channel threshold (32) for such measurements.
+// moves the channel threshold (24) for such measurements.
 bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
   if (!req.tuning.winograd || s.transpose || s.strides.size() != 2) return false;
   const TensorDesc& x = req.inputs[0];

@@ -1,11 +1,14 @@
-// Own RNN, GRU and LSTM (f32, constant weights): the formulas of kernels/ref/recurrent.cc,
-// one step at a time. W and R are packed once into column panels of vec::kGemvPanel gate rows
-// (each panel's input rows one after another, as gemv.cc does), so a step is two packed
-// matrix-vector products (x·Wᵀ and h·Rᵀ) plus the gate arithmetic, the activations on the
-// vector layer. Batch entries and directions are independent and split over threads. The
-// activations must be ones the vector layer computes (Sigmoid, Tanh, Relu, LeakyRelu,
-// HardSigmoid, Softsign, Softplus), without `clip`; other nodes stay on the reference.
-// Guarded by tests/kernels/cpu/recurrent_test.cc.
+// Own RNN, GRU and LSTM (f32, constant weights): the formulas of kernels/ref/recurrent.cc.
+// The input projection of every time step does not depend on the state, so it runs first
+// as one product per direction, X [seq * batch, input] · Wᵀ + biases, 4 rows at a time
+// (vec::Table::gemm_acc; the row blocks split over threads). The recurrence then adds
+// h · Rᵀ to each step's row (Rᵀ packed once, row-major, its columns padded to
+// vec::kGemmAccAlign) and applies the gate arithmetic, the activations on the vector layer;
+// batch entries and directions are independent and split over threads. The activations
+// must be ones the vector layer computes (Sigmoid, Tanh, Relu, LeakyRelu, HardSigmoid,
+// Softsign, Softplus), without `clip`; other nodes stay on the reference.
+// Guarded by tests/kernels/cpu/recurrent_test.cc (every ISA cap, every direction, layout,
+// sequence lengths, GRU's linear_before_reset, LSTM's peepholes and input_forget).
 #include <algorithm>
 #include <cstring>
 
@@ -13,31 +16,29 @@
 #include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
 #include "kernels/cpu/vec.h"
+#include "support/status.h"
 
 namespace edgec::cpu {
 
 namespace {
 
-constexpr int64_t kP = vec::kGemvPanel;
+constexpr int64_t kAlign = vec::kGemmAccAlign;
+constexpr int64_t kRowBlock = 16;  // rows of the input projection per parallel job
+// Multiply-adds of all directions' input projections from which they get a parallel region
+// of their own when there are fewer recurrence jobs than threads.
+constexpr int64_t kSplitMacs = int64_t{4} << 20;
 
-// rows [row0, row0 + n) of a row-major [rows, k] matrix as the columns of ceil(n / kP)
-// panels of k x kP (zero-padded).
-std::vector<float> PackRows(const float* m, int64_t k, int64_t row0, int64_t n) {
-  const int64_t panels = (n + kP - 1) / kP;
-  std::vector<float> out(static_cast<size_t>(panels * k * kP), 0.0f);
+int64_t Padded(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Rows [row0, row0 + n) of a row-major [rows, k] matrix, transposed: [k, Padded(n)],
+// zero in the padding columns.
+std::vector<float> PackTransposed(const float* m, int64_t k, int64_t row0, int64_t n) {
+  const int64_t np = Padded(n);
+  std::vector<float> out(static_cast<size_t>(k * np), 0.0f);
   for (int64_t j = 0; j < n; ++j) {
-    for (int64_t t = 0; t < k; ++t) out[((j / kP) * k + t) * kP + j % kP] = m[(row0 + j) * k + t];
+    for (int64_t t = 0; t < k; ++t) out[t * np + j] = m[(row0 + j) * k + t];
   }
   return out;
-}
-
-// y[0, n) = x · (packed columns): one gemv_panel per panel into scratch `acc` (kP floats).
-void PackedGemv(const vec::Table& t, const float* x, const std::vector<float>& packed, int64_t k, int64_t n, float* y) {
-  alignas(64) float acc[kP];
-  for (int64_t p = 0; p * kP < n; ++p) {
-    t.gemv_panel(x, packed.data() + p * k * kP, k, acc);
-    std::memcpy(y + p * kP, acc, static_cast<size_t>(std::min(kP, n - p * kP)) * sizeof(float));
-  }
 }
 
 StatusOr<vec::UnaryFn> VectorActivation(const KernelRequest& req, const RecurrentActivation& a) {
@@ -57,10 +58,12 @@ StatusOr<vec::UnaryFn> VectorActivation(const KernelRequest& req, const Recurren
 
 struct Direction {
   bool reverse = false;
-  std::vector<float> w, r, r_n;  // packed: W (all gates), R (all gates, or GRU's z and r), GRU's Rn
-  std::vector<float> bias;       // per gate row: Wb + Rb (GRU's n row: Wbn only)
-  std::vector<float> rb_n;       // GRU: Rbn (added to Rn h, or to Rn (r ⊙ h))
-  std::vector<float> peep;       // LSTM: Pi, Po, Pf (3H) or empty
+  std::vector<float> w;     // Wᵀ, all gates: [input, Padded(G H)]
+  std::vector<float> r;     // Rᵀ, all gates (GRU: z and r): [H, Padded(G H)] (GRU: Padded(2H))
+  std::vector<float> r_n;   // GRU: Rnᵀ [H, Padded(H)]
+  std::vector<float> bias;  // per gate row: Wb + Rb (GRU's n row: Wbn only), padded with 0
+  std::vector<float> rb_n;  // GRU: Rbn (added to Rn h, or to Rn (r ⊙ h))
+  std::vector<float> peep;  // LSTM: Pi, Po, Pf (3H) or empty
   vec::UnaryFn f, g, h;
 };
 
@@ -79,30 +82,70 @@ class RecurrentKernel final : public Kernel {
     }
     if (y) std::memset(y, 0, static_cast<size_t>(seq_ * dirs_.size() * batch_ * hidden_) * sizeof(float));
     const vec::Table& t = vec::Kernels();
-    const int64_t dirs = static_cast<int64_t>(dirs_.size());
-    ParallelFor(threads_, dirs * batch_, 1, [&](int64_t begin, int64_t end) {
+    const int64_t dirs = static_cast<int64_t>(dirs_.size()), rows = seq_ * batch_;
+    auto* gx = static_cast<float*>(scratch);  // [dirs][rows][gate_stride_]
+    // With a recurrence job for every thread, each job projects its own rows inside the one
+    // parallel region; otherwise (fewer jobs than threads) a large projection is split by
+    // row blocks first, and a small one stays with its job (a parallel region costs more).
+    const int64_t jobs = dirs * batch_;
+    const bool split = jobs < threads_ && rows * input_ * gate_stride_ >= kSplitMacs;
+    if (split) {
+      const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+      ParallelFor(threads_, dirs * blocks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t job = begin; job < end; ++job) {
+          const int64_t d = job / blocks, r0 = job % blocks * kRowBlock;
+          Project(t, dirs_[d], x, r0, std::min(kRowBlock, rows - r0), 1, gx + d * rows * gate_stride_);
+        }
+      });
+    }
+    float* state = gx + dirs * rows * gate_stride_;
+    ParallelFor(threads_, jobs, 1, [&](int64_t begin, int64_t end) {
       for (int64_t job = begin; job < end; ++job) {
         const int64_t d = job / batch_, b = job % batch_;
-        float* s = static_cast<float*>(scratch) + job * per_job_;
-        RunOne(t, dirs_[d], d, b, lens ? lens[b] : seq_, x, h0, c0, y, yh, yc, s);
+        float* gxd = gx + d * rows * gate_stride_;
+        if (!split) {
+          // Batch entry b's rows: seq of them, contiguous (batch-first, or a batch of 1) or
+          // every batch_-th.
+          if (batch_first_ || batch_ == 1) Project(t, dirs_[d], x, b * seq_, seq_, 1, gxd);
+          else Project(t, dirs_[d], x, b, seq_, batch_, gxd);
+        }
+        RunOne(t, dirs_[d], d, b, lens ? lens[b] : seq_, gxd, h0, c0, y, yh, yc, state + job * per_job_);
       }
     });
     return Status::Ok();
   }
 
   size_t scratch_bytes() const override {
-    return static_cast<size_t>(per_job_ * static_cast<int64_t>(dirs_.size()) * batch_) * sizeof(float);
+    const int64_t dirs = static_cast<int64_t>(dirs_.size());
+    return static_cast<size_t>(dirs * seq_ * batch_ * gate_stride_ + per_job_ * dirs * batch_) * sizeof(float);
   }
   std::string Describe() const override { return fmt::format("own {} {} f32 ({})", kind_, vec::Kernels().isa, describe_); }
 
-  void RunOne(const vec::Table& t, const Direction& dir, int64_t d, int64_t b, int64_t len, const float* x,
+  // Rows r0, r0 + step, ... (n of them) of gx = X · Wᵀ + biases for one direction.
+  void Project(const vec::Table& t, const Direction& dir, const float* x, int64_t r0, int64_t n, int64_t step,
+               float* gx) const {
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(gx + (r0 + i * step) * gate_stride_, dir.bias.data(), dir.bias.size() * sizeof(float));
+    }
+    if (step == 1) {
+      t.gemm_acc(x + r0 * input_, n, input_, dir.w.data(), gate_stride_, gx + r0 * gate_stride_);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t r = r0 + i * step;
+      t.gemm_acc(x + r * input_, 1, input_, dir.w.data(), gate_stride_, gx + r * gate_stride_);
+    }
+  }
+
+  // One direction of one batch entry; `gx` holds the direction's input projections, one row
+  // of gate_stride_ per (time step, batch entry) as X's rows, and is consumed in place.
+  void RunOne(const vec::Table& t, const Direction& dir, int64_t d, int64_t b, int64_t len, float* gx,
               const float* h0, const float* c0, float* y, float* yh, float* yc, float* s) const {
-    const int64_t H = hidden_, GH = gates_ * hidden_, dirs = static_cast<int64_t>(dirs_.size());
-    float* h = s;           // H
-    float* c = h + H;       // H
-    float* gx = c + H;      // GH (+ panel padding)
-    float* gh = gx + padded_;
-    float* tmp = gh + padded_;  // H (+ padding)
+    const int64_t H = hidden_, HP = Padded(H), dirs = static_cast<int64_t>(dirs_.size());
+    float* h = s;         // HP
+    float* c = h + HP;    // HP
+    float* tmp = c + HP;  // HP
+    float* rh = tmp + HP;  // Padded(2H)
     auto state_at = [&](int64_t dd, int64_t bb) { return (batch_first_ ? bb * dirs + dd : dd * batch_ + bb) * H; };
     if (h0) std::memcpy(h, h0 + state_at(d, b), static_cast<size_t>(H) * sizeof(float));
     else std::fill(h, h + H, 0.0f);
@@ -110,13 +153,10 @@ class RecurrentKernel final : public Kernel {
     else std::fill(c, c + H, 0.0f);
     for (int64_t step = 0; step < len; ++step) {
       const int64_t ts = dir.reverse ? len - 1 - step : step;
-      const float* xs = x + (batch_first_ ? b * seq_ + ts : ts * batch_ + b) * input_;
-      PackedGemv(t, xs, dir.w, input_, GH, gx);
-      for (int64_t j = 0; j < GH; ++j) gx[j] += dir.bias[j];
+      float* g = gx + (batch_first_ ? b * seq_ + ts : ts * batch_ + b) * gate_stride_;
       if (lstm_) {
-        PackedGemv(t, h, dir.r, H, GH, gh);
-        float *gi = gx, *go = gx + H, *gf = gx + 2 * H, *gc = gx + 3 * H;
-        for (int64_t j = 0; j < GH; ++j) gx[j] += gh[j];
+        t.gemm_acc(h, 1, H, dir.r.data(), gate_stride_, g);
+        float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
         if (!dir.peep.empty()) {
           for (int64_t j = 0; j < H; ++j) gi[j] += dir.peep[j] * c[j], gf[j] += dir.peep[2 * H + j] * c[j];
         }
@@ -135,24 +175,27 @@ class RecurrentKernel final : public Kernel {
         t.unary(dir.h, c, tmp, H);
         for (int64_t j = 0; j < H; ++j) h[j] = go[j] * tmp[j];
       } else if (gru_) {
-        PackedGemv(t, h, dir.r, H, 2 * H, gh);  // z and r rows
-        float *z = gx, *r = gx + H, *n = gx + 2 * H;
-        for (int64_t j = 0; j < 2 * H; ++j) gx[j] += gh[j];
-        t.unary(dir.f, gx, gx, 2 * H);
+        std::fill(tmp, tmp + HP, 0.0f);
+        if (tmp_zr_) std::fill(rh, rh + Padded(2 * H), 0.0f);
+        t.gemm_acc(h, 1, H, dir.r.data(), Padded(2 * H), tmp_zr_ ? rh : g);  // z and r rows
+        float *z = g, *r = g + H, *n = g + 2 * H;
+        if (tmp_zr_) {
+          for (int64_t j = 0; j < 2 * H; ++j) g[j] += rh[j];
+        }
+        t.unary(dir.f, g, g, 2 * H);
         if (linear_before_reset_) {
-          PackedGemv(t, h, dir.r_n, H, H, tmp);
+          t.gemm_acc(h, 1, H, dir.r_n.data(), HP, tmp);
           for (int64_t j = 0; j < H; ++j) n[j] += r[j] * (tmp[j] + dir.rb_n[j]);
         } else {
-          for (int64_t j = 0; j < H; ++j) gh[j] = r[j] * h[j];
-          PackedGemv(t, gh, dir.r_n, H, H, tmp);
+          for (int64_t j = 0; j < H; ++j) rh[j] = r[j] * h[j];
+          t.gemm_acc(rh, 1, H, dir.r_n.data(), HP, tmp);
           for (int64_t j = 0; j < H; ++j) n[j] += tmp[j] + dir.rb_n[j];
         }
         t.unary(dir.g, n, n, H);
         for (int64_t j = 0; j < H; ++j) h[j] = (1 - z[j]) * n[j] + z[j] * h[j];
       } else {
-        PackedGemv(t, h, dir.r, H, H, gh);
-        for (int64_t j = 0; j < H; ++j) gx[j] += gh[j];
-        t.unary(dir.f, gx, h, H);
+        t.gemm_acc(h, 1, H, dir.r.data(), gate_stride_, g);
+        t.unary(dir.f, g, h, H);
       }
       if (y) {
         const int64_t at = (batch_first_ ? (b * seq_ + ts) * dirs + d : (ts * dirs + d) * batch_ + b) * H;
@@ -164,7 +207,8 @@ class RecurrentKernel final : public Kernel {
   }
 
   bool lstm_ = false, gru_ = false, batch_first_ = false, input_forget_ = false, linear_before_reset_ = false;
-  int64_t gates_ = 1, seq_ = 0, batch_ = 0, input_ = 0, hidden_ = 0, padded_ = 0, per_job_ = 0;
+  bool tmp_zr_ = false;  // GRU: Padded(2H) reaches into the n columns, so h · Rzrᵀ goes to scratch first
+  int64_t gates_ = 1, seq_ = 0, batch_ = 0, input_ = 0, hidden_ = 0, gate_stride_ = 0, per_job_ = 0;
   std::vector<Direction> dirs_;
   int threads_ = 1;
   std::string label_, kind_, describe_;
@@ -218,10 +262,10 @@ KernelOr CreateRecurrentKernel(const KernelRequest& req) {
     }
     const float* wd = w.data<float>() + d * GH * k->input_;
     const float* rd = r.data<float>() + d * GH * H;
-    dir.w = PackRows(wd, k->input_, 0, GH);
-    dir.r = PackRows(rd, H, 0, k->gru_ ? 2 * H : GH);
-    if (k->gru_) dir.r_n = PackRows(rd, H, 2 * H, H);
-    dir.bias.assign(static_cast<size_t>(GH), 0.0f);
+    dir.w = PackTransposed(wd, k->input_, 0, GH);
+    dir.r = PackTransposed(rd, H, 0, k->gru_ ? 2 * H : GH);
+    if (k->gru_) dir.r_n = PackTransposed(rd, H, 2 * H, H);
+    dir.bias.assign(static_cast<size_t>(Padded(GH)), 0.0f);
     dir.rb_n.assign(static_cast<size_t>(H), 0.0f);
     if (bias) {
       const float* wb = bias->data<float>() + d * 2 * GH;
@@ -235,12 +279,14 @@ KernelOr CreateRecurrentKernel(const KernelRequest& req) {
     if (peep) dir.peep.assign(peep->data<float>() + d * 3 * H, peep->data<float>() + (d + 1) * 3 * H);
     k->dirs_.push_back(std::move(dir));
   }
-  k->padded_ = (GH + kP - 1) / kP * kP;
-  k->per_job_ = 2 * H + 2 * k->padded_ + (H + kP - 1) / kP * kP;
+  k->gate_stride_ = Padded(GH);
+  k->tmp_zr_ = k->gru_ && Padded(2 * H) > 2 * H;
+  k->per_job_ = 3 * Padded(H) + Padded(2 * H);
   k->threads_ = std::max(1, req.threads);
   k->label_ = req.label;
   k->kind_ = k->lstm_ ? "lstm" : k->gru_ ? "gru" : "rnn";
-  k->describe_ = fmt::format("{} direction{}, hidden {}", dirs, dirs > 1 ? "s" : "", H);
+  k->describe_ = fmt::format("{} direction{}, hidden {}, {} thread{}", dirs, dirs > 1 ? "s" : "", H, k->threads_,
+                             k->threads_ > 1 ? "s" : "");
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

@@ -1,13 +1,17 @@
 // Fast CPU kernel registry: which family serves each op, the layouts each accepts, and the
 // request checks the families share.
+#include <strings.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "kernels/cpu/common.h"
 
 namespace edgec::cpu {
 
 KernelOr CreateGatherKernel(const KernelRequest& req);  // gather.cc
+KernelOr CreateConvTransposePatchKernel(const KernelRequest& req);  // conv_transpose_patch.cc
 
 namespace {
 
@@ -28,9 +32,57 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
   }
 }
 
+// Convolutions and matrix products of fewer multiply-adds than this run on one thread
+// whatever the request's count: 2^20 (about 10 us of work on one core) while OpenMP's
+// threads spin between regions, 2^23 when they sleep (OMP_WAIT_POLICY=passive, which the
+// CLI sets when every core is busy: the woken thread waits for a core; docs/cpu_runtime.md).
+int64_t MinParallelMacs() {
+  static const int64_t macs = [] {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    return policy && strcasecmp(policy, "passive") == 0 ? int64_t{1} << 23 : int64_t{1} << 20;
+  }();
+  return macs;
+}
+
+// Multiply-adds of a convolution, matrix product or recurrent layer (0 for other ops or
+// unknown sizes).
+int64_t ProductMacs(const KernelRequest& req) {
+  if (req.inputs.size() < 2 || req.outputs.empty()) return 0;
+  const TensorDesc &a = req.inputs[0], &w = req.inputs[1], &y = req.outputs[0];
+  if (a.dims.empty() || w.dims.empty() || y.dims.empty()) return 0;
+  switch (req.op) {
+    case OpKind::kConv: case OpKind::kFusedConv:  // per output: I/g · kernel taps
+      return w.dims[0] > 0 ? NumElements(y.dims) * (NumElements(w.dims) / w.dims[0]) : 0;
+    case OpKind::kConvTranspose:  // per input: O/g · kernel taps
+      return w.dims[0] > 0 ? NumElements(a.dims) * (NumElements(w.dims) / w.dims[0]) : 0;
+    case OpKind::kMatMul: case OpKind::kFusedMatMul:
+      return NumElements(y.dims) * a.dims.back();
+    case OpKind::kGemm:
+      return NumElements(y.dims) * (req.attrs && req.attrs->GetInt("transA", 0) ? a.dims.front() : a.dims.back());
+    case OpKind::kRNN: case OpKind::kGRU: case OpKind::kLSTM: {  // X · Wᵀ and H · Rᵀ for every step
+      if (a.dims.size() != 3 || w.dims.size() != 3 || req.inputs.size() < 3 || req.inputs[2].dims.size() != 3) return 0;
+      const int64_t hidden = req.inputs[2].dims[2];
+      return a.dims[0] * a.dims[1] * w.dims[0] * w.dims[1] * (a.dims[2] + hidden);
+    }
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
+StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
+  // A convolution, matrix product or recurrent layer of fewer than MinParallelMacs()
+  // multiply-adds runs on the calling thread: waking the other threads for it costs more
+  // than its work (tests/kernels/cpu/onednn_test.cc SmallProductsRunOnOneThread,
+  // recurrent_test.cc SmallLayersRunOnOneThread).
+  KernelRequest one_thread;
+  const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < MinParallelMacs();
+  if (small) {
+    one_thread = request;
+    one_thread.threads = 1;
+  }
+  const KernelRequest& req = small ? one_thread : request;
   RETURN_IF_ERROR(ExpectKnownLayouts(req));
   RETURN_IF_ERROR(ExpectSupportedStrides(req));
   // Elementwise ops (ops.def traits): the unary and binary families take those the vector
@@ -54,7 +106,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req) {
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
     case OpKind::kChannelShuffle: case OpKind::kDepthToSpace:
       return CreateMovementKernel(req);
-    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kFusedConv:
+    case OpKind::kConvTranspose: {
+      KernelOr own = CreateConvTransposePatchKernel(req);
+      if (own.ok()) return own;
+      return CreateConvKernel(req);
+    }
+    case OpKind::kConv: case OpKind::kFusedConv:
       return CreateConvKernel(req);
     case OpKind::kMatMul: case OpKind::kGemm: case OpKind::kFusedMatMul:
       return CreateMatMulKernel(req);

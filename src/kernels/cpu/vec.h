@@ -83,7 +83,13 @@ struct Table {
   // One column panel of a matrix-vector product: y[j] = sum_t x[t] * w[t * kGemvPanel + j]
   // for j < kGemvPanel, the panel's k rows stored one after another (one stream of memory).
   void (*gemv_panel)(const float* x, const float* w, int64_t k, float* y);
+  // y[i * n + j] += sum_t x[i * k + t] * w[t * n + j] for i < m, j < n: x is [m, k], w
+  // [k, n] and y [m, n], all row-major; n a multiple of kGemmAccAlign.
+  void (*gemm_acc)(const float* x, int64_t m, int64_t k, const float* w, int64_t n, float* y);
 };
+
+// Table::gemm_acc's n is a multiple of this (the widest vector's lanes).
+constexpr int kGemmAccAlign = 16;
 
 extern const Table kScalarTable;
 extern const Table kAvx2Table;

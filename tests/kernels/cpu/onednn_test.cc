@@ -114,6 +114,40 @@ TEST(CpuConv, ConvMatchesReference) {
   EXPECT_GT(nhwc_runs, 10);
 }
 
+// Below MinParallelMacs() (registry.cc: 2^20 multiply-adds, 2^23 with sleeping OpenMP
+// threads) a convolution or matrix product is made for one thread even when the request
+// asks for two (its Run then sets OpenMP to 1 thread); above it, for two. The outputs match
+// the reference either way.
+TEST(CpuConv, SmallProductsRunOnOneThread) {
+  std::mt19937 rng(64);
+  Attributes conv;
+  conv.Set("kernel_shape", std::vector<int64_t>{3, 3});
+  conv.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  struct Case {
+    OpKind op;
+    Dims a, b;
+    int want_threads;
+  };
+  const Case cases[] = {
+      {OpKind::kConv, {1, 4, 8, 8}, {4, 4, 3, 3}, 1},        // 9 K MACs
+      {OpKind::kConv, {1, 32, 32, 32}, {64, 32, 3, 3}, 2},   // 18.9 M
+      {OpKind::kMatMul, {8, 64}, {64, 12}, 1},               // 6 K
+      {OpKind::kMatMul, {512, 128}, {128, 256}, 2},          // 16.8 M
+      {OpKind::kMatMul, {128, 128}, {128, 256}, 0},          // 4.2 M: 1 thread only when passive
+  };
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const bool passive = policy && std::string(policy) == "passive";
+  for (const Case& k : cases) {
+    FastCase c{k.op, {Random(k.a, rng), Random(k.b, rng)}, k.op == OpKind::kConv ? conv : Attributes{}};
+    c.constants = {1};
+    c.threads = 2;
+    omp_set_num_threads(2);
+    const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("{} {} x {}", OpName(k.op), DimsStr(k.a), DimsStr(k.b)));
+    const int want = k.want_threads ? k.want_threads : passive ? 1 : 2;
+    EXPECT_EQ(omp_get_max_threads(), want) << OpName(k.op) << " " << DimsStr(k.a) << ": " << d;
+  }
+}
+
 TEST(CpuConv, ConvTransposeMatchesReference) {
   std::mt19937 rng(62);
   int skipped = 0;
@@ -215,7 +249,8 @@ TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
   };
   for (const Shape& sh : std::vector<Shape>{{64, 64, 16, 1, 1, true}, {96, 64, 13, 1, 1, true},
                                             {96, 32, 16, 1, 1, true}, {32, 32, 12, 1, 1, true},
-                                            {32, 16, 16, 1, 1, false},
+                                            {96, 24, 16, 1, 1, true}, {24, 24, 12, 1, 1, true},
+                                            {32, 16, 16, 1, 1, false}, {24, 20, 16, 1, 1, false},
                                             {64, 64, 16, 2, 1, false}, {16, 16, 16, 1, 1, false},
                                             {64, 64, 16, 1, 2, false}, {64, 128, 6, 1, 1, false}}) {
     const Attributes a = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},

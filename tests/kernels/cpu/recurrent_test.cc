@@ -75,6 +75,43 @@ TEST(CpuRecurrent, MatchesReference) {
   });
 }
 
+// One recurrence job at two threads with an input projection past the kernel's split
+// threshold (4 M multiply-adds; the layer past 8 M, parallel under either wait policy): the
+// projection runs by row blocks in a region of its own, then the recurrence; sizes off the
+// vector widths so that every column block and row tail is used.
+TEST(CpuRecurrent, SplitProjectionMatchesReference) {
+  std::mt19937 rng(73);
+  ForEachIsa([&] {
+    for (OpKind op : {OpKind::kLSTM, OpKind::kGRU, OpKind::kRNN}) {
+      const int64_t hidden = op == OpKind::kRNN ? 250 : 77;
+      FastCase f = RecurrentCase({op, "reverse", 0, 131, 1, 263, hidden, true, true, false, op == OpKind::kLSTM}, rng);
+      f.threads = 2;
+      const std::string d = ExpectMatchesRef(f, 5e-5, 5e-5, fmt::format("{} split projection", OpName(op)));
+      EXPECT_NE(d.find("own"), std::string::npos) << d;
+    }
+  });
+}
+
+// A layer of fewer multiply-adds than registry.cc's MinParallelMacs() (2^20; 2^23 with
+// OMP_WAIT_POLICY=passive) is made for one thread when two are asked; a larger one for two.
+TEST(CpuRecurrent, SmallLayersRunOnOneThread) {
+  std::mt19937 rng(74);
+  // 49 steps, 2 directions, hidden 64, input 64: 3.2 M MACs; 400 steps, hidden 128: 105 M.
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const bool passive = policy && std::string(policy) == "passive";
+  struct Case {
+    int64_t seq, input, hidden;
+    const char* want;
+  };
+  for (const Case& k : {Case{4, 8, 8, "1 thread)"}, Case{49, 64, 64, passive ? "1 thread)" : "2 threads)"},
+                        Case{400, 128, 128, "2 threads)"}}) {
+    FastCase f = RecurrentCase({OpKind::kLSTM, "bidirectional", 0, k.seq, 1, k.input, k.hidden, true, false, false, false}, rng);
+    f.threads = 2;
+    const std::string d = ExpectMatchesRef(f, 5e-5, 5e-5, fmt::format("lstm seq {} hidden {}", k.seq, k.hidden));
+    EXPECT_NE(d.find(k.want), std::string::npos) << d;
+  }
+}
+
 TEST(CpuRecurrent, RefusesClipAndRunTimeWeights) {
   std::mt19937 rng(72);
   FastCase f = RecurrentCase({OpKind::kLSTM, "forward", 0, 3, 1, 4, 5, true, false, false, false}, rng);
