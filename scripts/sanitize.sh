@@ -92,9 +92,10 @@ export OMP_NUM_THREADS=1
 
 # The thread trace of the own kernels' regions hooks libgomp's entry, GOMP_parallel, which only
 # gcc's `#pragma omp parallel` calls (clang's calls libomp's __kmpc_fork_call): in these clang
-# builds a recording sees oneDNN's regions only, so the two tests of the own regions run in the
-# gcc build of `make test` alone.
+# builds a recording sees oneDNN's regions only, so the three tests of the own regions' shares
+# run in the gcc build of `make test` alone.
 notrace="--gtest_filter=-CpuThreadTrace.EveryTeamMemberOfTheOwnRegions:CpuThreadTrace.OnlyTheRecordingThreadsRegions"
+notrace+=":ProfileTrace.PerThreadCpuTracks"
 
 if [ -n "$SUBSET" ]; then
   part "unit tests: importer, IR, CPU kernels, memory, NPU, runtime ($SAN)" "$SB/bin/edgec_san_tests" --gtest_brief=1 "$notrace"
