@@ -19,7 +19,7 @@ APT_PACKAGES=(
   python3-onnx python3-numpy python3-torch python3-torchvision python3-pil
   pybind11-dev python3-dev python3-pytest
   nodejs npm
-  chromium fonts-dejavu-core clang libclang-rt-14-dev strace
+  chromium fonts-dejavu-core clang libclang-rt-14-dev libomp-14-dev strace
 )
 
 LOG="${EDGEC_DEPS_LOG:-${TMPDIR:-/tmp}/edgec-install-deps.log}"

@@ -33,10 +33,12 @@ part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/
 part "malformed models: one-line errors, nothing read outside" /usr/bin/python3 tests/bad_models/run.py "$BUILD/bin/edgec" "$BUILD/bad_models"
 # The sanitizers' share of the suite (scripts/sanitize.sh --subset): the library, the CLI and
 # the fuzz targets built with clang and address+undefined+fuzzer coverage in $BUILD-fuzz (the
-# tree `make fuzz` uses); the malformed-model corpus and two zoo models through that CLI; then
-# every fuzz target for FUZZ_RUNS runs from seed 1 (its regression inputs first) on the same
-# library: the same runs on every machine, so a red part means a change, not a random find.
-part "sanitizers (address,undefined): build, bad models, 2 zoo models" \
+# tree `make fuzz` uses); the unit tests of the importer, IR, CPU kernels, memory plans, NPU
+# simulator and runtime (edgec_san_tests) on that library; the malformed-model corpus and two
+# zoo models through that CLI; then every fuzz target for FUZZ_RUNS runs from seed 1 (its
+# regression inputs first) on the same library: the same runs on every machine, so a red part
+# means a change, not a random find.
+part "sanitizers (address,undefined): build, unit subset, bad models, 2 zoo" \
   env FUZZ_BUILD="$BUILD-fuzz" ZOO="$BUILD/zoo" bash scripts/sanitize.sh address,undefined --subset
 part "fuzz: 6 libFuzzer targets, ${FUZZ_RUNS:-30000} runs each (seed 1)" env FUZZ_RUNS="${FUZZ_RUNS:-30000}" bash tests/fuzz/run.sh "$BUILD-fuzz"
 part "model zoo vs ONNX Runtime (reference, -O0)" env EDGEC_RUN_ARGS="--reference" bash tests/zoo/run.sh "$BUILD"

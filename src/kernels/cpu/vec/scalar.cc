@@ -48,8 +48,12 @@ inline V Frexp(V x, V* e) {
   *e = static_cast<float>(exponent);
   return m;
 }
+// 2^n for a whole n in [-126, 127]. A NaN n (the exp of a NaN input) gives 2^0, so that the
+// product stays NaN as in the vector tables; casting NaN to int is undefined in C++
+// (CpuElementwise.SpecialValues, under the undefined-behaviour sanitizer).
 inline V Pow2n(V n) {
-  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  const int32_t whole = std::isnan(n) ? 0 : static_cast<int32_t>(n);
+  const uint32_t bits = static_cast<uint32_t>(whole + 127) << 23;
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
