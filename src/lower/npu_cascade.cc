@@ -35,7 +35,7 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
     auto v = VectorLayerOf(*l.node);
     if (!v.ok()) return std::nullopt;
     m.vec = std::move(*v);
-    const double vec_peak = std::max(1.0, double{t.vector_cores.lanes} * t.vector_cores.count);
+    const double vec_peak = std::max(1.0, static_cast<double>(t.vector_cores.lanes) * t.vector_cores.count);
     if (m.vec.kind != VectorLayer::Kind::kEltwise && l.inputs.size() != 1) return std::nullopt;
     if (m.vec.kind == VectorLayer::Kind::kDepthwise) {
       const npu::DepthwiseLayer& d = m.vec.depthwise;
@@ -50,7 +50,7 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
       m.rows = {p.in_h, p.out_h(), p.kernel_h, p.stride_h, p.pad_top};
       m.in_row_bytes = int64_t{p.in_w} * p.channels;
       m.out_row_bytes = int64_t{p.out_w()} * p.channels;
-      m.row_cycles = double{p.out_w()} * p.channels * p.kernel_h * p.kernel_w / vec_peak;
+      m.row_cycles = static_cast<double>(p.out_w()) * p.channels * p.kernel_h * p.kernel_w / vec_peak;
     } else if (m.vec.kind == VectorLayer::Kind::kEltwise) {
       // NHWC rows of a 4-d [1, C, H, W] result; a full operand is sliced like the result, a
       // broadcast one (a channel row, a value) read whole; a constant full operand is refused.

@@ -133,7 +133,7 @@ struct Instr {
   int32_t sram_row_bytes = 0;  // >= row_bytes on load: the rest is filled with pad (alignment)
   int8_t pad = 0;
   uint8_t ndims = 0;
-  DmaDim dims[3];
+  DmaDim dims[3] = {};
   // The far side is the shared SRAM too (dram_addr is an SRAM address): an on-chip copy
   // between a tensor kept in SRAM by a segment's residency plan and a layer's working tile.
   // It moves no DRAM byte; it costs setup + bytes / shared_sram.bandwidth_bytes_per_cycle.

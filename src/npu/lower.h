@@ -137,8 +137,8 @@ struct EltwiseLayer {
   int32_t imm[12] = {};    // the VEC immediates (see isa.h)
   Broadcast broadcast = Broadcast::kFull;
   int64_t cols = 0;              // kRow: values in b's row
-  std::vector<int8_t> table;     // kLut: 256 values in the NPU's i8 terms, indexed by x + 128
-  std::vector<int8_t> b_const;   // a constant b (empty: b is a region)
+  std::vector<int8_t> table = {};    // kLut: 256 values in the NPU's i8 terms, indexed by x + 128
+  std::vector<int8_t> b_const = {};  // a constant b (empty: b is a region)
   // Region names of a and b: the node's data inputs in order are ".input", ".input1", ...
   std::string a_region = ".input", b_region = ".input1";
   // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, else 1.

@@ -26,8 +26,8 @@ struct WindowOp {
   int8_t pad = 0;  // the byte padding on load holds
   VecOp vec = VecOp::kMaxPool;
   int32_t imm[12] = {};
-  std::function<int64_t(int64_t tc)> params_bytes;
-  std::function<void(int64_t c0, int64_t tc, uint8_t* block)> fill_params;
+  std::function<int64_t(int64_t tc)> params_bytes = {};
+  std::function<void(int64_t c0, int64_t tc, uint8_t* block)> fill_params = {};
 };
 
 StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_rows, int tile_c, bool double_buffer,

@@ -151,7 +151,9 @@ TEST(ControlFlow, CapturesRoundTrip) {
   ASSERT_EQ(node.input_size(), 1);
   for (const auto& a : node.attribute()) {
     EXPECT_NE(a.name(), kCapturesAttr);
-    if (a.type() == onnx::AttributeProto::GRAPH) EXPECT_EQ(a.g().input_size(), 0);
+    if (a.type() == onnx::AttributeProto::GRAPH) {
+      EXPECT_EQ(a.g().input_size(), 0);
+    }
   }
   auto again = ImportOnnxModel(*exported, ".", "exported");
   ASSERT_TRUE(again.ok()) << again.status().message();

@@ -90,8 +90,9 @@ Result CompileAndRun(bool cascades, const std::string& tag) {
                   std::memcmp(sim->outputs[i].raw(), cpu->outputs[i].raw(), sim->outputs[i].nbytes()) == 0;
     res.total = sim->npu_total;
     for (const LayerRun& lr : sim->layers)
-      if (lr.simulated && lr.stats.cycles > 0)
+      if (lr.simulated && lr.stats.cycles > 0) {
         EXPECT_GE(lr.stats.cycles + 1e-6, lr.stats.roofline_cycles(*t)) << lr.node;
+      }
   }
   std::filesystem::remove(path);
   return res;

@@ -395,8 +395,9 @@ TEST(CompileRunTest, SqueezeExcitationLookupConcatTransposeGoToTheNpu) {
   auto ra = CompileGraph(g, *def, "se_block", all);
   ASSERT_TRUE(ra.ok()) << ra.status().ToString();
   for (const NodePlacement& p : ra->placements)
-    if (p.node->op() != OpKind::kQuantizeLinear && p.node->op() != OpKind::kDequantizeLinear)
+    if (p.node->op() != OpKind::kQuantizeLinear && p.node->op() != OpKind::kDequantizeLinear) {
       EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node->Label() << ": " << p.reason;
+    }
   EXPECT_NE(table.find("2 strided DMA copies on the NPU"), std::string::npos) << table;
   EXPECT_NE(table.find("1 of them transposes that remain real data movement"), std::string::npos) << table;
   // edge-mcu lists none of the new ops: each falls back with its reason.
@@ -440,7 +441,9 @@ TEST(CompileRunTest, SqueezeExcitationLookupConcatTransposeGoToTheNpu) {
     ASSERT_EQ(a.nbytes(), b.nbytes());
     EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << t.name << (db ? " double" : " single");
     for (const LayerRun& l : sim->layers)
-      if (l.simulated) EXPECT_GE(l.stats.cycles + 1e-6, l.stats.roofline_cycles(t)) << l.node;
+      if (l.simulated) {
+        EXPECT_GE(l.stats.cycles + 1e-6, l.stats.roofline_cycles(t)) << l.node;
+      }
     std::filesystem::remove(path);
   }
 }

@@ -140,8 +140,9 @@ TEST(NpuSegmentTest, OneTaskInnerTensorsOnChipAndBitExact) {
     EXPECT_GT(sim->npu_total.onchip_bytes, 0) << name;
     // No layer beats its roofline (its own MACs and DRAM bytes), overlapping or not.
     for (const LayerRun& l : sim->layers)
-      if (l.simulated && l.stats.cycles > 0)
+      if (l.simulated && l.stats.cycles > 0) {
         EXPECT_GE(l.stats.cycles + 1e-6, l.stats.roofline_cycles(c.loaded.target)) << name << " " << l.node;
+      }
     std::filesystem::remove(c.path);
   }
 }

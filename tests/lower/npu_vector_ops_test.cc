@@ -509,8 +509,10 @@ TEST(NpuVectorOpsTest, ResizeMatchesReference) {
     ASSERT_TRUE(InferShapes(g).ok());
     auto vl = VectorLayerOf(*node);
     ASSERT_TRUE(vl.ok()) << vl.status().ToString();
-    if (k.replicates) EXPECT_TRUE(vl->resize.replicates()) << k.mode << " " << k.coord << " " << h << "x" << w << " -> " << oh
-                                                     << "x" << ow;
+    if (k.replicates) {
+      EXPECT_TRUE(vl->resize.replicates()) << k.mode << " " << k.coord << " " << h << "x" << w << " -> " << oh
+                                                       << "x" << ow;
+    }
     replicated += vl->resize.replicates();
     vec_resizes += !vl->resize.replicates();
     CheckNode(*node, {RandomQ(dt, {n, ch, h, w}, rng)}, c);
@@ -567,7 +569,9 @@ TEST(NpuVectorOpsTest, DepthToSpaceMatchesReference) {
     auto v = VectorLayerOf(*n);
     ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
     ASSERT_EQ(v->kind, VectorLayer::Kind::kMove);
-    if (!is_crd && b > 1) EXPECT_FALSE(v->move.element_rows()) << DimsToString(d) << " by " << b;
+    if (!is_crd && b > 1) {
+      EXPECT_FALSE(v->move.element_rows()) << DimsToString(d) << " by " << b;
+    }
     CheckNode(*n, {RandomQ(dt, d, rng)}, c);
     (is_crd ? crd : dcr) += 1;
   }

@@ -160,8 +160,9 @@ TEST(CpuSegmentTest, Int8SegmentsMatchTheReferenceExecutor) {
   ASSERT_EQ(two->size(), 2u);
   const auto& first = (*two)[0].outputs;
   for (const Value* v : add->inputs())
-    if (v && !v->is_constant())
+    if (v && !v->is_constant()) {
       EXPECT_NE(std::find(first.begin(), first.end(), v), first.end()) << v->name() << " leaves segment 1";
+    }
   ASSERT_EQ((*two)[1].inputs.size(), 1u);  // the add's output (its relu reads nothing else)
   EXPECT_EQ((*two)[1].inputs[0], add->output(0));
   std::unordered_map<std::string, Tensor> env2 = {{"x", xin}};

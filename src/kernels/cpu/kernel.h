@@ -29,7 +29,7 @@ struct TensorDesc {
   // Element strides per logical axis when the buffer is not dense in `layout` (a strided
   // view such as a Transpose made zero-copy, or padded NHWC channels); empty means dense.
   // Kernels that cannot read or write such a buffer refuse it (CreateKernel says so).
-  std::vector<int64_t> strides;
+  std::vector<int64_t> strides = {};
 };
 
 // True when the buffer is dense in its layout: no explicit strides, or strides equal to the

@@ -66,7 +66,7 @@ Status GroupNormalization(KernelContext& ctx) {
                             bias = ctx.inputs[2]->ToDoubleVector();
   const int64_t n = xt.dim(0), c = xt.dim(1), groups = ctx.attrs.GetInt("num_groups", 1);
   const double epsilon = ctx.attrs.GetFloat("epsilon", 1e-5f);
-  const int64_t plane = n * c ? xt.numel() / (n * c) : 0, count = c / groups * plane;
+  const int64_t plane = n * c != 0 ? xt.numel() / (n * c) : 0, count = c / groups * plane;
   std::vector<double> y(x.size());
   for (int64_t g = 0; count > 0 && g < n * groups; ++g) {
     double sum = 0, sq = 0;

@@ -91,7 +91,7 @@ Status QLinearLayerNormalization(KernelContext& ctx) {
 Status QLinearGroupNormalization(KernelContext& ctx) {
   const Tensor& x = *ctx.inputs[0];
   const int64_t n = x.dim(0), c = x.dim(1), groups = ctx.attrs.GetInt("num_groups", 1);
-  const int64_t plane = n * c ? x.numel() / (n * c) : 0, per = c / groups, count = per * plane;
+  const int64_t plane = n * c != 0 ? x.numel() / (n * c) : 0, per = c / groups, count = per * plane;
   if (count == 0) return Status::Ok();
   // Group b·G + g holds channels [g·per, (g+1)·per) of item b: contiguous in NCHW.
   return NormalizeGroups(

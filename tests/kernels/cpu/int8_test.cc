@@ -281,7 +281,9 @@ TEST(CpuInt8, QLinearConvOfOnePixelEqualsReference) {
   }
   EXPECT_GT(ran, 10);
   static const bool vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
-  if (vnni) EXPECT_GE(gemv, ran);  // at least the avx512 pass of every case
+  if (vnni) {
+    EXPECT_GE(gemv, ran);  // at least the avx512 pass of every case
+  }
 }
 
 // A row-major image of 3 channels (a model's quantized input) is interleaved into NHWC by
@@ -318,7 +320,9 @@ TEST(CpuInt8, QLinearConvOfAThreeChannelImageEqualsReference) {
       interleaved += d.find("own interleave in") != std::string::npos;
     });
   }
-  if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0).c))) EXPECT_GE(interleaved, 16);
+  if (!NoVnniRefusal(RefusalOf(RandomInt8Conv(rng, 0).c))) {
+    EXPECT_GE(interleaved, 16);
+  }
 }
 
 // edgec_quantize_input (fuse-input-quantize): input 0 is f32 and the conv quantizes it first.
@@ -384,7 +388,9 @@ TEST(CpuInt8, QuantizedInputIsTheQuantizeOfTheFloatInput) {
       const std::string d = ExpectMatchesRef(c, 0, 0, what);
       fused += d.find("via own quantize + interleave in") != std::string::npos;
       wrapped += d.find("own quantize in, then") != std::string::npos;
-      if (trial % 2 == 0) EXPECT_EQ(d.find("own quantize in, then"), std::string::npos) << d;
+      if (trial % 2 == 0) {
+        EXPECT_EQ(d.find("own quantize in, then"), std::string::npos) << d;
+      }
     });
   }
   EXPECT_GE(checked, 10);
