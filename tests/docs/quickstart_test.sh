@@ -48,7 +48,7 @@ Q="$WORK/edgec"
 check "CLI installed under \$HOME/.local" test -x "$WORK/home/.local/bin/edgec"
 check "compile wrote resnet18.edgec" test -s "$Q/resnet18.edgec"
 check "compile printed NPU placements with reasons" has '^ *npu .*'
-check "compile printed why nodes stay on the CPU or the cost line" has '(cpu|npu) .*(unsupported|not supported| vs )'
+check "compile printed why nodes stay on the CPU or the cost comparison" has '(cpu|npu) .*(unsupported|not supported|transfers [0-9.]+ ms (<=|<|>) (cpu|npu) )'
 check "run printed the simulated NPU cycles" has '^NPU: [0-9.]+ cycles'
 check "run wrote report.html" test -s "$Q/report.html"
 check "Python: placement counts" has '^placement: [1-9][0-9]* node\(s\) on the NPU'
