@@ -39,6 +39,8 @@ struct KernelTuning {
   int64_t conv1x1_gemm_min_pixels = 256;  // 1x1 f32 convolutions as one GEMM from this many pixels
   bool gemv = true;                       // own f32 matrix-vector product for one-row MatMuls
   bool int8_unchecked = false;            // skip the int8 exactness check without VNNI (measurements)
+  int64_t min_parallel_macs = 0;          // convolutions and products of fewer multiply-adds run on one
+                                          // thread; 0: 2^20, or 2^23 when OMP_WAIT_POLICY=passive
 };
 
 struct SessionOptions {

@@ -1,5 +1,9 @@
 #include "api/convert.h"
 
+#include <strings.h>
+
+#include <cstdlib>
+
 namespace edgec::api {
 
 // The public DataType mirrors DType value for value.
@@ -23,11 +27,21 @@ To CopyTuning(const From& t) {
   r.conv1x1_gemm_min_pixels = t.conv1x1_gemm_min_pixels;
   r.gemv = t.gemv;
   r.int8_unchecked = t.int8_unchecked;
+  r.min_parallel_macs = t.min_parallel_macs;
   return r;
 }
 }  // namespace
 
-cpu::KernelTuning ToKernelTuning(const KernelTuning& t) { return CopyTuning<cpu::KernelTuning>(t); }
+// min_parallel_macs 0 is decided here, once per session, by how OpenMP's threads wait between
+// regions (the CLI sets OMP_WAIT_POLICY=passive when every core is busy).
+cpu::KernelTuning ToKernelTuning(const KernelTuning& t) {
+  cpu::KernelTuning r = CopyTuning<cpu::KernelTuning>(t);
+  if (r.min_parallel_macs <= 0) {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    r.min_parallel_macs = policy && strcasecmp(policy, "passive") == 0 ? int64_t{1} << 23 : int64_t{1} << 20;
+  }
+  return r;
+}
 KernelTuning FromKernelTuning(const cpu::KernelTuning& t) { return CopyTuning<KernelTuning>(t); }
 
 Tensor BorrowTensor(const TensorView& v) {

@@ -62,6 +62,11 @@ struct KernelTuning {
   bool gemv = true;
   // Skip the check that oneDNN's int8 sums are exact without VNNI (measurements only).
   bool int8_unchecked = false;
+  // Convolutions, matrix products and recurrent layers of fewer multiply-adds run on one
+  // thread whatever the request's count (registry.cc). 2^20 is about 10 us of work on one
+  // core; the public API raises it to 2^23 when OpenMP's threads sleep between regions
+  // (OMP_WAIT_POLICY=passive: a woken thread waits for a core; docs/cpu_runtime.md).
+  int64_t min_parallel_macs = int64_t{1} << 20;
 };
 
 struct KernelRequest {

@@ -1,6 +1,5 @@
 // Fast CPU kernel registry: which family serves each op, the layouts each accepts, and the
 // request checks the families share.
-#include <strings.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,18 +31,6 @@ Status ExpectSupportedStrides(const KernelRequest& req) {
   }
 }
 
-// Convolutions and matrix products of fewer multiply-adds than this run on one thread
-// whatever the request's count: 2^20 (about 10 us of work on one core) while OpenMP's
-// threads spin between regions, 2^23 when they sleep (OMP_WAIT_POLICY=passive, which the
-// CLI sets when every core is busy: the woken thread waits for a core; docs/cpu_runtime.md).
-int64_t MinParallelMacs() {
-  static const int64_t macs = [] {
-    const char* policy = std::getenv("OMP_WAIT_POLICY");
-    return policy && strcasecmp(policy, "passive") == 0 ? int64_t{1} << 23 : int64_t{1} << 20;
-  }();
-  return macs;
-}
-
 // Multiply-adds of a convolution, matrix product or recurrent layer (0 for other ops or
 // unknown sizes).
 int64_t ProductMacs(const KernelRequest& req) {
@@ -72,12 +59,12 @@ int64_t ProductMacs(const KernelRequest& req) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
-  // A convolution, matrix product or recurrent layer of fewer than MinParallelMacs()
+  // A convolution, matrix product or recurrent layer of fewer than tuning.min_parallel_macs
   // multiply-adds runs on the calling thread: waking the other threads for it costs more
   // than its work (tests/kernels/cpu/onednn_test.cc SmallProductsRunOnOneThread,
   // recurrent_test.cc SmallLayersRunOnOneThread).
   KernelRequest one_thread;
-  const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < MinParallelMacs();
+  const bool small = request.threads > 1 && ProductMacs(request) > 0 && ProductMacs(request) < request.tuning.min_parallel_macs;
   if (small) {
     one_thread = request;
     one_thread.threads = 1;

@@ -114,10 +114,10 @@ TEST(CpuConv, ConvMatchesReference) {
   EXPECT_GT(nhwc_runs, 10);
 }
 
-// Below MinParallelMacs() (registry.cc: 2^20 multiply-adds, 2^23 with sleeping OpenMP
-// threads) a convolution or matrix product is made for one thread even when the request
-// asks for two (its Run then sets OpenMP to 1 thread); above it, for two. The outputs match
-// the reference either way.
+// Below KernelTuning::min_parallel_macs (2^20 multiply-adds; the API's 2^23 with sleeping
+// OpenMP threads) a convolution or matrix product is made for one thread even when the
+// request asks for two (its Run then sets OpenMP to 1 thread); above it, for two. The outputs
+// match the reference either way.
 TEST(CpuConv, SmallProductsRunOnOneThread) {
   std::mt19937 rng(64);
   Attributes conv;
@@ -133,18 +133,19 @@ TEST(CpuConv, SmallProductsRunOnOneThread) {
       {OpKind::kConv, {1, 32, 32, 32}, {64, 32, 3, 3}, 2},   // 18.9 M
       {OpKind::kMatMul, {8, 64}, {64, 12}, 1},               // 6 K
       {OpKind::kMatMul, {512, 128}, {128, 256}, 2},          // 16.8 M
-      {OpKind::kMatMul, {128, 128}, {128, 256}, 0},          // 4.2 M: 1 thread only when passive
+      {OpKind::kMatMul, {128, 128}, {128, 256}, 0},          // 4.2 M: 1 thread only at 2^23
   };
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  const bool passive = policy && std::string(policy) == "passive";
-  for (const Case& k : cases) {
-    FastCase c{k.op, {Random(k.a, rng), Random(k.b, rng)}, k.op == OpKind::kConv ? conv : Attributes{}};
-    c.constants = {1};
-    c.threads = 2;
-    omp_set_num_threads(2);
-    const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("{} {} x {}", OpName(k.op), DimsStr(k.a), DimsStr(k.b)));
-    const int want = k.want_threads ? k.want_threads : passive ? 1 : 2;
-    EXPECT_EQ(omp_get_max_threads(), want) << OpName(k.op) << " " << DimsStr(k.a) << ": " << d;
+  for (const bool passive : {false, true}) {
+    for (const Case& k : cases) {
+      FastCase c{k.op, {Random(k.a, rng), Random(k.b, rng)}, k.op == OpKind::kConv ? conv : Attributes{}};
+      c.constants = {1};
+      c.threads = 2;
+      c.tuning.min_parallel_macs = passive ? int64_t{1} << 23 : int64_t{1} << 20;
+      omp_set_num_threads(2);
+      const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, fmt::format("{} {} x {}", OpName(k.op), DimsStr(k.a), DimsStr(k.b)));
+      const int want = k.want_threads ? k.want_threads : passive ? 1 : 2;
+      EXPECT_EQ(omp_get_max_threads(), want) << OpName(k.op) << " " << DimsStr(k.a) << (passive ? " at 2^23" : "") << ": " << d;
+    }
   }
 }
 

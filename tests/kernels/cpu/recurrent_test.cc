@@ -92,23 +92,24 @@ TEST(CpuRecurrent, SplitProjectionMatchesReference) {
   });
 }
 
-// A layer of fewer multiply-adds than registry.cc's MinParallelMacs() (2^20; 2^23 with
-// OMP_WAIT_POLICY=passive) is made for one thread when two are asked; a larger one for two.
+// A layer of fewer multiply-adds than KernelTuning::min_parallel_macs (2^20; the API's 2^23
+// with OMP_WAIT_POLICY=passive) is made for one thread when two are asked; a larger one for two.
 TEST(CpuRecurrent, SmallLayersRunOnOneThread) {
   std::mt19937 rng(74);
   // 49 steps, 2 directions, hidden 64, input 64: 3.2 M MACs; 400 steps, hidden 128: 105 M.
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  const bool passive = policy && std::string(policy) == "passive";
   struct Case {
     int64_t seq, input, hidden;
     const char* want;
   };
-  for (const Case& k : {Case{4, 8, 8, "1 thread)"}, Case{49, 64, 64, passive ? "1 thread)" : "2 threads)"},
-                        Case{400, 128, 128, "2 threads)"}}) {
-    FastCase f = RecurrentCase({OpKind::kLSTM, "bidirectional", 0, k.seq, 1, k.input, k.hidden, true, false, false, false}, rng);
-    f.threads = 2;
-    const std::string d = ExpectMatchesRef(f, 5e-5, 5e-5, fmt::format("lstm seq {} hidden {}", k.seq, k.hidden));
-    EXPECT_NE(d.find(k.want), std::string::npos) << d;
+  for (const bool passive : {false, true}) {
+    for (const Case& k : {Case{4, 8, 8, "1 thread)"}, Case{49, 64, 64, passive ? "1 thread)" : "2 threads)"},
+                          Case{400, 128, 128, "2 threads)"}}) {
+      FastCase f = RecurrentCase({OpKind::kLSTM, "bidirectional", 0, k.seq, 1, k.input, k.hidden, true, false, false, false}, rng);
+      f.threads = 2;
+      f.tuning.min_parallel_macs = passive ? int64_t{1} << 23 : int64_t{1} << 20;
+      const std::string d = ExpectMatchesRef(f, 5e-5, 5e-5, fmt::format("lstm seq {} hidden {}", k.seq, k.hidden));
+      EXPECT_NE(d.find(k.want), std::string::npos) << d;
+    }
   }
 }
 
