@@ -417,7 +417,7 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
                                                         {cq[0], cq[1], cq[2]}, {}, 1, m.add));
     g.SetInput(m.add, m.const_index, cdq->output(0));
   }
-  passes::RemoveDeadNodes(g);
+  if (!sums.empty()) passes::RemoveDeadNodes(g);  // the float Gathers
 
   // 2. Activations: one Q/DQ pair per quantization point.
   for (const std::string& name : points) {
