@@ -86,8 +86,15 @@ StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
 // (partition::IsDramView, no program) and n's MoveLayerOf copies from p's input: a head
 // transpose next to a 3-d <-> 4-d reshape moves rows of d bytes, or nothing at all, instead of
 // one-byte rows twice. The partition places the pair on one unit. Returns n, or nullptr.
-// Guarded by tests/lower/npu_move_chain_test.cc.
+// Guarded by tests/lower/npu_move_chain_test.cc. Longer chains from a Slice of a 4-d image (a
+// channel split: Slice -> Reshape -> Reshape -> Transpose), each node read only by the next, are
+// one copy too when the whole chain is one strided box: every node but the last is absorbed
+// into the next, and the last copies from the Slice's input (tests/lower/npu_split_chain_test.cc).
 const Node* AbsorbedInto(const Node& p);
+// p is absorbed into the next move as part of a chain of more than two moves (one copy at the
+// chain's last node, from its first node's input). The partition keeps such a chain inside
+// one NPU segment or on the CPU (NpuSplitChainTest.ChainSplitBySegmentsRunsOnTheCpu).
+bool InLongerChain(const Node& p);
 // n's copy from p's input when AbsorbedInto(p) == &n.
 StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n);
 // A Transpose of a 3-d 8-bit tensor read only as the right operand of a 3-d QLinearMatMul is

@@ -231,6 +231,42 @@ bool IsTransposeOrReshape(const Node& n) {
   }
 }
 
+// A move that may take part in a chain of more than two (ChainThrough): a transpose or reshape-like,
+// or a Slice at its head (a split by slices, passes/gather_as_slice.cc).
+bool IsChainMove(const Node& n) {
+  return IsTransposeOrReshape(n) || (n.op() == OpKind::kSlice && n.num_outputs() == 1);
+}
+
+// `v` is read by one chain move, as its data input, and is no graph output: that node, or null.
+const Node* ChainReader(const Value* v) {
+  if (!v || v->is_graph_output() || v->uses().size() != 1 || v->uses()[0].input_index != 0) return nullptr;
+  const Node* n = v->uses()[0].node;
+  return IsChainMove(*n) ? n : nullptr;
+}
+
+// A chain of more than two moves starts at a Slice of a 4-d (NHWC) image: a split of its
+// channels (attention's qkv, passes/gather_as_slice.cc).
+bool IsImageSplit(const Node& head) {
+  return head.op() == OpKind::kSlice && head.input(0) && head.input(0)->type.rank() == 4;
+}
+
+// The longest run of chain moves through `p` and its reader `n`, each read only by the next:
+// its nodes in order (empty when n is not p's one reader).
+std::vector<const Node*> ChainThrough(const Node& p, const Node& n) {
+  if (ChainReader(p.output(0)) != &n) return {};
+  std::vector<const Node*> back;
+  for (const Node* h = &p;;) {
+    back.push_back(h);
+    const Value* x = h->input(0);
+    const Node* q = x ? x->producer() : nullptr;
+    if (!q || !IsChainMove(*q) || ChainReader(x) != h) break;
+    h = q;
+  }
+  std::vector<const Node*> chain(back.rbegin(), back.rend());
+  for (const Node* t = &n; t; t = ChainReader(t->output(0))) chain.push_back(t);
+  return chain;
+}
+
 // out[i] = in[j] for each element of the layer's one box: out byte i holds input byte in[j].
 std::vector<int32_t> ApplyBox(const npu::MoveBox& b, int64_t out_bytes, const std::vector<int32_t>& in) {
   std::vector<int32_t> out(out_bytes, -1);
@@ -288,24 +324,32 @@ std::optional<npu::MoveBox> BoxOfMap(const std::vector<int32_t>& map) {
   return b;
 }
 
-// The composed copy of p then n (n reads p's output), from p's input, when both are one box.
-std::optional<npu::MoveLayer> Compose(const Node& p, const Node& n) {
-  auto mp = OwnMoveLayerOf(p), mn = OwnMoveLayerOf(n);
-  if (!mp.ok() || !mn.ok() || mp->boxes.size() != 1 || mn->boxes.size() != 1 || mp->identity() || mn->identity())
-    return std::nullopt;
-  const int64_t in_bytes = mp->input_bytes[0];
+// The composed copy of `chain` (each node reads the previous one's output), from the first
+// one's input, when every node is one box (identities included when the chain is longer
+// than two: a 3-d <-> 4-d reshape between two moves).
+std::optional<npu::MoveLayer> ComposeChain(const std::vector<const Node*>& chain) {
+  if (chain.size() < 2) return std::nullopt;
+  std::vector<npu::MoveLayer> ms;
+  for (const Node* n : chain) {
+    auto m = OwnMoveLayerOf(*n);
+    if (!m.ok() || m->boxes.size() != 1 || (chain.size() == 2 && m->identity())) return std::nullopt;
+    ms.push_back(std::move(*m));
+  }
+  const int64_t in_bytes = ms[0].input_bytes[0];
   if (in_bytes > (int64_t{1} << 30)) return std::nullopt;
-  std::vector<int32_t> iota(in_bytes);
-  for (int64_t i = 0; i < in_bytes; ++i) iota[i] = static_cast<int32_t>(i);
-  const std::vector<int32_t> mid = ApplyBox(mp->boxes[0], mp->output_bytes[0], iota);
-  const std::vector<int32_t> out = ApplyBox(mn->boxes[0], mn->output_bytes[0], mid);
-  std::optional<npu::MoveBox> box = BoxOfMap(out);
+  std::vector<int32_t> map(in_bytes);
+  for (int64_t i = 0; i < in_bytes; ++i) map[i] = static_cast<int32_t>(i);
+  for (const npu::MoveLayer& m : ms) map = ApplyBox(m.boxes[0], m.output_bytes[0], map);
+  std::optional<npu::MoveBox> box = BoxOfMap(map);
   if (!box) return std::nullopt;
-  npu::MoveLayer m = *mn;
-  m.input_bytes = mp->input_bytes;
+  npu::MoveLayer m = ms.back();
+  m.input_bytes = ms[0].input_bytes;
   m.boxes = {*box};
   return m;
 }
+
+// The composed copy of p then n (n reads p's output), from p's input, when both are one box.
+std::optional<npu::MoveLayer> Compose(const Node& p, const Node& n) { return ComposeChain({&p, &n}); }
 
 }  // namespace
 
@@ -331,13 +375,20 @@ std::optional<std::array<int64_t, 3>> RightOperandStrides(const Node& p) {
   // p's own input must hold the bytes it names (not a view of a pair absorbed into p).
   const Node* q = x->producer();
   if (q && IsTransposeOrReshape(*q) && !x->is_graph_output() && x->uses().size() == 1 && Compose(*q, p)) return std::nullopt;
+  if (q && AbsorbedInto(*q) == &p) return std::nullopt;  // the end of a longer chain (ChainThrough)
   return s;
 }
 
 const Node* AbsorbedInto(const Node& p) {
-  if (!IsTransposeOrReshape(p)) return nullptr;
+  if (!IsChainMove(p)) return nullptr;
   const Value* mid = p.output(0);
-  if (RightOperandStrides(p)) return mid->uses()[0].node;
+  if (IsTransposeOrReshape(p) && RightOperandStrides(p)) return mid->uses()[0].node;
+  // A chain of more than two moves that composes to one box is one copy, at its last node.
+  if (const Node* n = ChainReader(mid)) {
+    const std::vector<const Node*> chain = ChainThrough(p, *n);
+    if (chain.size() > 2 && IsImageSplit(*chain.front()) && ComposeChain(chain)) return n;
+  }
+  if (!IsTransposeOrReshape(p)) return nullptr;
   if (!mid || mid->is_graph_output() || mid->uses().size() != 1 || mid->uses()[0].input_index != 0) return nullptr;
   const Node* n = mid->uses()[0].node;
   if (!IsTransposeOrReshape(*n)) return nullptr;
@@ -348,8 +399,22 @@ const Node* AbsorbedInto(const Node& p) {
   return Compose(p, *n) ? n : nullptr;
 }
 
+bool InLongerChain(const Node& p) {
+  const Node* n = AbsorbedInto(p);
+  if (!n || !IsChainMove(*n)) return false;
+  const std::vector<const Node*> chain = ChainThrough(p, *n);
+  return chain.size() > 2 && IsImageSplit(*chain.front()) && ComposeChain(chain);
+}
+
 StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n) {
-  std::optional<npu::MoveLayer> m = Compose(p, n);
+  std::vector<const Node*> chain = ChainThrough(p, n);
+  std::optional<npu::MoveLayer> m =
+      chain.size() > 2 && IsImageSplit(*chain.front()) ? ComposeChain(chain) : std::nullopt;
+  if (m) {  // the chain ends at n
+    while (chain.back() != &n) chain.pop_back();
+    m = ComposeChain(chain);
+  }
+  if (!m) m = Compose(p, n);
   if (!m) return Internal("{} and {} do not compose to one strided copy", p.name(), n.name());
   return *m;
 }

@@ -350,15 +350,30 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     }
   }
   // A move absorbed into the next (lower::AbsorbedInto) is a view only while that one copies
-  // from its input on the NPU: unless both are there, both run on the CPU.
+  // from its input on the NPU: unless both are there, both run on the CPU (to a fixpoint: a
+  // chain of moves is one copy).
+  // A chain of more than two moves (lower::InLongerChain) is one copy only inside one NPU
+  // segment: a CPU node between two of its nodes in graph order sends the chain to the CPU.
   std::map<const Node*, NodePlacement*> at;
-  for (NodePlacement& p : out) at[p.node] = &p;
-  for (NodePlacement& p : out) {
+  std::map<const Node*, size_t> order;
+  for (size_t i = 0; i < out.size(); ++i) at[out[i].node] = &out[i], order[out[i].node] = i;
+  auto split = [&](const NodePlacement& p, const NodePlacement& q) {
+    if (p.unit == artifact_io::Unit::kCpu || !lower::InLongerChain(*p.node)) return false;
+    for (size_t i = order[p.node] + 1; i < order[q.node]; ++i)
+      if (out[i].unit != p.unit) return true;
+    return false;
+  };
+  for (bool changed = true; changed;) {
+   changed = false;
+   for (NodePlacement& p : out) {
     const Node* n = lower::AbsorbedInto(*p.node);
     NodePlacement* q = n ? at[n] : nullptr;
-    if (!q || (p.unit == q->unit && (p.unit == artifact_io::Unit::kCpu || p.code == ReasonCode::kNpuView))) continue;
+    if (!q || (p.unit == q->unit && (p.unit == artifact_io::Unit::kCpu || p.code == ReasonCode::kNpuView) &&
+               !split(p, *q)))
+      continue;
     for (NodePlacement* x : {&p, q}) {
       if (x->unit == artifact_io::Unit::kCpu) continue;
+      changed = true;
       x->unit = artifact_io::Unit::kCpu;
       x->code = ReasonCode::kCpuCheaper;
       x->reason = fmt::format("moves with {} (one copy on the NPU), which runs on the CPU",
@@ -366,6 +381,7 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
       x->constraint = "a move absorbed into the next runs on the same unit";
       x->hint = "";
     }
+   }
   }
   return out;
 }

@@ -108,7 +108,8 @@ StatusOr<Graph> Int8Executable(const Graph& qdq) {
   ASSIGN_OR_RETURN(FoldSummary s, FoldQdqToInteger(g));
   (void)s;
   // Attention's [1, H, S, d] tensors as 3-d: the NPU keeps them row-major (passes/attention_3d.cc).
-  RETURN_IF_ERROR(driver::Optimize(g, 0, "attention-3d", ctx));
+  // A split by Gathers of a reshaped tensor as Slices (passes/gather_as_slice.cc).
+  RETURN_IF_ERROR(driver::Optimize(g, 0, "attention-3d,gather-as-slice", ctx));
   return g;
 }
 

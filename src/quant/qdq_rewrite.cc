@@ -1,6 +1,7 @@
 #include "quant/qdq_rewrite.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -69,6 +70,21 @@ Node* MatMulBiasAdd(const Node* n) {
 bool IsActivationMatMul(const Node* n) {
   return n->op() == OpKind::kMatMul && n->num_inputs() == 2 && IsFloatActivation(n->input(0)) &&
          IsFloatActivation(n->input(1));
+}
+
+std::optional<TableSum> MatchTableSum(const Node* add) {
+  if (add->op() != OpKind::kAdd || add->num_inputs() != 2) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const Value* t = add->input(i);
+    const Value* c = add->input(1 - i);
+    const Node* gather = t ? t->producer() : nullptr;
+    if (!gather || gather->op() != OpKind::kGather || !passes::HasSingleUse(t) || t->is_graph_output()) continue;
+    const Value* table = gather->input(0);
+    if (!ConstantOf(table) || table->type.dtype != DType::kF32 || ConstantOf(gather->input(1))) continue;
+    if (!ConstantOf(c) || c->type.dtype != DType::kF32) continue;
+    return TableSum{const_cast<Node*>(gather), const_cast<Node*>(add), 1 - i};
+  }
+  return std::nullopt;
 }
 
 Node* ScoreScale(const Node* n, double* factor) {
@@ -282,6 +298,9 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       if (mul_of_points || pool_of_point) {
         for (const Value* v : n->inputs()) add(v);
       }
+      // An embedding sum (MatchTableSum): its table and constant are quantized with their own
+      // ranges in RewriteToQdq, its output is a point, so the Add folds to an integer Add.
+      if (MatchTableSum(n)) add(OutputPoint(n));
       if (add_of_points || mul_of_points || pool_of_point) add(OutputPoint(n));
       else if (concat_of_points || moves_a_point) add(n->output(0));
     }
@@ -358,6 +377,47 @@ StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const 
     }
     ++summary.quantized_nodes;
   }
+
+  // 1b. Embedding sums (MatchTableSum): the Gather reads the table as int8 and hands a DQ of
+  // the table's parameters to the Add, whose constant is a DQ of its own; the Add then folds
+  // into a QLinearAdd (Qdq.EmbeddingSumFoldsToAnIntegerAdd).
+  std::vector<TableSum> sums;
+  for (Node* n : g.nodes())
+    if (auto m = MatchTableSum(n); m && std::find(points.begin(), points.end(), OutputPoint(n)->name()) != points.end())
+      sums.push_back(*m);
+  for (const TableSum& m : sums) {
+    auto quantized_constant = [&](Value* v) -> std::array<Value*, 3> {
+      const Tensor& t = v->constant();
+      const std::vector<double> x = t.ToDoubleVector();
+      Range r;
+      for (double e : x) r = {std::min(r.lo, e), std::max(r.hi, e)};
+      const ScaleZeroPoint p = ParamsFromRange(r, adt, scales.symmetric);
+      const int qmin = adt == DType::kU8 ? 0 : -128, qmax = adt == DType::kU8 ? 255 : 127;
+      Tensor q(adt, t.dims());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float e = std::nearbyint(static_cast<float>(x[i]) / p.scale) + static_cast<float>(p.zero_point);
+        const int c = static_cast<int>(std::clamp(e, static_cast<float>(qmin), static_cast<float>(qmax)));
+        if (adt == DType::kU8) q.data<uint8_t>()[i] = static_cast<uint8_t>(c);
+        else q.data<int8_t>()[i] = static_cast<int8_t>(c);
+      }
+      return {g.AddConstant(g.FreshName(v->name() + "_quantized"), std::move(q)),
+              g.AddConstant(g.FreshName(v->name() + "_scale"), ScalarOf<float>(DType::kF32, p.scale)),
+              g.AddConstant(g.FreshName(v->name() + "_zero_point"), ZeroPoint(adt, p.zero_point))};
+    };
+    const std::array<Value*, 3> tq = quantized_constant(m.gather->input(0));
+    ASSIGN_OR_RETURN(Node* gq, passes::AddInferredNode(g, OpKind::kGather, g.FreshName(m.gather->name() + "/int8"),
+                                                       {tq[0], m.gather->input(1)}, m.gather->attrs, 1, m.gather));
+    ASSIGN_OR_RETURN(Node* gdq, passes::AddInferredNode(g, OpKind::kDequantizeLinear,
+                                                        g.FreshName(m.gather->name() + "/dequantize"),
+                                                        {gq->output(0), tq[1], tq[2]}, {}, 1, m.gather));
+    g.SetInput(m.add, 1 - m.const_index, gdq->output(0));
+    const std::array<Value*, 3> cq = quantized_constant(m.add->input(m.const_index));
+    ASSIGN_OR_RETURN(Node* cdq, passes::AddInferredNode(g, OpKind::kDequantizeLinear,
+                                                        g.FreshName(m.add->name() + "/constant_dq"),
+                                                        {cq[0], cq[1], cq[2]}, {}, 1, m.add));
+    g.SetInput(m.add, m.const_index, cdq->output(0));
+  }
+  if (!sums.empty()) passes::RemoveDeadNodes(g);  // the float Gathers
 
   // 2. Activations: one Q/DQ pair per quantization point.
   for (const std::string& name : points) {

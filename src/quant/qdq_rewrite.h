@@ -15,6 +15,7 @@
 // Graph outputs keep their names.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +63,18 @@ bool IsActivationMatMul(const Node* n);
 // 1/√d), or null; `factor` (may be null) gets the product's factor. The output point moves
 // after it and the fold divides the output scale by the factor (QdqTest.AttentionScoresFold).
 Node* ScoreScale(const Node* n, double* factor);
+
+// An embedding sum: Add(Gather(T, ids), C), T a float constant table read at computed
+// indices (a token embedding) by this Add alone, C a float constant (the position
+// embedding). The Gather keeps the table's values, so it runs on T quantized with T's own
+// range; C is quantized with its own, and the Add folds into a QLinearAdd
+// (Qdq.EmbeddingSumFoldsToAnIntegerAdd).
+struct TableSum {
+  Node* gather = nullptr;
+  Node* add = nullptr;
+  int const_index = 1;  // C's input index on the Add
+};
+std::optional<TableSum> MatchTableSum(const Node* add);
 
 struct RewriteSummary {
   int quantized_nodes = 0;
