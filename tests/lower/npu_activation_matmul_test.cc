@@ -15,16 +15,10 @@
 #include "npu/tiler.h"
 #include "runtime/artifact_run.h"
 #include "runtime/reference_executor.h"
+#include "random_q.h"
 
 namespace edgec::lower {
 namespace {
-
-Tensor RandomQ(DType dt, const Dims& dims, std::mt19937& rng) {
-  Tensor t = *Tensor::Create(dt, dims);
-  auto* d = static_cast<uint8_t*>(t.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) d[i] = static_cast<uint8_t>(rng());
-  return t;
-}
 
 Value* Zp(Graph& g, const std::string& n, DType dt, int v) {
   return dt == DType::kU8 ? g.AddConstant(n, Tensor::FromVector<uint8_t>(dt, {}, {static_cast<uint8_t>(v)}))

@@ -18,6 +18,7 @@
 #include "partition/partition.h"
 #include "runtime/artifact_run.h"
 #include "runtime/reference_executor.h"
+#include "random_q.h"
 
 namespace edgec::lower {
 namespace {
@@ -29,13 +30,6 @@ Tensor RandomFloat(const Dims& dims, std::mt19937& rng, float sd) {
   for (int64_t i = 0; i < t.numel(); ++i) d[i] = nd(rng);
   // Ties and the far tails: round half to even and saturation must agree too.
   if (t.numel() > 2) d[0] = 2.5f * 0.05f, d[1] = 1e6f, d[2] = -1e6f;
-  return t;
-}
-
-Tensor RandomQ(DType dt, const Dims& dims, std::mt19937& rng) {
-  Tensor t = *Tensor::Create(dt, dims);
-  auto* d = static_cast<uint8_t*>(t.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) d[i] = static_cast<uint8_t>(rng());
   return t;
 }
 

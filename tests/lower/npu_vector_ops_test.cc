@@ -16,6 +16,7 @@
 #include "npu/vector_tiler.h"
 #include "runtime/artifact_run.h"
 #include "runtime/reference_executor.h"
+#include "random_q.h"
 
 namespace edgec::lower {
 namespace {
@@ -26,13 +27,6 @@ std::vector<npu::Target> Targets() {
   auto t = npu::ListTargets();
   EXPECT_TRUE(t.ok() && t->size() >= 3u) << "targets/*.json";
   return t.ok() ? *t : std::vector<npu::Target>{};
-}
-
-Tensor RandomQ(DType dt, const Dims& dims, std::mt19937& rng) {
-  Tensor t = *Tensor::Create(dt, dims);
-  auto* d = static_cast<uint8_t*>(t.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) d[i] = static_cast<uint8_t>(rng());
-  return t;
 }
 
 struct Counts {
