@@ -57,7 +57,8 @@ Status CpuRunner::Run(const std::map<std::string, Tensor>& inputs, std::vector<T
       state_->steps = std::make_unique<StepProfile>(*s.last_plan());
       state_->profiled_plan = s.last_plan();
     }
-    state_->steps->Add(s.last_executor()->step_nanos());
+    const PlanExecutor& e = *s.last_executor();
+    state_->steps->Add(e.step_nanos(), e.dynamic_nanos(), e.dynamic_kernels());
   }
   if (state_->verbose && s.last_plan()) {
     for (const auto& step : s.last_plan()->steps()) {

@@ -89,7 +89,15 @@ StatusOr<Session::Entry*> Session::EntryFor(const std::map<std::string, Dims>& s
   passes::PassContext ctx;
   Status opt = driver::Optimize(g, options_.opt_level, options_.pipeline, ctx);
   if (!opt.ok()) return opt.WithContext(what_);
-  auto plan = lower::BuildCpuPlan(std::move(g), options_.plan);
+  PlanOptions plan_options = options_.plan;
+  if (!plan_options.prepare_subgraph) {
+    // Subgraphs (loop bodies, branches) go through the same pipeline once their shapes are bound.
+    plan_options.prepare_subgraph = [level = options_.opt_level, pipeline = options_.pipeline](Graph& sub) {
+      passes::PassContext sub_ctx;
+      return driver::Optimize(sub, level, pipeline, sub_ctx);
+    };
+  }
+  auto plan = lower::BuildCpuPlan(std::move(g), plan_options);
   if (!plan.ok()) return plan.status().WithContext(what_);
   auto entry = std::make_unique<Entry>();
   entry->plan = std::move(plan).value();

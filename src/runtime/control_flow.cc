@@ -24,7 +24,8 @@ Tensor FitScalar(Tensor t, const TensorType& declared) {
 // Runs `body` on its own inputs `formal` and the node's captures (its inputs from
 // `first_capture` on, ir/control_flow.h).
 StatusOr<std::vector<Tensor>> RunBody(const Node& n, const Graph& body, std::vector<Tensor> formal,
-                                      const std::vector<const Tensor*>& inputs, int first_capture) {
+                                      const std::vector<const Tensor*>& inputs, int first_capture,
+                                      const BodyRunner& run_body) {
   const int captures = NumCaptures(n.attrs);
   if (body.inputs().size() != formal.size() + captures) {
     return Internal("{}: subgraph has {} inputs for {} op inputs and {} captures", n.Label(), body.inputs().size(),
@@ -40,7 +41,7 @@ StatusOr<std::vector<Tensor>> RunBody(const Node& n, const Graph& body, std::vec
     if (!t) return Internal("{}: captured value {} has no value", n.Label(), c);
     given[body.inputs()[formal.size() + c]->name()] = *t;
   }
-  auto outs = ReferenceExecutor(body).Run(given);
+  auto outs = run_body ? run_body(body, given) : ReferenceExecutor(body).Run(given);
   if (!outs.ok()) return outs.status().WithContext(n.Label());
   return outs;
 }
@@ -102,15 +103,15 @@ Tensor BoolScalar(bool b) {
 
 bool Truth(const Tensor& t) { return t.numel() > 0 && LoadAsInt64(t.dtype(), t.raw(), 0) != 0; }
 
-StatusOr<std::vector<Tensor>> RunIf(const Node& n, const std::vector<const Tensor*>& in) {
+StatusOr<std::vector<Tensor>> RunIf(const Node& n, const std::vector<const Tensor*>& in, const BodyRunner& run_body) {
   if (!in[0] || in[0]->numel() != 1) return InvalidArgument("{}: cond must have one element", n.Label());
   const Graph* branch = n.attrs.GetGraph(Truth(*in[0]) ? "then_branch" : "else_branch");
-  ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, *branch, {}, in, 1));
+  ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, *branch, {}, in, 1, run_body));
   outs.resize(n.num_outputs());
   return outs;
 }
 
-StatusOr<std::vector<Tensor>> RunLoop(const Node& n, const std::vector<const Tensor*>& in) {
+StatusOr<std::vector<Tensor>> RunLoop(const Node& n, const std::vector<const Tensor*>& in, const BodyRunner& run_body) {
   const Graph& body = *n.attrs.GetGraph("body");
   const int carried = n.num_inputs() - 2 - NumCaptures(n.attrs);
   const int scans = static_cast<int>(body.outputs().size()) - 1 - carried;
@@ -126,7 +127,7 @@ StatusOr<std::vector<Tensor>> RunLoop(const Node& n, const std::vector<const Ten
   for (int64_t i = 0; (trips < 0 || i < trips) && cond; ++i) {
     std::vector<Tensor> formal = {Tensor::ScalarI64(i), BoolScalar(cond)};
     for (auto& s : state) formal.push_back(s);
-    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(formal), in, 2 + carried));
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(formal), in, 2 + carried, run_body));
     // Without a cond input the body's cond output is ignored (ONNX Loop: a for loop).
     if (cond_in) cond = Truth(outs[0]);
     for (int k = 0; k < carried; ++k) state[k] = std::move(outs[1 + k]);
@@ -141,7 +142,7 @@ StatusOr<std::vector<Tensor>> RunLoop(const Node& n, const std::vector<const Ten
   return result;
 }
 
-StatusOr<std::vector<Tensor>> RunScan(const Node& n, const std::vector<const Tensor*>& in) {
+StatusOr<std::vector<Tensor>> RunScan(const Node& n, const std::vector<const Tensor*>& in, const BodyRunner& run_body) {
   const Graph& body = *n.attrs.GetGraph("body");
   const int formal = n.num_inputs() - NumCaptures(n.attrs);
   const int m = static_cast<int>(n.attrs.GetInt("num_scan_inputs", 0));
@@ -171,7 +172,7 @@ StatusOr<std::vector<Tensor>> RunScan(const Node& n, const std::vector<const Ten
   for (int64_t t = 0; t < steps; ++t) {
     std::vector<Tensor> formal_in = state;
     for (int j = 0; j < m; ++j) formal_in.push_back(Take(*in[states + j], axes[j], in_dirs[j] ? steps - 1 - t : t));
-    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(formal_in), in, formal));
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(formal_in), in, formal, run_body));
     for (int i = 0; i < states; ++i) state[i] = std::move(outs[i]);
     for (int k = 0; k < scans; ++k) scanned[k].push_back(std::move(outs[states + k]));
   }
@@ -189,7 +190,7 @@ StatusOr<std::vector<Tensor>> RunScan(const Node& n, const std::vector<const Ten
 
 // SequenceMap: the body once per item of input 0; sequence inputs give their item, tensors
 // pass whole; output k collects the body's output k of every run.
-StatusOr<std::vector<Tensor>> RunSequenceMap(const Node& n, const std::vector<const Tensor*>& in) {
+StatusOr<std::vector<Tensor>> RunSequenceMap(const Node& n, const std::vector<const Tensor*>& in, const BodyRunner& run_body) {
   const Graph& body = *n.attrs.GetGraph("body");
   const int formal = n.num_inputs() - NumCaptures(n.attrs);
   if (!in[0] || !in[0]->is_sequence()) return InvalidArgument("{}: input 0 must be a sequence", n.Label());
@@ -206,7 +207,7 @@ StatusOr<std::vector<Tensor>> RunSequenceMap(const Node& n, const std::vector<co
       if (!in[j]) return InvalidArgument("{}: input {} is missing", n.Label(), j);
       args.push_back(in[j]->is_sequence() ? in[j]->items()[i] : *in[j]);
     }
-    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(args), in, formal));
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunBody(n, body, std::move(args), in, formal, run_body));
     for (size_t k = 0; k < outs.size(); ++k) collected[k].push_back(std::move(outs[k]));
   }
   std::vector<Tensor> result;
@@ -219,7 +220,8 @@ StatusOr<std::vector<Tensor>> RunSequenceMap(const Node& n, const std::vector<co
 
 }  // namespace
 
-StatusOr<std::vector<Tensor>> RunControlFlow(const Node& n, const std::vector<const Tensor*>& inputs) {
+StatusOr<std::vector<Tensor>> RunControlFlow(const Node& n, const std::vector<const Tensor*>& inputs,
+                                             const BodyRunner& run_body) {
   std::vector<const Tensor*> in = inputs;
   in.resize(std::max<size_t>(in.size(), 2), nullptr);
   for (const char* attr : {"then_branch", "else_branch", "body"}) {
@@ -227,10 +229,10 @@ StatusOr<std::vector<Tensor>> RunControlFlow(const Node& n, const std::vector<co
     if (needed && !n.attrs.GetGraph(attr)) return InvalidArgument("{}: attribute '{}' (a graph) is missing", n.Label(), attr);
   }
   switch (n.op()) {
-    case OpKind::kIf: return RunIf(n, in);
-    case OpKind::kLoop: return RunLoop(n, in);
-    case OpKind::kScan: return RunScan(n, in);
-    case OpKind::kSequenceMap: return RunSequenceMap(n, in);
+    case OpKind::kIf: return RunIf(n, in, run_body);
+    case OpKind::kLoop: return RunLoop(n, in, run_body);
+    case OpKind::kScan: return RunScan(n, in, run_body);
+    case OpKind::kSequenceMap: return RunSequenceMap(n, in, run_body);
     default: return Internal("{} is not a control-flow op", n.Label());
   }
 }

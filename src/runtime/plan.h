@@ -9,6 +9,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,7 +28,13 @@ struct PlanOptions {
   bool fast_kernels = true;   // false: reference kernels only (for differential tests)
   bool in_place = true;
   cpu::KernelTuning tuning;   // the fast kernels' choices (cpu/kernel.h)
+  // Run on a subgraph (a Loop body, an If branch) after its input shapes are bound and
+  // before its own plan is built (runtime/subgraph_plans.h): the driver's pass pipeline.
+  // Unset: the subgraph is planned as it is.
+  std::function<Status(Graph&)> prepare_subgraph;
 };
+
+class DynamicStep;
 
 struct PlanStepInfo {
   const Node* node = nullptr;
@@ -54,11 +61,11 @@ struct PlanStage {
 class Plan {
  public:
   // Takes ownership of a graph whose input shapes are static. Nodes whose output sizes are
-  // known only after running (NonZero, Compress: the data selects), and every node that
-  // reads such a value, form the dynamic part: they run on the reference kernels after the
-  // static steps, their shapes inferred from the actual values and their outputs allocated
-  // at run time. Everything else is planned in the arena (tests/runtime/plan_test.cc:
-  // DynamicTailAfterNonZero).
+  // known only after running (NonZero, NonMaxSuppression: the data selects), control flow,
+  // and every node that reads such a value, form the dynamic part: they run after the
+  // static steps, each on a fast kernel made for the shapes it meets at run time (or a fast
+  // plan per subgraph; runtime/dynamic_step.h), their outputs allocated then. Everything
+  // else is planned in the arena (tests/runtime/plan_test.cc: DynamicTailAfterNonZero).
   static StatusOr<std::unique_ptr<Plan>> Build(Graph g, const PlanOptions& options);
 
   const Graph& graph() const { return graph_; }
@@ -111,12 +118,14 @@ class Plan {
   std::vector<OutputCopy> output_copies_;  // per graph output; copy null when dense
   size_t scratch_bytes_ = 0;
   int threads_ = 1;
+  PlanOptions options_;  // for the dynamic part's kernels and subgraph plans
 };
 
 class PlanExecutor {
  public:
   // Allocates the arena and scratch and prepares every step's buffer pointers.
   explicit PlanExecutor(const Plan& plan);
+  ~PlanExecutor();
 
   // Inputs must match the plan's input types exactly. `outputs` is resized to the graph's
   // outputs; tensors already of the right type are reused (no allocation).
@@ -127,6 +136,13 @@ class PlanExecutor {
   void set_profiling(bool on) { profiling_ = on; }
   const std::vector<int64_t>& step_nanos() const { return step_nanos_; }
   const std::vector<int64_t>& step_begin_nanos() const { return step_begin_nanos_; }
+  // The dynamic part (Plan::dynamic_nodes(), in order): per node the wall time of the last
+  // Run (with profiling on) and the kernel it ran ("reference: <why>" when no fast one fit).
+  const std::vector<int64_t>& dynamic_nanos() const { return dynamic_nanos_; }
+  std::vector<std::string> dynamic_kernels() const;
+  // The steps of the last Run that ran reference kernels, in the static steps, the dynamic
+  // part and the subgraph plans ("Cast '/Cast': <reason>"); empty when every step was fast.
+  std::vector<std::string> ReferenceSteps() const;
 
   // Per graph input: whether Run reads the caller's tensor itself (when it is 64-byte
   // aligned) instead of copying it into the arena. Inputs read by a reference kernel, or
@@ -166,6 +182,8 @@ class PlanExecutor {
   std::vector<const std::byte*> input_base_;  // per graph input: this Run's base address
   bool profiling_ = false;
   std::vector<int64_t> step_nanos_, step_begin_nanos_;
+  std::vector<std::unique_ptr<DynamicStep>> dynamic_;  // per dynamic node
+  std::vector<int64_t> dynamic_nanos_;
 };
 
 }  // namespace edgec

@@ -64,6 +64,7 @@ StatusOr<PlanStage> MakeStage(int index, const cpu::TensorDesc& arena, const cpu
 
 StatusOr<std::unique_ptr<Plan>> Plan::Build(Graph g, const PlanOptions& options) {
   auto plan = std::unique_ptr<Plan>(new Plan());
+  plan->options_ = options;
   std::unordered_set<const Value*> dynamic_values;
   std::vector<const Node*> dynamic_nodes;
   for (const Node* n : g.nodes()) {
@@ -322,7 +323,8 @@ std::string Plan::Summary() const {
   std::string staging = staged ? fmt::format(", {} with staged copies ({:.1f} KiB per run)", staged,
                                              static_cast<double>(staged_bytes()) / 1024.0)
                                : "";
-  std::string dynamic = tail_ ? fmt::format(", {} dynamic (reference, allocated at run time)", tail_->nodes.size()) : "";
+  std::string dynamic =
+      tail_ ? fmt::format(", {} dynamic (kernels for the shapes met at run time, outputs allocated then)", tail_->nodes.size()) : "";
   return fmt::format("{} steps: {} fast, {} reference, {} views, {} in place{}{}; {}; {} threads", info_.size(),
                      fast, reference, views, in_place, staging, dynamic, memory_.Summary(), threads_);
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "memory/planner.h"
+#include "runtime/dynamic_step.h"
 #include "runtime/plan_view_offset.h"
 #include "runtime/reference_executor.h"
 
@@ -99,6 +100,29 @@ PlanExecutor::PlanExecutor(const Plan& plan) : plan_(plan) {
   BindInputsInPlace();
   step_nanos_.assign(plan.steps_.size(), 0);
   step_begin_nanos_.assign(plan.steps_.size(), 0);
+  if (plan.tail_) {
+    for (const Node* n : plan.tail_->nodes) dynamic_.push_back(std::make_unique<DynamicStep>(*n, plan.options_));
+    dynamic_nanos_.assign(dynamic_.size(), 0);
+  }
+}
+
+PlanExecutor::~PlanExecutor() = default;
+
+std::vector<std::string> PlanExecutor::dynamic_kernels() const {
+  std::vector<std::string> r;
+  for (const auto& d : dynamic_) r.push_back(d->kernel());
+  return r;
+}
+
+std::vector<std::string> PlanExecutor::ReferenceSteps() const {
+  std::vector<std::string> r;
+  for (const PlanStepInfo& s : plan_.info_) {
+    if (!s.view && s.kernel.starts_with("reference")) r.push_back(fmt::format("{}: {}", s.node->Label(), s.fallback_reason));
+  }
+  for (const auto& d : dynamic_) {
+    for (std::string& s : d->ReferenceSteps()) r.push_back(std::move(s));
+  }
+  return r;
 }
 
 // Every pointer that reads a graph input's buffer (the input itself or a view of it: one
@@ -170,25 +194,32 @@ Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vecto
   return RunDynamic(inputs, outputs);
 }
 
-// The dynamic part, node by node on the reference kernels: shapes from the actual values,
-// outputs allocated here.
+// The dynamic part, node by node (dynamic_step.h): shapes from the actual values, outputs
+// allocated here. Values from the static part are read where RunStatic left them: no step
+// writes its inputs, and they stay until the next Run.
 Status PlanExecutor::RunDynamic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
   const Plan::DynamicTail& tail = *plan_.tail_;
   std::unordered_map<const Value*, Tensor> live;
-  for (const auto& [v, index] : tail.from_static) live[v] = static_outputs_[index].Clone();
+  for (const auto& [v, index] : tail.from_static) live[v] = static_outputs_[index];
   auto fetch = [&](const Value* v) -> const Tensor* {
     if (v->is_constant()) return &v->constant();
     if (v->is_graph_input()) return &inputs.at(v->name());
     auto it = live.find(v);
     return it == live.end() ? nullptr : &it->second;
   };
-  for (const Node* n : tail.nodes) {
+  for (size_t k = 0; k < tail.nodes.size(); ++k) {
+    const Node* n = tail.nodes[k];
     std::vector<const Tensor*> in;
     for (const Value* v : n->inputs()) {
       in.push_back(v ? fetch(v) : nullptr);
       if (v && !in.back()) return Internal("{}: input '{}' has no value", n->Label(), v->name());
     }
-    ASSIGN_OR_RETURN(std::vector<Tensor> outs, EvaluateNode(*n, in));
+    auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, dynamic_[k]->Run(in));
+    if (profiling_) {
+      dynamic_nanos_[k] = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (static_cast<int>(outs.size()) < n->num_outputs()) return Internal("{}: {} outputs computed", n->Label(), outs.size());
     for (int i = 0; i < n->num_outputs(); ++i) live[n->output(i)] = std::move(outs[i]);
   }
   const auto& outs = tail.graph.outputs();

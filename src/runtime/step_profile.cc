@@ -7,11 +7,18 @@
 
 namespace edgec {
 
-StepProfile::StepProfile(const Plan& plan) : plan_(plan), total_nanos_(plan.steps().size(), 0) {}
+StepProfile::StepProfile(const Plan& plan)
+    : plan_(plan),
+      total_nanos_(plan.steps().size() + plan.dynamic_nodes().size(), 0),
+      dynamic_kernels_(plan.dynamic_nodes().size(), "dynamic (not run yet)") {}
 
-void StepProfile::Add(const std::vector<int64_t>& step_nanos) {
-  const size_t n = std::min(step_nanos.size(), total_nanos_.size());
+void StepProfile::Add(const std::vector<int64_t>& step_nanos, const std::vector<int64_t>& dynamic_nanos,
+                      const std::vector<std::string>& dynamic_kernels) {
+  const size_t steps = plan_.steps().size();
+  const size_t n = std::min(step_nanos.size(), steps);
   for (size_t i = 0; i < n; ++i) total_nanos_[i] += step_nanos[i];
+  for (size_t k = 0; k < dynamic_nanos.size() && steps + k < total_nanos_.size(); ++k) total_nanos_[steps + k] += dynamic_nanos[k];
+  for (size_t k = 0; k < dynamic_kernels.size() && k < dynamic_kernels_.size(); ++k) dynamic_kernels_[k] = dynamic_kernels[k];
   ++runs_;
 }
 
@@ -34,6 +41,17 @@ std::vector<StepProfile::Row> StepProfile::Rows() const {
     r.node = s.node->name();
     r.kernel = s.fallback_reason.empty() ? s.kernel : "reference: " + s.fallback_reason;
     r.ms = runs_ ? static_cast<double>(total_nanos_[i]) * 1e-6 / runs_ : 0.0;
+    r.share = total > 0 ? r.ms / total : 0.0;
+    rows.push_back(std::move(r));
+  }
+  const std::vector<const Node*> dynamic = plan_.dynamic_nodes();
+  for (size_t k = 0; k < dynamic.size(); ++k) {
+    Row r;
+    r.step = steps.size() + k;
+    r.op = std::string(OpName(dynamic[k]->op()));
+    r.node = dynamic[k]->name();
+    r.kernel = dynamic_kernels_[k];
+    r.ms = runs_ ? static_cast<double>(total_nanos_[r.step]) * 1e-6 / runs_ : 0.0;
     r.share = total > 0 ? r.ms / total : 0.0;
     rows.push_back(std::move(r));
   }

@@ -1,7 +1,9 @@
 // StepProfile: where a plan's time goes. It sums the per-step wall times PlanExecutor
 // records (set_profiling) over many runs and ranks the steps: op, node, kernel (the fast
 // kernel's description, or "reference: <why no fast kernel fits>"), mean ms per run and
-// share of the plan's total. Views are not steps that run and are left out.
+// share of the plan's total. Views are not steps that run and are left out. The nodes of the
+// plan's dynamic part follow the static steps (index steps().size() + k), with the kernel
+// their last run chose (tests/runtime/dynamic_step_test.cc: ProfileListsTheDynamicSteps).
 #pragma once
 
 #include <cstdint>
@@ -33,8 +35,10 @@ class StepProfile {
 
   explicit StepProfile(const Plan& plan);
 
-  // One run's PlanExecutor::step_nanos() (one entry per plan step).
-  void Add(const std::vector<int64_t>& step_nanos);
+  // One run's PlanExecutor::step_nanos() (one entry per plan step) and, with a dynamic
+  // part, its dynamic_nanos() and dynamic_kernels().
+  void Add(const std::vector<int64_t>& step_nanos, const std::vector<int64_t>& dynamic_nanos = {},
+           const std::vector<std::string>& dynamic_kernels = {});
   int runs() const { return runs_; }
 
   // Steps that run, slowest first.
@@ -50,7 +54,8 @@ class StepProfile {
 
  private:
   const Plan& plan_;
-  std::vector<int64_t> total_nanos_;
+  std::vector<int64_t> total_nanos_;  // static steps, then the dynamic nodes
+  std::vector<std::string> dynamic_kernels_;
   int runs_ = 0;
 };
 

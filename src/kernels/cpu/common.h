@@ -37,6 +37,8 @@ KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_quantize.cc
 KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_lookup.cc
 KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_binary.cc (QLinearAdd, QLinearMul)
 KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req);  // int8_global_pool.cc
+KernelOr CreateCastKernel(const KernelRequest& req);       // cast_compare.cc (non-f32 Cast)
+KernelOr CreateCompareKernel(const KernelRequest& req);    // cast_compare.cc (Equal, Less, ... -> bool)
 
 // "Conv 'c1': <why>" as Unimplemented: the reason the Plan reports for its fallback.
 template <typename... Args>

@@ -96,6 +96,19 @@ class Kernel {
 // ("Conv 'c1': dilations with group > 1 not supported by this kernel").
 StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& req);
 
+// A kernel whose output sizes the input values decide (NonMaxSuppression: the number of
+// boxes it keeps). Created per set of input shapes like Kernel (dense row-major buffers; the
+// request's output dims may be unknown), it allocates its outputs at every run.
+class SizedByDataKernel {
+ public:
+  virtual ~SizedByDataKernel() = default;
+  virtual Status Run(std::span<const void* const> inputs, std::vector<Tensor>* outputs) = 0;
+  virtual std::string Describe() const = 0;
+};
+
+// A fast kernel of that kind, or Unimplemented with the reason none fits.
+StatusOr<std::unique_ptr<SizedByDataKernel>> CreateSizedByDataKernel(const KernelRequest& req);
+
 // A kernel that copies a buffer laid out as `from` into one laid out as `to` (same dtype and
 // dims; any layouts and strides): the Plan's staging copies around kernels that need dense
 // buffers, and its copies of graph outputs that are not row-major.

@@ -74,6 +74,15 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
   RETURN_IF_ERROR(ExpectSupportedStrides(req));
   // Elementwise ops (ops.def traits): the unary and binary families take those the vector
   // layer computes and refuse the others with the reason.
+  // Casts and comparisons of integers and bools (a loop counter, a branch condition).
+  if (req.op == OpKind::kCast && req.inputs.size() == 1 && req.outputs.size() == 1 &&
+      (req.inputs[0].dtype != DType::kF32 || req.outputs[0].dtype != DType::kF32)) {
+    return CreateCastKernel(req);
+  }
+  if (req.op == OpKind::kEqual || req.op == OpKind::kLess || req.op == OpKind::kGreater ||
+      req.op == OpKind::kLessOrEqual || req.op == OpKind::kGreaterOrEqual) {
+    return CreateCompareKernel(req);
+  }
   if (HasTrait(req.op, op_trait::kUnary)) return CreateUnaryKernel(req);
   if (HasTrait(req.op, op_trait::kBroadcast)) return CreateBinaryKernel(req);
   switch (req.op) {

@@ -1,0 +1,60 @@
+// SubgraphPlans: the subgraphs of one control-flow node (If, Loop, Scan) run on fast CPU
+// plans instead of the reference executor.
+//
+// Each subgraph is prepared once: a capture whose value is a constant of the enclosing graph
+// (the weights of a loop body) becomes a constant of the subgraph, so its kernels pack it at
+// creation. A plan is built per subgraph and set of input shapes (bound, then the
+// enclosing plan's PlanOptions::prepare_subgraph, then Plan::Build) and kept with its own
+// executor and arena; every branch taken, iteration or scan step reuses it. Its inputs (a
+// loop's carried values among them) are read in place, not copied into the arena, when they
+// are 64-byte aligned, as every tensor a plan returns is. Shapes that change per iteration
+// get a plan each (kMaxPlans per subgraph, then the cache starts over).
+// tests/runtime/dynamic_step_test.cc: refine_loop, generated If/Loop/Scan graphs and a loop
+// whose carried value grows per iteration, against the reference executor.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/plan.h"
+#include "support/status.h"
+
+namespace edgec {
+
+class SubgraphPlans {
+ public:
+  SubgraphPlans(const Node& n, const PlanOptions& options);
+  ~SubgraphPlans();
+
+  // The node's outputs (runtime/control_flow.h semantics) with its subgraphs on fast plans.
+  StatusOr<std::vector<Tensor>> Run(const std::vector<const Tensor*>& inputs);
+
+  // Of the last Run: "subgraph body: 3 runs on a plan of 4 steps (4 fast); ..." or, when a
+  // subgraph step ran a reference kernel, "reference: <the first such step>".
+  std::string Describe() const;
+  // The subgraph steps of the last Run that ran reference kernels (nested ones too).
+  std::vector<std::string> ReferenceSteps() const;
+
+ private:
+  struct Entry {
+    std::unique_ptr<Plan> plan;
+    std::unique_ptr<PlanExecutor> executor;
+  };
+  struct Body {
+    std::string attr;
+    Graph graph;  // the subgraph with its constant captures bound
+    std::map<std::string, std::unique_ptr<Entry>> plans;  // by input shapes
+    int runs = 0;                // in the last Run
+    std::vector<Entry*> used;    // plans the last Run used
+  };
+  StatusOr<std::vector<Tensor>> RunBody(const Graph& body, const std::map<std::string, Tensor>& given);
+
+  const Node& node_;
+  PlanOptions options_;
+  std::map<const Graph*, Body> bodies_;  // by the node's own subgraph
+};
+
+}  // namespace edgec

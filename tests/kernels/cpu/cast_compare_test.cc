@@ -1,0 +1,70 @@
+// The fast Cast and comparisons (cast_compare.cc) against the reference kernels: every pair
+// of f32, i64, i32, u8, i8 and bool with NaN, +-inf, values past int64 and negative
+// fractions among the floats; the comparisons on seeded random shapes that broadcast, with
+// ties, for every input dtype (bool for Equal only, as ONNX has it).
+#include <limits>
+
+#include "cpu_test_util.h"
+
+namespace edgec::testing_cpu {
+namespace {
+
+constexpr DType kTypes[] = {DType::kF32, DType::kI64, DType::kI32, DType::kU8, DType::kI8, DType::kBool};
+
+Tensor Values(DType dt, Dims dims, std::mt19937& rng) {
+  Tensor t(dt, std::move(dims));
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 1e19f, -1e19f, -2.7f, 2.5f, -0.5f, 0.0f, 300.0f};
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (dt == DType::kF32) {
+      t.data<float>()[i] = i < 10 ? specials[i] : static_cast<float>(RandInt(rng, -400, 400)) / 4.0f;
+    } else {
+      StoreFromDouble(dt, t.raw(), i, static_cast<double>(RandInt(rng, -3, 3)));
+    }
+  }
+  return t;
+}
+
+TEST(CpuCastCompare, CastEqualsReferenceForEveryPair) {
+  std::mt19937 rng(7);
+  int ran = 0;
+  for (DType from : kTypes) {
+    for (DType to : kTypes) {
+      if (from == DType::kF32 && to == DType::kF32) continue;  // the f32 unary family's
+      Attributes a;
+      a.Set("to", static_cast<int64_t>(to));
+      FastCase c{OpKind::kCast, {Values(from, {3, 7}, rng)}, a};
+      const std::string kernel = ExpectMatchesRef(c, 0, 0, fmt::format("{} -> {}", DTypeName(from), DTypeName(to)));
+      EXPECT_EQ(kernel, fmt::format("own cast {} -> {}", DTypeName(from), DTypeName(to)));
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 35);
+}
+
+TEST(CpuCastCompare, ComparisonsEqualReferenceWithBroadcasting) {
+  std::mt19937 rng(11);
+  const OpKind ops[] = {OpKind::kEqual, OpKind::kLess, OpKind::kGreater, OpKind::kLessOrEqual, OpKind::kGreaterOrEqual};
+  int ran = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int rank = static_cast<int>(RandInt(rng, 0, 3));
+    Dims out(rank);
+    for (auto& d : out) d = RandInt(rng, 1, 5);
+    Dims a = out, b = out;
+    for (int i = 0; i < rank; ++i) {
+      if (RandInt(rng, 0, 2) == 0) a[i] = 1;
+      if (RandInt(rng, 0, 2) == 0) b[i] = 1;
+    }
+    if (rank > 0 && RandInt(rng, 0, 1)) b.erase(b.begin());  // fewer dims: right-aligned
+    const DType dt = kTypes[trial % 6];
+    const OpKind op = dt == DType::kBool ? OpKind::kEqual : ops[trial % 5];  // bools: Equal only (ONNX)
+    FastCase c{op, {Values(dt, a, rng), Values(dt, b, rng)}, Attributes()};
+    const std::string kernel = ExpectMatchesRef(c, 0, 0, fmt::format("{} {} vs {}", DTypeName(dt), DimsStr(a), DimsStr(b)));
+    EXPECT_EQ(kernel, fmt::format("own compare {} -> bool", DTypeName(dt)));
+    ++ran;
+  }
+  EXPECT_EQ(ran, 40);
+}
+
+}  // namespace
+}  // namespace edgec::testing_cpu
