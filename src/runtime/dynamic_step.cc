@@ -1,6 +1,8 @@
 // DynamicStep: fast kernels for the dynamic part of a plan (dynamic_step.h).
 #include "runtime/dynamic_step.h"
 
+#include <cstring>
+
 #include "ir/control_flow.h"
 #include "ir/infer.h"
 #include "kernels/ref/kernel.h"
@@ -79,7 +81,10 @@ StatusOr<DynamicStep::Fast*> DynamicStep::FastFor(const std::vector<const Tensor
       f->scratch = Tensor(DType::kU8, {static_cast<int64_t>(f->kernel->scratch_bytes())});
     }
     Fast* p = f.get();
-    if (cache_.size() >= kMaxKernels) cache_.clear();
+    if (cache_.size() >= kMaxKernels) {
+      cache_.clear();
+      last_ = nullptr;
+    }
     cache_[std::move(k)] = std::move(f);
     return p;
   };
@@ -128,19 +133,8 @@ StatusOr<DynamicStep::Fast*> DynamicStep::FastFor(const std::vector<const Tensor
   return keep(key, std::move(fast));
 }
 
-StatusOr<std::vector<Tensor>> DynamicStep::Run(const std::vector<const Tensor*>& inputs) {
-  reference_ = false;
-  if (subgraphs_) {
-    ASSIGN_OR_RETURN(std::vector<Tensor> outs, subgraphs_->Run(inputs));
-    kernel_ = subgraphs_->Describe();
-    return outs;
-  }
-  bool dense = true;
-  for (const Tensor* t : inputs) dense &= !t || t->is_dense();
-  if (!dense) return RunReference(inputs, "sequence or optional values run on the reference kernels");
-  if (IsControlFlow(node_.op())) return RunReference(inputs, fmt::format("{} runs on the reference executor", OpName(node_.op())));
-
-  // Output shapes from the input shapes and the small values.
+// Output shapes from the input shapes and the small values, then the kernel for them.
+Status DynamicStep::Choose(const std::vector<const Tensor*>& inputs) {
   std::vector<TensorType> types(inputs.size());
   std::vector<InferInput> infer_in(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -155,8 +149,57 @@ StatusOr<std::vector<Tensor>> DynamicStep::Run(const std::vector<const Tensor*>&
   RETURN_IF_ERROR(GetInferFn(node_.op())(ictx));
   bool known = true;
   for (const TensorType& t : ictx.outputs()) known &= t.IsDenseTensor() && t.IsStatic();
-
   ASSIGN_OR_RETURN(Fast * fast, FastFor(inputs, ictx.outputs(), known));
+  RememberLast(inputs, ictx.outputs(), fast);
+  return Status::Ok();
+}
+
+bool DynamicStep::SameAsLast(const std::vector<const Tensor*>& inputs) const {
+  if (!last_ || inputs.size() != last_in_.size()) return false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor* t = inputs[i];
+    const TensorType& was = last_in_[i];
+    if (!t) {
+      if (was.dtype != DType::kUndefined) return false;
+      continue;
+    }
+    if (t->dtype() != was.dtype || t->dims() != was.dims) return false;
+    const Tensor& small = last_small_[i];
+    if (small.defined() && std::memcmp(small.raw(), t->raw(), t->nbytes()) != 0) return false;
+  }
+  return true;
+}
+
+void DynamicStep::RememberLast(const std::vector<const Tensor*>& inputs, const std::vector<TensorType>& outputs,
+                               Fast* fast) {
+  last_in_.assign(inputs.size(), TensorType());
+  last_small_.assign(inputs.size(), Tensor());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    last_in_[i] = TypeOf(*inputs[i]);
+    const Value* v = node_.input(static_cast<int>(i));
+    if (!(v && v->is_constant()) && inputs[i]->numel() <= kSmallValue) last_small_[i] = inputs[i]->Clone();
+  }
+  last_out_ = outputs;
+  last_ = fast;
+}
+
+StatusOr<std::vector<Tensor>> DynamicStep::Run(const std::vector<const Tensor*>& inputs) {
+  reference_ = false;
+  if (subgraphs_) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> outs, subgraphs_->Run(inputs));
+    kernel_ = subgraphs_->Describe();
+    return outs;
+  }
+  bool dense = true;
+  for (const Tensor* t : inputs) dense &= !t || t->is_dense();
+  if (!dense) return RunReference(inputs, "sequence or optional values run on the reference kernels");
+  if (IsControlFlow(node_.op())) return RunReference(inputs, fmt::format("{} runs on the reference executor", OpName(node_.op())));
+
+  if (!SameAsLast(inputs)) {
+    RETURN_IF_ERROR(Choose(inputs));
+  }
+  Fast* fast = last_;
   if (!fast->kernel && !fast->sized) return RunReference(inputs, fast->refused);
 
   std::vector<const void*> in;
@@ -168,7 +211,7 @@ StatusOr<std::vector<Tensor>> DynamicStep::Run(const std::vector<const Tensor*>&
     return outs;
   }
   std::vector<void*> out;
-  for (const TensorType& t : ictx.outputs()) {
+  for (const TensorType& t : last_out_) {
     auto created = Tensor::Create(t.dtype, t.dims);
     if (!created.ok()) return created.status().WithContext(node_.Label());
     outs.push_back(std::move(created).value());

@@ -53,8 +53,18 @@ class DynamicStep {
                           bool outputs_known);
   StatusOr<std::vector<Tensor>> RunReference(const std::vector<const Tensor*>& inputs, const std::string& why);
 
+  Status Choose(const std::vector<const Tensor*>& inputs);
+  bool SameAsLast(const std::vector<const Tensor*>& inputs) const;
+  void RememberLast(const std::vector<const Tensor*>& inputs, const std::vector<TensorType>& outputs, Fast* fast);
+
   const Node& node_;
   PlanOptions options_;
+  // The last Run's input types and small values and what they chose: the next Run with the
+  // same ones skips inference and the cache key.
+  std::vector<TensorType> last_in_;
+  std::vector<Tensor> last_small_;  // copies of the small inputs that are not constants
+  std::vector<TensorType> last_out_;
+  Fast* last_ = nullptr;
   std::map<std::string, std::unique_ptr<Fast>> cache_;
   std::unique_ptr<SubgraphPlans> subgraphs_;
   std::string kernel_;

@@ -174,7 +174,8 @@ class PlanExecutor {
     std::ptrdiff_t offset;
   };
   void BindInputsInPlace();
-  Status RunStatic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
+  // `checked`: Run has checked the inputs against the whole graph already.
+  Status RunStatic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs, bool checked = false);
   Status RunDynamic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
   std::vector<Tensor> static_outputs_;  // with a dynamic part: the static steps' outputs
   std::vector<Redirect> redirects_;

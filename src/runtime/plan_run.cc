@@ -185,11 +185,11 @@ Status PlanExecutor::Run(const std::map<std::string, Tensor>& inputs, std::vecto
   if (!plan_.tail_) return RunStatic(inputs, outputs);
   RETURN_IF_ERROR(CheckInputs(plan_.tail_->graph, inputs));
   if (plan_.tail_->placeholder_inputs.empty()) {
-    RETURN_IF_ERROR(RunStatic(inputs, &static_outputs_));
+    RETURN_IF_ERROR(RunStatic(inputs, &static_outputs_, /*checked=*/true));
   } else {
     std::map<std::string, Tensor> static_inputs = inputs;
     for (const auto& name : plan_.tail_->placeholder_inputs) static_inputs[name] = Tensor(DType::kU8, {0});
-    RETURN_IF_ERROR(RunStatic(static_inputs, &static_outputs_));
+    RETURN_IF_ERROR(RunStatic(static_inputs, &static_outputs_, /*checked=*/true));
   }
   return RunDynamic(inputs, outputs);
 }
@@ -233,8 +233,8 @@ Status PlanExecutor::RunDynamic(const std::map<std::string, Tensor>& inputs, std
   return Status::Ok();
 }
 
-Status PlanExecutor::RunStatic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
-  RETURN_IF_ERROR(CheckInputs(plan_.graph_, inputs));
+Status PlanExecutor::RunStatic(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs, bool checked) {
+  if (!checked) RETURN_IF_ERROR(CheckInputs(plan_.graph_, inputs));
   // Inputs read in place: the caller's tensor when it is aligned like the arena, else its
   // copy in the arena (the pointers are set on every Run: the tensors change).
   for (size_t i = 0; i < input_slots_.size(); ++i) {

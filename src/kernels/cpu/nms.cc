@@ -8,6 +8,7 @@
 // tests/kernels/cpu/nms_test.cc against the reference (both box encodings, ties, thresholds).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 
 #include "kernels/cpu/common.h"
@@ -67,14 +68,15 @@ class NmsKernel final : public SizedByDataKernel {
     }
   }
 
-  // Whether the IoU of boxes i and k exceeds `iou` (0 when either has no area).
-  bool Overlaps(const Box& a, const Box& b, float iou) const {
+  // Whether the IoU of boxes a and b exceeds `iou` (0 when either has no area).
+  static bool Overlaps(const Box& a, const Box& b, float iou) {
     float v = 0;
     if (a.area > 0 && b.area > 0) {
       const float h = std::max(0.0f, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
       const float w = std::max(0.0f, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
       const float inter = h * w;
-      v = inter / (a.area + b.area - inter);
+      // Boxes that do not meet have IoU 0 without the division.
+      if (inter > 0) v = inter / (a.area + b.area - inter);
     }
     return v > iou;
   }
@@ -82,10 +84,20 @@ class NmsKernel final : public SizedByDataKernel {
   void SelectClass(int64_t b, int64_t c, const float* s, int64_t max_per_class, float iou, bool has_threshold,
                    float threshold) {
     order_.clear();
+    bool nan = false;
     for (int64_t i = 0; i < n_; ++i) {
-      if (!has_threshold || s[i] > threshold) order_.push_back(i);
+      if (!has_threshold || s[i] > threshold) {
+        order_.push_back(i);
+        nan |= std::isnan(s[i]);
+      }
     }
-    std::stable_sort(order_.begin(), order_.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
+    // Decreasing score, ties by index: the order a stable sort gives, without its buffer.
+    // NaN scores have no order: then the stable sort the reference runs, for the same result.
+    if (nan) {
+      std::stable_sort(order_.begin(), order_.end(), [&](int64_t x, int64_t y) { return s[x] > s[y]; });
+    } else {
+      std::sort(order_.begin(), order_.end(), [&](int64_t x, int64_t y) { return s[x] > s[y] || (s[x] == s[y] && x < y); });
+    }
     kept_.clear();
     for (int64_t i : order_) {
       if (static_cast<int64_t>(kept_.size()) >= max_per_class) break;
