@@ -3,6 +3,7 @@
 
 #include "ir/control_flow.h"
 #include "runtime/control_flow.h"
+#include "runtime/reference_executor.h"
 #include "runtime/shape_binding.h"
 #include "support/status.h"
 
@@ -39,12 +40,20 @@ StatusOr<std::vector<Tensor>> SubgraphPlans::RunBody(const Graph& body, const st
   auto it = bodies_.find(&body);
   if (it == bodies_.end()) return Internal("{}: a subgraph the node does not hold", node_.Label());
   Body& b = it->second;
+  // Sequence and optional values (a loop carrying a sequence): the reference executor.
+  for (const auto& [name, t] : given) {
+    if (t.is_dense()) continue;
+    ++b.runs;
+    b.reference = fmt::format("input '{}' is a sequence or optional: the reference executor runs it", name);
+    auto outs = ReferenceExecutor(body).Run(given);
+    if (!outs.ok()) return outs.status().WithContext(node_.Label());
+    return outs;
+  }
   std::string key;
   std::map<std::string, Dims> shapes;
   for (const Value* v : b.graph.inputs()) {
     auto g = given.find(v->name());
     if (g == given.end()) return Internal("{}: subgraph input '{}' has no value", node_.Label(), v->name());
-    if (!g->second.is_dense()) return Internal("{}: subgraph input '{}' is not a tensor", node_.Label(), v->name());
     shapes[v->name()] = g->second.dims();
     key += std::string(DTypeName(g->second.dtype())) + DimsToString(g->second.dims()) + ";";
   }
@@ -81,6 +90,7 @@ StatusOr<std::vector<Tensor>> SubgraphPlans::Run(const std::vector<const Tensor*
   for (auto& [g, b] : bodies_) {
     b.runs = 0;
     b.used.clear();
+    b.reference.clear();
   }
   return RunControlFlow(node_, inputs, [this](const Graph& body, const std::map<std::string, Tensor>& given) {
     return RunBody(body, given);
@@ -90,6 +100,7 @@ StatusOr<std::vector<Tensor>> SubgraphPlans::Run(const std::vector<const Tensor*
 std::vector<std::string> SubgraphPlans::ReferenceSteps() const {
   std::vector<std::string> r;
   for (const auto& [g, b] : bodies_) {
+    if (!b.reference.empty()) r.push_back(fmt::format("{} subgraph '{}': {}", node_.Label(), b.attr, b.reference));
     for (const Entry* e : b.used) {
       for (const std::string& s : e->executor->ReferenceSteps()) r.push_back(fmt::format("{} in subgraph '{}'", s, b.attr));
     }

@@ -8,7 +8,9 @@
 // executor and arena; every branch taken, iteration or scan step reuses it. Its inputs (a
 // loop's carried values among them) are read in place, not copied into the arena, when they
 // are 64-byte aligned, as every tensor a plan returns is. Shapes that change per iteration
-// get a plan each (kMaxPlans per subgraph, then the cache starts over).
+// get a plan each (kMaxPlans per subgraph, then the cache starts over). A subgraph given a
+// sequence or optional value runs on the reference executor (the conformance runner's
+// loop13_seq and sequence_map tests), and ReferenceSteps() says so.
 // tests/runtime/dynamic_step_test.cc: refine_loop, generated If/Loop/Scan graphs and a loop
 // whose carried value grows per iteration, against the reference executor.
 #pragma once
@@ -49,6 +51,7 @@ class SubgraphPlans {
     std::map<std::string, std::unique_ptr<Entry>> plans;  // by input shapes
     int runs = 0;                // in the last Run
     std::vector<Entry*> used;    // plans the last Run used
+    std::string reference;       // why the last Run used the reference executor ("" if it did not)
   };
   StatusOr<std::vector<Tensor>> RunBody(const Graph& body, const std::map<std::string, Tensor>& given);
 
