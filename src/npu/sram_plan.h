@@ -20,6 +20,10 @@
 // overlap is worth more than a deeper slot: measured in docs/npu.md), last the weight slots
 // in layer order, each from the earliest step p (not before the previous slot's) at which a
 // range stays free over [p, j] (the DRAM stream of weights is thus in layer order).
+// Then each kept tensor moves, where a range is free, to one also free at its producer's
+// previous step: the producer may start while the layer before it runs (layer pipelining,
+// segment.h), and a tensor placed over what that layer still uses would make the producer wait
+// for all of it. Guarded by SramPlanTest.TensorsAvoidWhatThePreviousLayerUses.
 // Cost rule: a tensor the segment exchanges with the outside (a segment input, an output
 // read by the CPU or by a later segment, a graph output) stays in DRAM; any other is kept
 // on chip when a range fits, else spilled with the layer where it did not fit and why.
