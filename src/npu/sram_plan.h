@@ -74,8 +74,10 @@ struct SramPlan {
 // `stream_weights` false: no weight slots (every layer loads its weights itself).
 // `resident_weights`: before the ring, slots over the whole segment (held between calls),
 // largest images first while they fit; SramPlan::weights_resident marks them.
+// `clear_of_previous` false: tensors stay where first placed (no move clear of the previous layer).
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false);
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false,
+                  bool clear_of_previous = true);
 
 // Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,
