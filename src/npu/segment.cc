@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,94 @@ Range FarRange(const Instr& in) {
     (span < 0 ? r.lo : r.hi) += span;
   }
   return r;
+}
+
+// Each region of a layer's program -> the tensor it binds to (-1: a constant region).
+std::vector<int> RegionTensors(const SegmentLayer& l) {
+  std::vector<int> out(l.program.regions.size(), -1);
+  for (size_t r = 0; r < out.size(); ++r) {
+    auto [is_out, k] = RegionOperand(l.program.regions[r].name);
+    const std::vector<int>& ops = is_out ? l.outputs : l.inputs;
+    if (k >= 0 && k < static_cast<int>(ops.size())) out[r] = ops[k];
+  }
+  return out;
+}
+
+// Layer pipelining: a consumer's load of its producer's tensor waits for the producer's stores
+// that wrote those bytes (per producer core, a count of its P tokens: its stores complete in
+// order) instead of the producer's D, so a consumer's first tiles start while the producer
+// still computes its last ones. Only where nothing else orders the two: the tensor has one
+// writer and no slices, the producer writes it by store-queue DMAs only, and the consumer
+// writes no SRAM the producer uses (else it waits D at its head anyway).
+// Guarded by NpuSegmentTest.ConsumerTilesStartBeforeTheProducerEnds.
+struct StoreSpan {
+  int ordinal;  // among the store-queue DMA_STs of its core
+  int tensor;
+  Range bytes;  // within the tensor
+};
+struct Progress {
+  std::vector<std::vector<std::vector<StoreSpan>>> stores;  // [layer][local core]
+  std::vector<std::set<int>> pipelined;                     // [consumer]: tensors it reads store by store
+  std::vector<std::pair<int, int>> signal_to;               // [producer]: {first core, count} of its P signals
+};
+
+Progress PlanProgress(const std::vector<SegmentLayer>& layers, const std::vector<SegmentTensor>& tensors,
+                      const std::vector<std::vector<int>>& writers, const std::vector<std::vector<Range>>& uses,
+                      const std::vector<std::vector<Range>>& writes) {
+  const int L = static_cast<int>(layers.size());
+  const int T = static_cast<int>(tensors.size());
+  Progress pr;
+  pr.stores.resize(L);
+  pr.pipelined.resize(L);
+  pr.signal_to.assign(L, {0, 0});
+  std::vector<bool> sliced(T, false);
+  for (const SegmentTensor& x : tensors)
+    if (x.slice_of >= 0 && x.slice_of < T) sliced[x.slice_of] = true;
+  std::vector<std::set<int>> store_only(L);  // per layer: outputs written by store-queue DMA_STs only
+  for (int j = 0; j < L; ++j) {
+    const Program& p = layers[j].program;
+    const std::vector<int> rt = RegionTensors(layers[j]);
+    pr.stores[j].resize(std::max(p.cores_used, 0));
+    std::vector<int> ordinal(std::max(p.cores_used, 0), 0);
+    std::set<int> bad;
+    for (const Instr& in : p.instrs) {
+      if (in.op != Opcode::kDmaLoad && in.op != Opcode::kDmaStore) continue;
+      const bool store = in.op == Opcode::kDmaStore && in.queue == QueueKind::kStore;
+      const int x = in.region >= 0 && in.region < static_cast<int>(rt.size()) ? rt[in.region] : -1;
+      if (in.core >= p.cores_used) continue;  // the main pass reports it
+      if (store) {
+        const int k = ordinal[in.core]++;
+        if (x >= 0) {
+          const Range far = FarRange(in);
+          const int64_t base = p.regions[in.region].addr;
+          pr.stores[j][in.core].push_back({k, x, {far.lo - base, far.hi - base}});
+        }
+      } else if (x >= 0 && in.op == Opcode::kDmaStore) {
+        bad.insert(x);
+      }
+    }
+    for (int x : layers[j].outputs)
+      if (x >= 0 && x < T && !bad.count(x)) store_only[j].insert(x);
+  }
+  for (int i = 0; i < L; ++i) {
+    const int lo = layers[i].core_base, hi = layers[i].core_base + layers[i].program.cores_used;
+    for (int x : layers[i].inputs) {
+      if (x < 0 || x >= T) continue;
+      const int j = tensors[x].producer;
+      if (j < 0 || j >= i || tensors[x].slice_of >= 0 || sliced[x] || writers[x] != std::vector<int>{j} ||
+          !store_only[j].count(x) || AnyOverlap(uses[j], writes[i]))
+        continue;
+      pr.pipelined[i].insert(x);
+      auto& to = pr.signal_to[j];
+      if (to.second == 0) {
+        to = {lo, hi - lo};
+      } else {
+        const int a = std::min(to.first, lo), b = std::max(to.first + to.second, hi);
+        to = {a, b - a};
+      }
+    }
+  }
+  return pr;
 }
 
 }  // namespace
@@ -113,19 +202,20 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       if (root(x) != x) writers[root(x)].push_back(i);
     }
 
-  // Semaphores: each layer's own block, then its E (queue ends), V (vector done), D (done)
-  // and F (its weight slot filled).
+  // Semaphores: each layer's own block, then its E (queue ends), V (vector done), D (done),
+  // F (its weight slot filled) and one P (stores done) per core.
   std::vector<int32_t> sem_base(L);
   int32_t sems = 0;
   for (int i = 0; i < L; ++i) {
     sem_base[i] = sems;
-    sems += layers[i].program.semaphores + 4;
+    sems += layers[i].program.semaphores + 4 + layers[i].program.cores_used;
   }
   out.semaphores = sems;
   auto sem_e = [&](int i) { return sem_base[i] + layers[i].program.semaphores; };
   auto sem_v = [&](int i) { return sem_e(i) + 1; };
   auto sem_d = [&](int i) { return sem_e(i) + 2; };
   auto sem_f = [&](int i) { return sem_e(i) + 3; };
+  auto sem_p = [&](int i, int local_core) { return sem_e(i) + 4 + local_core; };
   // Weight slots: layer -> [addr, addr + constant extent), when it streams.
   auto streams = [&](int i) { return layers[i].weights_from >= 0 && const_extent[i] > 0; };
   auto resident = [&](int i) { return streams(i) && layers[i].weights_resident; };
@@ -160,9 +250,13 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
                                l.name);
   }
 
+  // Layer pipelining: which loads may wait for the producer's stores they read instead of its D.
+  const Progress progress = PlanProgress(layers, tensors, writers, uses, writes);
+
   std::vector<std::vector<Instr>> q(static_cast<size_t>(N) * kNumQueues);
   auto Q = [&](int core, QueueKind k) -> std::vector<Instr>& { return q[core * kNumQueues + static_cast<int>(k)]; };
   std::vector<std::set<int>> waited(N);  // D semaphores each core's load queue has taken
+  std::map<std::tuple<int, int, int>, int> taken;  // (core, producer, its core) -> P tokens taken
   std::vector<int> last_matmul(N, -1);   // per core: the last layer with MATMULs there
   std::vector<int> fillers(L, 0);        // per streaming layer: the cores that fill its slot
   int rotation = 0;
@@ -307,6 +401,27 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       for (int j : hazards) wait_done(ld, j);
       if (streams(i) && !resident(i)) ld.push_back(mk(Opcode::kWait, QueueKind::kLoad, sem_f(i), -1, fillers[i]));
       for (const Instr& in : local[lc * kNumQueues + static_cast<int>(QueueKind::kLoad)]) {
+        const int px = in.op == Opcode::kDmaLoad && in.region >= 0 ? region_tensor[in.region] : -1;
+        if (px >= 0 && progress.pipelined[i].count(px) && !waited[c].count(tensors[px].producer)) {
+          // The producer's stores this load reads: per producer core, its last one over these bytes.
+          const int x = px;
+          const int j = tensors[x].producer;
+          const Range far = FarRange(in);  // relocated: the tensor's own address is its base
+          const Range want{far.lo - tensors[x].addr, far.hi - tensors[x].addr};
+          for (int pc = 0; pc < layers[j].program.cores_used; ++pc) {
+            const auto& st = progress.stores[j][pc];
+            int last = -1;
+            for (int k = static_cast<int>(st.size()) - 1; k >= 0 && last < 0; --k)
+              if (st[k].tensor == x && st[k].bytes.Overlaps(want)) last = st[k].ordinal;
+            int& have = taken[{c, j, pc}];
+            if (last + 1 > have) {
+              ld.push_back(mk(Opcode::kWait, QueueKind::kLoad, sem_p(j, pc), -1, last + 1 - have));
+              have = last + 1;
+            }
+          }
+          ld.push_back(in);
+          continue;
+        }
         if (in.op == Opcode::kDmaLoad && in.region >= 0) {
           const int x = region_tensor[in.region];
           if (x >= 0 && tensors[x].producer >= 0) wait_done(ld, tensors[x].producer);
@@ -334,7 +449,12 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       }
       std::vector<Instr>& st = Q(c, QueueKind::kStore);
       const auto& lst = local[lc * kNumQueues + static_cast<int>(QueueKind::kStore)];
-      st.insert(st.end(), lst.begin(), lst.end());
+      for (const Instr& in : lst) {
+        st.push_back(in);
+        if (in.op == Opcode::kDmaStore && progress.signal_to[i].second > 0)
+          st.push_back(mk(Opcode::kSignal, QueueKind::kStore, sem_p(i, lc), progress.signal_to[i].first,
+                          progress.signal_to[i].second));
+      }
       st.push_back(mk(Opcode::kWait, QueueKind::kStore, sem_e(i), -1, 3));
       st.push_back(mk(Opcode::kSignal, QueueKind::kStore, sem_d(i), 0, N));
     }

@@ -21,6 +21,13 @@
 //     the three and then signals D ("layer done") on every core of the target;
 //   - before its first DMA that reads a tensor produced by layer i, a core waits for D_i from
 //     each of i's cores (the producer's stores, or its SRAM-resident output, are complete);
+//     except where nothing else orders the two layers (the tensor has one writer and no
+//     slices, the producer writes it by store-queue DMAs only, the reader writes no SRAM the
+//     producer uses): then each of i's cores signals P (one token per store) to the reader's
+//     cores after every store, and each load of the reader waits, per producer core, for the
+//     tokens up to the last store over the bytes it reads. The reader's first tiles thus run
+//     while the producer stores its last ones (layer pipelining). Guarded by
+//     NpuSegmentTest.ConsumerTilesStartBeforeTheProducerEnds;
 //   - before any of its SRAM writes (the head of its load queue) a core waits for D_i of each
 //     earlier layer i whose SRAM (working area, resident tensors) overlaps what this layer
 //     writes (its working area, its resident outputs): the SRAM write-after-read hazard;

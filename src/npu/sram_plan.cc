@@ -39,7 +39,8 @@ int64_t Fit(const std::vector<Item>& items, int64_t bytes, int first, int last, 
 }  // namespace
 
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment, bool stream_weights, bool resident_weights) {
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights, bool resident_weights,
+                  bool clear_of_previous) {
   const int L = static_cast<int>(layers.size());
   const int64_t al = std::max<int64_t>(alignment, 1);
   SramPlan plan;
@@ -132,6 +133,17 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
     w.addr = off;
     w.first = j - 1;
     plan.prefetch[j] = true;
+  }
+  // Layer pipelining: a tensor written by layer j moves to a range also free at step j - 1 (its
+  // producer then overlaps the layer before it without a hazard on the tensor's bytes).
+  for (size_t i : order) {
+    Item& it = items[L + i];
+    if (!clear_of_previous || !it.placed || it.first < 1) continue;
+    const int64_t off = Fit(items, it.bytes, it.first - 1, it.last, sram_bytes, al, L + i);
+    if (off < 0) continue;
+    it.addr = off;
+    it.first -= 1;
+    plan.tensors[i].addr = off;
   }
   for (int j = 0; j < L; ++j) plan.work_base[j] = items[j].addr;
   // Weight slots, in layer order, each from the earliest step that leaves it room.

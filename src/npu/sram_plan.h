@@ -20,6 +20,10 @@
 // overlap is worth more than a deeper slot: measured in docs/npu.md), last the weight slots
 // in layer order, each from the earliest step p (not before the previous slot's) at which a
 // range stays free over [p, j] (the DRAM stream of weights is thus in layer order).
+// Then each kept tensor moves, where a range is free, to one also free at its producer's
+// previous step: the producer may start while the layer before it runs (layer pipelining,
+// segment.h), and a tensor placed over what that layer still uses would make the producer wait
+// for all of it. Guarded by SramPlanTest.TensorsAvoidWhatThePreviousLayerUses.
 // Cost rule: a tensor the segment exchanges with the outside (a segment input, an output
 // read by the CPU or by a later segment, a graph output) stays in DRAM; any other is kept
 // on chip when a range fits, else spilled with the layer where it did not fit and why.
@@ -70,8 +74,10 @@ struct SramPlan {
 // `stream_weights` false: no weight slots (every layer loads its weights itself).
 // `resident_weights`: before the ring, slots over the whole segment (held between calls),
 // largest images first while they fit; SramPlan::weights_resident marks them.
+// `clear_of_previous` false: tensors stay where first placed (no move clear of the previous layer).
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
-                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false);
+                  int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false,
+                  bool clear_of_previous = true);
 
 // Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,

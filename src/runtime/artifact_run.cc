@@ -273,7 +273,7 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
   // One NPU segment program, run whole when its first node comes up (npu-sim).
   struct SegmentRun {
     npu::SimResult sim;
-    std::unordered_map<std::string, int> layer_of;  // node -> layer index
+    std::unordered_map<std::string, std::vector<int>> layer_of;  // node -> its layers (a cascade: one per stripe)
     int copies = 0;
     int64_t copy_bytes = 0;
     bool counted = false;  // its copies and totals went into the first node's row
@@ -364,7 +364,12 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
     if (resident > 0) weights_loaded_.insert(si);
     RETURN_IF_ERROR(hand_over(true));
     sr.sim = std::move(*sim);
-    for (size_t i = 0; i < p.layer_names.size(); ++i) sr.layer_of[p.layer_names[i]] = static_cast<int>(i);
+    for (size_t i = 0; i < p.layer_names.size(); ++i) {
+      // A cascade's stripe layer is named "node [stripe s/S]": its statistics are its node's.
+      const std::string& ln = p.layer_names[i];
+      const size_t at = ln.rfind(" [stripe ");
+      sr.layer_of[at != std::string::npos && ln.back() == ']' ? ln.substr(0, at) : ln].push_back(static_cast<int>(i));
+    }
     for (const std::string& name : s.outputs) {
       ASSIGN_OR_RETURN(const artifact_io::Region* reg, region_of(name));
       auto vit = value_of.find(name);
@@ -403,10 +408,15 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
       lr.macs = lower::MacsOf(*n);
       lr.unit = Unit::kNpu;
       lr.simulated = true;
-      auto li = sr.layer_of.find(n->name());
-      if (li != sr.layer_of.end() && li->second < static_cast<int>(sr.sim.layers.size())) {
-        lr.stats = sr.sim.layers[li->second].stats;
-        lr.start_cycle = sr.sim.layers[li->second].start;
+      // Each stripe's cycles go to its node (NpuCascadeTest.StripeCyclesFoldIntoTheirNodeRow).
+      if (auto li = sr.layer_of.find(n->name()); li != sr.layer_of.end()) {
+        bool first = true;
+        for (int k : li->second) {
+          if (k >= static_cast<int>(sr.sim.layers.size())) continue;
+          lr.stats.Add(sr.sim.layers[k].stats);
+          lr.start_cycle = first ? sr.sim.layers[k].start : std::min(lr.start_cycle, sr.sim.layers[k].start);
+          first = false;
+        }
       }
       if (!sr.counted) {  // the segment's copies on its first row
         sr.counted = true;

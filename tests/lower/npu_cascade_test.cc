@@ -51,6 +51,7 @@ struct Result {
   int64_t spilled = 0;  // bytes of inner tensors the plan leaves in DRAM
   npu::Stats total;
   bool same = false;
+  std::map<std::string, std::pair<npu::Stats, int64_t>> rows;  // NPU node row -> its statistics, the node's MACs
 };
 
 Result CompileAndRun(bool cascades, const std::string& tag) {
@@ -90,6 +91,8 @@ Result CompileAndRun(bool cascades, const std::string& tag) {
                   std::memcmp(sim->outputs[i].raw(), cpu->outputs[i].raw(), sim->outputs[i].nbytes()) == 0;
     res.total = sim->npu_total;
     for (const LayerRun& lr : sim->layers)
+      if (lr.simulated) res.rows[lr.node] = {lr.stats, lr.macs};
+    for (const LayerRun& lr : sim->layers)
       if (lr.simulated && lr.stats.cycles > 0) {
         EXPECT_GE(lr.stats.cycles + 1e-6, lr.stats.roofline_cycles(*t)) << lr.node;
       }
@@ -110,6 +113,23 @@ TEST(NpuCascadeTest, StripesReproduceTheUnstripedOutput) {
   // The spill's write is gone: only the graph output (16 x 48 x 48) is written.
   EXPECT_EQ(casc.total.dram_written, int64_t{16} * 48 * 48);
   EXPECT_LT(casc.total.dram_written + casc.total.dram_read, flat.total.dram_written + flat.total.dram_read);
+}
+
+// `edgec run` and `profile` rows: a cascaded node's row carries its stripes' statistics (each
+// stripe is a layer of its own in the program, named "node [stripe s/S]"), so no row of a
+// node that computed shows 0 cycles, and its MACs are at least the node's (halo rows recomputed).
+TEST(NpuCascadeTest, StripeCyclesFoldIntoTheirNodeRow) {
+  const Result casc = CompileAndRun(true, "rows");
+  ASSERT_GT(casc.stripes, 3) << "the chain did not cascade";
+  int convs = 0;
+  for (const auto& [node, row] : casc.rows) {
+    const auto& [stats, macs] = row;
+    if (macs == 0) continue;
+    ++convs;
+    EXPECT_GT(stats.cycles, 0) << node;
+    EXPECT_GE(stats.macs, macs) << node;
+  }
+  EXPECT_EQ(convs, 3) << "the three convolutions' rows";
 }
 
 }  // namespace

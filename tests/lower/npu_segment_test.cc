@@ -65,6 +65,26 @@ Graph TwoBranches() {
   return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 16, 28, 28}, 200, 4, DType::kI8);
 }
 
+// x[1,8,96,96] -> conv_a 3x3 (16 out) -> relu -> conv_b depthwise 3x3 -> y: a producer and its
+// consumer, the tensor between them on chip.
+Graph TwoConvChain() {
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 8, 96, 96}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* a = Add(g, OpKind::kConv, {x, g.AddConstant("wa", Normal({16, 8, 3, 3}, 51, 0.2)),
+                                    g.AddConstant("ba", Normal({16}, 52, 0.1))}, pad, "conv_a");
+  Value* r = Add(g, OpKind::kRelu, {a}, {}, "relu");
+  Attributes dw;
+  dw.Set("pads", Ints{1, 1, 1, 1});
+  dw.Set("group", int64_t{16});
+  Value* y = Add(g, OpKind::kConv, {r, g.AddConstant("wb", Normal({16, 1, 3, 3}, 53, 0.3)),
+                                    g.AddConstant("bb", Normal({16}, 54, 0.1))}, dw, "conv_b");
+  g.MarkOutput(y);
+  EXPECT_TRUE(InferShapes(g).ok());
+  return testing_quant::QuantizeAndFold(std::move(g), "x", {1, 8, 96, 96}, 300, 4, DType::kI8);
+}
+
 struct Compiled {
   std::string path;
   std::unique_ptr<artifact_io::MappedArtifact> file;
@@ -315,6 +335,57 @@ TEST(NpuSegmentTest, IndependentConvsRunOnDisjointCoresAtOnce) {
   const double a0 = a->start_cycle, a1 = a0 + a->stats.cycles, b0 = b->start_cycle, b1 = b0 + b->stats.cycles;
   EXPECT_LT(std::max(a0, b0), std::min(a1, b1)) << "conv_a [" << a0 << ", " << a1 << ") and conv_b [" << b0 << ", "
                                                 << b1 << ") do not overlap";
+  std::filesystem::remove(c.path);
+}
+
+// Layer pipelining: conv_b's loads of conv_a's output wait for the stores of conv_a that wrote
+// those rows (per core, a count of its store tokens), not for the whole of conv_a, so conv_b
+// reads its first rows while conv_a still stores its last ones; no byte conv_b reads or writes
+// is one conv_a has yet to write or still reads: the output equals the CPU's bit for bit.
+TEST(NpuSegmentTest, ConsumerTilesStartBeforeTheProducerEnds) {
+  npu::Target t = npu::DefaultTarget();
+  t.shared_sram.bytes = int64_t{8} << 20;  // room for both layers' tiles and tensors at once
+  Compiled c = CompileAndLoad(t, "pipeline", TwoConvChain);
+  const artifact_io::Segment* seg = nullptr;
+  for (const auto& s : c.loaded.meta.segments)
+    if (s.unit == artifact_io::Unit::kNpu && !s.npu.instructions.empty()) seg = &s;
+  ASSERT_NE(seg, nullptr);
+  auto p = npu::DecodeProgram(seg->npu.instructions);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  int la = -1, lb = -1;
+  for (size_t i = 0; i < p->layer_names.size(); ++i) {
+    if (p->layer_names[i].rfind("conv_a/int8", 0) == 0) la = static_cast<int>(i);
+    if (p->layer_names[i].rfind("conv_b/int8", 0) == 0) lb = static_cast<int>(i);
+  }
+  ASSERT_TRUE(la >= 0 && lb > la);
+  // conv_a's output: the bytes its stores write (on chip: SRAM addresses).
+  int64_t lo = INT64_MAX, hi = -1;
+  for (const npu::Instr& in : p->instrs)
+    if (in.layer == la && in.op == npu::Opcode::kDmaStore) {
+      lo = std::min<int64_t>(lo, in.dram_addr);
+      hi = std::max<int64_t>(hi, in.dram_addr + in.dma_bytes());
+    }
+  ASSERT_GT(hi, lo);
+  npu::SimOptions so;
+  so.trace = true;
+  auto r = npu::Simulate(*p, t, so);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  double a_stored = -1, b_reads = 1e300;
+  for (const npu::TraceEvent& e : r->trace) {
+    const npu::Instr& in = p->instrs[e.instr];
+    if (in.layer == la && in.op == npu::Opcode::kDmaStore) a_stored = std::max(a_stored, e.end);
+    if (in.layer == lb && in.op == npu::Opcode::kDmaLoad && in.dram_addr >= lo && in.dram_addr < hi)
+      b_reads = std::min(b_reads, e.start);
+  }
+  ASSERT_GE(a_stored, 0);
+  ASSERT_LT(b_reads, 1e300) << "conv_b reads nothing of conv_a's output";
+  EXPECT_LT(b_reads, a_stored) << "conv_b's first read of conv_a's output waits for all of conv_a";
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 8, 96, 96}, 55)}};
+  auto sim = RunArtifact(c.loaded, ArtifactDevice::kNpuSim, in);
+  auto cpu = RunArtifact(c.loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
   std::filesystem::remove(c.path);
 }
 

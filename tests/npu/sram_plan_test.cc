@@ -62,5 +62,34 @@ TEST(SramPlanTest, WeightSlotsReachAsFarAheadAsTheSramAllows) {
   for (int j = 0; j < 8; ++j) EXPECT_EQ(off.weights_from[j], -1);
 }
 
+// Layer pipelining (segment.h): a layer may start while the one before it runs, so with room
+// each tensor is placed where nothing live at its producer's previous step lies: neither that
+// layer's working tiles nor a tensor it reads or writes. Without room it keeps its own steps.
+TEST(SramPlanTest, TensorsAvoidWhatThePreviousLayerUses) {
+  std::vector<SramPlanLayer> layers;
+  std::vector<SramPlanTensor> tensors;
+  Chain(8, layers, tensors);
+  const SramPlan plan = PlanSram(layers, tensors, 1 << 20, 64);
+  int checked = 0;
+  for (int j = 1; j < 7; ++j) {  // t_j: written by layer j, read by j + 1
+    ASSERT_TRUE(plan.tensors[j].in_sram) << j;
+    const int64_t a = plan.tensors[j].addr, an = tensors[j].bytes;
+    EXPECT_FALSE(Overlaps(a, an, plan.work_base[j - 1], layers[j - 1].work_bytes)) << "t" << j << " on tiles " << j - 1;
+    for (int x = 0; x < 7; ++x) {
+      if (x == j || !plan.tensors[x].in_sram || tensors[x].first > j - 1 || tensors[x].last < j - 1) continue;
+      EXPECT_FALSE(Overlaps(a, an, plan.tensors[x].addr, tensors[x].bytes)) << "t" << j << " on t" << x;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+  // Without the move the greedy placement puts a tensor on the previous layer's dead input.
+  const SramPlan stay = PlanSram(layers, tensors, 1 << 20, 64, true, false, false);
+  int overlaps = 0;
+  for (int j = 2; j < 7; ++j)
+    overlaps += stay.tensors[j].in_sram && stay.tensors[j - 2].in_sram &&
+                Overlaps(stay.tensors[j].addr, tensors[j].bytes, stay.tensors[j - 2].addr, tensors[j - 2].bytes);
+  EXPECT_GT(overlaps, 0) << "no overlap to avoid: the test shows nothing";
+}
+
 }  // namespace
 }  // namespace edgec::npu
