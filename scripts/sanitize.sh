@@ -61,9 +61,7 @@ build() {
   local targets=(edgec edgec_tests edgec_api_tests)
   [ -n "$SUBSET" ] && targets=(edgec_san_tests)
   [ "$SAN" = thread ] && targets=(edgec edgec_tests edgec_concurrency_test)
-  nice cmake --build "$SB" -j "${JOBS:-2}" --target "${targets[@]}" -- --no-print-directory 2>&1 \
-    | grep -E 'error|FAILED' && return 1
-  return 0
+  bash scripts/build_targets.sh "$SB" "${targets[@]}"
 }
 part "build ($SAN) in $SB" build
 [ "${codes[0]}" = 0 ] || { echo "sanitize.sh: the build failed"; exit 1; }
