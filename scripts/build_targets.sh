@@ -14,7 +14,7 @@ shift
 [ -f "$BD/CMakeCache.txt" ] || { echo "build_targets.sh: $BD is not a configured build folder" >&2; exit 1; }
 
 # Every target must be one the folder defines (the generator's `help` lists them as "... name").
-known="$(cmake --build "$BD" --target help 2>/dev/null | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')"
+known="$(env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS cmake --build "$BD" --target help 2>/dev/null | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')"
 for t in "$@"; do
   if ! grep -qxF -- "$t" <<< "$known"; then
     echo "build_targets.sh: $BD defines no target '$t' (asked for: $*)" >&2
@@ -23,7 +23,8 @@ for t in "$@"; do
 done
 
 log="$BD/build.log"
-nice cmake --build "$BD" -j "${JOBS:-2}" --target "$@" -- --no-print-directory > "$log" 2>&1
+# Under `make test` the caller's make flags (jobserver, command-line variables) stay out.
+env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS nice cmake --build "$BD" -j "${JOBS:-2}" --target "$@" -- --no-print-directory > "$log" 2>&1
 rc=$?
 # A compiler or linker error, or a failing step, is a failure even if the exit status said
 # otherwise; warnings are not.
