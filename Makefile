@@ -33,8 +33,9 @@ bad-input: build
 	@bash tests/bad_input/run.sh $(BUILD)
 
 # `make test` is the whole suite on the Release build; `make test SANITIZE=address,undefined`
-# (or SANITIZE=thread) builds the unit tests and the CLI with those sanitizers in a folder of
-# their own and runs the unit tests and the model zoo there (scripts/sanitize.sh).
+# (or SANITIZE=thread) builds the CLI, the unit tests and the API (or concurrency) tests with
+# those sanitizers in a folder of their own and runs them and the model zoo there
+# (scripts/sanitize.sh; what each mode runs: docs/reliability.md).
 SANITIZE ?=
 ifeq ($(SANITIZE),)
 test: deps build

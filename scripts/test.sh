@@ -31,6 +31,7 @@ part "installed package: outside C++/C programs, Python, docs/api.md examples" b
 part "conformance" bash tests/conformance/run.sh "$BUILD"
 part "bad input" /usr/bin/python3 tests/bad_input/test_bad_input.py "$BUILD/bin/edgec" "$BUILD/bad_input"
 part "malformed models: one-line errors, nothing read outside" /usr/bin/python3 tests/bad_models/run.py "$BUILD/bin/edgec" "$BUILD/bad_models"
+part "build step of the sanitizer and fuzz trees: unknown target, compile error" bash tests/scripts/build_targets_test.sh
 # The sanitizers' share of the suite (scripts/sanitize.sh --subset): the library, the CLI and
 # the fuzz targets built with clang and address+undefined+fuzzer coverage in $BUILD-fuzz (the
 # tree `make fuzz` uses); the unit tests of the importer, IR, CPU kernels, memory plans, NPU

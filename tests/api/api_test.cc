@@ -9,12 +9,20 @@
 #include <iterator>
 #include <random>
 
+#include <unistd.h>
+
 #include "edgec/edgec.h"
 
 namespace {
 
 const std::string kZoo = EDGEC_TEST_ZOO;
 const std::string kModel = kZoo + "/squeezenet1_1/model.onnx";
+
+// A file in the temporary folder of this process alone: suites of other build folders run
+// the same tests at the same time.
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+}
 
 std::vector<float> Random(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -225,7 +233,7 @@ TEST(ApiCompile, NpuSimEqualsCpuAndSaveLoadKeepsIt) {
     if (n.unit == edgec::Unit::kNpu) cycles += n.cycles;
   EXPECT_GT(cycles, 0);
 
-  const std::string path = (std::filesystem::temp_directory_path() / "edgec_api_test.edgec").string();
+  const std::string path = TempPath("edgec_api_test.edgec");
   ASSERT_TRUE(c.Save(path).ok());
   auto loaded = edgec::CompiledModel::Load(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -241,8 +249,7 @@ TEST(ApiCompile, NpuSimEqualsCpuAndSaveLoadKeepsIt) {
 // libedgec_runtime (no compiler, no protobuf) loads the saved file and runs it as libedgec does
 // (tests/api/runtime_test.cc: npu-sim == cpu there too).
 TEST(ApiRuntime, RunsAsTheFullLibrary) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string model = (dir / "edgec_api_runtime.edgec").string(), out = (dir / "edgec_api_runtime.bin").string();
+  const std::string model = TempPath("edgec_api_runtime.edgec"), out = TempPath("edgec_api_runtime.bin");
   ASSERT_TRUE(Compiled().Save(model).ok());
   const std::string cmd = std::string(EDGEC_RUNTIME_TEST) + " " + model + " " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -288,7 +295,7 @@ TEST(ApiTarget, OverridesAndJson) {
 // The C program (tests/api/c_api_test.c) and this API agree bit for bit on the same input
 // and options (x[i] = sin(i * 0.001), one thread, -O3).
 TEST(ApiC, MatchesTheCppApi) {
-  const std::string out = (std::filesystem::temp_directory_path() / "edgec_c_api_test.bin").string();
+  const std::string out = TempPath("edgec_c_api_test.bin");
   std::filesystem::remove(out);
   const std::string cmd = std::string(EDGEC_C_API_TEST) + " " + kModel + " " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;

@@ -38,8 +38,7 @@ elif [ ! -f "$FB/CMakeCache.txt" ]; then
       -DCMAKE_CXX_FLAGS=-gline-tables-only -DEDGEC_FUZZ=ON -DEDGEC_PYTHON=OFF > /dev/null || exit 1
 fi
 if [ -z "${FUZZ_QUICK:-}" ]; then
-  nice cmake --build "$FB" -j "${JOBS:-2}" --target fuzz_all edgec -- --no-print-directory 2>&1 \
-    | grep -E 'error|FAILED' && exit 1
+  bash scripts/build_targets.sh "$FB" fuzz_all edgec || exit 1
 fi
 [ "$build_only" = 1 ] && exit 0
 
