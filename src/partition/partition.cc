@@ -23,6 +23,7 @@ std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearLayerNormalization) return "LayerNormalization";
   if (op == OpKind::kQLinearGroupNormalization) return "GroupNormalization";
   if (op == OpKind::kQLinearSoftmax) return "Softmax";
+  if (op == OpKind::kQLinearRequantize) return "QuantizeLinear";  // Q(DQ(x)) between widths
   return std::string(OpName(op));
 }
 

@@ -181,6 +181,45 @@ TEST(Int16Quantize, MatMulAfterAnInt16PointStaysInt8) {
   EXPECT_EQ(int8_matmuls, 1);  // "values"; "scores" writes the int16 point and stays float
 }
 
+// The requantization between the int16 point and the 8-bit MatMul input (Q8(DQ16)) folds into
+// one integer QLinearRequantize that feeds the MatMul; in float mode it is the island's f32
+// arithmetic, so the folded model's output does not change.
+TEST(Int16Quantize, RequantizeBetweenWidthsFolds) {
+  Prepared p = Prepare();
+  QuantizeOptions o;
+  o.int16_nodes = {Int16Candidates(p.g, {}).at(0)->name()};  // the softmax
+  Graph qdq = p.g.Clone();
+  ASSERT_TRUE(RewriteToQdq(qdq, p.table, o).ok());
+  auto folded = Int8Executable(qdq);
+  ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+  const Node* sm = First(*folded, OpKind::kQLinearSoftmax);
+  const Node* rq = First(*folded, OpKind::kQLinearRequantize);
+  ASSERT_NE(sm, nullptr);
+  ASSERT_NE(rq, nullptr);
+  EXPECT_EQ(rq->input(0), sm->output(0));
+  EXPECT_EQ(rq->output(0)->type.dtype, DType::kI8);
+  ASSERT_EQ(rq->output(0)->uses().size(), 1u);
+  EXPECT_EQ(rq->output(0)->uses()[0].node->op(), OpKind::kQLinearMatMul);
+  EXPECT_EQ(partition::NpuSupport(*rq, npu::DefaultTarget()), "");
+  // The same graph with the requantize left as its Q(DQ) island computes the same bytes.
+  Graph island = folded->Clone();
+  Node* r = nullptr;
+  for (Node* n : island.nodes())
+    if (n->op() == OpKind::kQLinearRequantize) r = n;
+  ASSERT_NE(r, nullptr);
+  Value* f = Add(island, OpKind::kDequantizeLinear, {r->input(0), r->input(1), r->input(2)}, {}, "rq_dq");
+  Value* q = Add(island, OpKind::kQuantizeLinear, {f, r->input(3), r->input(4)}, {}, "rq_q");
+  island.ReplaceAllUses(r->output(0), q);
+  ASSERT_TRUE(island.TopoSort().ok());
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const std::map<std::string, Tensor> in = {{"x", Normal({1, 12, 48}, 900 + seed)}};
+    auto a = ReferenceExecutor(*folded).Run(in);
+    auto b = ReferenceExecutor(island).Run(in);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector()) << "seed " << seed;
+  }
+}
+
 TEST(Int16Quantize, BudgetPromotesTheLayerThatRemovesMostError) {
   Prepared p = Prepare();
   const auto eval = Samples(4, 900);
