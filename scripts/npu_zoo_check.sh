@@ -5,7 +5,9 @@
 # every target in targets/ (double buffering) and on the default target with single
 # buffering. Each model is quantized once (i8 activations) with generated calibration data;
 # a model with norms or softmaxes also once with them in int16 (`--int16 all`, the ".int16"
-# cases: the int16 layers stay on the CPU with their reason, the rest as before).
+# cases: 2-byte values through NPU segments, the int16 layers placed by cost), and that file
+# once more on edge-default with every legal node on the NPU (".int16.all": the int16 norms,
+# softmaxes and requantizes run by the simulator and handed over to the CPU's islands).
 # Usage: scripts/npu_zoo_check.sh [BUILD] [MODELS...]
 set -euo pipefail
 BUILD="${1:-build}"
@@ -43,11 +45,16 @@ for m in "${MODELS[@]}"; do
   cases=()
   for t in targets/*.json; do cases+=("$(basename "$t" .json):"); done
   cases+=("edge-default:--single-buffer")
+  [[ ${#variants[@]} -gt 1 ]] && cases+=("edge-default:--all-npu")
   for c in "${cases[@]}"; do
    for v in "${variants[@]}"; do
     t="${c%%:*}"
     flag="${c#*:}"
-    tag="$m$v.$t${flag:+.single}"
+    [[ $flag == --all-npu && -z $v ]] && continue
+    suffix=""
+    [[ $flag == --single-buffer ]] && suffix=.single
+    [[ $flag == --all-npu ]] && suffix=.all
+    tag="$m$v.$t$suffix"
     "$EDGEC" compile "$WORK/$m$v.qdq.onnx" --target "$t" $flag -q -o "$WORK/$tag.edgec"
     "$EDGEC" run "$WORK/$tag.edgec" --device npu-sim "${inputs[@]}" --output-dir "$WORK/$tag.npu" -q
     "$EDGEC" run "$WORK/$tag.edgec" --device cpu "${inputs[@]}" --output-dir "$WORK/$tag.cpu" -q

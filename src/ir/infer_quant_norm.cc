@@ -1,4 +1,5 @@
-// Shape inference of the integer normalizations and softmax (ops.def, family quant_internal).
+// Shape inference of the integer normalizations, softmax and requantize (ops.def, family
+// quant_internal).
 #include "ir/infer.h"
 
 namespace edgec::infer {
@@ -100,6 +101,14 @@ Status QLinearSoftmax(InferContext& ctx) {
   ASSIGN_OR_RETURN(int axis, NormalizeAxis(ctx.attrs().GetInt("axis", -1), x.rank(), "attribute axis"));
   if (axis != x.rank() - 1) return ctx.Unsupported("softmax over axis {} of {} (only the last axis)", axis, x.ToString());
   ctx.output(0) = MakeType(y, x.dims);
+  return Status::Ok();
+}
+
+Status QLinearRequantize(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(4, 5));
+  ASSIGN_OR_RETURN(DType y, CheckQuantParams(ctx, {1, 3}, 2, 4));
+  const TensorType& x = ctx.input_type(0);
+  ctx.output(0) = x.rank_known ? MakeType(y, x.dims) : UnknownRank(y);
   return Status::Ok();
 }
 

@@ -333,7 +333,7 @@ bool IsVectorNode(const Node& n) {
   return IsFloatBoundary(n) || n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
          n.op() == OpKind::kQLinearSoftmax || n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul || n.op() == OpKind::kQuantizedLookup ||
          n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || IsDepthwise(n) || IsMoveNode(n) ||
-         n.op() == OpKind::kResize;
+         n.op() == OpKind::kResize || n.op() == OpKind::kQLinearRequantize;
 }
 
 int64_t MacsOf(const Node& n) {
@@ -411,6 +411,24 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     v.output_u8 = y->type.dtype == DType::kU8;
     v.eltwise = q ? npu::EltwiseLayer::Quantize(n.name(), elements, sc, z, -128, 127)
                   : npu::EltwiseLayer::Dequantize(n.name(), elements, sc, z);
+    return v;
+  }
+  if (n.op() == OpKind::kQLinearRequantize) {  // 8 <-> 16 bits (quant/rescale.h)
+    const Value* x = n.input(0);
+    auto width = [&](const Value* v) { return v->type.dtype == DType::kI16 ? 2 : is8(v) ? 1 : 0; };
+    if (!width(x) || !width(y)) return Unimplemented("dtype not 8- or 16-bit");
+    if (!x->type.IsStatic()) return Unimplemented("dynamic shape");
+    ASSIGN_OR_RETURN(std::vector<double> sx, Scales(n, 1, "X scale"));
+    ASSIGN_OR_RETURN(std::vector<double> sy, Scales(n, 3, "Y scale"));
+    ASSIGN_OR_RETURN(int32_t zx, ScalarZeroPoint(n, 2, "X zero point"));
+    ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 4, "Y zero point"));
+    if (sx.size() != 1 || sy.size() != 1) return Unimplemented("per-axis scales not lowered");
+    const int32_t lo = width(y) == 2 ? -32768 : -128, hi = width(y) == 2 ? 32767 : 127;
+    auto p = quant::MakeRescale(sx[0], s8(x, zx), sy[0], s8(y, zy), lo, hi);
+    if (!p.ok()) return Unimplemented("{}", p.status().message());
+    v.kind = VectorLayer::Kind::kEltwise;
+    v.output_u8 = y->type.dtype == DType::kU8;
+    v.eltwise = npu::EltwiseLayer::Rescale(n.name(), NumElements(y->type.dims), *p, width(x), width(y));
     return v;
   }
   if (n.op() == OpKind::kQuantizedLookup) {

@@ -22,11 +22,12 @@
 namespace edgec::lower {
 namespace {
 
-// A tensor's bytes in the segment's DRAM: one a value, four for the f32 of the float boundary.
+// A tensor's bytes in the segment's DRAM: one a value, two an int16 value (mixed precision),
+// four for the f32 of the float boundary.
 int64_t TensorBytes(const Value& v) {
   int64_t n = 1;
   for (int64_t d : v.type.dims) n *= d;
-  return v.type.dtype == DType::kF32 ? 4 * n : n;
+  return n * (v.type.dtype == DType::kF32 ? 4 : v.type.dtype == DType::kI16 ? 2 : 1);
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ const char* VecOpName(VecOp op) {
     case VecOp::kResize: return "resize";
     case VecOp::kQuantize: return "quantize";
     case VecOp::kDequantize: return "dequantize";
+    case VecOp::kRescale: return "rescale";
   }
   return "?";
 }
@@ -315,7 +316,7 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
     if (!ok) return bad;
     if (in.ndims > kMaxDmaDims)
       return InvalidArgument("NPU program: DMA with {} strided dims (at most {})", in.ndims, kMaxDmaDims);
-    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kDequantize)
+    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kRescale)
       return InvalidArgument("NPU program: unknown vector operation {}", static_cast<int>(in.vec));
   }
   if (!r.done()) return InvalidArgument("NPU program: trailing bytes after the instructions");

@@ -82,6 +82,11 @@ enum class VecOp : uint8_t {
   // (vector_cores.dtype_rates); a target without one has no such layer.
   kQuantize,
   kDequantize,
+  // Requantize between element widths (quant/rescale.h), imm = zi, zo, mult, shift, lo, hi,
+  // bytes of an src element, bytes of a dst element (1 or 2; int16 values are 2 bytes, strides
+  // in bytes): dst = clamp(zo + Mul((src - zi) << 15, mult, shift), lo, hi). Timed at the
+  // i16 rate when either side is 2 bytes.
+  kRescale,
 };
 // Bytes of one resize tap (lo, hi, w as int32).
 inline constexpr int64_t kResizeTapBytes = 12;

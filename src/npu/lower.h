@@ -38,6 +38,7 @@
 #include "npu/isa.h"
 #include "npu/target.h"
 #include "quant/fixed_point.h"
+#include "quant/rescale.h"
 
 namespace edgec::npu {
 
@@ -141,7 +142,8 @@ struct EltwiseLayer {
   std::vector<int8_t> b_const = {};  // a constant b (empty: b is a region)
   // Region names of a and b: the node's data inputs in order are ".input", ".input1", ...
   std::string a_region = ".input", b_region = ".input1";
-  // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, else 1.
+  // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, 2 for an
+  // int16 side of kRescale, else 1.
   int64_t a_bytes = 1, y_bytes = 1;
   bool binary() const { return op == VecOp::kAdd || op == VecOp::kMul; }
   int64_t b_elements() const {
@@ -155,6 +157,9 @@ struct EltwiseLayer {
   static EltwiseLayer Quantize(std::string name, int64_t elements, float scale, int32_t zero_point, int32_t lo,
                                int32_t hi);
   static EltwiseLayer Dequantize(std::string name, int64_t elements, float scale, int32_t zero_point);
+  // A requantize between widths (isa.h kRescale): `x_bytes` / `y_bytes` 1 (i8 terms) or 2 (int16).
+  static EltwiseLayer Rescale(std::string name, int64_t elements, const quant::RescaleParams& p, int64_t x_bytes,
+                              int64_t y_bytes);
 };
 // `chunk` elements per DMA/VEC step (a multiple of `cols` for a row broadcast). The DRAM image
 // holds the constant part first (the table or a constant b), then a, b and y.

@@ -54,15 +54,27 @@ EltwiseLayer EltwiseLayer::Dequantize(std::string name, int64_t elements, float 
   return l;
 }
 
+EltwiseLayer EltwiseLayer::Rescale(std::string name, int64_t elements, const quant::RescaleParams& p, int64_t x_bytes,
+                                   int64_t y_bytes) {
+  EltwiseLayer l{.name = std::move(name), .op = VecOp::kRescale, .elements = elements,
+                 .imm = {p.x_zero_point, p.y_zero_point, p.m.multiplier, p.m.shift, p.qmin, p.qmax,
+                         static_cast<int32_t>(x_bytes), static_cast<int32_t>(y_bytes)}};
+  l.a_bytes = x_bytes;
+  l.y_bytes = y_bytes;
+  return l;
+}
+
 StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t chunk, bool double_buffer,
                                int64_t* a_addr, int64_t* b_addr, int64_t* y_addr) {
   if (l.op != VecOp::kAdd && l.op != VecOp::kMul && l.op != VecOp::kRelu && l.op != VecOp::kLut &&
-      l.op != VecOp::kQuantize && l.op != VecOp::kDequantize)
+      l.op != VecOp::kQuantize && l.op != VecOp::kDequantize && l.op != VecOp::kRescale)
     return InvalidArgument("eltwise layer '{}': op {} is not elementwise", l.name, VecOpName(l.op));
   if (chunk < 1 || l.elements < 1) return InvalidArgument("eltwise layer '{}': empty", l.name);
   if ((l.op == VecOp::kQuantize || l.op == VecOp::kDequantize) && t.vector_cores.VecRate("f32") <= 0)
     return InvalidArgument("eltwise layer '{}': {} needs f32 on the vector cores, target {} lists none", l.name,
                            VecOpName(l.op), t.name);
+  if (l.op == VecOp::kRescale && (l.a_bytes == 2 || l.y_bytes == 2) && t.vector_cores.VecRate("i16") <= 0)
+    return InvalidArgument("eltwise layer '{}': int16 values, but the vector cores of {} take no i16", l.name, t.name);
   using B = EltwiseLayer::Broadcast;
   const bool binary = l.binary();
   const B bc = binary ? l.broadcast : B::kFull;

@@ -79,6 +79,9 @@ int64_t SramEnd(const Instr& in) {
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 4 * int64_t{in.cols});
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 4 * int64_t{in.cols});
+      if (in.vec == VecOp::kRescale && in.op == Opcode::kVec)  // 1- or 2-byte elements
+        end = std::max(in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + int64_t{in.imm[6]} * in.cols,
+                       in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + int64_t{in.imm[7]} * in.cols);
       if (in.vec == VecOp::kNorm && in.op == Opcode::kVec)
         end = std::max(end, in.params + (wide ? WideNormParamsBytes(in.cols) : NormParamsBytes(in.cols)));
       if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec)
@@ -119,8 +122,10 @@ double VecCycles(const Target& t, const Instr& in) {
   if (IsWindowOp(in)) elems = WindowElements(in);
   if (in.op == Opcode::kVec && in.vec == VecOp::kResize) elems = int64_t{in.rows} * in.win_w * in.cols * 4;
   // An int16 norm / softmax runs at the vector cores' declared i16 rate (isa.h kWideImm).
-  const bool wide = in.op == Opcode::kVec && (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) &&
-                    in.imm[kWideImm] == 1;
+  // So does a rescale with a 2-byte side (isa.h kRescale).
+  const bool wide = in.op == Opcode::kVec &&
+                    (((in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) && in.imm[kWideImm] == 1) ||
+                     (in.vec == VecOp::kRescale && (in.imm[6] == 2 || in.imm[7] == 2)));
   const bool f32 = in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize);
   const double rate = wide  ? std::max(t.vector_cores.VecRate("i16"), 1e-9)
                       : f32 ? std::max(t.vector_cores.VecRate("f32"), 1e-9)

@@ -9,6 +9,7 @@
 #include "quant/fixed_point.h"
 #include "quant/int_norm.h"
 #include "quant/int_resize.h"
+#include "quant/rescale.h"
 #include "npu/sim_wide_norm.h"
 
 namespace edgec::npu {
@@ -207,6 +208,33 @@ StatusOr<Effect> NormOrSoftmax(const Instr& in, const Memories& mem) {
 StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   Effect e{Space::kSram, in.core, {}};
   const int32_t* imm = in.imm;
+  if (in.op == Opcode::kVec && in.vec == VecOp::kRescale) {
+    // quant/rescale.h on 1- or 2-byte elements (imm[6], imm[7]).
+    const int64_t ex = imm[6], ey = imm[7];
+    if ((ex != 1 && ex != 2) || (ey != 1 && ey != 2))
+      return InvalidArgument("VEC rescale: element bytes {} -> {} (1 or 2)", ex, ey);
+    quant::RescaleParams p;
+    p.x_zero_point = imm[0];
+    p.y_zero_point = imm[1];
+    p.m = Mult(imm[2], imm[3]);
+    p.qmin = imm[4];
+    p.qmax = imm[5];
+    for (int32_t r = 0; r < in.rows; ++r) {
+      const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, ex * in.cols, "VEC source row"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, ey * in.cols, "VEC destination row"));
+      WriteChunk ch{dst, std::vector<uint8_t>(ey * in.cols)};
+      for (int32_t c = 0; c < in.cols; ++c) {
+        const int32_t x = ex == 2 ? int32_t{Load<int16_t>(mem, Space::kSram, 0, src + 2 * c)}
+                                  : int32_t{Load<int8_t>(mem, Space::kSram, 0, src + c)};
+        const int32_t y = quant::Rescale(x, p);
+        if (ey == 2) Put(ch.bytes, 2 * c, static_cast<int16_t>(y));
+        else ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
+      }
+      e.chunks.push_back(std::move(ch));
+    }
+    return e;
+  }
   if (in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize)) {
     // QuantizeLinear's / DequantizeLinear's f32 arithmetic (kernels/ref/quant.cc).
     const bool q = in.vec == VecOp::kQuantize;

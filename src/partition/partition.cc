@@ -23,6 +23,7 @@ std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearLayerNormalization) return "LayerNormalization";
   if (op == OpKind::kQLinearGroupNormalization) return "GroupNormalization";
   if (op == OpKind::kQLinearSoftmax) return "Softmax";
+  if (op == OpKind::kQLinearRequantize) return "QuantizeLinear";  // Q(DQ(x)) between widths
   return std::string(OpName(op));
 }
 
@@ -86,24 +87,26 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
     return fail(ReasonCode::kUnsupportedOp, "unsupported op " + op, "supported_ops", op, join(t.supported_ops),
                 fmt::format("none on this target (the NPU has no {}); a target listing it: --set supported_ops=...|{}", op, op));
   // int16 activations (the quantizer's mixed precision): the vector cores must declare i16
-  // (vector_cores.dtype_rates); where they do, the int16 VEC norm / softmax exists as a layer
-  // (npu/lower_wide_norm.cc) but segments and the CPU <-> NPU hand-over move 1-byte values
-  // only, so the layer stays on the CPU with that reason (tests/quant/int16_quantize_test.cc).
+  // (vector_cores.dtype_rates); where they do, segments hold 2-byte tensors and the int16
+  // layers (the wide VEC norm / softmax, npu/lower_wide_norm.cc) run on the NPU by cost
+  // (tests/quant/int16_quantize_test.cc, tests/lower/npu_int16_segment_test.cc).
   std::vector<const Value*> ends(n.inputs().begin(), n.inputs().end());
   for (const Value* v : n.outputs()) ends.push_back(v);
+  bool wide = false;
   for (const Value* v : ends) {
     if (!v || !IsData(v) || v->type.dtype != DType::kI16) continue;
+    wide = true;
     std::string rates;
     for (const auto& [d, r] : t.vector_cores.dtype_rates) rates += fmt::format("{}{}:{}", rates.empty() ? "" : "|", d, r);
     if (t.vector_cores.VecRate("i16") <= 0)
       return fail(ReasonCode::kUnsupportedDtype, "vector cores take no i16", "vector_cores.dtype_rates",
                   fmt::format("i16 ('{}')", v->name()), rates,
                   "keep this layer int8 (quantize without --int16), or a target whose vector cores take i16");
-    return fail(ReasonCode::kNotLowered, "int16 layer: NPU segments move 1-byte values only", "NPU segments",
-                fmt::format("i16 ('{}')", v->name()), "i8/u8 values between NPU layers (docs/npu.md)",
-                "none but the CPU for now: its int16 kernels run it (quant/int16_norm.h)");
   }
-  auto dtype_ok = [&](const Value* v) { return t.SupportsDType(DTypeName(v->type.dtype)); };
+  // An i16 value needs the vector cores' i16 rate (checked above), not supported_dtypes.
+  auto dtype_ok = [&](const Value* v) {
+    return (wide && v->type.dtype == DType::kI16) || t.SupportsDType(DTypeName(v->type.dtype));
+  };
   auto bad_dtype = [&](const Value* v) {
     const std::string d(DTypeName(v->type.dtype));
     const bool boundary = (n.op() == OpKind::kQuantizeLinear && n.input(0) && n.input(0)->is_graph_input()) ||

@@ -446,6 +446,25 @@ bool CancelRequantize(Graph& g, Node* q) {
   return passes::ReplaceValue(g, q->output(0), dq->input(0));
 }
 
+// Q(DQ(x)) between an int16 and an 8-bit quantization (the mixed precision's int16 point and
+// its 8-bit neighbour: DQ16 → Q8 before a MatMul, DQ8 → Q16) is one QLinearRequantize, an
+// integer op the NPU runs (Int16Quantize.RequantizeBetweenWidthsFolds).
+StatusOr<bool> FoldRequantize(Graph& g, Node* q, const FoldOptions& options) {
+  if (q->op() != OpKind::kQuantizeLinear) return false;
+  Node* dq = DqOf(q->input(0));
+  if (!dq) return false;
+  const DType xt = dq->input(0)->type.dtype, yt = q->output(0)->type.dtype;
+  if ((xt == DType::kI16) == (yt == DType::kI16) || !ParamsOf(dq, xt) || !ParamsOf(q, yt)) return false;
+  if (!IsEightBit(xt) && xt != DType::kI16) return false;
+  if (!IsEightBit(yt) && yt != DType::kI16) return false;
+  RETURN_IF_ERROR(ReplaceByIntegerOp(g, OpKind::kQLinearRequantize, q,
+                                     {dq->input(0), dq->input(1), ZeroPointOf(g, dq, xt), q->input(1),
+                                      ZeroPointOf(g, q, yt)},
+                                     RequantAttrs(options), q, q)
+                      .status());
+  return true;
+}
+
 }  // namespace
 
 StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
@@ -498,6 +517,10 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
     if (!changed) break;
     passes::RemoveDeadNodes(g);
     RETURN_IF_ERROR(g.TopoSort());
+  }
+  for (Node* n : g.nodes()) {
+    ASSIGN_OR_RETURN(bool folded, FoldRequantize(g, n, options));
+    s.folded += folded;
   }
   if (options.tabulate) {
     for (Node* n : g.nodes()) RETURN_IF_ERROR(TabulateIsland(g, n, &s.tabulated).status());

@@ -25,6 +25,8 @@
 // parameters, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Identity) run on the
 // int8 values: op(DQ(q)) = DQ(op(q)) exactly (DQ is monotonic), and Q(DQ(q)) with the same
 // parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
+// Q(DQ(x_q)) between an int16 and an 8-bit quantization (the mixed precision's int16 point
+// beside an 8-bit neighbour) becomes one QLinearRequantize(x_q) (quant/rescale.h).
 // A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup.
 // Everything else stays as it is: DQ ─► float op ─► Q islands (windowed AveragePool, a Mul by
 // a float constant, ...).
