@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "api/handle.h"
 #include "api/impl.h"
 #include "frontend/onnx/importer.h"
 #include "lower/npu_compile.h"
@@ -43,9 +44,7 @@ npu::TilerOptions TilerFor(const EstimateOptions& o) {
 }  // namespace
 
 NpuWorkload::NpuWorkload(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-NpuWorkload::NpuWorkload(NpuWorkload&&) noexcept = default;
-NpuWorkload& NpuWorkload::operator=(NpuWorkload&&) noexcept = default;
-NpuWorkload::~NpuWorkload() = default;
+EDGEC_HANDLE_MOVES(NpuWorkload)
 
 StatusOr<NpuWorkload> NpuWorkload::FromModel(const std::string& path,
                                              const std::map<std::string, std::vector<int64_t>>& shapes) {
