@@ -240,6 +240,13 @@ py::dict ProfileDict(const edgec::Profile& p) {
   return d;
 }
 
+// Runs `f` (C++ work that touches no Python object) with the GIL released; returns its result.
+template <typename F>
+auto WithoutGil(F&& f) {
+  py::gil_scoped_release release;
+  return f();
+}
+
 // A session with the inputs it takes (kept for conversions).
 struct PySession {
   std::shared_ptr<edgec::Session> session;
@@ -248,13 +255,8 @@ struct PySession {
   py::dict Run(const py::dict& feeds) {
     std::vector<py::array> keep;
     auto views = Views(feeds, inputs, keep);
-    edgec::StatusOr<std::vector<edgec::NamedTensor>> r = edgec::Status(edgec::StatusCode::kInternal, "not run");
-    {
-      py::gil_scoped_release release;
-      r = session->Run(views);
-    }
     py::dict out;
-    for (const auto& t : Take(std::move(r))) out[py::str(t.name)] = ToArray(t.tensor);
+    for (const auto& t : Take(WithoutGil([&] { return session->Run(views); }))) out[py::str(t.name)] = ToArray(t.tensor);
     return out;
   }
 };
@@ -328,17 +330,13 @@ PYBIND11_MODULE(_edgec, m) {
       .def(
           "optimize",
           [](std::shared_ptr<edgec::Model> self, py::object level) {
-            edgec::Status st;
             if (py::isinstance<py::str>(level)) {
               const std::string pipeline = py::str(level);
-              py::gil_scoped_release release;
-              st = self->Optimize(pipeline);
+              Check(WithoutGil([&] { return self->Optimize(pipeline); }));
             } else {
               const int l = level.cast<int>();
-              py::gil_scoped_release release;
-              st = self->Optimize(l);
+              Check(WithoutGil([&] { return self->Optimize(l); }));
             }
-            Check(st);
             return self;
           },
           py::arg("level") = 3, "Optimizes in place with -O<level> (or a pass list); returns the model.")
@@ -373,12 +371,7 @@ PYBIND11_MODULE(_edgec, m) {
             o.budget_int16 = allow_int16;
             if (accuracy_budget > 0) o.target = TargetOf(target, py::none());
             edgec::QuantizeReport report;
-            edgec::Status st;
-            {
-              py::gil_scoped_release release;
-              st = self->Quantize(samples, o, &report);
-            }
-            Check(st);
+            Check(WithoutGil([&] { return self->Quantize(samples, o, &report); }));
             py::object me = py::cast(self);
             me.attr("quantize_report") = QuantizeReportDict(report);
             return self;
@@ -398,12 +391,8 @@ PYBIND11_MODULE(_edgec, m) {
             o.target = TargetOf(target, overrides);
             o.all_npu = all_npu;
             o.single_buffer = single_buffer;
-            edgec::StatusOr<edgec::CompiledModel> c = edgec::Status(edgec::StatusCode::kInternal, "not compiled");
-            {
-              py::gil_scoped_release release;
-              c = edgec::CompiledModel::Compile(self, o);
-            }
-            return std::make_shared<edgec::CompiledModel>(Take(std::move(c)));
+            return std::make_shared<edgec::CompiledModel>(
+                Take(WithoutGil([&] { return edgec::CompiledModel::Compile(self, o); })));
           },
           py::arg("target") = "edge-default", py::arg("set") = py::none(), py::arg("all_npu") = false,
           py::arg("single_buffer") = false,
@@ -416,12 +405,7 @@ PYBIND11_MODULE(_edgec, m) {
             o.threads = threads;
             o.opt_level = opt_level;
             o.fixed_point = fixed_point;
-            edgec::StatusOr<edgec::Session> s = edgec::Status(edgec::StatusCode::kInternal, "not created");
-            {
-              py::gil_scoped_release release;
-              s = edgec::Session::Create(self, o);
-            }
-            return MakeSession(std::move(s));
+            return MakeSession(WithoutGil([&] { return edgec::Session::Create(self, o); }));
           },
           py::arg("threads") = 0, py::arg("opt_level") = 3, py::arg("fixed_point") = false,
           "A CPU session (a quantized model runs its Q/DQ as integer ops).")
@@ -432,12 +416,7 @@ PYBIND11_MODULE(_edgec, m) {
       "load",
       [](py::object path) {
         const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
-        edgec::StatusOr<edgec::Model> mm = edgec::Status(edgec::StatusCode::kInternal, "not loaded");
-        {
-          py::gil_scoped_release release;
-          mm = edgec::Model::Load(p);
-        }
-        return std::make_shared<edgec::Model>(Take(std::move(mm)));
+        return std::make_shared<edgec::Model>(Take(WithoutGil([&] { return edgec::Model::Load(p); })));
       },
       py::arg("path"), "Loads an ONNX model file.");
   m.def(

@@ -8,11 +8,14 @@
 
 #include "edgec/edgec.h"
 
+// Each handle is made from its C++ object (NewHandle), keeping what the calls hand out by pointer.
 struct edgec_model {
+  explicit edgec_model(edgec::Model m) : model(std::move(m)), inputs(model.inputs()), outputs(model.outputs()) {}
   edgec::Model model;
   std::vector<edgec::ValueInfo> inputs, outputs;
 };
 struct edgec_compiled {
+  explicit edgec_compiled(edgec::CompiledModel c) : compiled(std::move(c)), placements(compiled.placements()) {}
   edgec::CompiledModel compiled;
   std::vector<edgec::NodePlacement> placements;
 };
@@ -52,6 +55,20 @@ void Describe(const edgec::ValueInfo& v, edgec_tensor* t) {
   t->data = nullptr;
 }
 
+// Index `i` past the end of a list: "CALL: index I out of range (COUNT)", where COUNT says how
+// many there are ("3 nodes").
+edgec_status IndexError(const char* call, size_t i, const std::string& count) {
+  return Invalid(std::string(call) + ": index " + std::to_string(i) + " out of range (" + count + ")");
+}
+
+// Item i of the model's inputs or outputs (`noun`) into `info`.
+edgec_status DescribeAt(const char* call, const std::vector<edgec::ValueInfo>& list, const char* noun, size_t i,
+                        edgec_tensor* info) {
+  if (i >= list.size()) return IndexError(call, i, "the model has " + std::to_string(list.size()) + " " + noun);
+  Describe(list[i], info);
+  return Ok();
+}
+
 edgec::SessionOptions ToOptions(const edgec_session_options* o) {
   const edgec_session_options d = o ? *o : edgec_session_options_default();
   edgec::SessionOptions s;
@@ -62,12 +79,11 @@ edgec::SessionOptions ToOptions(const edgec_session_options* o) {
   return s;
 }
 
-edgec_status NewModel(edgec::StatusOr<edgec::Model> m, edgec_model** out) {
-  if (!m.ok()) return Fail(m.status());
-  auto* h = new edgec_model{std::move(m).value(), {}, {}};
-  h->inputs = h->model.inputs();
-  h->outputs = h->model.outputs();
-  *out = h;
+// The handle of a call's result, or the call's error.
+template <typename Handle, typename T>
+edgec_status NewHandle(edgec::StatusOr<T> r, Handle** out) {
+  if (!r.ok()) return Fail(r.status());
+  *out = new Handle{std::move(r).value()};
   return Ok();
 }
 
@@ -91,12 +107,12 @@ edgec_session_options edgec_session_options_default(void) {
 
 edgec_status edgec_model_load(const char* path, edgec_model** out) {
   if (!path || !out) return Invalid("edgec_model_load: path and out must not be NULL");
-  return NewModel(edgec::Model::Load(path), out);
+  return NewHandle(edgec::Model::Load(path), out);
 }
 
 edgec_status edgec_model_load_bytes(const void* data, size_t size, edgec_model** out) {
   if (!out) return Invalid("edgec_model_load_bytes: out must not be NULL");
-  return NewModel(edgec::Model::FromBytes(data, size), out);
+  return NewHandle(edgec::Model::FromBytes(data, size), out);
 }
 
 void edgec_model_destroy(edgec_model* model) { delete model; }
@@ -105,20 +121,12 @@ size_t edgec_model_output_count(const edgec_model* model) { return model ? model
 
 edgec_status edgec_model_input(const edgec_model* model, size_t i, edgec_tensor* info) {
   if (!model || !info) return Invalid("edgec_model_input: model and info must not be NULL");
-  if (i >= model->inputs.size())
-    return Invalid("edgec_model_input: index " + std::to_string(i) + " out of range (the model has " +
-                   std::to_string(model->inputs.size()) + " inputs)");
-  Describe(model->inputs[i], info);
-  return Ok();
+  return DescribeAt("edgec_model_input", model->inputs, "inputs", i, info);
 }
 
 edgec_status edgec_model_output(const edgec_model* model, size_t i, edgec_tensor* info) {
   if (!model || !info) return Invalid("edgec_model_output: model and info must not be NULL");
-  if (i >= model->outputs.size())
-    return Invalid("edgec_model_output: index " + std::to_string(i) + " out of range (the model has " +
-                   std::to_string(model->outputs.size()) + " outputs)");
-  Describe(model->outputs[i], info);
-  return Ok();
+  return DescribeAt("edgec_model_output", model->outputs, "outputs", i, info);
 }
 
 static void Refresh(edgec_model* model) {
@@ -240,22 +248,12 @@ edgec_status edgec_compile(const edgec_model* model, const char* target, const c
   if (!tgt.ok()) return Fail(tgt.status());
   edgec::CompileOptions o;
   o.target = std::move(tgt).value();
-  auto c = edgec::CompiledModel::Compile(model->model, o);
-  if (!c.ok()) return Fail(c.status());
-  auto* h = new edgec_compiled{std::move(c).value(), {}};
-  h->placements = h->compiled.placements();
-  *out = h;
-  return Ok();
+  return NewHandle(edgec::CompiledModel::Compile(model->model, o), out);
 }
 
 edgec_status edgec_compiled_load(const char* path, edgec_compiled** out) {
   if (!path || !out) return Invalid("edgec_compiled_load: path and out must not be NULL");
-  auto c = edgec::CompiledModel::Load(path);
-  if (!c.ok()) return Fail(c.status());
-  auto* h = new edgec_compiled{std::move(c).value(), {}};
-  h->placements = h->compiled.placements();
-  *out = h;
-  return Ok();
+  return NewHandle(edgec::CompiledModel::Load(path), out);
 }
 
 edgec_status edgec_compiled_save(const edgec_compiled* compiled, const char* path) {
@@ -271,8 +269,7 @@ edgec_status edgec_compiled_placement(const edgec_compiled* compiled, size_t i, 
                                       const char** reason) {
   if (!compiled) return Invalid("edgec_compiled_placement: compiled must not be NULL");
   if (i >= compiled->placements.size())
-    return Invalid("edgec_compiled_placement: index " + std::to_string(i) + " out of range (" +
-                   std::to_string(compiled->placements.size()) + " nodes)");
+    return IndexError("edgec_compiled_placement", i, std::to_string(compiled->placements.size()) + " nodes");
   const edgec::NodePlacement& p = compiled->placements[i];
   if (node) *node = p.node.c_str();
   if (unit) *unit = edgec::UnitName(p.unit);
@@ -283,19 +280,13 @@ edgec_status edgec_compiled_placement(const edgec_compiled* compiled, size_t i, 
 edgec_status edgec_session_create(const edgec_model* model, const edgec_session_options* options,
                                   edgec_session** out) {
   if (!model || !out) return Invalid("edgec_session_create: model and out must not be NULL");
-  auto s = edgec::Session::Create(model->model, ToOptions(options));
-  if (!s.ok()) return Fail(s.status());
-  *out = new edgec_session{std::move(s).value()};
-  return Ok();
+  return NewHandle(edgec::Session::Create(model->model, ToOptions(options)), out);
 }
 
 edgec_status edgec_session_create_compiled(const edgec_compiled* compiled, const edgec_session_options* options,
                                            edgec_session** out) {
   if (!compiled || !out) return Invalid("edgec_session_create_compiled: compiled and out must not be NULL");
-  auto s = edgec::Session::Create(compiled->compiled, ToOptions(options));
-  if (!s.ok()) return Fail(s.status());
-  *out = new edgec_session{std::move(s).value()};
-  return Ok();
+  return NewHandle(edgec::Session::Create(compiled->compiled, ToOptions(options)), out);
 }
 
 void edgec_session_destroy(edgec_session* session) { delete session; }
@@ -312,10 +303,7 @@ edgec_status edgec_session_run(edgec_session* session, const edgec_tensor* input
     std::vector<int64_t> dims(t.dims, t.dims + t.rank);
     in[t.name] = edgec::TensorView(static_cast<edgec::DataType>(t.dtype), std::move(dims), t.data);
   }
-  auto r = session->session.Run(in);
-  if (!r.ok()) return Fail(r.status());
-  *out = new edgec_outputs{std::move(r).value()};
-  return Ok();
+  return NewHandle(session->session.Run(in), out);
 }
 
 edgec_resource_limits edgec_get_resource_limits(void) {
@@ -340,8 +328,7 @@ size_t edgec_outputs_count(const edgec_outputs* outputs) { return outputs ? outp
 edgec_status edgec_outputs_get(const edgec_outputs* outputs, size_t i, edgec_tensor* tensor) {
   if (!outputs || !tensor) return Invalid("edgec_outputs_get: outputs and tensor must not be NULL");
   if (i >= outputs->tensors.size())
-    return Invalid("edgec_outputs_get: index " + std::to_string(i) + " out of range (" +
-                   std::to_string(outputs->tensors.size()) + " outputs)");
+    return IndexError("edgec_outputs_get", i, std::to_string(outputs->tensors.size()) + " outputs");
   const edgec::NamedTensor& t = outputs->tensors[i];
   tensor->name = t.name.c_str();
   tensor->dtype = static_cast<edgec_dtype>(t.tensor.dtype());

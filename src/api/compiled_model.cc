@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "api/convert.h"
+#include "api/handle.h"
 #include "api/impl.h"
 
 namespace edgec {
@@ -25,9 +26,7 @@ StatusOr<std::shared_ptr<CompiledModel::Impl>> MapCompiledModel(const std::strin
 }
 
 CompiledModel::CompiledModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
-CompiledModel::CompiledModel(CompiledModel&&) noexcept = default;
-CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
-CompiledModel::~CompiledModel() = default;
+EDGEC_HANDLE_MOVES(CompiledModel)
 
 StatusOr<CompiledModel> CompiledModel::Load(const std::string& path) {
   ASSIGN_OR_RETURN(auto impl, MapCompiledModel(path));

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "support/name_list.h"
+
 namespace edgec::api {
 
 // The public DataType mirrors DType value for value.
@@ -22,12 +24,8 @@ namespace {
 template <typename To, typename From>
 To CopyTuning(const From& t) {
   To r;
-  r.winograd = t.winograd;
-  r.winograd_min_channels = t.winograd_min_channels;
-  r.conv1x1_gemm_min_pixels = t.conv1x1_gemm_min_pixels;
-  r.gemv = t.gemv;
-  r.int8_unchecked = t.int8_unchecked;
-  r.min_parallel_macs = t.min_parallel_macs;
+  EDGEC_COPY_FIELDS(r, t, winograd, winograd_min_channels, conv1x1_gemm_min_pixels, gemv, int8_unchecked,
+                    min_parallel_macs)
   return r;
 }
 }  // namespace

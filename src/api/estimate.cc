@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "api/handle.h"
 #include "api/impl.h"
 #include "frontend/onnx/importer.h"
 #include "lower/npu_compile.h"
@@ -14,6 +15,7 @@
 #include "quant/pipeline.h"
 #include "report/sram_svg.h"
 #include "runtime/shape_binding.h"
+#include "support/name_list.h"
 #include "support/status.h"
 
 namespace edgec {
@@ -42,9 +44,7 @@ npu::TilerOptions TilerFor(const EstimateOptions& o) {
 }  // namespace
 
 NpuWorkload::NpuWorkload(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-NpuWorkload::NpuWorkload(NpuWorkload&&) noexcept = default;
-NpuWorkload& NpuWorkload::operator=(NpuWorkload&&) noexcept = default;
-NpuWorkload::~NpuWorkload() = default;
+EDGEC_HANDLE_MOVES(NpuWorkload)
 
 StatusOr<NpuWorkload> NpuWorkload::FromModel(const std::string& path,
                                              const std::map<std::string, std::vector<int64_t>>& shapes) {
@@ -96,11 +96,8 @@ StatusOr<NpuEstimate> NpuWorkload::Estimate(const Target& target, const Estimate
   if (impl_->layers.empty()) return InvalidArgument("{}: no Conv/MatMul/Gemm layer the NPU can run", impl_->model);
   ASSIGN_OR_RETURN(npu::ModelEstimate e, npu::EstimateModel(impl_->layers, t, TilerFor(options)));
   NpuEstimate r;
-  r.cycles = e.total.cycles;
+  EDGEC_COPY_FIELDS(r, e.total, cycles, macs, dram_read, dram_written)
   r.milliseconds = e.total.cycles / t.clock_hz * 1e3;
-  r.macs = e.total.macs;
-  r.dram_read = e.total.dram_read;
-  r.dram_written = e.total.dram_written;
   r.weight_bytes = e.weight_bytes;
   r.mac_utilization = e.total.mac_utilization(t);
   r.table = npu::FormatEstimate(e, t, options.show_tiling);
@@ -129,15 +126,8 @@ StatusOr<NpuSegmentEstimate> NpuWorkload::EstimateSegments(const Target& target,
   ASSIGN_OR_RETURN(lower::CompileResult c, lower::CompileGraph(*impl_->integer, t, "estimate", po));
   ASSIGN_OR_RETURN(lower::SegmentEstimate e, lower::EstimateSegments(c, t));
   NpuSegmentEstimate r;
-  r.segments = e.segments;
-  r.layers = e.layers;
-  r.cycles = e.cycles;
+  EDGEC_COPY_FIELDS(r, e, segments, layers, cycles, macs, dram_read, dram_written, resident_bytes, spilled_bytes)
   r.milliseconds = e.cycles / t.clock_hz * 1e3;
-  r.macs = e.macs;
-  r.dram_read = e.dram_read;
-  r.dram_written = e.dram_written;
-  r.resident_bytes = e.resident_bytes;
-  r.spilled_bytes = e.spilled_bytes;
   r.mac_utilization = e.cycles > 0 ? e.macs / (e.cycles * t.peak_int8_macs_per_cycle()) : 0;
   return r;
 }

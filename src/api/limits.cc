@@ -7,6 +7,7 @@
 #include "edgec/session.h"
 #include "npu/target.h"
 #include "support/limits.h"
+#include "support/name_list.h"
 
 namespace edgec {
 inline namespace v1 {
@@ -23,10 +24,7 @@ ResourceLimits GetResourceLimits() {
 
 void SetResourceLimits(const ResourceLimits& limits) {
   ::edgec::Limits l;
-  l.model_bytes = limits.model_bytes;
-  l.tensor_bytes = limits.tensor_bytes;
-  l.nodes = limits.nodes;
-  l.arena_bytes = limits.arena_bytes;
+  EDGEC_COPY_FIELDS(l, limits, model_bytes, tensor_bytes, nodes, arena_bytes)
   SetLimits(l);
 }
 

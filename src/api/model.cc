@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "api/convert.h"
+#include "api/handle.h"
 #include "api/impl.h"
 #include "api/quantize.h"
 #include "driver/load.h"
@@ -30,9 +31,7 @@ bool HasQuantizedOps(const Graph& g) {
 }  // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Model::Model(Model&&) noexcept = default;
-Model& Model::operator=(Model&&) noexcept = default;
-Model::~Model() = default;
+EDGEC_HANDLE_MOVES(Model)
 
 StatusOr<Model> Model::Load(const std::string& path) {
   auto impl = std::make_unique<Impl>();

@@ -10,6 +10,7 @@
 #include "quant/mixed_precision.h"
 #include "quant/pipeline.h"
 #include "runtime/shape_binding.h"
+#include "support/name_list.h"
 #include "support/status.h"
 
 namespace edgec::api {
@@ -17,12 +18,7 @@ namespace {
 
 quant::ImagePreprocess PreprocessOf(const ImageOptions& o) {
   quant::ImagePreprocess pre;
-  pre.resize = o.resize;
-  pre.pixel_scale = o.pixel_scale;
-  pre.mean = o.mean;
-  pre.std = o.std;
-  pre.bgr = o.bgr;
-  pre.layout = o.layout;
+  EDGEC_COPY_FIELDS(pre, o, resize, pixel_scale, mean, std, bgr, layout)
   return pre;
 }
 
@@ -64,10 +60,7 @@ StatusOr<quant::CalibrationOptions> CalibrationOf(const QuantizeOptions& o) {
   auto method = quant::ParseCalibrationMethod(o.method);
   if (!method.ok()) return method.status().WithContext("quantize: method");
   co.method = *method;
-  co.percentile = o.percentile;
-  co.entropy_min_keep = o.entropy_min_keep;
-  co.clip_ratio = o.clip_ratio;
-  co.symmetric = o.symmetric;
+  EDGEC_COPY_FIELDS(co, o, percentile, entropy_min_keep, clip_ratio, symmetric)
   if (o.dtype != DataType::kI8 && o.dtype != DataType::kU8)
     return InvalidArgument("quantize: activation dtype {} is not i8 or u8", DataTypeName(o.dtype));
   co.storage = ToDType(o.dtype);
@@ -160,14 +153,9 @@ Status QuantizeGraph(Graph& g, const std::string& name, const CalibrationSource&
     RETURN_IF_ERROR(MeasureAndFit(g, name, source, o, pre, table, qo, report));
   auto summary = quant::RewriteToQdq(g, table, qo);
   if (!summary.ok()) return summary.status().WithContext(name);
-  report.samples = table.samples;
-  report.method = table.method;
+  EDGEC_COPY_FIELDS(report, table, samples, method, symmetric)
   report.activation_dtype = FromDType(table.dtype);
-  report.symmetric = table.symmetric;
-  report.quantized_nodes = summary->quantized_nodes;
-  report.activation_pairs = summary->activation_pairs;
-  report.int16_pairs = summary->int16_pairs;
-  report.skipped = summary->skipped;
+  EDGEC_COPY_FIELDS(report, *summary, quantized_nodes, activation_pairs, int16_pairs, skipped)
   for (const Node* n : float_graph.nodes())
     if (qo.int16_nodes.count(n->name())) report.int16_layers.push_back(n->Label());
   if (!o.eval_dir.empty()) {

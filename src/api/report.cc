@@ -2,6 +2,7 @@
 // profile_html) and report/compile_diff.h.
 #include "edgec/report.h"
 
+#include "api/handle.h"
 #include "api/session_impl.h"
 #include "report/chrome_trace.h"
 #include "report/compile_diff.h"
@@ -37,9 +38,7 @@ struct ProfileReport::Impl {
 };
 
 ProfileReport::ProfileReport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-ProfileReport::ProfileReport(ProfileReport&&) noexcept = default;
-ProfileReport& ProfileReport::operator=(ProfileReport&&) noexcept = default;
-ProfileReport::~ProfileReport() = default;
+EDGEC_HANDLE_MOVES(ProfileReport)
 
 StatusOr<ProfileReport> ProfileReport::Of(const Session& session, const std::string& title, bool timeline) {
   RETURN_IF_ERROR(CheckSimulatedRun(session, "profile"));

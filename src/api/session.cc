@@ -3,6 +3,7 @@
 #include "edgec/session.h"
 
 #include "api/convert.h"
+#include "api/handle.h"
 #include "api/session_impl.h"
 
 namespace edgec {
@@ -18,9 +19,7 @@ std::map<std::string, Tensor> Borrow(const std::map<std::string, TensorView>& in
 }  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Session::Session(Session&&) noexcept = default;
-Session& Session::operator=(Session&&) noexcept = default;
-Session::~Session() = default;
+EDGEC_HANDLE_MOVES(Session)
 
 StatusOr<Session> Session::Create(const CompiledModel& model, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "api/handle.h"
 #include "api/impl.h"
 
 namespace edgec {
@@ -39,9 +40,7 @@ Target& Target::operator=(const Target& o) {
   if (this != &o) impl_ = std::make_unique<Impl>(*o.impl_);
   return *this;
 }
-Target::Target(Target&&) noexcept = default;
-Target& Target::operator=(Target&&) noexcept = default;
-Target::~Target() = default;
+EDGEC_HANDLE_MOVES(Target)
 
 StatusOr<Target> Target::Load(const std::string& name_or_path) {
   auto t = npu::LoadTarget(name_or_path);

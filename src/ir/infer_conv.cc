@@ -58,6 +58,25 @@ StatusOr<T> WithLabel(const InferContext& ctx, StatusOr<T> v) {
   return v;
 }
 
+// Output 0: (N, out_channels, spatial dims of the window attributes over X's), the kernel
+// size taken from W's spatial dims; `transpose` for ConvTranspose's geometry.
+Status WindowOutput(InferContext& ctx, const Dims& x, const Dims& w, int64_t out_channels, bool transpose,
+                    DType dtype) {
+  const Dims w_spatial(w.begin() + 2, w.end());
+  WindowAttrOptions options;
+  options.kernel_from_weights = &w_spatial;
+  options.transpose = transpose;
+  ASSIGN_OR_RETURN(WindowAttrs attrs,
+                   WithLabel(ctx, ReadWindowAttrs(ctx.attrs(), static_cast<int>(x.size()) - 2, options)));
+  const Dims x_spatial(x.begin() + 2, x.end());
+  ASSIGN_OR_RETURN(WindowGeometry g, WithLabel(ctx, transpose ? TransposeWindowGeometry(attrs, x_spatial)
+                                                              : ForwardWindowGeometry(attrs, x_spatial)));
+  Dims out = {x[0], out_channels};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  ctx.output(0) = MakeType(dtype, std::move(out));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status InferConvLike(InferContext& ctx, const ConvInputs& in, DType out_dtype) {
@@ -86,18 +105,7 @@ Status InferConvLike(InferContext& ctx, const ConvInputs& in, DType out_dtype) {
                      out_channels, group);
   }
   RETURN_IF_ERROR(CheckBias(ctx, in.bias, out_channels));
-
-  const Dims w_spatial(w.begin() + 2, w.end());
-  WindowAttrOptions options;
-  options.kernel_from_weights = &w_spatial;
-  ASSIGN_OR_RETURN(WindowAttrs attrs,
-                   WithLabel(ctx, ReadWindowAttrs(ctx.attrs(), rank - 2, options)));
-  ASSIGN_OR_RETURN(WindowGeometry g,
-                   WithLabel(ctx, ForwardWindowGeometry(attrs, Dims(x.begin() + 2, x.end()))));
-  Dims out = {x[0], out_channels};
-  out.insert(out.end(), g.out.begin(), g.out.end());
-  ctx.output(0) = MakeType(out_dtype, std::move(out));
-  return Status::Ok();
+  return WindowOutput(ctx, x, w, out_channels, /*transpose=*/false, out_dtype);
 }
 
 namespace {
@@ -147,19 +155,7 @@ Status ConvTranspose(InferContext& ctx) {
   }
   const int64_t out_channels = Known(w[1]) ? w[1] * group : kUnknownDim;
   RETURN_IF_ERROR(CheckBias(ctx, 2, out_channels));
-
-  const Dims w_spatial(w.begin() + 2, w.end());
-  WindowAttrOptions options;
-  options.kernel_from_weights = &w_spatial;
-  options.transpose = true;
-  ASSIGN_OR_RETURN(WindowAttrs attrs,
-                   WithLabel(ctx, ReadWindowAttrs(ctx.attrs(), rank - 2, options)));
-  ASSIGN_OR_RETURN(WindowGeometry g,
-                   WithLabel(ctx, TransposeWindowGeometry(attrs, Dims(x.begin() + 2, x.end()))));
-  Dims out = {x[0], out_channels};
-  out.insert(out.end(), g.out.begin(), g.out.end());
-  ctx.output(0) = MakeType(dt, std::move(out));
-  return Status::Ok();
+  return WindowOutput(ctx, x, w, out_channels, /*transpose=*/true, dt);
 }
 
 }  // namespace edgec::infer

@@ -6,6 +6,7 @@
 // attributes: reduction ("mean" by default, "sum", "none"), ignore_index (a target that
 // counts for nothing).
 #include "ir/infer.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -53,7 +54,6 @@ Status Loss(InferContext& ctx) {
 
 }  // namespace
 
-Status NegativeLogLikelihoodLoss(InferContext& ctx) { return Loss(ctx); }
-Status SoftmaxCrossEntropyLoss(InferContext& ctx) { return Loss(ctx); }
+EDGEC_SHARED_RULE(InferContext, Loss, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss)
 
 }  // namespace edgec::infer

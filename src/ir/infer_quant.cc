@@ -2,6 +2,7 @@
 #include "ir/infer.h"
 #include "ir/infer_conv.h"
 #include "ir/infer_matmul.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -330,7 +331,6 @@ Status QLinearBinary(InferContext& ctx) {
 
 }  // namespace
 
-Status QLinearAdd(InferContext& ctx) { return QLinearBinary(ctx); }
-Status QLinearMul(InferContext& ctx) { return QLinearBinary(ctx); }
+EDGEC_SHARED_RULE(InferContext, QLinearBinary, QLinearAdd, QLinearMul)
 
 }  // namespace edgec::infer

@@ -9,6 +9,7 @@
 // every run, every path and every machine (tests/kernels/random_test.cc). ONNX leaves the
 // sequence to the runtime: values equal ONNX Runtime's or numpy's only in distribution.
 #include "ir/infer.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -50,10 +51,8 @@ Status Like(InferContext& ctx) {
 
 }  // namespace
 
-Status RandomUniform(InferContext& ctx) { return FromShapeAttr(ctx); }
-Status RandomNormal(InferContext& ctx) { return FromShapeAttr(ctx); }
-Status RandomUniformLike(InferContext& ctx) { return Like(ctx); }
-Status RandomNormalLike(InferContext& ctx) { return Like(ctx); }
+EDGEC_SHARED_RULE(InferContext, FromShapeAttr, RandomUniform, RandomNormal)
+EDGEC_SHARED_RULE(InferContext, Like, RandomUniformLike, RandomNormalLike)
 
 Status Bernoulli(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));

@@ -8,6 +8,7 @@
 // with G the gate count (ir/recurrent.h), dirs 2 for direction "bidirectional", else 1.
 #include "ir/infer.h"
 #include "ir/recurrent.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -93,8 +94,6 @@ Status Recurrent(InferContext& ctx) {
 
 }  // namespace
 
-Status RNN(InferContext& ctx) { return Recurrent(ctx); }
-Status GRU(InferContext& ctx) { return Recurrent(ctx); }
-Status LSTM(InferContext& ctx) { return Recurrent(ctx); }
+EDGEC_SHARED_RULE(InferContext, Recurrent, RNN, GRU, LSTM)
 
 }  // namespace edgec::infer

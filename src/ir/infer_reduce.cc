@@ -1,6 +1,7 @@
 // Shape inference for the reduce family (see ops.def).
 #include "ir/infer.h"
 #include "ir/infer_movement_util.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -84,18 +85,9 @@ Status InferArgReduce(InferContext& ctx) {
 
 }  // namespace
 
-Status ReduceMean(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceSum(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceMax(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceMin(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceProd(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceL2(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceL1(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceSumSquare(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceLogSum(InferContext& ctx) { return InferReduce(ctx); }
-Status ReduceLogSumExp(InferContext& ctx) { return InferReduce(ctx); }
-Status ArgMax(InferContext& ctx) { return InferArgReduce(ctx); }
-Status ArgMin(InferContext& ctx) { return InferArgReduce(ctx); }
+EDGEC_SHARED_RULE(InferContext, InferReduce, ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2,
+                  ReduceL1, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp)
+EDGEC_SHARED_RULE(InferContext, InferArgReduce, ArgMax, ArgMin)
 
 // CumSum(x, axis): running sums along one axis (attributes exclusive, reverse); the output
 // has x's type. The axis is a one-element int32/int64 tensor.

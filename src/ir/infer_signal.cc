@@ -5,6 +5,7 @@
 
 #include "ir/infer.h"
 #include "ir/infer_movement_util.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -45,9 +46,7 @@ Status Window(InferContext& ctx) {
 
 // HannWindow / HammingWindow / BlackmanWindow(size): attributes output_datatype (f32),
 // periodic (1: denominator size, 0: size − 1) -> [size].
-Status HannWindow(InferContext& ctx) { return Window(ctx); }
-Status HammingWindow(InferContext& ctx) { return Window(ctx); }
-Status BlackmanWindow(InferContext& ctx) { return Window(ctx); }
+EDGEC_SHARED_RULE(InferContext, Window, HannWindow, HammingWindow, BlackmanWindow)
 
 // DFT(input [batch, ..., n, ..., 1 | 2], dft_length?): attributes axis (default 1; the last dim
 // holds real or real+imaginary parts and cannot be the axis), inverse, onesided

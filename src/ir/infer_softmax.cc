@@ -1,6 +1,7 @@
 // Shape inference for the softmax family (see ops.def). Opset-13 meaning: the normalization
 // (Hardmax: the one-hot of the maximum) runs along the single axis `axis` (default -1).
 #include "ir/infer.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -21,8 +22,6 @@ Status SoftmaxLike(InferContext& ctx) {
 
 }  // namespace
 
-Status Softmax(InferContext& ctx) { return SoftmaxLike(ctx); }
-Status LogSoftmax(InferContext& ctx) { return SoftmaxLike(ctx); }
-Status Hardmax(InferContext& ctx) { return SoftmaxLike(ctx); }
+EDGEC_SHARED_RULE(InferContext, SoftmaxLike, Softmax, LogSoftmax, Hardmax)
 
 }  // namespace edgec::infer

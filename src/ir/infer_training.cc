@@ -6,6 +6,7 @@
 // R is the learning rate (a float scalar), T the update count (an int64 scalar); every
 // state tensor has its X's shape and dtype (float or double). Formulas: kernels/ref/training.cc.
 #include "ir/infer.h"
+#include "support/name_list.h"
 
 namespace edgec::infer {
 
@@ -63,8 +64,6 @@ Status Optimizer(InferContext& ctx) {
 }  // namespace
 
 // The three share one rule (StatesOf tells them apart).
-Status Adagrad(InferContext& ctx) { return Optimizer(ctx); }
-Status Momentum(InferContext& ctx) { return Optimizer(ctx); }
-Status Adam(InferContext& ctx) { return Optimizer(ctx); }
+EDGEC_SHARED_RULE(InferContext, Optimizer, Adagrad, Momentum, Adam)
 
 }  // namespace edgec::infer

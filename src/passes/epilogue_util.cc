@@ -220,6 +220,21 @@ std::optional<ActivationMatch> MatchActivation(const ActivationForm& form, Node*
   }
 }
 
+Pattern AddIntoProducerPattern(std::string name, OpKind producer_op, AddFold fold) {
+  Pattern p;
+  p.name = std::move(name);
+  p.anchors = {OpKind::kAdd};
+  p.apply = [producer_op, fold](Graph& g, Node* add, PassContext&, std::string* why) {
+    *why = fmt::format("no input is a {}", OpName(producer_op));
+    for (int side = 0; side < 2; ++side) {
+      Node* producer = ProducerOf(add->input(side), producer_op);
+      if (producer && fold(g, add, producer, add->input(1 - side), why)) return true;
+    }
+    return false;
+  };
+  return p;
+}
+
 std::vector<Pattern> ActivationPatterns(const std::vector<OpKind>& producers, ProducerFilter accept) {
   std::vector<Pattern> patterns;
   for (OpKind producer_op : producers) {

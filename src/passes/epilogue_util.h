@@ -67,4 +67,11 @@ using ProducerFilter = std::function<bool(const Node* producer, std::string* why
 std::vector<Pattern> ActivationPatterns(const std::vector<OpKind>& producers,
                                         ProducerFilter accept = nullptr);
 
+// A pattern anchored at Add, named `name`: for each side (input 0 first) computed by a
+// `producer_op` node, `fold(g, add, producer, other input, why)` tries to absorb the Add into
+// that producer; the pattern matches at the first side it succeeds on. Without such a side
+// *why says that no input is a `producer_op`.
+using AddFold = std::function<bool(Graph& g, Node* add, Node* producer, Value* other, std::string* why)>;
+Pattern AddIntoProducerPattern(std::string name, OpKind producer_op, AddFold fold);
+
 }  // namespace edgec::passes

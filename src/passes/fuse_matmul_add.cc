@@ -32,41 +32,33 @@ bool BroadcastsWithoutEnlarging(const TensorType& bias, const TensorType& out, s
   return ok;
 }
 
-Pattern MatMulBiasPattern(OpKind producer_op) {
-  Pattern p;
-  p.name = fmt::format("{}+Add", OpName(producer_op));
-  p.anchors = {OpKind::kAdd};
-  p.apply = [producer_op](Graph& g, Node* add, PassContext&, std::string* why) {
-    *why = fmt::format("no input is a {}", OpName(producer_op));
-    for (int side = 0; side < 2; ++side) {
-      Node* mm = ProducerOf(add->input(side), producer_op);
-      Value* bias = add->input(1 - side);
-      if (!mm) continue;
-      if (!ConstantOf(bias)) {
-        *why = "the other input is not a constant (see fuse-residual-add)";
-        continue;
-      }
-      if (!HasSingleUse(mm->output(0))) {
-        *why = fmt::format("{} output has other uses", mm->Label());
-        continue;
-      }
-      if (bias->type.dtype != mm->output(0)->type.dtype ||
-          !BroadcastsWithoutEnlarging(bias->type, mm->output(0)->type, why)) {
-        if (bias->type.dtype != mm->output(0)->type.dtype) *why = "bias dtype differs";
-        continue;
-      }
-      auto form = ToFusedForm(g, mm, why);
-      if (!form) continue;
-      if (form->bias() || form->residual() || form->activation().kind != Activation::kNone) {
-        *why = fmt::format("{} already has an epilogue", mm->Label());
-        continue;
-      }
-      form->inputs[2] = bias;
-      if (ReplaceWithFused(g, add->output(0), *form, {mm, add}, why)) return true;
-    }
+// The constant side of the Add becomes the product's bias.
+bool FoldBias(Graph& g, Node* add, Node* mm, Value* bias, std::string* why) {
+  if (!ConstantOf(bias)) {
+    *why = "the other input is not a constant (see fuse-residual-add)";
     return false;
-  };
-  return p;
+  }
+  if (!HasSingleUse(mm->output(0))) {
+    *why = fmt::format("{} output has other uses", mm->Label());
+    return false;
+  }
+  if (bias->type.dtype != mm->output(0)->type.dtype ||
+      !BroadcastsWithoutEnlarging(bias->type, mm->output(0)->type, why)) {
+    if (bias->type.dtype != mm->output(0)->type.dtype) *why = "bias dtype differs";
+    return false;
+  }
+  auto form = ToFusedForm(g, mm, why);
+  if (!form) return false;
+  if (form->bias() || form->residual() || form->activation().kind != Activation::kNone) {
+    *why = fmt::format("{} already has an epilogue", mm->Label());
+    return false;
+  }
+  form->inputs[2] = bias;
+  return ReplaceWithFused(g, add->output(0), *form, {mm, add}, why);
+}
+
+Pattern MatMulBiasPattern(OpKind producer_op) {
+  return AddIntoProducerPattern(fmt::format("{}+Add", OpName(producer_op)), producer_op, FoldBias);
 }
 
 }  // namespace

@@ -16,40 +16,32 @@ namespace edgec::passes {
 
 namespace {
 
-Pattern ResidualPattern(OpKind producer_op) {
-  Pattern p;
-  p.name = fmt::format("{}+Add(residual)", OpName(producer_op));
-  p.anchors = {OpKind::kAdd};
-  p.apply = [producer_op](Graph& g, Node* add, PassContext&, std::string* why) {
-    *why = fmt::format("no input is a {}", OpName(producer_op));
-    for (int side = 0; side < 2; ++side) {
-      Node* producer = ProducerOf(add->input(side), producer_op);
-      Value* other = add->input(1 - side);
-      if (!producer) continue;
-      const Value* out = producer->output(0);
-      if (!HasSingleUse(out)) {
-        *why = fmt::format("{} output has other uses", producer->Label());
-        continue;
-      }
-      if (!out->type.IsStatic() || !other->type.IsStatic() || out->type.dims != other->type.dims ||
-          out->type.dtype != other->type.dtype) {
-        *why = fmt::format("the other input {} is not exactly the {} output's type {}",
-                           other->type.ToString(), producer->Label(), out->type.ToString());
-        continue;
-      }
-      auto form = ToFusedForm(g, producer, why);
-      if (!form) continue;
-      if (form->op == OpKind::kFusedAdd) continue;
-      if (form->residual() || form->activation().kind != Activation::kNone) {
-        *why = fmt::format("{} already has a residual or an activation", producer->Label());
-        continue;
-      }
-      form->inputs[3] = other;
-      if (ReplaceWithFused(g, add->output(0), *form, {producer, add}, why)) return true;
-    }
+// The other side of the Add, of exactly the producer's output type, becomes its residual.
+bool FoldResidual(Graph& g, Node* add, Node* producer, Value* other, std::string* why) {
+  const Value* out = producer->output(0);
+  if (!HasSingleUse(out)) {
+    *why = fmt::format("{} output has other uses", producer->Label());
     return false;
-  };
-  return p;
+  }
+  if (!out->type.IsStatic() || !other->type.IsStatic() || out->type.dims != other->type.dims ||
+      out->type.dtype != other->type.dtype) {
+    *why = fmt::format("the other input {} is not exactly the {} output's type {}",
+                       other->type.ToString(), producer->Label(), out->type.ToString());
+    return false;
+  }
+  auto form = ToFusedForm(g, producer, why);
+  if (!form) return false;
+  if (form->op == OpKind::kFusedAdd) return false;
+  if (form->residual() || form->activation().kind != Activation::kNone) {
+    *why = fmt::format("{} already has a residual or an activation", producer->Label());
+    return false;
+  }
+  form->inputs[3] = other;
+  return ReplaceWithFused(g, add->output(0), *form, {producer, add}, why);
+}
+
+Pattern ResidualPattern(OpKind producer_op) {
+  return AddIntoProducerPattern(fmt::format("{}+Add(residual)", OpName(producer_op)), producer_op, FoldResidual);
 }
 
 bool HasResidual(const Node* n, std::string* why) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "support/name_list.h"
 #include "support/status.h"
 #include "npu/isa.h"
 
@@ -156,14 +157,8 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
   p.cores = t.ai_cores.count;
   p.dma_engines = t.dma.engines;
   p.latency_s = r.latency_s();
-  p.npu_s = r.npu_s;
-  p.cpu_s = r.cpu_s;
-  p.cpu_measured = r.cpu_measured;
-  p.resident_weight_bytes = r.resident_weight_bytes;
-  p.resident_weight_skipped = r.resident_weight_skipped;
-  p.resident_weight_layers = r.resident_weight_layers;
-  p.copy_s = r.copy_s;
-  p.cache_s = r.cache_s;
+  EDGEC_COPY_FIELDS(p, r, npu_s, cpu_s, copy_s, cache_s, cpu_measured, resident_weight_bytes, resident_weight_skipped,
+                    resident_weight_layers)
   std::unordered_map<std::string, const artifact_io::Placement*> placement;
   for (const auto& pl : a.meta.placements) placement[pl.node] = &pl;
   std::unordered_map<std::string, size_t> segment_of;
@@ -172,22 +167,14 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
       for (const auto& n : a.meta.segments[i].nodes) segment_of[n] = i;
   for (const LayerRun& l : r.layers) {
     OpProfile o;
-    o.node = l.node;
-    o.op = l.op;
+    EDGEC_COPY_FIELDS(o, l, node, op, simulated, seconds, copies, copy_bytes)
     o.unit = artifact_io::UnitName(l.unit);
-    o.simulated = l.simulated;
-    o.seconds = l.seconds;
     o.share = p.latency_s > 0 ? l.seconds / p.latency_s : 0;
     o.macs = l.simulated ? l.stats.macs : l.macs;
-    o.copies = l.copies;
-    o.copy_bytes = l.copy_bytes;
     if (l.simulated) {
-      o.cycles = l.stats.cycles;
+      EDGEC_COPY_FIELDS(o, l.stats, cycles, onchip_bytes, sram_peak, stalls)
       o.utilization = l.stats.mac_utilization(t);
       o.dram_bytes = l.stats.dram_read + l.stats.dram_written;
-      o.onchip_bytes = l.stats.onchip_bytes;
-      o.sram_peak = l.stats.sram_peak;
-      o.stalls = l.stats.stalls;
       o.roofline_cycles = l.stats.roofline_cycles(t);
       o.compute_bound = l.stats.compute_bound(t);
     }

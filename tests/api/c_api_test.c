@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   EXPECT(edgec_model_input(model, 0, &in_info) == EDGEC_OK);
   EXPECT(in_info.dtype == EDGEC_F32 && in_info.rank == 4);
   EXPECT(edgec_model_input(model, 5, &in_info) == EDGEC_INVALID_ARGUMENT);
+  EXPECT(strcmp(edgec_last_error(), "edgec_model_input: index 5 out of range (the model has 1 inputs)") == 0);
+  EXPECT(edgec_model_output(model, 99, &in_info) == EDGEC_INVALID_ARGUMENT);
+  EXPECT(strstr(edgec_last_error(), "edgec_model_output: index 99 out of range (the model has ") != NULL);
   EXPECT(edgec_model_input(model, 0, &in_info) == EDGEC_OK);
 
   /* A seeded input: x[i] = sin(i * 0.001). */
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
       }
     }
     EXPECT(edgec_outputs_get(y1, 1, &a) == EDGEC_INVALID_ARGUMENT);
+    EXPECT(strcmp(edgec_last_error(), "edgec_outputs_get: index 1 out of range (1 outputs)") == 0);
   }
 
   /* Wrong input name: an error naming it. */

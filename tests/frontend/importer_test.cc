@@ -162,6 +162,45 @@ TEST(Importer, Clip6AttributesBecomeInputs) {
             (std::vector<float>{-1, 0.5, 1, 2}));
 }
 
+// Pad-2 (pads, value), Clip-6 with max only (input 1 stays empty) and TopK-1 (k): each
+// attribute becomes its input (converters.cc AttrInputTable).
+TEST(Importer, OlderOpsetAttributesBecomeInputs) {
+  auto m = NewModel(6);
+  auto* g = m.mutable_graph();
+  AddInput(g, "x", {4});
+  auto* pad = AddNode(g, "Pad", {"x"}, {"p"}, "pad");
+  auto* pads = pad->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  pads->add_ints(1);
+  pads->add_ints(1);
+  AddFloatAttr(pad, "value", 3.f);
+  AddFloatAttr(AddNode(g, "Clip", {"p"}, {"c"}, "clip"), "max", 5.f);
+  auto* topk = AddNode(g, "TopK", {"c"}, {"v", "i"}, "topk");
+  auto* k = topk->add_attribute();
+  k->set_name("k");
+  k->set_type(onnx::AttributeProto::INT);
+  k->set_i(6);
+  AddOutput(g, "v");
+  auto graph = ImportOnnxModel(m, ".", "opset6.onnx");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  ASSERT_EQ(graph->nodes().size(), 3u);
+  const Node* p = graph->nodes()[0];
+  const Node* c = graph->nodes()[1];
+  const Node* t = graph->nodes()[2];
+  ASSERT_EQ(p->num_inputs(), 3);
+  EXPECT_TRUE(p->input(1)->is_constant() && p->input(2)->is_constant());
+  EXPECT_FALSE(p->attrs.Has("pads") || p->attrs.Has("value"));
+  ASSERT_EQ(c->num_inputs(), 3);
+  EXPECT_EQ(c->input(1), nullptr);
+  EXPECT_TRUE(c->input(2)->is_constant());
+  ASSERT_EQ(t->num_inputs(), 2);
+  EXPECT_FALSE(t->attrs.Has("k"));
+  // pad -> {3, -5, 0.5, 1, 9, 3}, clip -> {3, -5, 0.5, 1, 5, 3}, top 6 -> sorted down.
+  EXPECT_EQ(RunOne(*graph, "x", Tensor::FromVector<float>(DType::kF32, {4}, {-5, 0.5, 1, 9})),
+            (std::vector<float>{5, 3, 3, 1, 0.5, -5}));
+}
+
 TEST(Importer, LegacySoftmaxCoercesToTwoDims) {
   // Softmax-11 with axis=1 on [2, 2, 2] normalizes over the last two dims together.
   auto m = NewModel(11);

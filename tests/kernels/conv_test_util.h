@@ -11,38 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "ir/infer.h"
-#include "kernels/ref/kernel.h"
+#include "ref_run.h"
 
 namespace edgec::testing_conv {
 
-using Inputs = std::vector<std::optional<Tensor>>;
+using testing_ref::Inputs;
 
 inline const char* kLabel = "'n1'";
 
-inline StatusOr<std::vector<Tensor>> RunOp(OpKind op, const Inputs& inputs,
-                                           const Attributes& attrs = {}, int num_outputs = 1) {
-  std::vector<TensorType> types(inputs.size());
-  std::vector<InferInput> infer_inputs(inputs.size());
-  std::vector<const Tensor*> kernel_inputs(inputs.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i]) continue;
-    types[i] = MakeType(inputs[i]->dtype(), inputs[i]->dims());
-    infer_inputs[i] = {&types[i], &*inputs[i]};
-    kernel_inputs[i] = &*inputs[i];
-  }
-  const std::string label = std::string(OpName(op)) + " " + kLabel;
-  InferContext ictx(op, attrs, label, infer_inputs, num_outputs);
-  RETURN_IF_ERROR(GetInferFn(op)(ictx));
-  std::vector<Tensor> outputs;
-  for (const TensorType& t : ictx.outputs()) {
-    if (!t.IsStatic()) return Internal("inference left {} not static", t.ToString());
-    ASSIGN_OR_RETURN(Tensor out, Tensor::Create(t.dtype, t.dims));
-    outputs.push_back(std::move(out));
-  }
-  ref::KernelContext kctx{op, attrs, label, kernel_inputs, outputs};
-  RETURN_IF_ERROR(ref::GetKernel(op)(kctx));
-  return outputs;
+inline StatusOr<std::vector<Tensor>> RunOp(OpKind op, const Inputs& inputs, const Attributes& attrs = {},
+                                           int num_outputs = 1) {
+  return testing_ref::RunOp(op, inputs, attrs, num_outputs, kLabel);
 }
 
 inline Tensor Run1(OpKind op, const Inputs& inputs, const Attributes& attrs = {}) {
@@ -53,16 +32,9 @@ inline Tensor Run1(OpKind op, const Inputs& inputs, const Attributes& attrs = {}
 }
 
 // Inference only; inputs given by type (nullopt = absent).
-inline StatusOr<std::vector<TensorType>> InferTypes(
-    OpKind op, const std::vector<std::optional<TensorType>>& in, const Attributes& attrs = {},
-    int num_outputs = 1) {
-  std::vector<InferInput> infer_inputs(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i]) infer_inputs[i].type = &*in[i];
-  }
-  InferContext ctx(op, attrs, std::string(OpName(op)) + " " + kLabel, infer_inputs, num_outputs);
-  RETURN_IF_ERROR(GetInferFn(op)(ctx));
-  return std::move(ctx.outputs());
+inline StatusOr<std::vector<TensorType>> InferTypes(OpKind op, const std::vector<std::optional<TensorType>>& in,
+                                                    const Attributes& attrs = {}, int num_outputs = 1) {
+  return testing_ref::InferTypes(op, in, attrs, num_outputs, kLabel);
 }
 
 // The error message of running `op`, or "" when it succeeded.

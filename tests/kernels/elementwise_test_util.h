@@ -8,54 +8,24 @@
 #include <string>
 #include <vector>
 
-#include "ir/infer.h"
-#include "kernels/ref/kernel.h"
+#include "ref_run.h"
 
 namespace edgec::testing_ew {
 
-// An absent optional input is std::nullopt.
-using Inputs = std::vector<std::optional<Tensor>>;
+using testing_ref::Inputs;  // an absent optional input is std::nullopt
 
 // TypeOf(tensor): ir/infer.h's, the type of a value known at run time.
 
 // Runs inference (all values known) then the kernel; returns the outputs.
-inline StatusOr<std::vector<Tensor>> RunOp(OpKind op, const Inputs& inputs,
-                                           const Attributes& attrs = {}, int num_outputs = 1) {
-  std::vector<TensorType> types(inputs.size());
-  std::vector<InferInput> infer_inputs(inputs.size());
-  std::vector<const Tensor*> kernel_inputs(inputs.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i]) continue;
-    types[i] = TypeOf(*inputs[i]);
-    infer_inputs[i] = {&types[i], &*inputs[i]};
-    kernel_inputs[i] = &*inputs[i];
-  }
-  std::string label = std::string(OpName(op)) + " 'n1'";
-  InferContext ictx(op, attrs, label, infer_inputs, num_outputs);
-  RETURN_IF_ERROR(GetInferFn(op)(ictx));
-  std::vector<Tensor> outputs;
-  for (const TensorType& t : ictx.outputs()) {
-    if (!t.IsStatic()) return Internal("inference left {} not static", t.ToString());
-    ASSIGN_OR_RETURN(Tensor out, Tensor::Create(t.dtype, t.dims));
-    outputs.push_back(std::move(out));
-  }
-  ref::KernelContext kctx{op, attrs, label, kernel_inputs, outputs};
-  RETURN_IF_ERROR(ref::GetKernel(op)(kctx));
-  return outputs;
+inline StatusOr<std::vector<Tensor>> RunOp(OpKind op, const Inputs& inputs, const Attributes& attrs = {},
+                                           int num_outputs = 1) {
+  return testing_ref::RunOp(op, inputs, attrs, num_outputs, "'n1'");
 }
 
 // Runs inference only, with types whose values are unknown (compile time).
-inline StatusOr<std::vector<TensorType>> InferTypes(OpKind op,
-                                                    const std::vector<std::optional<TensorType>>& in,
-                                                    const Attributes& attrs = {},
-                                                    int num_outputs = 1) {
-  std::vector<InferInput> infer_inputs(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i]) infer_inputs[i].type = &*in[i];
-  }
-  InferContext ctx(op, attrs, std::string(OpName(op)) + " 'n1'", infer_inputs, num_outputs);
-  RETURN_IF_ERROR(GetInferFn(op)(ctx));
-  return std::move(ctx.outputs());
+inline StatusOr<std::vector<TensorType>> InferTypes(OpKind op, const std::vector<std::optional<TensorType>>& in,
+                                                    const Attributes& attrs = {}, int num_outputs = 1) {
+  return testing_ref::InferTypes(op, in, attrs, num_outputs, "'n1'");
 }
 
 // Single-output convenience: runs the op and fails the test on error.

@@ -60,51 +60,12 @@ class Builder {
   int count_ = 0;
 };
 
-Attributes A(std::initializer_list<std::pair<std::string, AttrValue>> list) {
-  Attributes a;
-  for (auto& [k, v] : list) a.Set(k, v);
-  return a;
-}
-
 ActivationSpec ActivationOf(const Node* n) {
   auto a = ReadActivation(n->attrs);
   EXPECT_TRUE(a.ok());
   return a.ok() ? *a : ActivationSpec{};
 }
 
-bool HasProvenance(const Node* n, std::initializer_list<std::string> names) {
-  for (const std::string& s : names) {
-    if (std::find(n->provenance.begin(), n->provenance.end(), s) == n->provenance.end()) return false;
-  }
-  return true;
-}
-
-// Runs `pipeline` on a copy of g, checks it against g on the reference executor and returns it.
-Graph Optimized(const Graph& g, const std::string& pipeline, passes::PassContext* ctx_out = nullptr,
-                double rtol = 1e-5) {
-  Graph after = g.Clone();
-  auto ctx = RunPasses(after, pipeline, /*explain=*/true);
-  EXPECT_TRUE(ctx.ok()) << ctx.status().message();
-  if (ctx.ok() && ctx_out) *ctx_out = *ctx;
-  ExpectSameOutputs(g, after, rtol);
-  return after;
-}
-
-int64_t Rewrites(const passes::PassContext& ctx, const std::string& key) {
-  int64_t n = 0;
-  for (const auto& r : ctx.records()) {
-    auto it = r.stats.rewrites.find(key);
-    if (it != r.stats.rewrites.end()) n += it->second;
-  }
-  return n;
-}
-
-bool ExplainedAs(const passes::PassContext& ctx, const std::string& text) {
-  for (const std::string& e : ctx.explanations()) {
-    if (e.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
 
 // ---------------------------------------------------------------- fuse-conv-bn
 

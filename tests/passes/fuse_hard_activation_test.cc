@@ -44,22 +44,6 @@ class Builder {
   int count_ = 0;
 };
 
-Graph Optimized(const Graph& g, const std::string& pipeline, passes::PassContext* ctx_out = nullptr) {
-  Graph after = g.Clone();
-  auto ctx = RunPasses(after, pipeline, /*explain=*/true);
-  EXPECT_TRUE(ctx.ok()) << ctx.status().message();
-  if (ctx.ok() && ctx_out) *ctx_out = *ctx;
-  ExpectSameOutputs(g, after, 1e-5);
-  return after;
-}
-
-bool ExplainedAs(const passes::PassContext& ctx, const std::string& text) {
-  for (const std::string& e : ctx.explanations()) {
-    if (e.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
 TEST(FuseHardActivation, HardSwishInEveryOrder) {
   for (int form = 0; form < 3; ++form) {
     for (bool divide_first : {false, true}) {

@@ -89,4 +89,49 @@ inline void ExpectSameOutputs(const Graph& before, const Graph& after, double rt
   }
 }
 
+// Runs `pipeline` (with explanations) on a copy of g, checks it against g on the reference
+// executor and returns it; ctx_out, when given, receives the pipeline's context.
+inline Graph Optimized(const Graph& g, const std::string& pipeline, passes::PassContext* ctx_out = nullptr,
+                       double rtol = 1e-5) {
+  Graph after = g.Clone();
+  auto ctx = RunPasses(after, pipeline, /*explain=*/true);
+  EXPECT_TRUE(ctx.ok()) << ctx.status().message();
+  if (ctx.ok() && ctx_out) *ctx_out = *ctx;
+  ExpectSameOutputs(g, after, rtol);
+  return after;
+}
+
+// How often pattern `key` rewrote over every pass of the pipeline.
+inline int64_t Rewrites(const passes::PassContext& ctx, const std::string& key) {
+  int64_t n = 0;
+  for (const auto& r : ctx.records()) {
+    auto it = r.stats.rewrites.find(key);
+    if (it != r.stats.rewrites.end()) n += it->second;
+  }
+  return n;
+}
+
+// Whether an explanation of the pipeline contains `text`.
+inline bool ExplainedAs(const passes::PassContext& ctx, const std::string& text) {
+  for (const std::string& e : ctx.explanations()) {
+    if (e.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Attributes from {name, value} pairs.
+inline Attributes A(std::initializer_list<std::pair<std::string, AttrValue>> list) {
+  Attributes a;
+  for (auto& [k, v] : list) a.Set(k, v);
+  return a;
+}
+
+// Whether node n's provenance names every one of `names`.
+inline bool HasProvenance(const Node* n, const std::vector<std::string>& names) {
+  for (const std::string& s : names) {
+    if (std::find(n->provenance.begin(), n->provenance.end(), s) == n->provenance.end()) return false;
+  }
+  return true;
+}
+
 }  // namespace edgec::testing_passes

@@ -55,6 +55,29 @@ Status EmitWithCaptures(ConvertContext& c, OpKind op, std::vector<Value*> inputs
   return Status::Ok();
 }
 
+// Appends the node's inputs [first, n) to `inputs` (each must be present: "`what` i is
+// missing") and their body hints (DTypeOnly; `items`: the body sees one item of a sequence).
+Status AddBodyInputs(ConvertContext& c, int first, const char* what, bool items, std::vector<Value*>& inputs,
+                     std::vector<TensorType>& hints) {
+  for (int i = first; i < c.num_inputs(); ++i) {
+    if (!c.input(i)) return c.Error("{} {} is missing", what, i);
+    inputs.push_back(c.input(i));
+    TensorType t = DTypeOnly(c.input(i));
+    if (items) t.kind = ValueKind::kTensor;
+    hints.push_back(t);
+  }
+  return Status::Ok();
+}
+
+// Imports the graph attribute "body" with `hints` and sets it on `a`; the outer values it
+// reads go to `captures`.
+StatusOr<SubgraphPtr> ImportBody(ConvertContext& c, Attributes& a, const std::vector<TensorType>& hints,
+                                 std::vector<std::string>& captures) {
+  ASSIGN_OR_RETURN(SubgraphPtr body, c.ImportSubgraph("body", &captures, hints));
+  a.Set("body", body);
+  return body;
+}
+
 Status ConvertScan8(ConvertContext& c, Attributes a, SubgraphPtr body, const std::vector<std::string>& captures);
 
 }  // namespace
@@ -79,14 +102,9 @@ Status ConvertLoop(ConvertContext& c) {
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes(/*skip_graphs=*/true));
   std::vector<TensorType> hints = {MakeType(DType::kI64, {}), MakeType(DType::kBool, {})};
   std::vector<Value*> inputs = {c.input(0), c.input(1)};
-  for (int i = 2; i < c.num_inputs(); ++i) {
-    if (!c.input(i)) return c.Error("loop-carried input {} is missing", i);
-    inputs.push_back(c.input(i));
-    hints.push_back(DTypeOnly(c.input(i)));
-  }
+  RETURN_IF_ERROR(AddBodyInputs(c, 2, "loop-carried input", /*items=*/false, inputs, hints));
   std::vector<std::string> captures;
-  ASSIGN_OR_RETURN(SubgraphPtr body, c.ImportSubgraph("body", &captures, hints));
-  a.Set("body", body);
+  RETURN_IF_ERROR(ImportBody(c, a, hints, captures).status());
   return EmitWithCaptures(c, OpKind::kLoop, std::move(inputs), std::move(a), captures);
 }
 
@@ -95,14 +113,9 @@ Status ConvertScan(ConvertContext& c) {
   const int first = c.opset() < 9 ? 1 : 0;  // Scan-8 starts with sequence_lens
   std::vector<TensorType> hints;
   std::vector<Value*> inputs;
-  for (int i = first; i < c.num_inputs(); ++i) {
-    if (!c.input(i)) return c.Error("input {} is missing", i);
-    inputs.push_back(c.input(i));
-    hints.push_back(DTypeOnly(c.input(i)));
-  }
+  RETURN_IF_ERROR(AddBodyInputs(c, first, "input", /*items=*/false, inputs, hints));
   std::vector<std::string> captures;
-  ASSIGN_OR_RETURN(SubgraphPtr body, c.ImportSubgraph("body", &captures, hints));
-  a.Set("body", body);
+  ASSIGN_OR_RETURN(SubgraphPtr body, ImportBody(c, a, hints, captures));
   if (c.opset() < 9) return ConvertScan8(c, std::move(a), body, captures);
   return EmitWithCaptures(c, OpKind::kScan, std::move(inputs), std::move(a), captures);
 }
@@ -111,16 +124,9 @@ Status ConvertSequenceMap(ConvertContext& c) {
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes(/*skip_graphs=*/true));
   std::vector<TensorType> hints;
   std::vector<Value*> inputs;
-  for (int i = 0; i < c.num_inputs(); ++i) {
-    if (!c.input(i)) return c.Error("input {} is missing", i);
-    inputs.push_back(c.input(i));
-    TensorType t = DTypeOnly(c.input(i));
-    t.kind = ValueKind::kTensor;  // the body sees one item of a sequence input
-    hints.push_back(t);
-  }
+  RETURN_IF_ERROR(AddBodyInputs(c, 0, "input", /*items=*/true, inputs, hints));
   std::vector<std::string> captures;
-  ASSIGN_OR_RETURN(SubgraphPtr body, c.ImportSubgraph("body", &captures, hints));
-  a.Set("body", body);
+  RETURN_IF_ERROR(ImportBody(c, a, hints, captures).status());
   return EmitWithCaptures(c, OpKind::kSequenceMap, std::move(inputs), std::move(a), captures);
 }
 

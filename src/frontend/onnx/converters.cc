@@ -13,6 +13,9 @@
 //   EyeLike, Random*, Bernoulli, Multinomial, SequenceEmpty: ONNX `dtype` -> edgec DType
 //   Scatter-9..10                              -> ScatterElements (same meaning)
 //   Constant                                   -> a constant Value, no node
+#include <algorithm>
+#include <cstdint>
+#include <map>
 #include <unordered_map>
 
 #include "frontend/onnx/converter.h"
@@ -132,89 +135,65 @@ Status Direct(ConvertContext& c) {
   return Status::Ok();
 }
 
-// Moves an INTS attribute into input slot `slot` as an i64 constant (older opsets).
-Status AttrToInput(ConvertContext& c, Attributes& a, std::vector<Value*>& ins, const std::string& attr,
-                   size_t slot) {
-  if (!a.Has(attr)) return Status::Ok();
-  auto vals = a.GetInts(attr);
-  a.Erase(attr);
-  if (ins.size() <= slot) ins.resize(slot + 1, nullptr);
-  if (ins[slot]) return c.Error("has both the '{}' attribute and input {}", attr, slot);
-  ins[slot] = c.MakeConstant(attr, Tensor::VectorI64(vals));
-  return Status::Ok();
+// Attributes of older opsets that are inputs now: below `below_opset` each moves into its input
+// slot as a constant (kInts: an i64 vector; kInt: one i64 as a vector; kFloat: a scalar of
+// input 0's dtype). A node that also has that input is an error.
+enum class Moved : uint8_t { kInts, kInt, kFloat };
+struct AttrInput {
+  const char* attr;
+  size_t slot;
+  Moved as;
+};
+struct AttrInputs {
+  int64_t below_opset;
+  std::vector<AttrInput> moved;
+};
+constexpr int64_t kEveryOpset = INT64_MAX;
+
+// The ops AttrsToInputs converts (FindConverter adds them to kConverters' entries).
+const std::unordered_map<std::string, AttrInputs>& AttrInputTable() {
+  static const std::unordered_map<std::string, AttrInputs> table = [] {
+    std::unordered_map<std::string, AttrInputs> m = {
+        {"Clip", {11, {{"min", 1, Moved::kFloat}, {"max", 2, Moved::kFloat}}}},
+        {"Pad", {11, {{"pads", 1, Moved::kInts}, {"value", 2, Moved::kFloat}}}},
+        {"Slice", {10, {{"starts", 1, Moved::kInts}, {"ends", 2, Moved::kInts}, {"axes", 3, Moved::kInts}}}},
+        {"Split", {kEveryOpset, {{"split", 1, Moved::kInts}}}},
+        {"TopK", {kEveryOpset, {{"k", 1, Moved::kInt}}}},
+    };
+    // The reductions, Squeeze and Unsqueeze: axes.
+    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceL1",
+                           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Squeeze", "Unsqueeze"})
+      m.emplace(op, AttrInputs{kEveryOpset, {{"axes", 1, Moved::kInts}}});
+    return m;
+  }();
+  return table;
 }
 
-Status AxesAttrToInput(ConvertContext& c) {
+Tensor MovedValue(const Attributes& a, const AttrInput& m, const std::vector<Value*>& ins) {
+  if (m.as == Moved::kInts) return Tensor::VectorI64(a.GetInts(m.attr));
+  if (m.as == Moved::kInt) return Tensor::VectorI64({a.GetInt(m.attr)});
+  return Tensor::Scalar(a.GetFloat(m.attr)).CastTo(ins[0]->type.dtype);
+}
+
+Status AttrsToInputs(ConvertContext& c) {
   ASSIGN_OR_RETURN(OpKind k, KindOf(c));
   ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
   auto ins = AllInputs(c);
-  RETURN_IF_ERROR(AttrToInput(c, a, ins, "axes", 1));
-  c.Emit(k, std::move(ins), std::move(a));
-  return Status::Ok();
-}
-
-Status ConvertClip(ConvertContext& c) {
-  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
-  auto ins = AllInputs(c);
-  if (c.opset() < 11) {
-    if (ins.empty()) return c.Error("has no input");
-    DType dt = ins[0]->type.dtype;
-    ins.resize(3, nullptr);
-    if (a.Has("min")) ins[1] = c.MakeConstant("min", Tensor::Scalar(a.GetFloat("min")).CastTo(dt));
-    if (a.Has("max")) ins[2] = c.MakeConstant("max", Tensor::Scalar(a.GetFloat("max")).CastTo(dt));
-    a.Erase("min");
-    a.Erase("max");
-    while (!ins.empty() && !ins.back()) ins.pop_back();
-  }
-  c.Emit(OpKind::kClip, std::move(ins), std::move(a));
-  return Status::Ok();
-}
-
-Status ConvertSplit(ConvertContext& c) {
-  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
-  auto ins = AllInputs(c);
-  RETURN_IF_ERROR(AttrToInput(c, a, ins, "split", 1));
-  c.Emit(OpKind::kSplit, std::move(ins), std::move(a));
-  return Status::Ok();
-}
-
-Status ConvertPad(ConvertContext& c) {
-  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
-  auto ins = AllInputs(c);
-  if (c.opset() < 11) {
-    if (ins.empty()) return c.Error("has no input");
-    RETURN_IF_ERROR(AttrToInput(c, a, ins, "pads", 1));
-    if (a.Has("value")) {
-      ins.resize(3, nullptr);
-      ins[2] = c.MakeConstant("value", Tensor::Scalar(a.GetFloat("value")).CastTo(ins[0]->type.dtype));
-      a.Erase("value");
+  const AttrInputs& table = AttrInputTable().at(c.node().op_type());
+  if (c.opset() < table.below_opset) {
+    const bool typed = std::any_of(table.moved.begin(), table.moved.end(),
+                                   [](const AttrInput& m) { return m.as == Moved::kFloat; });
+    if (typed && ins.empty()) return c.Error("has no input");
+    for (const AttrInput& m : table.moved) {
+      if (!a.Has(m.attr)) continue;
+      Tensor value = MovedValue(a, m, ins);
+      a.Erase(m.attr);
+      if (ins.size() <= m.slot) ins.resize(m.slot + 1, nullptr);
+      if (ins[m.slot]) return c.Error("has both the '{}' attribute and input {}", m.attr, m.slot);
+      ins[m.slot] = c.MakeConstant(m.attr, std::move(value));
     }
   }
-  c.Emit(OpKind::kPad, std::move(ins), std::move(a));
-  return Status::Ok();
-}
-
-Status ConvertSlice(ConvertContext& c) {
-  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
-  auto ins = AllInputs(c);
-  if (c.opset() < 10) {
-    RETURN_IF_ERROR(AttrToInput(c, a, ins, "starts", 1));
-    RETURN_IF_ERROR(AttrToInput(c, a, ins, "ends", 2));
-    RETURN_IF_ERROR(AttrToInput(c, a, ins, "axes", 3));
-  }
-  c.Emit(OpKind::kSlice, std::move(ins), std::move(a));
-  return Status::Ok();
-}
-
-Status ConvertTopK(ConvertContext& c) {
-  ASSIGN_OR_RETURN(Attributes a, c.ConvertAttributes());
-  auto ins = AllInputs(c);
-  if (a.Has("k")) {
-    ins.resize(2, nullptr);
-    ins[1] = c.MakeConstant("k", Tensor::VectorI64({a.GetInt("k")}));
-    a.Erase("k");
-  }
-  c.Emit(OpKind::kTopK, std::move(ins), std::move(a));
+  c.Emit(k, std::move(ins), std::move(a));
   return Status::Ok();
 }
 
@@ -364,9 +343,9 @@ struct Entry {
   ConvertFn fn;
 };
 
-// Every supported ONNX op type and its converter.
+// Every supported ONNX op type and its converter (and the ops of AttrInputTable).
 const Entry kConverters[] = {
-    {"Relu", Direct}, {"LeakyRelu", Direct}, {"PRelu", Direct}, {"Clip", ConvertClip},
+    {"Relu", Direct}, {"LeakyRelu", Direct}, {"PRelu", Direct},
     {"Sigmoid", Direct}, {"HardSigmoid", Direct}, {"HardSwish", Direct}, {"Tanh", Direct},
     {"Erf", Direct}, {"Exp", Direct}, {"Log", Direct}, {"Sqrt", Direct},
     {"Reciprocal", Direct}, {"Neg", Direct}, {"Abs", Direct}, {"Floor", Direct},
@@ -379,16 +358,11 @@ const Entry kConverters[] = {
     {"Einsum", Direct}, {"MaxPool", Direct}, {"AveragePool", Direct},
     {"GlobalAveragePool", Direct}, {"GlobalMaxPool", Direct},
     {"BatchNormalization", ConvertBatchNorm}, {"InstanceNormalization", Direct},
-    {"LayerNormalization", Direct}, {"ReduceMean", AxesAttrToInput},
-    {"ReduceSum", AxesAttrToInput}, {"ReduceMax", AxesAttrToInput},
-    {"ReduceMin", AxesAttrToInput}, {"ReduceProd", AxesAttrToInput},
-    {"ReduceL2", AxesAttrToInput}, {"ArgMax", Direct}, {"ArgMin", Direct},
-    {"TopK", ConvertTopK}, {"Reshape", Direct}, {"Flatten", Direct}, {"Transpose", Direct},
-    {"Squeeze", AxesAttrToInput}, {"Unsqueeze", AxesAttrToInput}, {"Concat", Direct},
-    {"Split", ConvertSplit}, {"Slice", ConvertSlice}, {"Gather", Direct},
+    {"LayerNormalization", Direct}, {"ArgMax", Direct}, {"ArgMin", Direct}, {"Reshape", Direct},
+    {"Flatten", Direct}, {"Transpose", Direct}, {"Concat", Direct}, {"Gather", Direct},
     {"GatherElements", Direct}, {"Shape", Direct}, {"Size", Direct},
     {"Constant", ConvertConstant}, {"ConstantOfShape", Direct}, {"Expand", Direct},
-    {"Tile", Direct}, {"Pad", ConvertPad}, {"Range", Direct}, {"DepthToSpace", Direct},
+    {"Tile", Direct}, {"Range", Direct}, {"DepthToSpace", Direct},
     {"SpaceToDepth", Direct}, {"Resize", ConvertResize}, {"Upsample", ConvertUpsample},
     {"QuantizeLinear", Direct}, {"DequantizeLinear", Direct}, {"QLinearConv", Direct},
     {"QLinearMatMul", Direct}, {"MatMulInteger", Direct}, {"ConvInteger", Direct},
@@ -401,8 +375,6 @@ const Entry kConverters[] = {
     {"Cos", Direct}, {"Tan", Direct}, {"Asin", Direct}, {"Acos", Direct}, {"Atan", Direct},
     {"Sinh", Direct}, {"Cosh", Direct}, {"Asinh", Direct}, {"Acosh", Direct}, {"Atanh", Direct},
     // reductions, scans and normalizations
-    {"ReduceL1", AxesAttrToInput}, {"ReduceLogSum", AxesAttrToInput},
-    {"ReduceLogSumExp", AxesAttrToInput}, {"ReduceSumSquare", AxesAttrToInput},
     {"Hardmax", ConvertSoftmaxFamily}, {"CumSum", Direct},
     {"MeanVarianceNormalization", Direct}, {"LRN", Direct},
     // indexing
@@ -446,6 +418,7 @@ ConvertFn FindConverter(const std::string& op_type) {
   static const std::unordered_map<std::string, ConvertFn> table = [] {
     std::unordered_map<std::string, ConvertFn> m;
     for (const Entry& e : kConverters) m[e.op_type] = e.fn;
+    for (const auto& [op_type, moved] : AttrInputTable()) m[op_type] = AttrsToInputs;
     return m;
   }();
   auto it = table.find(op_type);
@@ -455,6 +428,7 @@ ConvertFn FindConverter(const std::string& op_type) {
 std::vector<std::string> SupportedOnnxOps() {
   std::vector<std::string> v;
   for (const Entry& e : kConverters) v.push_back(e.op_type);
+  for (const auto& [op_type, moved] : AttrInputTable()) v.push_back(op_type);
   return v;
 }
 

@@ -2,6 +2,7 @@
 // these ops run subgraphs. The executors run them (runtime/control_flow.h); reaching this
 // table is a bug in the caller, reported as such.
 #include "kernels/ref/kernel.h"
+#include "support/name_list.h"
 
 namespace edgec::ref {
 
@@ -11,9 +12,6 @@ Status NotAKernel(KernelContext& ctx) {
 }
 }  // namespace
 
-Status If(KernelContext& ctx) { return NotAKernel(ctx); }
-Status Loop(KernelContext& ctx) { return NotAKernel(ctx); }
-Status Scan(KernelContext& ctx) { return NotAKernel(ctx); }
-Status SequenceMap(KernelContext& ctx) { return NotAKernel(ctx); }
+EDGEC_SHARED_RULE(KernelContext, NotAKernel, If, Loop, Scan, SequenceMap)
 
 }  // namespace edgec::ref

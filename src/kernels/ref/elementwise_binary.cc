@@ -149,6 +149,19 @@ M IntMod(M a, M b, bool c_fmod) {
   return r;
 }
 
+// An integer divisor (input 1) with a zero element is an error naming the first one; float
+// divisors and empty outputs pass (tests/kernels/elementwise_test.cc and
+// elementwise_more_test.cc guard the division and modulo messages).
+Status ExpectNonZeroIntegerDivisor(const KernelContext& ctx, const char* what) {
+  const Tensor& b = *ctx.inputs[1];
+  if (!IsInteger(b.dtype()) || ctx.outputs[0].numel() == 0) return Status::Ok();
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    if (LoadAsInt64(b.dtype(), b.raw(), i) == 0)
+      return ctx.Error("integer {} by zero (input 1 {} is 0 at flat index {})", what, b.TypeString(), i);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // broadcasting binary arithmetic
@@ -172,15 +185,7 @@ Status Mul(KernelContext& ctx) {
 
 // Integer division truncates toward zero as in C; a zero divisor is an error.
 Status Div(KernelContext& ctx) {
-  const Tensor& b = *ctx.inputs[1];
-  if (IsInteger(b.dtype()) && ctx.outputs[0].numel() > 0) {
-    for (int64_t i = 0; i < b.numel(); ++i) {
-      if (LoadAsInt64(b.dtype(), b.raw(), i) == 0) {
-        return ctx.Error("integer division by zero (input 1 {} is 0 at flat index {})",
-                         b.TypeString(), i);
-      }
-    }
-  }
+  RETURN_IF_ERROR(ExpectNonZeroIntegerDivisor(ctx, "division"));
   return SameTypeBinary(ctx, [](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return IntDiv(a, b);
     else return a / b;
@@ -190,15 +195,7 @@ Status Div(KernelContext& ctx) {
 // Mod: integer remainder with the divisor's sign (fmod=0) or the dividend's (fmod=1); floats
 // (fmod=1, checked by inference) use C's fmod. A zero integer divisor is an error.
 Status Mod(KernelContext& ctx) {
-  const Tensor& b = *ctx.inputs[1];
-  if (IsInteger(b.dtype()) && ctx.outputs[0].numel() > 0) {
-    for (int64_t i = 0; i < b.numel(); ++i) {
-      if (LoadAsInt64(b.dtype(), b.raw(), i) == 0) {
-        return ctx.Error("integer modulo by zero (input 1 {} is 0 at flat index {})",
-                         b.TypeString(), i);
-      }
-    }
-  }
+  RETURN_IF_ERROR(ExpectNonZeroIntegerDivisor(ctx, "modulo"));
   const bool c_fmod = ctx.attrs.GetInt("fmod", 0) != 0;
   return SameTypeBinary(ctx, [c_fmod](auto a, auto b) {
     if constexpr (std::is_integral_v<decltype(a)>) return IntMod(a, b, c_fmod);

@@ -94,32 +94,26 @@ T FromMath(M v) {
   else return static_cast<T>(v);
 }
 
-// Visitors: call fn(TypeTag<T>{}) with the element type of `dt`, or fail for a dtype outside
-// the set (inference rejects those first, so that is a bug).
+// Visitors: call fn(TypeTag<T>{}) with the element type of `dt` (ir/dtype.h's CppTypeOf), or
+// fail for a dtype outside the set (inference rejects those first, so that is a bug).
+// VisitDTypes<Ds...>: fn for the one of Ds that dt is, else otherwise().
+template <DType... Ds, typename Fn, typename Otherwise>
+Status VisitDTypes(DType dt, Fn&& fn, Otherwise&& otherwise) {
+  Status result = Status::Ok();
+  const bool found = ((dt == Ds && (result = fn(TypeTag<typename CppTypeOf<Ds>::type>{}), true)) || ...);
+  return found ? result : otherwise();
+}
+
 template <typename Fn>
 Status VisitFloat(DType dt, Fn&& fn) {
-  switch (dt) {
-    case DType::kF32: return fn(TypeTag<float>{});
-    case DType::kF64: return fn(TypeTag<double>{});
-    case DType::kF16: return fn(TypeTag<Half>{});
-    case DType::kBF16: return fn(TypeTag<BFloat16>{});
-    default: return Internal("reference kernel got non-float dtype {}", DTypeName(dt));
-  }
+  return VisitDTypes<DType::kF32, DType::kF64, DType::kF16, DType::kBF16>(
+      dt, fn, [&] { return Internal("reference kernel got non-float dtype {}", DTypeName(dt)); });
 }
 
 template <typename Fn>
 Status VisitNumeric(DType dt, Fn&& fn) {
-  switch (dt) {
-    case DType::kI8: return fn(TypeTag<int8_t>{});
-    case DType::kI16: return fn(TypeTag<int16_t>{});
-    case DType::kI32: return fn(TypeTag<int32_t>{});
-    case DType::kI64: return fn(TypeTag<int64_t>{});
-    case DType::kU8: return fn(TypeTag<uint8_t>{});
-    case DType::kU16: return fn(TypeTag<uint16_t>{});
-    case DType::kU32: return fn(TypeTag<uint32_t>{});
-    case DType::kU64: return fn(TypeTag<uint64_t>{});
-    default: return VisitFloat(dt, fn);
-  }
+  return VisitDTypes<DType::kI8, DType::kI16, DType::kI32, DType::kI64, DType::kU8, DType::kU16, DType::kU32,
+                     DType::kU64>(dt, fn, [&] { return VisitFloat(dt, fn); });
 }
 
 template <typename Fn>

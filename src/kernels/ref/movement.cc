@@ -10,6 +10,7 @@
 #include "ir/infer_movement_util.h"
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/movement_util.h"
+#include "support/name_list.h"
 
 namespace edgec::ref {
 
@@ -44,10 +45,7 @@ StridedView ShiftedAlong(std::span<const int64_t> dims, int axis, int64_t positi
 
 // --- reshaping views: Reshape, Flatten, Squeeze, Unsqueeze ---
 
-Status Reshape(KernelContext& ctx) { return CopyAll(ctx); }
-Status Flatten(KernelContext& ctx) { return CopyAll(ctx); }
-Status Squeeze(KernelContext& ctx) { return CopyAll(ctx); }
-Status Unsqueeze(KernelContext& ctx) { return CopyAll(ctx); }
+EDGEC_SHARED_RULE(KernelContext, CopyAll, Reshape, Flatten, Squeeze, Unsqueeze)
 
 // --- permutations: Transpose, DepthToSpace, SpaceToDepth ---
 

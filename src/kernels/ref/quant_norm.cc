@@ -47,30 +47,22 @@ Status NormalizeGroups(KernelContext& ctx, int64_t groups, int64_t count, Index 
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
   const auto [qmin, qmax] = Clamp(ctx, y.dtype());
-  if (Wide(ctx)) {
-    auto p = quant::MakeWideNormParams(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)),
-                                       Floats(ctx.input(4)), ScalarF(*ctx.inputs[5]), ZeroPoint(ctx.input(6)), qmin,
-                                       qmax, count, ctx.attrs.GetFloat("epsilon", 1e-5f));
+  // The int16 path (Wide) and the int8 one differ only in the parameters' and sums' types.
+  auto run = [&](auto group, auto make_params) -> Status {
+    auto p = make_params(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)), Floats(ctx.input(4)),
+                         ScalarF(*ctx.inputs[5]), ZeroPoint(ctx.input(6)), qmin, qmax, count,
+                         ctx.attrs.GetFloat("epsilon", 1e-5f));
     if (!p.ok()) return ctx.Error("{}", p.status().message());
     for (int64_t g = 0; g < groups; ++g) {
-      quant::WideNormGroup s;
+      decltype(group) s;
       for (int64_t j = 0; j < count; ++j) quant::Accumulate(s, At(x, index(g, j)), p->x_zero_point);
       quant::FinishGroup(s, *p);
       for (int64_t j = 0; j < count; ++j) Put(y, index(g, j), quant::NormOutput(s, *p, At(x, index(g, j)), channel(g, j)));
     }
     return Status::Ok();
-  }
-  auto p = quant::MakeNormParams(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)),
-                                 Floats(ctx.input(4)), ScalarF(*ctx.inputs[5]), ZeroPoint(ctx.input(6)), qmin, qmax,
-                                 count, ctx.attrs.GetFloat("epsilon", 1e-5f));
-  if (!p.ok()) return ctx.Error("{}", p.status().message());
-  for (int64_t g = 0; g < groups; ++g) {
-    quant::NormGroup s;
-    for (int64_t j = 0; j < count; ++j) quant::Accumulate(s, At(x, index(g, j)), p->x_zero_point);
-    quant::FinishGroup(s, *p);
-    for (int64_t j = 0; j < count; ++j) Put(y, index(g, j), quant::NormOutput(s, *p, At(x, index(g, j)), channel(g, j)));
-  }
-  return Status::Ok();
+  };
+  if (Wide(ctx)) return run(quant::WideNormGroup{}, [](auto&&... a) { return quant::MakeWideNormParams(a...); });
+  return run(quant::NormGroup{}, [](auto&&... a) { return quant::MakeNormParams(a...); });
 }
 
 }  // namespace

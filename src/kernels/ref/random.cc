@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/ref/kernel.h"
+#include "support/name_list.h"
 
 namespace edgec::ref {
 
@@ -45,10 +46,8 @@ Status Normal(KernelContext& ctx) {
 
 }  // namespace
 
-Status RandomUniform(KernelContext& ctx) { return Uniform(ctx); }
-Status RandomNormal(KernelContext& ctx) { return Normal(ctx); }
-Status RandomUniformLike(KernelContext& ctx) { return Uniform(ctx); }
-Status RandomNormalLike(KernelContext& ctx) { return Normal(ctx); }
+EDGEC_SHARED_RULE(KernelContext, Uniform, RandomUniform, RandomUniformLike)
+EDGEC_SHARED_RULE(KernelContext, Normal, RandomNormal, RandomNormalLike)
 
 Status Bernoulli(KernelContext& ctx) {
   Draw draw(ctx.attrs);

@@ -15,6 +15,7 @@
 
 #include "ir/recurrent.h"
 #include "kernels/ref/kernel.h"
+#include "support/name_list.h"
 
 namespace edgec::ref {
 
@@ -130,8 +131,6 @@ Status RunRecurrent(KernelContext& ctx) {
 
 }  // namespace
 
-Status RNN(KernelContext& ctx) { return RunRecurrent(ctx); }
-Status GRU(KernelContext& ctx) { return RunRecurrent(ctx); }
-Status LSTM(KernelContext& ctx) { return RunRecurrent(ctx); }
+EDGEC_SHARED_RULE(KernelContext, RunRecurrent, RNN, GRU, LSTM)
 
 }  // namespace edgec::ref

@@ -42,6 +42,15 @@ void Dft(const std::vector<Complex>& in, int64_t len, bool inverse, std::vector<
   }
 }
 
+// Writes every out[k] as a (real, imaginary) pair from element at(k) of y.
+template <typename At>
+void StoreComplex(Tensor& y, const std::vector<Complex>& out, At at) {
+  for (int64_t k = 0; k < static_cast<int64_t>(out.size()); ++k) {
+    StoreFromDouble(y.dtype(), y.raw(), at(k), out[k].real());
+    StoreFromDouble(y.dtype(), y.raw(), at(k) + 1, out[k].imag());
+  }
+}
+
 }  // namespace
 
 Status HannWindow(KernelContext& ctx) { return CosineWindow(ctx, 0.5, 0.5, 0); }
@@ -70,11 +79,7 @@ Status DFT(KernelContext& ctx) {
         in[k] = Complex(x[at], parts == 2 ? x[at + 1] : 0.0);
       }
       Dft(in, len, inverse, out);
-      for (int64_t k = 0; k < m; ++k) {
-        const int64_t at = ((o * m + k) * inner + i) * 2;
-        StoreFromDouble(y.dtype(), y.raw(), at, out[k].real());
-        StoreFromDouble(y.dtype(), y.raw(), at + 1, out[k].imag());
-      }
+      StoreComplex(y, out, [&](int64_t k) { return ((o * m + k) * inner + i) * 2; });
     }
   }
   return Status::Ok();
@@ -101,11 +106,7 @@ Status STFT(KernelContext& ctx) {
         in[k] = Complex(x[at] * w, parts == 2 ? x[at + 1] * w : 0.0);
       }
       Dft(in, frame, false, out);
-      for (int64_t k = 0; k < bins; ++k) {
-        const int64_t at = ((b * frames + f) * bins + k) * 2;
-        StoreFromDouble(y.dtype(), y.raw(), at, out[k].real());
-        StoreFromDouble(y.dtype(), y.raw(), at + 1, out[k].imag());
-      }
+      StoreComplex(y, out, [&](int64_t k) { return ((b * frames + f) * bins + k) * 2; });
     }
   }
   return Status::Ok();

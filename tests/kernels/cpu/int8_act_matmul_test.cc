@@ -3,26 +3,15 @@
 // [batch, heads, K, N]), B broadcast over A's batch and the reverse, u8 and i8 A, B and
 // output, random zero points, both requantization modes, a fused lookup, a bias, 1 and 2
 // threads, and each vector ISA the CPU has (AVX-512, AVX2, scalar).
+#include "../../lower/random_q.h"
 #include "cpu_test_util.h"
 
 namespace edgec::testing_cpu {
 namespace {
 
-Tensor RandomQ(DType dt, Dims dims, std::mt19937& rng) {
-  Tensor t(dt, std::move(dims));
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dt == DType::kU8) t.data<uint8_t>()[i] = static_cast<uint8_t>(RandInt(rng, 0, 255));
-    else t.data<int8_t>()[i] = static_cast<int8_t>(RandInt(rng, -128, 127));
-  }
-  return t;
-}
+using lower::RandomQ;  // every bit pattern of the 8-bit dtype
 Tensor ScalarF(float v) { return Tensor::FromVector<float>(DType::kF32, {}, {v}); }
-Tensor ScalarQ(DType dt, std::mt19937& rng) {
-  Tensor t(dt, {});
-  if (dt == DType::kU8) t.data<uint8_t>()[0] = static_cast<uint8_t>(RandInt(rng, 0, 255));
-  else t.data<int8_t>()[0] = static_cast<int8_t>(RandInt(rng, -128, 127));
-  return t;
-}
+Tensor ScalarQ(DType dt, std::mt19937& rng) { return RandomQ(dt, {}, rng); }
 float Uniform(std::mt19937& rng, float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); }
 
 TEST(CpuInt8ActMatMul, EqualsReferenceOnRandomShapesAndEveryIsa) {
