@@ -64,8 +64,8 @@ std::vector<artifact_io::HandOver> HandOverSteps(const Graph& g, const NpuSegmen
     const double cycles = kind == artifact_io::HandOverKind::kBarrier ? c.barrier_cycles : lines * c.cycles_per_line;
     return artifact_io::HandOver{kind, value, bytes, cycles, after};
   };
-  auto bytes_of = [](const Value* v) {
-    int64_t n = 1;
+  auto bytes_of = [](const Value* v) {  // the region's bytes (an f32 boundary value: 4 per element)
+    int64_t n = static_cast<int64_t>(DTypeSize(v->type.dtype));
     for (int64_t d : v->type.dims) n *= d;
     return n;
   };

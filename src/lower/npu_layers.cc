@@ -411,6 +411,13 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     v.output_u8 = y->type.dtype == DType::kU8;
     v.eltwise = q ? npu::EltwiseLayer::Quantize(n.name(), elements, sc, z, -128, 127)
                   : npu::EltwiseLayer::Dequantize(n.name(), elements, sc, z);
+    // The f32 side stays in the caller's NCHW order (runtime ToNpu): a 4-d tensor whose NCHW
+    // and NHWC orders differ is read or written planar (tests/lower/npu_float_boundary_test.cc).
+    const Dims& d = y->type.dims;
+    if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {
+      v.eltwise.planes = d[1];
+      v.eltwise.pixels = d[2] * d[3];
+    }
     return v;
   }
   if (n.op() == OpKind::kQuantizedLookup) {

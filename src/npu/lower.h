@@ -143,6 +143,11 @@ struct EltwiseLayer {
   std::string a_region = ".input", b_region = ".input1";
   // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, else 1.
   int64_t a_bytes = 1, y_bytes = 1;
+  // The float boundary of a 4-d tensor: planes > 0 is its channel count C, and the f32 side
+  // is in the caller's planar NCHW order ([N][C][pixels]) while the i8 side is NHWC; each tile
+  // is a run of pixels of one image, its f32 rows (one per channel) moved by one strided DMA
+  // and interleaved by the VEC's column pitch (isa.h kPitchImm).
+  int64_t planes = 0, pixels = 0;
   bool binary() const { return op == VecOp::kAdd || op == VecOp::kMul; }
   int64_t b_elements() const {
     return broadcast == Broadcast::kFull ? elements : broadcast == Broadcast::kRow ? cols : 1;

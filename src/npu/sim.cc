@@ -77,6 +77,12 @@ int64_t SramEnd(const Instr& in) {
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
       if (in.vec == VecOp::kQuantize && in.op == Opcode::kVec)  // f32 source rows
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 4 * int64_t{in.cols});
+      if ((in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize) && in.op == Opcode::kVec &&
+          in.imm[kPitchImm] > 1)  // the interleaved i8 side
+        end = std::max(end, (in.vec == VecOp::kQuantize ? in.dst : in.src) +
+                                int64_t{std::max(in.rows, 1) - 1} *
+                                    (in.vec == VecOp::kQuantize ? in.dst_stride : in.src_stride) +
+                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 4 * int64_t{in.cols});
       if (in.vec == VecOp::kNorm && in.op == Opcode::kVec)

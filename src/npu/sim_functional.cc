@@ -213,6 +213,38 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     float scale;
     std::memcpy(&scale, &imm[0], sizeof scale);
     const int64_t in_elem = q ? 4 : 1, out_elem = q ? 1 : 4;
+    const int64_t pitch = imm[kPitchImm];
+    if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
+      const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
+      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + 1;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, i8_base, span, q ? "VEC destination tile" : "VEC source tile"));
+      // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per element.
+      const bool dense = q && i8_stride == 1 && pitch == in.rows;
+      WriteChunk all{in.dst, std::vector<uint8_t>(dense ? span : 0)};
+      for (int32_t r = 0; r < in.rows; ++r) {
+        const int64_t f32_row = q ? in.src + int64_t{r} * in.src_stride : in.dst + int64_t{r} * in.dst_stride;
+        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, f32_row, 4 * int64_t{in.cols}, "VEC f32 row"));
+        WriteChunk row{f32_row, std::vector<uint8_t>(q ? 0 : 4 * in.cols)};
+        for (int32_t c = 0; c < in.cols; ++c) {
+          const int64_t at = int64_t{r} * i8_stride + int64_t{c} * pitch;
+          if (q) {
+            float v = Load<float>(mem, Space::kSram, 0, f32_row + 4 * c) / scale;
+            if (std::isnan(v)) v = 0;
+            const float y = std::clamp(std::nearbyint(v) + static_cast<float>(imm[1]), static_cast<float>(imm[2]),
+                                       static_cast<float>(imm[3]));
+            const auto b = static_cast<uint8_t>(static_cast<int8_t>(y));
+            if (dense) all.bytes[at] = b;
+            else e.chunks.push_back(WriteChunk{in.dst + at, {b}});
+          } else {
+            const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + at)} - imm[1]) * scale;
+            std::memcpy(row.bytes.data() + 4 * c, &y, sizeof y);
+          }
+        }
+        if (!q) e.chunks.push_back(std::move(row));
+      }
+      if (dense) e.chunks.push_back(std::move(all));
+      return e;
+    }
     for (int32_t r = 0; r < in.rows; ++r) {
       const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, in_elem * in.cols, "VEC source row"));

@@ -291,13 +291,18 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     // The data neighbours on the other unit: the NPU side pays for those the CPU has, the CPU
     // side for those the NPU has (the same DRAM crossing and layout change either way).
     int64_t npu_neighbour_bytes = 0;
+    // The float boundary's f32 graph input or output is the caller's buffer, which the NPU
+    // reads or writes in place (its DMA and the cache maintenance are the NPU's time, runtime/
+    // artifact_run.cc): no crossing (tests/lower/npu_float_boundary_test.cc).
+    const bool boundary = lower::IsFloatBoundary(*n);
     for (const Value* v : n->inputs()) {
       if (!IsData(v)) continue;
+      if (boundary && v->is_graph_input()) continue;
       if (!v->producer() || !legal.count(v->producer())) p.transfer_bytes += Bytes(v);
       else npu_neighbour_bytes += Bytes(v);
     }
     for (const Value* v : n->outputs()) {
-      bool cpu_use = v->is_graph_output(), npu_use = false;
+      bool cpu_use = v->is_graph_output() && !boundary, npu_use = false;
       for (const auto& u : v->uses()) (legal.count(u.node) ? npu_use : cpu_use) = true;
       if (cpu_use) p.transfer_bytes += Bytes(v);
       if (npu_use) npu_neighbour_bytes += Bytes(v);

@@ -277,7 +277,10 @@ void CheckBitExact(const Graph& g, const npu::Target& t, bool double_buffer, DTy
       EXPECT_EQ(l.stats.macs, l.macs) << l.node;
     }
     EXPECT_EQ(simulated, npu);
-    EXPECT_GT(sim->copies, 0);
+    // The float boundary on the NPU reads and writes the caller's buffers in place (no copy);
+    // on the CPU (no f32 on the vector cores) its int8 side crosses as a copy.
+    if (npu == static_cast<int>(r->placements.size())) EXPECT_EQ(sim->copies, 0) << t.name;
+    else EXPECT_GT(sim->copies, 0) << t.name;
     EXPECT_GT(sim->latency_s(), 0);
   }
   std::filesystem::remove(path);
