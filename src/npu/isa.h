@@ -92,7 +92,9 @@ inline constexpr int64_t kResizeTapBytes = 12;
 // imm[kBroadcastImm] = 1, the one byte at src2 + r * src2_stride for every c (a scalar b).
 // A per-channel b (the same row for every row of a) is src2_stride = 0.
 inline constexpr int kBroadcastImm = 11;
-// kQuantize / kDequantize: the i8 side's column pitch (0 or 1: dense).
+// kQuantize / kDequantize: the i8 side's column pitch (0 or 1: dense). COPY with
+// imm[kPitchImm] > 1 writes element c of row r at dst + r * dst_stride + c * pitch: a byte
+// transpose in SRAM (rows x cols -> cols x rows with dst_stride 1, pitch rows), timed as a copy.
 inline constexpr int kPitchImm = 4;
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }

@@ -72,6 +72,9 @@ int64_t SramEnd(const Instr& in) {
         if (in.vec == VecOp::kDwConv)
           end = std::max(end, in.params + DwParamsOffset(int64_t{in.win_h} * in.win_w, in.cols) + int64_t{12} * in.cols);
       }
+      if (in.op == Opcode::kCopy && in.imm[kPitchImm] > 1)  // a transposing copy
+        end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride +
+                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);

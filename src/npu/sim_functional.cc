@@ -266,6 +266,25 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     }
     return e;
   }
+  if (in.op == Opcode::kCopy && imm[kPitchImm] > 1) {  // a transposing copy (isa.h kPitchImm)
+    const int64_t pitch = imm[kPitchImm];
+    const int64_t span = int64_t{in.rows - 1} * in.dst_stride + int64_t{in.cols - 1} * pitch + 1;
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.dst, span, "COPY destination tile"));
+    // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per byte.
+    const bool dense = in.dst_stride == 1 && pitch == in.rows;
+    WriteChunk all{in.dst, std::vector<uint8_t>(dense ? span : 0)};
+    for (int32_t r = 0; r < in.rows; ++r) {
+      const int64_t src = in.src + int64_t{r} * in.src_stride;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, in.cols, "COPY source row"));
+      for (int32_t c = 0; c < in.cols; ++c) {
+        const int64_t at = int64_t{r} * in.dst_stride + int64_t{c} * pitch;
+        if (dense) all.bytes[at] = mem.sram[src + c];
+        else e.chunks.push_back(WriteChunk{in.dst + at, {mem.sram[src + c]}});
+      }
+    }
+    if (dense) e.chunks.push_back(std::move(all));
+    return e;
+  }
   if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd || in.vec == VecOp::kMul ||
       in.vec == VecOp::kLut || in.vec == VecOp::kRequantize) {
     const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;
