@@ -54,13 +54,14 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 // H and W with an integer form (quant/int_resize.h: nearest or linear, constant scales or
 // sizes) is a VEC resize layer, or DMA replication for nearest by integer factors.
 struct VectorLayer {
-  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize } kind = Kind::kEltwise;
+  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize, kGather } kind = Kind::kEltwise;
   npu::EltwiseLayer eltwise;
   npu::PoolLayer pool;
   npu::DepthwiseLayer depthwise;
   npu::MoveLayer move;
   npu::NormLayer norm;
   npu::ResizeLayer resize;
+  npu::GatherLayer gather;  // a Gather of a constant table by computed indices
   bool output_u8 = false;
 };
 // The model's float boundary: a QuantizeLinear of an f32 graph input to 8 bits, or a

@@ -22,11 +22,12 @@
 namespace edgec::lower {
 namespace {
 
-// A tensor's bytes in the segment's DRAM: one a value, four for the f32 of the float boundary.
+// A tensor's bytes in the segment's DRAM: one a value, four for the f32 of the float boundary,
+// eight for a gather's int64 index list.
 int64_t TensorBytes(const Value& v) {
   int64_t n = 1;
   for (int64_t d : v.type.dims) n *= d;
-  return v.type.dtype == DType::kF32 ? 4 * n : n;
+  return v.type.dtype == DType::kF32 ? 4 * n : v.type.dtype == DType::kI64 ? 8 * n : n;
 }
 
 }  // namespace

@@ -145,6 +145,12 @@ struct Instr {
   // between a tensor kept in SRAM by a segment's residency plan and a layer's working tile.
   // It moves no DRAM byte; it costs setup + bytes / shared_sram.bandwidth_bytes_per_cycle.
   bool on_chip = false;
+  // DMA_LD gather (one strided dim): row i comes from dram_addr + idx * dims[0].dram_stride,
+  // idx the int64 at SRAM index_addr + 8 i (an index list the layer loaded or computed; a
+  // negative idx counts from dims[0].valid_hi, the table's rows; outside them is an error).
+  // Each row is timed as any DMA row: its DRAM bursts.
+  bool gather = false;
+  int64_t index_addr = 0;
   // Lowering only (not encoded): the index in Program::regions of the region the DMA's
   // dram_addr points into (its rows may reach outside it into the padding), -1 for none,
   // kLocalSramRegion for an on-chip copy between two of the layer's own SRAM tiles. The

@@ -229,4 +229,15 @@ StatusOr<Program> LowerResize(const ResizeLayer& l, const Target& t, int tile_ro
 // The zero-point-corrected int32 bias the NPU adds: bias[oc] - x_zp * sum_k w[k][oc].
 std::vector<int32_t> FoldedBias(const ConvLayer& l);
 
+// Rows of a constant table [rows][row_bytes] (int8) selected by `count` int64 indices that
+// are a tensor (region ".input"; negative ones count from the end): per tile of `chunk`
+// indices one DMA of the index list into SRAM, one gather DMA (isa.h Instr::gather) of the
+// rows it selects, one store of them to the output (region ".output", [count][row_bytes]).
+struct GatherLayer {
+  std::string name = "gather";
+  std::vector<int8_t> table;
+  int64_t rows = 0, row_bytes = 0, count = 0;
+};
+StatusOr<Program> LowerGather(const GatherLayer& l, const Target& t, int64_t chunk, bool double_buffer);
+
 }  // namespace edgec::npu

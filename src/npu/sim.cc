@@ -46,6 +46,7 @@ int64_t SramEnd(const Instr& in) {
     case Opcode::kDmaStore: {
       int64_t end = in.sram_addr + std::max(in.row_bytes, in.sram_row_bytes);
       for (int d = 0; d < in.ndims; ++d) end += int64_t{in.dims[d].count - 1} * in.dims[d].sram_stride;
+      if (in.gather && in.ndims >= 1) end = std::max(end, in.index_addr + int64_t{8} * in.dims[0].count);
       if (in.on_chip) {  // the far side: the rows in the valid box
         int64_t far = in.dram_addr + in.row_bytes;
         for (int d = 0; d < in.ndims; ++d)

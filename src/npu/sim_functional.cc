@@ -66,6 +66,24 @@ StatusOr<Effect> Dma(const Instr& in, const Memories& mem) {
   const DmaDim& d1 = in.ndims >= 2 ? in.dims[1] : one;
   const DmaDim& d2 = in.ndims >= 3 ? in.dims[2] : one;
   const int32_t width = load ? std::max(in.sram_row_bytes, in.row_bytes) : in.row_bytes;
+  if (in.gather) {  // isa.h Instr::gather: rows of a table selected by the int64 index list
+    if (!load || in.ndims != 1) return InvalidArgument("a gather DMA is a load with one dim");
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.index_addr, int64_t{8} * d0.count, "DMA gather index list"));
+    for (int32_t i = 0; i < d0.count; ++i) {
+      int64_t idx = Load<int64_t>(mem, Space::kSram, 0, in.index_addr + int64_t{8} * i);
+      if (idx < 0) idx += d0.valid_hi;
+      if (idx < 0 || idx >= d0.valid_hi)
+        return InvalidArgument("DMA gather index {} outside the table's {} rows", Load<int64_t>(mem, Space::kSram, 0, in.index_addr + int64_t{8} * i), d0.valid_hi);
+      const int64_t src = in.dram_addr + idx * d0.dram_stride;
+      RETURN_IF_ERROR(Check(mem, far, 0, src, in.row_bytes, "DMA source row"));
+      WriteChunk c{in.sram_addr + i * d0.sram_stride, std::vector<uint8_t>(width, static_cast<uint8_t>(in.pad))};
+      const auto& b = Bytes(mem, far, 0);
+      std::copy(b.begin() + src, b.begin() + src + in.row_bytes, c.bytes.begin());
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, c.addr, width, "DMA destination row"));
+      e.chunks.push_back(std::move(c));
+    }
+    return e;
+  }
   for (int32_t i = 0; i < d0.count; ++i) {
     for (int32_t j = 0; j < d1.count; ++j) {
       for (int32_t k = 0; k < d2.count; ++k) {

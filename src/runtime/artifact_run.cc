@@ -70,6 +70,8 @@ int64_t Bytes(const Tensor& t) { return static_cast<int64_t>(t.nbytes()); }
 // is made; what it costs is the NPU's DMA and the flush / invalidate of its lines
 // (tests/lower/npu_float_boundary_test.cc: CallerBufferIsTheRegion).
 bool InPlace(const Value* v) {
+  // ... and an int64 index list the caller passes (a gather's token ids), read as it is.
+  if (v && v->type.dtype == DType::kI64 && v->type.rank() != 4 && v->is_graph_input()) return true;
   return v && v->type.dtype == DType::kF32 && (v->is_graph_input() || v->is_graph_output());
 }
 
@@ -80,7 +82,8 @@ StatusOr<std::vector<Tensor>> CpuInt8(const Node& n, const std::vector<const Ten
   lower::QuantizedLayer q;
   if (lower::IsVectorNode(n)) {
     ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(n));
-    if (v.kind == lower::VectorLayer::Kind::kMove) return EvaluateNode(n, in);  // moves bytes only: exact
+    if (v.kind == lower::VectorLayer::Kind::kMove || v.kind == lower::VectorLayer::Kind::kGather)
+      return EvaluateNode(n, in);  // moves bytes only: exact
     if (v.kind != lower::VectorLayer::Kind::kDepthwise) {  // the reference kernel, fixed point
       Attributes attrs = n.attrs;
       if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
@@ -197,7 +200,7 @@ Status ArtifactExecutor::BuildWholeCpu() {
     if (!npu_segment_.count(n->name()) || n->op() == OpKind::kMaxPool) continue;
     if (lower::IsVectorNode(*n)) {
       auto v = lower::VectorLayerOf(*n);
-      if (v.ok() && v->kind == lower::VectorLayer::Kind::kMove) continue;
+      if (v.ok() && (v->kind == lower::VectorLayer::Kind::kMove || v->kind == lower::VectorLayer::Kind::kGather)) continue;
     }
     if (n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul || lower::IsVectorNode(*n))
       n->attrs.Set("edgec_requant", std::string("fixed_point"));

@@ -131,20 +131,26 @@ TEST(SegmentCostRuleTest, IndependentNeighboursOverlap) {
 }
 
 TEST(SegmentCostRuleTest, GatherOfComputedIndicesSaysWhy) {
-  // An embedding: token ids (i64, a graph input) pick rows of a constant table. The NPU's DMA
-  // cannot read an index list: that is the reason, not the ids' dtype.
-  Graph g;
-  Value* ids = g.AddInput("ids", MakeType(DType::kI64, {1, 5}));
-  Value* table = g.AddConstant("table", Tensor(DType::kI8, {16, 8}));
-  Value* y = Add(g, OpKind::kGather, {table, ids}, {}, "embed");
-  g.MarkOutput(y);
-  ASSERT_TRUE(InferShapes(g).ok());
-  auto ps = partition::Partition(g, npu::DefaultTarget());
-  ASSERT_TRUE(ps.ok()) << ps.status().ToString();
-  const NodePlacement& p = (*ps)[0];
-  EXPECT_EQ(p.unit, artifact_io::Unit::kCpu);
-  EXPECT_EQ(p.code, partition::ReasonCode::kNotLowered);
-  EXPECT_EQ(p.reason, "gather of computed indices: NPU DMA boxes are fixed at compile time");
+  // An embedding: token ids (i64, a graph input) pick rows of a constant table. An 8-bit table
+  // is a gather DMA (legal whatever the ids' dtype); an f32 one is not, and the reason says so.
+  for (DType dt : {DType::kI8, DType::kF32}) {
+    Graph g;
+    Value* ids = g.AddInput("ids", MakeType(DType::kI64, {1, 5}));
+    Value* table = g.AddConstant("table", Tensor(dt, {16, 8}));
+    Value* y = Add(g, OpKind::kGather, {table, ids}, {}, "embed");
+    g.MarkOutput(y);
+    ASSERT_TRUE(InferShapes(g).ok());
+    auto ps = partition::Partition(g, npu::DefaultTarget());
+    ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+    const NodePlacement& p = (*ps)[0];
+    if (dt == DType::kI8) {
+      EXPECT_TRUE(p.legal) << p.reason;
+      continue;
+    }
+    EXPECT_EQ(p.unit, artifact_io::Unit::kCpu);
+    EXPECT_EQ(p.code, partition::ReasonCode::kNotLowered);
+    EXPECT_EQ(p.reason, "gather of computed indices: table 'table' is not a constant 8-bit tensor");
+  }
 }
 
 }  // namespace
