@@ -8,6 +8,7 @@
 #include "memory/liveness.h"
 #include "npu/isa.h"
 #include "npu/sim.h"
+#include "lower/npu_islands.h"
 #include "lower/npu_layers.h"
 #include "lower/npu_segment.h"
 
@@ -153,6 +154,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
                                      const partition::PartitionOptions& o) {
   CompileResult r;
   ASSIGN_OR_RETURN(r.placements, partition::Partition(g, t, o));
+  if (o.cost_rule) RETURN_IF_ERROR(PlaceIslandsBySegmentTime(r.placements, t, o));
   artifact_io::CompiledModel& m = r.model;
   m.source_model = source_model;
   m.target_json = npu::TargetToJson(t).dump();
