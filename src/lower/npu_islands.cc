@@ -20,15 +20,18 @@ Status PlaceIslandsBySegmentTime(std::vector<partition::NodePlacement>& ps, cons
     return s.total.cycles / t.clock_hz;
   };
   auto candidate = [&](const partition::NodePlacement& p) {
-    return p.unit == Unit::kCpu && p.legal && p.code == partition::ReasonCode::kCpuCheaper &&
+    const bool by_cost = p.code == partition::ReasonCode::kCpuCheaper || p.code == partition::ReasonCode::kBoundary;
+    return p.unit == Unit::kCpu && p.legal && by_cost &&
            !o.pins.count(p.node->name()) && !IsMoveNode(*p.node);
   };
   const size_t n = ps.size();
-  for (size_t i = 1; i < n; ++i) {
-    if (!candidate(ps[i]) || ps[i - 1].unit != Unit::kNpu) continue;
+  for (size_t i = 0; i < n; ++i) {
+    if (!candidate(ps[i]) || (i > 0 && ps[i - 1].unit != Unit::kNpu)) continue;
     size_t j = i;
     while (j < n && candidate(ps[j])) ++j;
-    if (j == n || ps[j].unit != Unit::kNpu) {
+    // NPU nodes on both sides, or on one side at the graph's start or end.
+    const bool npu_before = i > 0, npu_after = j < n && ps[j].unit == Unit::kNpu;
+    if ((j < n && !npu_after) || (!npu_before && !npu_after)) {
       i = j;
       continue;
     }

@@ -14,7 +14,8 @@
 namespace edgec::lower {
 
 // For every maximal run of legal, unpinned nodes the cost rule kept on the CPU (no moves
-// among them) with NPU nodes on both sides: the NPU program of up to `window` NPU nodes on
+// among them) with NPU nodes on both sides (or on one, at the graph's start or end): the NPU
+// program of up to `window` NPU nodes on
 // each side with the island inside, simulated, against the two programs without it plus the
 // island's CPU time and crossings (the rule's own figures). The island goes to the NPU when
 // that is no slower; its nodes' reasons say so with both times
