@@ -60,6 +60,10 @@ struct Unit {
   int64_t src, dst, row;
   std::vector<Dim> dims;
   bool transpose = false;
+  // A permuting unit: its bytes are one contiguous range on both sides in different orders
+  // (rows of `row` bytes shorter than a burst, dims outermost first by destination): one
+  // contiguous load, one COPY per row run of its innermost dim in SRAM, one contiguous store.
+  bool permute = false;
   int64_t bytes() const {
     int64_t n = row;
     for (const Dim& d : dims) n *= d.count;
@@ -91,10 +95,43 @@ bool Transposable(const Canonical& c) {
   return c.row == 1 && c.dims.size() == 2 && c.dims[0].src == 1 && c.dims[1].dst == 1;
 }
 
+// Whether the dims and the row are a dense layout of the box's bytes on one side.
+bool DenseOn(const Canonical& c, bool src) {
+  std::vector<Dim> d = c.dims;
+  std::sort(d.begin(), d.end(), [&](const Dim& x, const Dim& y) { return (src ? x.src : x.dst) < (src ? y.src : y.dst); });
+  int64_t expect = c.row;
+  for (const Dim& x : d) {
+    if ((src ? x.src : x.dst) != expect) return false;
+    expect *= x.count;
+  }
+  return true;
+}
+
+// A box whose bytes are one range on both sides in two orders, tiled along its outermost dim
+// (the same stride on both sides), with short rows (see Unit::permute).
+bool Permutable(const Canonical& c, int64_t burst) {
+  return c.dims.size() >= 2 && c.row < burst && c.dims[0].src == c.dims[0].dst && DenseOn(c, true) &&
+         DenseOn(c, false);
+}
+
 // Cuts a box into units of at most `chunk` bytes with at most `strided` dims each.
-void Units(const MoveBox& b, int64_t chunk, int strided, std::vector<Unit>& out) {
+void Units(const MoveBox& b, int64_t chunk, int strided, int64_t burst, std::vector<Unit>& out) {
   const Canonical c = Canonicalize(b);
   const int n = static_cast<int>(c.dims.size());
+  if (Permutable(c, burst)) {  // tiles of whole outer indices (at least one)
+    const Dim O = c.dims[0];
+    const int64_t per = O.src;  // bytes of one outer index
+    const int64_t ob = std::max<int64_t>(1, std::min(O.count, chunk / per));
+    if (ob * per <= chunk) {
+      for (int64_t i = 0; i < O.count; i += ob) {
+        Unit u{b.input, b.output, b.src_offset + i * O.src, b.dst_offset + i * O.dst, c.row, c.dims};
+        u.dims[0].count = std::min(ob, O.count - i);
+        u.permute = true;
+        out.push_back(std::move(u));
+      }
+      return;
+    }
+  }
   if (Transposable(c)) {  // blocks of a_t x b_t bytes: load rows a_t long, store rows b_t long
     const Dim A = c.dims[0], B = c.dims[1];
     int64_t at = std::min<int64_t>({A.count, 128, chunk});
@@ -212,11 +249,12 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
         b.output >= static_cast<int>(l.output_bytes.size()) || b.counts.size() != b.src_strides.size() ||
         b.counts.size() != b.dst_strides.size())
       return InvalidArgument("move layer '{}': malformed box", l.name);
-    if (b.bytes() > 0) Units(b, chunk, strided, units);
+    if (b.bytes() > 0) Units(b, chunk, strided, t.dram.burst_bytes, units);
   }
   // A layer with transposing units gives each slot a second half (the source-order block)
   // and a vector stage between load and store.
-  const bool transposing = std::any_of(units.begin(), units.end(), [](const Unit& u) { return u.transpose; });
+  const bool transposing =
+      std::any_of(units.begin(), units.end(), [](const Unit& u) { return u.transpose || u.permute; });
   const int64_t half = AlignUp(chunk, t.shared_sram.alignment);
   const int64_t slot = half * (transposing ? 2 : 1);
   // Tiles: consecutive units up to `chunk` bytes.
@@ -290,6 +328,23 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
           cp.dst_stride = 1;
           cp.imm[kPitchImm] = static_cast<int32_t>(B.count);
           add(vec, QueueKind::kVector, cp);
+        }
+        if (u.permute) {  // the source-order range in the second half, COPYs into the first
+          const int64_t src_block = base + half + off;
+          lu = ContiguousDma(Opcode::kDmaLoad, in_addr[u.input] + u.src, src_block, u.bytes(), 0);
+          su = ContiguousDma(Opcode::kDmaStore, out_addr[u.output] + u.dst, base + off, u.bytes(), 0);
+          const Dim& last = u.dims.back();
+          const std::vector<Dim> runs(u.dims.begin(), u.dims.end() - 1);
+          ForEachIndex(runs, 0, 0, [&](int64_t so, int64_t d) {
+            Instr cp{.op = Opcode::kCopy};
+            cp.src = src_block + so;
+            cp.dst = base + off + d;
+            cp.rows = static_cast<int32_t>(last.count);
+            cp.cols = static_cast<int32_t>(u.row);
+            cp.src_stride = static_cast<int32_t>(last.src);
+            cp.dst_stride = static_cast<int32_t>(last.dst);
+            add(vec, QueueKind::kVector, cp);
+          });
         }
         lu.region = static_cast<int16_t>(u.input);
         su.region = static_cast<int16_t>(in_addr.size() + u.output);
