@@ -80,6 +80,8 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
 // Data movement nodes (Concat, Transpose, Slice, Split, reshape-likes): their copy as DMA boxes.
 bool IsMoveNode(const Node& n);
 StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
+// A Gather of a constant 8-bit table by int64 indices computed at run time (npu_move_layer.cc).
+StatusOr<npu::GatherLayer> GatherLayerOf(const Node& n);
 
 // Two data movement nodes as one copy: `p` (a Transpose or reshape-like whose output only
 // `n`, another one, reads; p's input not itself from such a pair) is absorbed into `n` when
