@@ -8,6 +8,7 @@
 #include "memory/liveness.h"
 #include "npu/isa.h"
 #include "npu/sim.h"
+#include "lower/npu_islands.h"
 #include "lower/npu_layers.h"
 #include "lower/npu_segment.h"
 
@@ -64,8 +65,8 @@ std::vector<artifact_io::HandOver> HandOverSteps(const Graph& g, const NpuSegmen
     const double cycles = kind == artifact_io::HandOverKind::kBarrier ? c.barrier_cycles : lines * c.cycles_per_line;
     return artifact_io::HandOver{kind, value, bytes, cycles, after};
   };
-  auto bytes_of = [](const Value* v) {
-    int64_t n = 1;
+  auto bytes_of = [](const Value* v) {  // the region's bytes (an f32 boundary value: 4 per element)
+    int64_t n = static_cast<int64_t>(DTypeSize(v->type.dtype));
     for (int64_t d : v->type.dims) n *= d;
     return n;
   };
@@ -105,6 +106,7 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
         prog = npu::LowerEltwise(v.eltwise, t, vt.chunk, vt.double_buffer, &a, &b, &y);
         break;
       case VectorLayer::Kind::kMove: prog = npu::LowerMove(v.move, t, vt.chunk, vt.double_buffer); break;
+      case VectorLayer::Kind::kGather: prog = npu::LowerGather(v.gather, t, vt.chunk, vt.double_buffer); break;
       case VectorLayer::Kind::kNorm: prog = npu::LowerNorm(v.norm, t, vt.chunk, vt.double_buffer); break;
       case VectorLayer::Kind::kPool:
         prog = npu::LowerPool(v.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);
@@ -152,6 +154,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
                                      const partition::PartitionOptions& o) {
   CompileResult r;
   ASSIGN_OR_RETURN(r.placements, partition::Partition(g, t, o));
+  if (o.cost_rule) RETURN_IF_ERROR(PlaceIslandsBySegmentTime(r.placements, t, o));
   artifact_io::CompiledModel& m = r.model;
   m.source_model = source_model;
   m.target_json = npu::TargetToJson(t).dump();

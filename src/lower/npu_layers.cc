@@ -386,6 +386,12 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     v.output_u8 = n.output(0)->type.dtype == DType::kU8;
     return v;
   }
+  if (n.op() == OpKind::kGather && n.input(1) && !n.input(1)->is_constant()) {
+    ASSIGN_OR_RETURN(v.gather, GatherLayerOf(n));
+    v.kind = VectorLayer::Kind::kGather;
+    v.output_u8 = n.output(0)->type.dtype == DType::kU8;
+    return v;
+  }
   if (IsMoveNode(n)) {
     ASSIGN_OR_RETURN(v.move, MoveLayerOf(n));
     v.kind = VectorLayer::Kind::kMove;
@@ -411,6 +417,13 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     v.output_u8 = y->type.dtype == DType::kU8;
     v.eltwise = q ? npu::EltwiseLayer::Quantize(n.name(), elements, sc, z, -128, 127)
                   : npu::EltwiseLayer::Dequantize(n.name(), elements, sc, z);
+    // The f32 side stays in the caller's NCHW order (runtime ToNpu): a 4-d tensor whose NCHW
+    // and NHWC orders differ is read or written planar (tests/lower/npu_float_boundary_test.cc).
+    const Dims& d = y->type.dims;
+    if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {
+      v.eltwise.planes = d[1];
+      v.eltwise.pixels = d[2] * d[3];
+    }
     return v;
   }
   if (n.op() == OpKind::kQLinearRequantize) {  // 8 <-> 16 bits (quant/rescale.h)
@@ -588,6 +601,7 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
     case K::kNorm: return npu::ChooseNormTiling(v.norm, t, opt);
     case K::kDepthwise: return npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
     case K::kResize: return npu::ChooseResizeTiling(v.resize, t, opt);
+    case K::kGather: return npu::ChooseGatherTiling(v.gather, t, opt);
   }
   return Internal("vector layer kind {} has no tiler", static_cast<int>(v.kind));
 }

@@ -54,13 +54,14 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 // H and W with an integer form (quant/int_resize.h: nearest or linear, constant scales or
 // sizes) is a VEC resize layer, or DMA replication for nearest by integer factors.
 struct VectorLayer {
-  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize } kind = Kind::kEltwise;
+  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize, kGather } kind = Kind::kEltwise;
   npu::EltwiseLayer eltwise;
   npu::PoolLayer pool;
   npu::DepthwiseLayer depthwise;
   npu::MoveLayer move;
   npu::NormLayer norm;
   npu::ResizeLayer resize;
+  npu::GatherLayer gather;  // a Gather of a constant table by computed indices
   bool output_u8 = false;
 };
 // The model's float boundary: a QuantizeLinear of an f32 graph input to 8 bits, or a
@@ -79,6 +80,8 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
 // Data movement nodes (Concat, Transpose, Slice, Split, reshape-likes): their copy as DMA boxes.
 bool IsMoveNode(const Node& n);
 StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n);
+// A Gather of a constant 8-bit table by int64 indices computed at run time (npu_move_layer.cc).
+StatusOr<npu::GatherLayer> GatherLayerOf(const Node& n);
 
 // Two data movement nodes as one copy: `p` (a Transpose or reshape-like whose output only
 // `n`, another one, reads; p's input not itself from such a pair) is absorbed into `n` when

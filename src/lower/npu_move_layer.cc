@@ -419,4 +419,32 @@ StatusOr<npu::MoveLayer> ComposedMove(const Node& p, const Node& n) {
   return *m;
 }
 
+// Rows of a constant 8-bit table on axis 0 selected by int64 indices computed at run time:
+// gather DMAs (npu::GatherLayer; tests/lower/npu_gather_test.cc).
+StatusOr<npu::GatherLayer> GatherLayerOf(const Node& n) {
+  const Value* x = n.input(0);
+  const Value* idx = n.input(1);
+  const Value* y = n.output(0);
+  if (!x || !idx || !y) return InvalidArgument("gather '{}' without its table, indices or output", n.name());
+  if (!x->is_constant() || !Is8(x)) return Unimplemented("table '{}' is not a constant 8-bit tensor", x->name());
+  if (idx->type.dtype != DType::kI64) return Unimplemented("indices of dtype {} (int64 only)", DTypeName(idx->type.dtype));
+  if (!x->type.IsStatic() || !idx->type.IsStatic() || !y->type.IsStatic() || x->type.rank() < 1)
+    return Unimplemented("dynamic shape");
+  int64_t axis = n.attrs.GetInt("axis", 0);
+  if (axis < 0) axis += x->type.rank();
+  if (axis != 0) return Unimplemented("axis {} (axis 0 only)", axis);
+  if (idx->type.rank() == 4 || y->type.rank() == 4) return Unimplemented("a 4-d index list or result (NHWC on the NPU)");
+  const Tensor& table = x->constant();
+  npu::GatherLayer g;
+  g.name = n.name();
+  g.rows = x->type.dims[0];
+  g.row_bytes = NumElements(x->type.dims) / std::max<int64_t>(1, g.rows);
+  g.count = NumElements(idx->type.dims);
+  const uint8_t flip = x->type.dtype == DType::kU8 ? 0x80 : 0;  // the NPU's i8 terms
+  const auto* tb = static_cast<const uint8_t*>(table.raw());
+  g.table.resize(table.nbytes());
+  for (size_t i = 0; i < table.nbytes(); ++i) g.table[i] = static_cast<int8_t>(tb[i] ^ flip);
+  return g;
+}
+
 }  // namespace edgec::lower

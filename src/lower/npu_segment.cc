@@ -22,12 +22,13 @@
 namespace edgec::lower {
 namespace {
 
-// A tensor's bytes in the segment's DRAM: one a value, two an int16 value (mixed precision),
-// four for the f32 of the float boundary.
+// A tensor's bytes in the segment's DRAM: its elements times their size (one an 8-bit value,
+// two an int16 value of mixed precision, four the f32 of the float boundary, eight a gather's
+// int64 index list).
 int64_t TensorBytes(const Value& v) {
   int64_t n = 1;
   for (int64_t d : v.type.dims) n *= d;
-  return n * (v.type.dtype == DType::kF32 ? 4 : v.type.dtype == DType::kI16 ? 2 : 1);
+  return n * static_cast<int64_t>(DTypeSize(v.type.dtype));
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ void VisitFields(I& in, F&& f) {
     case Opcode::kDmaLoad:
     case Opcode::kDmaStore:
       f(in.dram_addr); f(in.sram_addr); f(in.row_bytes); f(in.sram_row_bytes); f(in.pad);
-      f(in.ndims); f(in.on_chip);
+      f(in.ndims); f(in.on_chip); f(in.gather);
+      if (in.gather) f(in.index_addr);
       for (int d = 0; d < in.ndims && d < kMaxDmaDims; ++d) {
         f(in.dims[d].count); f(in.dims[d].dram_stride); f(in.dims[d].sram_stride);
         f(in.dims[d].valid_lo); f(in.dims[d].valid_hi);

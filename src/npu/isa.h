@@ -79,7 +79,10 @@ enum class VecOp : uint8_t {
   // the NPU's i8 terms): kQuantize reads f32 elements (4 bytes, strides in bytes) and writes
   // dst_i8 = clamp(round_half_even(x / scale) + zp, lo, hi), QuantizeLinear's formula in f32;
   // kDequantize reads i8 and writes f32 (x - zp) * scale. Timed at the vector cores' f32 rate
-  // (vector_cores.dtype_rates); a target without one has no such layer.
+  // (vector_cores.dtype_rates); a target without one has no such layer. imm[kPitchImm] > 1 is
+  // the i8 side's column pitch in bytes (its row stride is the row's): element c of row r of the
+  // i8 side at dst (kQuantize) or src (kDequantize) + r * stride + c * pitch, so a row of a
+  // planar f32 NCHW tile (one channel) lands in an interleaved NHWC tile (rows = channels).
   kQuantize,
   kDequantize,
   // Requantize between element widths (quant/rescale.h), imm = zi, zo, mult, shift, lo, hi,
@@ -94,6 +97,10 @@ inline constexpr int64_t kResizeTapBytes = 12;
 // imm[kBroadcastImm] = 1, the one byte at src2 + r * src2_stride for every c (a scalar b).
 // A per-channel b (the same row for every row of a) is src2_stride = 0.
 inline constexpr int kBroadcastImm = 11;
+// kQuantize / kDequantize: the i8 side's column pitch (0 or 1: dense). COPY with
+// imm[kPitchImm] > 1 writes element c of row r at dst + r * dst_stride + c * pitch: a byte
+// transpose in SRAM (rows x cols -> cols x rows with dst_stride 1, pitch rows), timed as a copy.
+inline constexpr int kPitchImm = 4;
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
 // Bytes of a VEC norm's parameter block for `cols` channels (8-byte aligned), and of the softmax's.
@@ -143,6 +150,12 @@ struct Instr {
   // between a tensor kept in SRAM by a segment's residency plan and a layer's working tile.
   // It moves no DRAM byte; it costs setup + bytes / shared_sram.bandwidth_bytes_per_cycle.
   bool on_chip = false;
+  // DMA_LD gather (one strided dim): row i comes from dram_addr + idx * dims[0].dram_stride,
+  // idx the int64 at SRAM index_addr + 8 i (an index list the layer loaded or computed; a
+  // negative idx counts from dims[0].valid_hi, the table's rows; outside them is an error).
+  // Each row is timed as any DMA row: its DRAM bursts.
+  bool gather = false;
+  int64_t index_addr = 0;
   // Lowering only (not encoded): the index in Program::regions of the region the DMA's
   // dram_addr points into (its rows may reach outside it into the padding), -1 for none,
   // kLocalSramRegion for an on-chip copy between two of the layer's own SRAM tiles. The

@@ -145,6 +145,11 @@ struct EltwiseLayer {
   // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, 2 for an
   // int16 side of kRescale, else 1.
   int64_t a_bytes = 1, y_bytes = 1;
+  // The float boundary of a 4-d tensor: planes > 0 is its channel count C, and the f32 side
+  // is in the caller's planar NCHW order ([N][C][pixels]) while the i8 side is NHWC; each tile
+  // is a run of pixels of one image, its f32 rows (one per channel) moved by one strided DMA
+  // and interleaved by the VEC's column pitch (isa.h kPitchImm).
+  int64_t planes = 0, pixels = 0;
   bool binary() const { return op == VecOp::kAdd || op == VecOp::kMul; }
   int64_t b_elements() const {
     return broadcast == Broadcast::kFull ? elements : broadcast == Broadcast::kRow ? cols : 1;
@@ -228,5 +233,16 @@ StatusOr<Program> LowerResize(const ResizeLayer& l, const Target& t, int tile_ro
 
 // The zero-point-corrected int32 bias the NPU adds: bias[oc] - x_zp * sum_k w[k][oc].
 std::vector<int32_t> FoldedBias(const ConvLayer& l);
+
+// Rows of a constant table [rows][row_bytes] (int8) selected by `count` int64 indices that
+// are a tensor (region ".input"; negative ones count from the end): per tile of `chunk`
+// indices one DMA of the index list into SRAM, one gather DMA (isa.h Instr::gather) of the
+// rows it selects, one store of them to the output (region ".output", [count][row_bytes]).
+struct GatherLayer {
+  std::string name = "gather";
+  std::vector<int8_t> table;
+  int64_t rows = 0, row_bytes = 0, count = 0;
+};
+StatusOr<Program> LowerGather(const GatherLayer& l, const Target& t, int64_t chunk, bool double_buffer);
 
 }  // namespace edgec::npu

@@ -86,6 +86,11 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   if (!l.b_const.empty() && static_cast<int64_t>(l.b_const.size()) != l.b_elements())
     return InvalidArgument("eltwise layer '{}': constant b of {} values, expected {}", l.name, l.b_const.size(),
                            l.b_elements());
+  const bool planar = l.planes > 0;
+  if (planar && (binary || (l.op != VecOp::kQuantize && l.op != VecOp::kDequantize) || l.pixels < 1 ||
+                 l.elements % (l.planes * l.pixels)))
+    return InvalidArgument("eltwise layer '{}': planar f32 needs a float boundary of whole images of {} x {}", l.name,
+                           l.planes, l.pixels);
   const int nbuf = double_buffer ? 2 : 1;
   const int64_t al = t.shared_sram.alignment;
   const bool b_streamed = binary && bc == B::kFull;
@@ -93,7 +98,13 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int64_t slot = AlignUp(chunk * ea, al) + (b_streamed ? AlignUp(chunk, al) : 0) + AlignUp(chunk * ey, al);
   // Loaded once per core: a broadcast b, or the table.
   const int64_t once = binary && !b_streamed ? AlignUp(l.b_elements(), al) : l.op == VecOp::kLut ? AlignUp(256, al) : 0;
-  const int cores = std::min<int64_t>(t.ai_cores.count, CeilDiv(l.elements, chunk));
+  // Planar: a tile is `px` pixels of one image (px * C elements <= chunk).
+  const int64_t px = planar ? std::max<int64_t>(1, std::min(l.pixels, chunk / l.planes)) : 0;
+  if (planar && px * l.planes > chunk)
+    return InvalidArgument("eltwise layer '{}': chunk {} is less than one pixel of {} channels", l.name, chunk, l.planes);
+  const int64_t tiles_per_image = planar ? CeilDiv(l.pixels, px) : 0;
+  const int64_t chunks = planar ? l.elements / (l.planes * l.pixels) * tiles_per_image : CeilDiv(l.elements, chunk);
+  const int cores = std::min<int64_t>(t.ai_cores.count, chunks);
   const int64_t per_core = slot * nbuf + once;
   if (per_core * cores > t.shared_sram.bytes)
     return InvalidArgument("eltwise layer '{}': chunk {} does not fit SRAM", l.name, chunk);
@@ -115,7 +126,6 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int16_t const_region = const_bytes ? y_region - 1 : -1;
   p.cores_used = cores;
   p.semaphores = kNumSems;
-  const int64_t chunks = CeilDiv(l.elements, chunk);
   auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
     const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
@@ -128,7 +138,46 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       e.Add(QueueKind::kLoad, in);
     }
   };
+  // A planar tile: C rows of n f32 values (one per channel) <-> n pixels x C i8 values.
+  auto emit_planar_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    const int64_t C = l.planes, HW = l.pixels;
+    const int64_t img = i / tiles_per_image, p0 = i % tiles_per_image * px, n = std::min(px, HW - p0);
+    const int64_t sa = e.core * per_core + s * slot, sy = sa + AlignUp(chunk * ea, al);
+    const bool q = l.op == VecOp::kQuantize;
+    const int64_t f32_at = (img * C * HW + p0) * 4, i8_at = (img * HW + p0) * C;
+    auto planes_dma = [&](Opcode op, int64_t dram, int64_t sram, int16_t region) {
+      Instr in = ContiguousDma(op, dram, sram, n * 4, region);
+      if (C > 1) {
+        in.ndims = 1;
+        in.dims[0] = DmaDim{.count = static_cast<int32_t>(C), .dram_stride = HW * 4, .sram_stride = n * 4,
+                            .valid_lo = 0, .valid_hi = static_cast<int32_t>(C)};
+      }
+      return in;
+    };
+    auto loads = [&] {
+      e.Add(QueueKind::kLoad, q ? planes_dma(Opcode::kDmaLoad, *a_addr + f32_at, sa, a_region)
+                                : ContiguousDma(Opcode::kDmaLoad, *a_addr + i8_at, sa, n * C, a_region));
+    };
+    auto compute = [&] {
+      Instr v{.op = Opcode::kVec, .vec = l.op};
+      std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
+      v.src = sa;
+      v.dst = sy;
+      v.rows = static_cast<int32_t>(C);
+      v.cols = static_cast<int32_t>(n);
+      v.src_stride = static_cast<int32_t>(q ? n * 4 : 1);
+      v.dst_stride = static_cast<int32_t>(q ? 1 : n * 4);
+      v.imm[kPitchImm] = static_cast<int32_t>(C);
+      e.Add(QueueKind::kVector, v);
+    };
+    auto store = [&] {
+      e.Add(QueueKind::kStore, q ? ContiguousDma(Opcode::kDmaStore, *y_addr + i8_at, sy, n * C, y_region)
+                                 : planes_dma(Opcode::kDmaStore, *y_addr + f32_at, sy, y_region));
+    };
+    EmitStreamedTile(e, kSems, loads, compute, store);
+  };
   auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
+    if (planar) return emit_planar_tile(e, i, s);
     const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
     const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
     const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk * ea, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
@@ -168,7 +217,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   };
   const std::vector<CoreEmitter> emitters = DealTiles(cores, chunks, nbuf, start_core, emit_tile);
   AssembleTask(p, emitters);
-  const char* how = bc == B::kRow ? " per row" : bc == B::kScalar ? " by a scalar" : "";
+  const char* how = bc == B::kRow ? " per row" : bc == B::kScalar ? " by a scalar" : planar ? " planar" : "";
   p.task_names = {fmt::format("{} ({}{} x {})", l.name, VecOpName(l.op), how, l.elements)};
   return p;
 }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "npu/emit.h"
+
 namespace edgec::npu {
 namespace {
 
@@ -50,10 +52,18 @@ Canonical Canonicalize(const MoveBox& b) {
 
 // One load + one store through a compact SRAM block: rows of `row` bytes, then `dims`
 // (outermost first); the SRAM stride of a dim is the bytes of everything inside it.
+// A transposing unit (row 1, dims {a: src 1, dst D} outside {b: src S, dst 1}) instead loads
+// rows of its a source-contiguous bytes into SRAM as [b][a], transposes them there with a COPY
+// (isa.h kPitchImm) into [a][b] and stores rows of b bytes: no DMA row of one byte.
 struct Unit {
   int input, output;
   int64_t src, dst, row;
   std::vector<Dim> dims;
+  bool transpose = false;
+  // A permuting unit: its bytes are one contiguous range on both sides in different orders
+  // (rows of `row` bytes shorter than a burst, dims outermost first by destination): one
+  // contiguous load, one COPY per row run of its innermost dim in SRAM, one contiguous store.
+  bool permute = false;
   int64_t bytes() const {
     int64_t n = row;
     for (const Dim& d : dims) n *= d.count;
@@ -80,10 +90,62 @@ void ForEachIndex(const std::vector<Dim>& dims, int64_t src, int64_t dst, F&& f)
   }
 }
 
+// Whether a box is a byte transpose of two dims (see Unit).
+bool Transposable(const Canonical& c) {
+  return c.row == 1 && c.dims.size() == 2 && c.dims[0].src == 1 && c.dims[1].dst == 1;
+}
+
+// Whether the dims and the row are a dense layout of the box's bytes on one side.
+bool DenseOn(const Canonical& c, bool src) {
+  std::vector<Dim> d = c.dims;
+  std::sort(d.begin(), d.end(), [&](const Dim& x, const Dim& y) { return (src ? x.src : x.dst) < (src ? y.src : y.dst); });
+  int64_t expect = c.row;
+  for (const Dim& x : d) {
+    if ((src ? x.src : x.dst) != expect) return false;
+    expect *= x.count;
+  }
+  return true;
+}
+
+// A box whose bytes are one range on both sides in two orders, tiled along its outermost dim
+// (the same stride on both sides), with short rows (see Unit::permute).
+bool Permutable(const Canonical& c, int64_t burst) {
+  return c.dims.size() >= 2 && c.row < burst && c.dims[0].src == c.dims[0].dst && DenseOn(c, true) &&
+         DenseOn(c, false);
+}
+
 // Cuts a box into units of at most `chunk` bytes with at most `strided` dims each.
-void Units(const MoveBox& b, int64_t chunk, int strided, std::vector<Unit>& out) {
+void Units(const MoveBox& b, int64_t chunk, int strided, int64_t burst, std::vector<Unit>& out) {
   const Canonical c = Canonicalize(b);
   const int n = static_cast<int>(c.dims.size());
+  if (Permutable(c, burst)) {  // tiles of whole outer indices (at least one)
+    const Dim O = c.dims[0];
+    const int64_t per = O.src;  // bytes of one outer index
+    const int64_t ob = std::max<int64_t>(1, std::min(O.count, chunk / per));
+    if (ob * per <= chunk) {
+      for (int64_t i = 0; i < O.count; i += ob) {
+        Unit u{b.input, b.output, b.src_offset + i * O.src, b.dst_offset + i * O.dst, c.row, c.dims};
+        u.dims[0].count = std::min(ob, O.count - i);
+        u.permute = true;
+        out.push_back(std::move(u));
+      }
+      return;
+    }
+  }
+  if (Transposable(c)) {  // blocks of a_t x b_t bytes: load rows a_t long, store rows b_t long
+    const Dim A = c.dims[0], B = c.dims[1];
+    int64_t at = std::min<int64_t>({A.count, 128, chunk});
+    const int64_t bt = std::min(B.count, std::max<int64_t>(1, chunk / at));
+    if (bt == B.count) at = std::min(A.count, std::max<int64_t>(1, chunk / bt));
+    for (int64_t i = 0; i < A.count; i += at)
+      for (int64_t j = 0; j < B.count; j += bt) {
+        Unit u{b.input, b.output, b.src_offset + i * A.src + j * B.src, b.dst_offset + i * A.dst + j * B.dst, 1,
+               {{std::min(at, A.count - i), A.src, A.dst}, {std::min(bt, B.count - j), B.src, B.dst}}};
+        u.transpose = true;
+        out.push_back(std::move(u));
+      }
+    return;
+  }
   if (c.row > chunk) {  // rows longer than a slot: pieces of a row, every dim outer
     ForEachIndex(c.dims, b.src_offset, b.dst_offset, [&](int64_t s, int64_t d) {
       for (int64_t off = 0; off < c.row; off += chunk)
@@ -180,7 +242,6 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
   if (chunk < 1) return InvalidArgument("move layer '{}': chunk {} bytes", l.name, chunk);
   if (l.input_bytes.empty() || l.output_bytes.empty()) return InvalidArgument("move layer '{}': no tensors", l.name);
   const int nbuf = double_buffer ? 2 : 1;
-  const int64_t slot = AlignUp(chunk, t.shared_sram.alignment);
   const int strided = std::min(kMaxDmaDims, t.dma.max_dims - 1);
   std::vector<Unit> units;
   for (const MoveBox& b : l.boxes) {
@@ -188,8 +249,14 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
         b.output >= static_cast<int>(l.output_bytes.size()) || b.counts.size() != b.src_strides.size() ||
         b.counts.size() != b.dst_strides.size())
       return InvalidArgument("move layer '{}': malformed box", l.name);
-    if (b.bytes() > 0) Units(b, chunk, strided, units);
+    if (b.bytes() > 0) Units(b, chunk, strided, t.dram.burst_bytes, units);
   }
+  // A layer with transposing units gives each slot a second half (the source-order block)
+  // and a vector stage between load and store.
+  const bool transposing =
+      std::any_of(units.begin(), units.end(), [](const Unit& u) { return u.transpose || u.permute; });
+  const int64_t half = AlignUp(chunk, t.shared_sram.alignment);
+  const int64_t slot = half * (transposing ? 2 : 1);
   // Tiles: consecutive units up to `chunk` bytes.
   std::vector<std::pair<size_t, size_t>> tiles;  // [first, last) unit
   int64_t fill = 0;
@@ -221,11 +288,11 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
   }
   p.dram_bytes = addr;
   p.cores_used = cores;
-  enum : int32_t { kFree = 0, kFull = 1 };
-  p.semaphores = 2;
+  enum : int32_t { kFree = 0, kFull = 1, kLoaded = 2 };
+  p.semaphores = transposing ? 3 : 2;
   p.instrs.push_back(Instr{.op = Opcode::kTaskBegin, .sem = 0});
   for (int c = 0; c < cores; ++c) {
-    std::vector<Instr> ld, st;
+    std::vector<Instr> ld, vec, st;
     auto add = [c](std::vector<Instr>& q, QueueKind k, Instr in) {
       in.core = static_cast<uint8_t>(c);
       in.queue = k;
@@ -236,23 +303,66 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
     for (size_t ti = c; ti < tiles.size(); ti += cores) {
       const int64_t base = (int64_t{c} * nbuf + s) * slot;
       add(ld, QueueKind::kLoad, Instr{.op = Opcode::kWait, .sem = kFree});
+      if (transposing) add(vec, QueueKind::kVector, Instr{.op = Opcode::kWait, .sem = kLoaded});
       add(st, QueueKind::kStore, Instr{.op = Opcode::kWait, .sem = kFull});
       int64_t off = 0;
       for (size_t ui = tiles[ti].first; ui < tiles[ti].second; ++ui) {
         const Unit& u = units[ui];
         Instr lu = UnitDma(u, true, in_addr[u.input], base + off);
-        lu.region = static_cast<int16_t>(u.input);
         Instr su = UnitDma(u, false, out_addr[u.output], base + off);
+        if (u.transpose) {  // [b][a] in the second half, COPY to [a][b] in the first
+          const Dim &A = u.dims[0], &B = u.dims[1];
+          const int64_t src_block = base + half + off;
+          lu = ContiguousDma(Opcode::kDmaLoad, in_addr[u.input] + u.src, src_block, A.count, 0);
+          lu.ndims = 1;
+          lu.dims[0] = {static_cast<int32_t>(B.count), B.src, A.count, 0, static_cast<int32_t>(B.count)};
+          su = ContiguousDma(Opcode::kDmaStore, out_addr[u.output] + u.dst, base + off, B.count, 0);
+          su.ndims = 1;
+          su.dims[0] = {static_cast<int32_t>(A.count), A.dst, B.count, 0, static_cast<int32_t>(A.count)};
+          Instr cp{.op = Opcode::kCopy};
+          cp.src = src_block;
+          cp.dst = base + off;
+          cp.rows = static_cast<int32_t>(B.count);
+          cp.cols = static_cast<int32_t>(A.count);
+          cp.src_stride = static_cast<int32_t>(A.count);
+          cp.dst_stride = 1;
+          cp.imm[kPitchImm] = static_cast<int32_t>(B.count);
+          add(vec, QueueKind::kVector, cp);
+        }
+        if (u.permute) {  // the source-order range in the second half, COPYs into the first
+          const int64_t src_block = base + half + off;
+          lu = ContiguousDma(Opcode::kDmaLoad, in_addr[u.input] + u.src, src_block, u.bytes(), 0);
+          su = ContiguousDma(Opcode::kDmaStore, out_addr[u.output] + u.dst, base + off, u.bytes(), 0);
+          const Dim& last = u.dims.back();
+          const std::vector<Dim> runs(u.dims.begin(), u.dims.end() - 1);
+          ForEachIndex(runs, 0, 0, [&](int64_t so, int64_t d) {
+            Instr cp{.op = Opcode::kCopy};
+            cp.src = src_block + so;
+            cp.dst = base + off + d;
+            cp.rows = static_cast<int32_t>(last.count);
+            cp.cols = static_cast<int32_t>(u.row);
+            cp.src_stride = static_cast<int32_t>(last.src);
+            cp.dst_stride = static_cast<int32_t>(last.dst);
+            add(vec, QueueKind::kVector, cp);
+          });
+        }
+        lu.region = static_cast<int16_t>(u.input);
         su.region = static_cast<int16_t>(in_addr.size() + u.output);
         add(ld, QueueKind::kLoad, lu);
         add(st, QueueKind::kStore, su);
         off += u.bytes();
       }
-      add(ld, QueueKind::kLoad, Instr{.op = Opcode::kSignal, .sem = kFull});
+      if (transposing) {
+        add(ld, QueueKind::kLoad, Instr{.op = Opcode::kSignal, .sem = kLoaded});
+        add(vec, QueueKind::kVector, Instr{.op = Opcode::kSignal, .sem = kFull});
+      } else {
+        add(ld, QueueKind::kLoad, Instr{.op = Opcode::kSignal, .sem = kFull});
+      }
       add(st, QueueKind::kStore, Instr{.op = Opcode::kSignal, .sem = kFree});
       s = (s + 1) % nbuf;
     }
     p.instrs.insert(p.instrs.end(), ld.begin(), ld.end());
+    p.instrs.insert(p.instrs.end(), vec.begin(), vec.end());
     p.instrs.insert(p.instrs.end(), st.begin(), st.end());
   }
   p.instrs.push_back(Instr{.op = Opcode::kTaskEnd, .sem = 0});

@@ -31,6 +31,8 @@ bool IsSramOperand(const Instr& in) { return !(in.op == Opcode::kVec && in.vec =
 // The far-side bytes a DMA may touch (every row of its box, padding rows included).
 Range FarRange(const Instr& in) {
   Range r{in.dram_addr, in.dram_addr + in.row_bytes};
+  if (in.gather && in.ndims >= 1)  // any row of the table (isa.h Instr::gather)
+    return {in.dram_addr, in.dram_addr + int64_t{in.dims[0].valid_hi - 1} * in.dims[0].dram_stride + in.row_bytes};
   for (int d = 0; d < in.ndims; ++d) {
     const int64_t span = int64_t{in.dims[d].count - 1} * in.dims[d].dram_stride;
     (span < 0 ? r.lo : r.hi) += span;
@@ -343,6 +345,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
         case Opcode::kDmaLoad:
         case Opcode::kDmaStore: {
           in.sram_addr += l.sram_base;
+          if (in.gather) in.index_addr += l.sram_base;
           if (src.region == kLocalSramRegion) {  // both sides in the layer's working area
             in.dram_addr += l.sram_base;
             break;

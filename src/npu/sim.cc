@@ -46,6 +46,7 @@ int64_t SramEnd(const Instr& in) {
     case Opcode::kDmaStore: {
       int64_t end = in.sram_addr + std::max(in.row_bytes, in.sram_row_bytes);
       for (int d = 0; d < in.ndims; ++d) end += int64_t{in.dims[d].count - 1} * in.dims[d].sram_stride;
+      if (in.gather && in.ndims >= 1) end = std::max(end, in.index_addr + int64_t{8} * in.dims[0].count);
       if (in.on_chip) {  // the far side: the rows in the valid box
         int64_t far = in.dram_addr + in.row_bytes;
         for (int d = 0; d < in.ndims; ++d)
@@ -72,11 +73,20 @@ int64_t SramEnd(const Instr& in) {
         if (in.vec == VecOp::kDwConv)
           end = std::max(end, in.params + DwParamsOffset(int64_t{in.win_h} * in.win_w, in.cols) + int64_t{12} * in.cols);
       }
+      if (in.op == Opcode::kCopy && in.imm[kPitchImm] > 1)  // a transposing copy
+        end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride +
+                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
       if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
         end = std::max(end, in.params + int64_t{12} * in.cols);
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
       if (in.vec == VecOp::kQuantize && in.op == Opcode::kVec)  // f32 source rows
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 4 * int64_t{in.cols});
+      if ((in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize) && in.op == Opcode::kVec &&
+          in.imm[kPitchImm] > 1)  // the interleaved i8 side
+        end = std::max(end, (in.vec == VecOp::kQuantize ? in.dst : in.src) +
+                                int64_t{std::max(in.rows, 1) - 1} *
+                                    (in.vec == VecOp::kQuantize ? in.dst_stride : in.src_stride) +
+                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 4 * int64_t{in.cols});
       if (in.vec == VecOp::kRescale && in.op == Opcode::kVec)  // 1- or 2-byte elements

@@ -67,6 +67,24 @@ StatusOr<Effect> Dma(const Instr& in, const Memories& mem) {
   const DmaDim& d1 = in.ndims >= 2 ? in.dims[1] : one;
   const DmaDim& d2 = in.ndims >= 3 ? in.dims[2] : one;
   const int32_t width = load ? std::max(in.sram_row_bytes, in.row_bytes) : in.row_bytes;
+  if (in.gather) {  // isa.h Instr::gather: rows of a table selected by the int64 index list
+    if (!load || in.ndims != 1) return InvalidArgument("a gather DMA is a load with one dim");
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.index_addr, int64_t{8} * d0.count, "DMA gather index list"));
+    for (int32_t i = 0; i < d0.count; ++i) {
+      int64_t idx = Load<int64_t>(mem, Space::kSram, 0, in.index_addr + int64_t{8} * i);
+      if (idx < 0) idx += d0.valid_hi;
+      if (idx < 0 || idx >= d0.valid_hi)
+        return InvalidArgument("DMA gather index {} outside the table's {} rows", Load<int64_t>(mem, Space::kSram, 0, in.index_addr + int64_t{8} * i), d0.valid_hi);
+      const int64_t src = in.dram_addr + idx * d0.dram_stride;
+      RETURN_IF_ERROR(Check(mem, far, 0, src, in.row_bytes, "DMA source row"));
+      WriteChunk c{in.sram_addr + i * d0.sram_stride, std::vector<uint8_t>(width, static_cast<uint8_t>(in.pad))};
+      const auto& b = Bytes(mem, far, 0);
+      std::copy(b.begin() + src, b.begin() + src + in.row_bytes, c.bytes.begin());
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, c.addr, width, "DMA destination row"));
+      e.chunks.push_back(std::move(c));
+    }
+    return e;
+  }
   for (int32_t i = 0; i < d0.count; ++i) {
     for (int32_t j = 0; j < d1.count; ++j) {
       for (int32_t k = 0; k < d2.count; ++k) {
@@ -241,6 +259,38 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     float scale;
     std::memcpy(&scale, &imm[0], sizeof scale);
     const int64_t in_elem = q ? 4 : 1, out_elem = q ? 1 : 4;
+    const int64_t pitch = imm[kPitchImm];
+    if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
+      const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
+      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + 1;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, i8_base, span, q ? "VEC destination tile" : "VEC source tile"));
+      // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per element.
+      const bool dense = q && i8_stride == 1 && pitch == in.rows;
+      WriteChunk all{in.dst, std::vector<uint8_t>(dense ? span : 0)};
+      for (int32_t r = 0; r < in.rows; ++r) {
+        const int64_t f32_row = q ? in.src + int64_t{r} * in.src_stride : in.dst + int64_t{r} * in.dst_stride;
+        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, f32_row, 4 * int64_t{in.cols}, "VEC f32 row"));
+        WriteChunk row{f32_row, std::vector<uint8_t>(q ? 0 : 4 * in.cols)};
+        for (int32_t c = 0; c < in.cols; ++c) {
+          const int64_t at = int64_t{r} * i8_stride + int64_t{c} * pitch;
+          if (q) {
+            float v = Load<float>(mem, Space::kSram, 0, f32_row + 4 * c) / scale;
+            if (std::isnan(v)) v = 0;
+            const float y = std::clamp(std::nearbyint(v) + static_cast<float>(imm[1]), static_cast<float>(imm[2]),
+                                       static_cast<float>(imm[3]));
+            const auto b = static_cast<uint8_t>(static_cast<int8_t>(y));
+            if (dense) all.bytes[at] = b;
+            else e.chunks.push_back(WriteChunk{in.dst + at, {b}});
+          } else {
+            const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + at)} - imm[1]) * scale;
+            std::memcpy(row.bytes.data() + 4 * c, &y, sizeof y);
+          }
+        }
+        if (!q) e.chunks.push_back(std::move(row));
+      }
+      if (dense) e.chunks.push_back(std::move(all));
+      return e;
+    }
     for (int32_t r = 0; r < in.rows; ++r) {
       const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, in_elem * in.cols, "VEC source row"));
@@ -260,6 +310,25 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
       }
       e.chunks.push_back(std::move(ch));
     }
+    return e;
+  }
+  if (in.op == Opcode::kCopy && imm[kPitchImm] > 1) {  // a transposing copy (isa.h kPitchImm)
+    const int64_t pitch = imm[kPitchImm];
+    const int64_t span = int64_t{in.rows - 1} * in.dst_stride + int64_t{in.cols - 1} * pitch + 1;
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.dst, span, "COPY destination tile"));
+    // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per byte.
+    const bool dense = in.dst_stride == 1 && pitch == in.rows;
+    WriteChunk all{in.dst, std::vector<uint8_t>(dense ? span : 0)};
+    for (int32_t r = 0; r < in.rows; ++r) {
+      const int64_t src = in.src + int64_t{r} * in.src_stride;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, in.cols, "COPY source row"));
+      for (int32_t c = 0; c < in.cols; ++c) {
+        const int64_t at = int64_t{r} * in.dst_stride + int64_t{c} * pitch;
+        if (dense) all.bytes[at] = mem.sram[src + c];
+        else e.chunks.push_back(WriteChunk{in.dst + at, {mem.sram[src + c]}});
+      }
+    }
+    if (dense) e.chunks.push_back(std::move(all));
     return e;
   }
   if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd || in.vec == VecOp::kMul ||

@@ -85,6 +85,20 @@ StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, con
   return b.best;
 }
 
+StatusOr<VectorTiling> ChooseGatherTiling(const GatherLayer& l, const Target& t, const TilerOptions& opt) {
+  // Indices per tile: the list on 1, 2, 4, ... cores, in 1, 2, 4 or 8 steps each.
+  std::set<int64_t> chunks;
+  for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
+    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(std::max<int64_t>(1, CeilDiv(l.count, cores * steps)));
+  Best b;
+  b.opt = &opt;
+  for (int64_t chunk : chunks)
+    for (bool db : Bufferings(opt))
+      b.Offer(LowerGather(l, t, chunk, db), t, VectorTiling{.chunk = chunk, .double_buffer = db});
+  if (!b.found) return InvalidArgument("gather layer '{}': no chunk fits: {}", l.name, b.why);
+  return b.best;
+}
+
 StatusOr<VectorTiling> ChooseNormTiling(const NormLayer& l, const Target& t, const TilerOptions& opt) {
   std::set<int64_t> chunks;
   for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)

@@ -119,14 +119,20 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
                 fmt::format("{} ('{}')", d, v->name()), join(t.supported_dtypes),
                 "quantize the model to int8 (edgec quantize --calib DIR, or compile --calib DIR)");
   };
-  // A Gather of computed indices (an embedding's token ids): the DMA's boxes are fixed when the
-  // program is lowered and the ISA has no index list a DMA could read, whatever the dtypes
-  // (tests/lower/segment_cost_rule_test.cc: GatherOfComputedIndicesSaysWhy).
-  if (n.op() == OpKind::kGather && n.input(1) && IsData(n.input(1)))
-    return fail(ReasonCode::kNotLowered, "gather of computed indices: NPU DMA boxes are fixed at compile time",
-                "NPU lowering", fmt::format("indices '{}' computed at run time", n.input(1)->name()),
-                "constant indices (a DMA box per index)",
-                "none but the CPU: the ISA has no DMA that reads an index list");
+  // A Gather of computed indices (an embedding's token ids): a gather DMA reads the index list
+  // (npu::GatherLayer) when the table is a constant 8-bit one on axis 0 and the indices int64;
+  // otherwise the lowering's reason (tests/lower/segment_cost_rule_test.cc:
+  // GatherOfComputedIndicesSaysWhy). The int64 index list is its one non-8-bit input.
+  const Value* index_list = nullptr;
+  if (n.op() == OpKind::kGather && n.input(1) && IsData(n.input(1))) {
+    auto g = lower::VectorLayerOf(n);
+    if (!g.ok())
+      return fail(ReasonCode::kNotLowered, "gather of computed indices: " + g.status().message(), "NPU lowering",
+                  fmt::format("indices '{}' computed at run time", n.input(1)->name()),
+                  "a constant 8-bit table, axis 0, int64 indices (a gather DMA)",
+                  "none but the CPU for this gather");
+    index_list = n.input(1);
+  }
   // The model's float boundary (lower::IsFloatBoundary): the DMA moves the f32 bytes and the
   // vector cores convert, where they declare an f32 rate; the 8-bit side is checked as usual.
   if (lower::IsFloatBoundary(n)) {
@@ -143,7 +149,7 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
     }
   } else {
     for (const Value* v : n.inputs())
-      if (IsData(v) && !dtype_ok(v)) return bad_dtype(v);
+      if (IsData(v) && v != index_list && !dtype_ok(v)) return bad_dtype(v);
     for (const Value* v : n.outputs())
       if (v && !dtype_ok(v)) return bad_dtype(v);
   }
@@ -294,13 +300,20 @@ StatusOr<std::vector<NodePlacement>> Partition(const Graph& g, const npu::Target
     // The data neighbours on the other unit: the NPU side pays for those the CPU has, the CPU
     // side for those the NPU has (the same DRAM crossing and layout change either way).
     int64_t npu_neighbour_bytes = 0;
+    // The float boundary's f32 graph input or output is the caller's buffer, which the NPU
+    // reads or writes in place (its DMA and the cache maintenance are the NPU's time, runtime/
+    // artifact_run.cc): no crossing (tests/lower/npu_float_boundary_test.cc).
+    const bool boundary = lower::IsFloatBoundary(*n);
     for (const Value* v : n->inputs()) {
       if (!IsData(v)) continue;
+      if (v->is_graph_input() && (boundary || (n->op() == OpKind::kGather && v == n->input(1) &&
+                                               v->type.dtype == DType::kI64)))
+        continue;  // ... as is a gather's int64 index list
       if (!v->producer() || !legal.count(v->producer())) p.transfer_bytes += Bytes(v);
       else npu_neighbour_bytes += Bytes(v);
     }
     for (const Value* v : n->outputs()) {
-      bool cpu_use = v->is_graph_output(), npu_use = false;
+      bool cpu_use = v->is_graph_output() && !boundary, npu_use = false;
       for (const auto& u : v->uses()) (legal.count(u.node) ? npu_use : cpu_use) = true;
       if (cpu_use) p.transfer_bytes += Bytes(v);
       if (npu_use) npu_neighbour_bytes += Bytes(v);

@@ -21,14 +21,15 @@ namespace edgec {
 namespace {
 
 // Copies a tensor of `dims` between the CPU's form (NCHW, u8 or i8, or f32 at the model's
-// float boundary) and the NPU's (NHWC, i8; u8 values flipped by 0x80; f32 as it is):
+// float boundary) and the NPU's (NHWC, i8; u8 values flipped by 0x80; f32 as it is, in the
+// CPU's order: the boundary layers read and write it planar, lower/npu_layers.cc):
 // NCHW -> NHWC when `to_npu`, back otherwise. Other ranks keep their order.
 void Relayout(const uint8_t* s, uint8_t* d, const Dims& dims, DType dtype, bool to_npu) {
   const uint8_t flip = dtype == DType::kU8 ? 0x80 : 0;
   const int64_t e = static_cast<int64_t>(DTypeSize(dtype));
   int64_t numel = 1;
   for (int64_t v : dims) numel *= v;
-  if (dims.size() != 4) {
+  if (dims.size() != 4 || dtype == DType::kF32) {
     for (int64_t i = 0; i < numel * e; ++i) d[i] = s[i] ^ flip;
     return;
   }
@@ -64,6 +65,16 @@ using artifact_io::Unit;
 
 int64_t Bytes(const Tensor& t) { return static_cast<int64_t>(t.nbytes()); }
 
+// An f32 graph input or output in an NPU region (the float boundary): the NPU reads or writes
+// it in the caller's order (Relayout), so the caller's buffer is the region and no CPU copy
+// is made; what it costs is the NPU's DMA and the flush / invalidate of its lines
+// (tests/lower/npu_float_boundary_test.cc: CallerBufferIsTheRegion).
+bool InPlace(const Value* v) {
+  // ... and an int64 index list the caller passes (a gather's token ids), read as it is.
+  if (v && v->type.dtype == DType::kI64 && v->type.rank() != 4 && v->is_graph_input()) return true;
+  return v && v->type.dtype == DType::kF32 && (v->is_graph_input() || v->is_graph_output());
+}
+
 // The CPU's int8 form of an NPU node, on the node's own tensors (NCHW, u8 or i8): integer
 // conv/matmul (int32) + bias + fixed-point requantization; the add and the global average pool
 // in their fixed-point modes (as the VEC add and avgpool); max pooling as it is (exact).
@@ -71,7 +82,8 @@ StatusOr<std::vector<Tensor>> CpuInt8(const Node& n, const std::vector<const Ten
   lower::QuantizedLayer q;
   if (lower::IsVectorNode(n)) {
     ASSIGN_OR_RETURN(lower::VectorLayer v, lower::VectorLayerOf(n));
-    if (v.kind == lower::VectorLayer::Kind::kMove) return EvaluateNode(n, in);  // moves bytes only: exact
+    if (v.kind == lower::VectorLayer::Kind::kMove || v.kind == lower::VectorLayer::Kind::kGather)
+      return EvaluateNode(n, in);  // moves bytes only: exact
     if (v.kind != lower::VectorLayer::Kind::kDepthwise) {  // the reference kernel, fixed point
       Attributes attrs = n.attrs;
       if (n.op() != OpKind::kMaxPool) attrs.Set("edgec_requant", std::string("fixed_point"));
@@ -188,7 +200,7 @@ Status ArtifactExecutor::BuildWholeCpu() {
     if (!npu_segment_.count(n->name()) || n->op() == OpKind::kMaxPool) continue;
     if (lower::IsVectorNode(*n)) {
       auto v = lower::VectorLayerOf(*n);
-      if (v.ok() && v->kind == lower::VectorLayer::Kind::kMove) continue;
+      if (v.ok() && (v->kind == lower::VectorLayer::Kind::kMove || v->kind == lower::VectorLayer::Kind::kGather)) continue;
     }
     if (n->op() == OpKind::kQLinearConv || n->op() == OpKind::kQLinearMatMul || lower::IsVectorNode(*n))
       n->attrs.Set("edgec_requant", std::string("fixed_point"));
@@ -317,6 +329,7 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
       if (static_cast<int64_t>(staged.size()) != reg->bytes)
         return InvalidArgument("{}: input '{}' has {} bytes, the NPU region {}", path, name, staged.size(), reg->bytes);
       cache.Write(reg->addr, staged.data(), reg->bytes);
+      if (auto v = value_of.find(name); v != value_of.end() && InPlace(v->second)) continue;  // the caller's buffer: its flush is the hand-over's
       ++sr.copies;
       sr.copy_bytes += Bytes(it->second);
     }
@@ -380,7 +393,7 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
       if (cpu) cache.Read(reg->addr, yb.data(), reg->bytes);  // the CPU reads through its cache
       else std::memcpy(yb.data(), dram.data() + reg->addr, reg->bytes);
       ASSIGN_OR_RETURN(Tensor yt, FromNpu(yb.data(), y->type));
-      if (cpu) {
+      if (cpu && !InPlace(y)) {
         ++sr.copies;
         sr.copy_bytes += Bytes(yt);
       }

@@ -174,7 +174,9 @@ def test_compile_json_lists_every_placement(tmp_path):
     cpu = json.loads(edgec("run", str(tmp_path / "m.edgec"), "--device", "cpu", "--json", "--top", "3").stdout)
     assert sim["device"] == "npu-sim" and cpu["device"] == "cpu" and sim["target"] == "edge-default"
     assert sim["outputs"] == cpu["outputs"] and sim["outputs"][0]["top"]
-    assert sim["timings"]["latency_ms"] >= sim["timings"]["cpu_ms"] > 0 and sim["timings"]["npu_cycles"] > 0
+    assert sim["timings"]["latency_ms"] >= sim["timings"]["cpu_ms"] >= 0 and sim["timings"]["npu_cycles"] > 0
+    # CPU time exactly when some node runs there (the float boundary reads the caller's buffers).
+    assert (sim["timings"]["cpu_ms"] > 0) == any(p["unit"] == "cpu" for p in rows)
     assert "latency_ms" not in cpu["timings"]
     npu_rows = [layer for layer in sim["layers"] if layer["unit"] == "npu"]
     assert npu_rows and all(layer["cycles"] > 0 or layer["op"] in ("Reshape", "Flatten") for layer in npu_rows)

@@ -277,7 +277,10 @@ void CheckBitExact(const Graph& g, const npu::Target& t, bool double_buffer, DTy
       EXPECT_EQ(l.stats.macs, l.macs) << l.node;
     }
     EXPECT_EQ(simulated, npu);
-    EXPECT_GT(sim->copies, 0);
+    // The float boundary on the NPU reads and writes the caller's buffers in place (no copy);
+    // on the CPU (no f32 on the vector cores) its int8 side crosses as a copy.
+    if (npu == static_cast<int>(r->placements.size())) EXPECT_EQ(sim->copies, 0) << t.name;
+    else EXPECT_GT(sim->copies, 0) << t.name;
     EXPECT_GT(sim->latency_s(), 0);
   }
   std::filesystem::remove(path);
@@ -372,9 +375,10 @@ TEST(CompileRunTest, SqueezeExcitationLookupConcatTransposeGoToTheNpu) {
   ASSERT_EQ(ops[OpKind::kConcat], 1);
   ASSERT_EQ(ops[OpKind::kTranspose], 1);
   const std::set<OpKind> new_ops = {OpKind::kQuantizedLookup, OpKind::kQLinearMul, OpKind::kConcat, OpKind::kTranspose};
-  // edge-default, by the cost rule: every node but the input Quantize, the output Dequantize
-  // and the gate's path on the pooled 1 x 1 pixel (32 values: a dispatch costs more than the
-  // CPU's work) on the NPU; with the cost rule off (--all-npu) those two as well.
+  // edge-default, by the cost rule: every node on the NPU; the gate's path on the pooled 1 x 1
+  // pixel (32 values) is cheaper on the CPU node by node, but as an island it joins the
+  // segment, whose simulated program is faster whole (lower/npu_islands.h); with the cost rule
+  // off (--all-npu) all of them as well.
   auto def = npu::LoadTarget("edge-default");
   ASSERT_TRUE(def.ok());
   auto r = CompileGraph(g, *def, "se_block");
@@ -384,8 +388,8 @@ TEST(CompileRunTest, SqueezeExcitationLookupConcatTransposeGoToTheNpu) {
     const OpKind op = p.node->op();
     if (op == OpKind::kQuantizeLinear || op == OpKind::kDequantizeLinear) continue;
     if (p.node->name().rfind("fc/", 0) == 0) {
-      EXPECT_EQ(p.unit, artifact_io::Unit::kCpu) << p.node->Label();
-      EXPECT_EQ(p.reason.rfind("cost: cpu", 0), 0u) << p.node->Label() << ": " << p.reason;
+      EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node->Label();
+      EXPECT_EQ(p.reason.rfind("segment: npu", 0), 0u) << p.node->Label() << ": " << p.reason;
       continue;
     }
     EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node->Label() << ": " << p.reason << "\n" << table;

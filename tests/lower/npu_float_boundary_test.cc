@@ -11,7 +11,11 @@
 #include <cstring>
 #include <random>
 
+#include <filesystem>
+#include <unistd.h>
+
 #include "ir/infer.h"
+#include "lower/npu_compile.h"
 #include "lower/npu_layers.h"
 #include "npu/sim.h"
 #include "npu/vector_tiler.h"
@@ -134,6 +138,50 @@ TEST(NpuFloatBoundaryTest, PartitionPlacesTheBoundaryWhereTheVectorCoresTakeF32)
   EXPECT_EQ(p.unit, artifact_io::Unit::kCpu);
   // edge-mcu does not list QuantizeLinear at all: the first rule says so.
   EXPECT_FALSE(p.reason.empty());
+}
+
+// The caller's f32 buffers are the NPU's regions: a compiled QuantizeLinear -> DequantizeLinear
+// of a 4-d NCHW input reads it planar and writes the output planar, so npu-sim makes no CPU
+// copy at either end; it pays the NPU's DMA of the f32 bytes and the flush / invalidate of
+// every line of them (4 bytes an element), and equals the CPU run bit for bit.
+TEST(NpuFloatBoundaryTest, CallerBufferIsTheRegion) {
+  const Dims d = {1, 3, 20, 17};
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, d));
+  Value* s = g.AddConstant("scale", Tensor::Scalar(0.07f));
+  Value* z = g.AddConstant("zp", Tensor::FromVector<int8_t>(DType::kI8, {}, {3}));
+  Node* q = g.AddNode(OpKind::kQuantizeLinear, "quantize", {x, s, z}, 1, {"q"});
+  Node* dq = g.AddNode(OpKind::kDequantizeLinear, "dequantize", {q->output(0), s, z}, 1, {"y"});
+  g.MarkOutput(dq->output(0));
+  ASSERT_TRUE(InferShapes(g).ok());
+  const npu::Target& t = npu::DefaultTarget();
+  auto r = CompileGraph(g, t, "boundary", {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& p : r->placements) ASSERT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node->Label() << ": " << p.reason;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("boundary_" + std::to_string(::getpid()) + ".edgec")).string();
+  ASSERT_TRUE(artifact_io::WriteArtifact(path, r->model).ok());
+  auto file = artifact_io::MappedArtifact::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto loaded = LoadArtifact(**file);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::mt19937 rng(5);
+  const std::map<std::string, Tensor> in = {{"x", RandomFloat(d, rng, 1.0f)}};
+  auto sim = RunArtifact(*loaded, ArtifactDevice::kNpuSim, in);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  auto cpu = RunArtifact(*loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  std::filesystem::remove(path);
+  ASSERT_EQ(sim->outputs.size(), 1u);
+  EXPECT_EQ(std::memcmp(sim->outputs[0].raw(), cpu->outputs[0].raw(), cpu->outputs[0].nbytes()), 0);
+  EXPECT_EQ(sim->copies, 0);
+  EXPECT_EQ(sim->copy_s, 0.0);
+  const int64_t f32_bytes = 4 * 3 * 20 * 17;
+  EXPECT_GE(sim->npu_total.dram_read, f32_bytes);  // the NPU's DMA reads x and writes y
+  EXPECT_GE(sim->npu_total.dram_written, f32_bytes);
+  const int64_t lines = (f32_bytes + t.cpu_cache.line_bytes - 1) / t.cpu_cache.line_bytes;
+  if (!t.cpu_cache.coherent)
+    EXPECT_NEAR(sim->cache_s * t.clock_hz, 2 * lines * t.cpu_cache.cycles_per_line + 2 * t.cpu_cache.barrier_cycles, 1e-6);
 }
 
 }  // namespace

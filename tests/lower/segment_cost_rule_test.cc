@@ -6,9 +6,15 @@
 
 #include <algorithm>
 
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
 #include "ir/infer.h"
+#include "lower/npu_compile.h"
 #include "lower/npu_layers.h"
 #include "partition/partition.h"
+#include "runtime/artifact_run.h"
 
 #include "../quant/quant_test_util.h"
 #include "../quant/quantize_test_util.h"
@@ -131,20 +137,89 @@ TEST(SegmentCostRuleTest, IndependentNeighboursOverlap) {
 }
 
 TEST(SegmentCostRuleTest, GatherOfComputedIndicesSaysWhy) {
-  // An embedding: token ids (i64, a graph input) pick rows of a constant table. The NPU's DMA
-  // cannot read an index list: that is the reason, not the ids' dtype.
+  // An embedding: token ids (i64, a graph input) pick rows of a constant table. An 8-bit table
+  // is a gather DMA (legal whatever the ids' dtype); an f32 one is not, and the reason says so.
+  for (DType dt : {DType::kI8, DType::kF32}) {
+    Graph g;
+    Value* ids = g.AddInput("ids", MakeType(DType::kI64, {1, 5}));
+    Value* table = g.AddConstant("table", Tensor(dt, {16, 8}));
+    Value* y = Add(g, OpKind::kGather, {table, ids}, {}, "embed");
+    g.MarkOutput(y);
+    ASSERT_TRUE(InferShapes(g).ok());
+    auto ps = partition::Partition(g, npu::DefaultTarget());
+    ASSERT_TRUE(ps.ok()) << ps.status().ToString();
+    const NodePlacement& p = (*ps)[0];
+    if (dt == DType::kI8) {
+      EXPECT_TRUE(p.legal) << p.reason;
+      continue;
+    }
+    EXPECT_EQ(p.unit, artifact_io::Unit::kCpu);
+    EXPECT_EQ(p.code, partition::ReasonCode::kNotLowered);
+    EXPECT_EQ(p.reason, "gather of computed indices: table 'table' is not a constant 8-bit tensor");
+  }
+}
+
+
+// A squeeze-excite block between convs: the cost rule alone keeps some of its small layers on
+// the CPU (each is cheaper there by itself); compiled, the island joins the NPU segment since
+// the segment's simulated program with it is no slower than the split one plus the CPU's part,
+// and the whole model's simulated latency is no worse than with the island on the CPU
+// (lower/npu_islands.h). npu-sim still equals the CPU run bit for bit.
+TEST(SegmentCostRuleTest, SqueezeExciteIslandJoinsItsSegment) {
   Graph g;
-  Value* ids = g.AddInput("ids", MakeType(DType::kI64, {1, 5}));
-  Value* table = g.AddConstant("table", Tensor(DType::kI8, {16, 8}));
-  Value* y = Add(g, OpKind::kGather, {table, ids}, {}, "embed");
-  g.MarkOutput(y);
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 32, 16, 16}));
+  Attributes pad;
+  pad.Set("pads", Ints{1, 1, 1, 1});
+  Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({64, 32, 3, 3}, 1, 0.1)),
+                                     g.AddConstant("b1", Normal({64}, 2, 0.1))}, pad, "conv1");
+  Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
+  Value* gp = Add(g, OpKind::kGlobalAveragePool, {r1}, {}, "se_pool");
+  Value* f1 = Add(g, OpKind::kConv, {gp, g.AddConstant("wf1", Normal({16, 64, 1, 1}, 3, 0.2)),
+                                     g.AddConstant("bf1", Normal({16}, 4, 0.1))}, {}, "se_fc1");
+  Value* fr = Add(g, OpKind::kRelu, {f1}, {}, "se_relu");
+  Value* f2 = Add(g, OpKind::kConv, {fr, g.AddConstant("wf2", Normal({64, 16, 1, 1}, 5, 0.2)),
+                                     g.AddConstant("bf2", Normal({64}, 6, 0.1))}, {}, "se_fc2");
+  Value* gate = Add(g, OpKind::kHardSigmoid, {f2}, {}, "se_gate");
+  Value* m = Add(g, OpKind::kMul, {r1, gate}, {}, "se_mul");
+  Value* c2 = Add(g, OpKind::kConv, {m, g.AddConstant("w2", Normal({32, 64, 1, 1}, 7, 0.2)),
+                                     g.AddConstant("b2", Normal({32}, 8, 0.1))}, {}, "conv2");
+  g.MarkOutput(c2);
   ASSERT_TRUE(InferShapes(g).ok());
-  auto ps = partition::Partition(g, npu::DefaultTarget());
+  Graph q = testing_quant::QuantizeAndFold(std::move(g), "x", {1, 32, 16, 16}, 70);
+  const npu::Target t = npu::DefaultTarget();
+  auto ps = partition::Partition(q, t);
   ASSERT_TRUE(ps.ok()) << ps.status().ToString();
-  const NodePlacement& p = (*ps)[0];
-  EXPECT_EQ(p.unit, artifact_io::Unit::kCpu);
-  EXPECT_EQ(p.code, partition::ReasonCode::kNotLowered);
-  EXPECT_EQ(p.reason, "gather of computed indices: NPU DMA boxes are fixed at compile time");
+  partition::PartitionOptions split;  // the cost rule's own placement, its CPU nodes pinned there
+  for (const NodePlacement& p : *ps)
+    if (p.unit == artifact_io::Unit::kCpu && p.legal) split.pins[p.node->name()] = artifact_io::Unit::kCpu;
+  ASSERT_FALSE(split.pins.empty()) << "the rule alone keeps part of the block on the CPU\n" << partition::FormatPlacements(*ps);
+  auto run = [&](const partition::PartitionOptions& o, const std::string& tag, int* cpu_nodes) -> double {
+    auto r = CompileGraph(q, t, "se", o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return 0;
+    *cpu_nodes = 0;
+    for (const auto& p : r->placements) *cpu_nodes += p.unit == artifact_io::Unit::kCpu;
+    const std::string path = (std::filesystem::temp_directory_path() / (tag + std::to_string(::getpid()) + ".edgec")).string();
+    EXPECT_TRUE(artifact_io::WriteArtifact(path, r->model).ok());
+    auto file = artifact_io::MappedArtifact::Open(path);
+    EXPECT_TRUE(file.ok());
+    auto loaded = LoadArtifact(**file);
+    EXPECT_TRUE(loaded.ok());
+    const std::map<std::string, Tensor> in = {{"x", Normal({1, 32, 16, 16}, 71)}};
+    auto sim = RunArtifact(*loaded, ArtifactDevice::kNpuSim, in);
+    auto cpu = RunArtifact(*loaded, ArtifactDevice::kCpu, in);
+    std::filesystem::remove(path);
+    EXPECT_TRUE(sim.ok() && cpu.ok());
+    if (!sim.ok() || !cpu.ok()) return 0;
+    EXPECT_EQ(std::memcmp(sim->outputs[0].raw(), cpu->outputs[0].raw(), cpu->outputs[0].nbytes()), 0) << tag;
+    return sim->latency_s();
+  };
+  int joined_cpu = 0, split_cpu = 0;
+  const double joined = run({}, "se_joined_", &joined_cpu);
+  const double apart = run(split, "se_split_", &split_cpu);
+  EXPECT_LT(joined_cpu, split_cpu);
+  EXPECT_LE(joined, apart);
+  EXPECT_GT(joined, 0);
 }
 
 }  // namespace
