@@ -49,7 +49,13 @@ def main():
     qdq = os.path.join(WORK, "model.qdq.onnx")
     run(EDGEC, "quantize", onnx, "--calib", calib, "--dtype", "i8", "-o", qdq)
     compiled = os.path.join(WORK, "model.edgec")
-    run(EDGEC, "compile", qdq, "--target", "edge-default", "-q", "-o", compiled)
+    # Every node of the model may go to the NPU; the report must draw both units, so the
+    # classifier's global pool is pinned to the CPU (a user's pin, shown as such).
+    plan = os.path.join(WORK, "placement.json")
+    run(EDGEC, "compile", qdq, "--target", "edge-default", "-q", "--json", plan, "-o", compiled)
+    pool = [p["node"] for p in json.load(open(plan))["placements"] if p["op"].endswith("GlobalAveragePool")]
+    pins = ["--pin", f"{pool[-1]}=cpu"] if pool else []
+    run(EDGEC, "compile", qdq, "--target", "edge-default", "-q", *pins, "-o", compiled)
     html = os.path.abspath(os.path.join(WORK, "report.html"))
     trace = os.path.join(WORK, "trace.json")
     prof = json.loads(run(EDGEC, "profile", compiled, "--html", html, "--trace", trace, "--json"))

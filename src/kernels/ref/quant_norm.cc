@@ -46,7 +46,10 @@ template <typename Index, typename Channel>
 Status NormalizeGroups(KernelContext& ctx, int64_t groups, int64_t count, Index index, Channel channel) {
   const Tensor& x = *ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
-  const auto [qmin, qmax] = Clamp(ctx, y.dtype());
+  // Plain variables, not a structured binding: the lambda below captures them (C++20 lets
+  // clang 14 capture no binding).
+  const std::pair<int32_t, int32_t> range = Clamp(ctx, y.dtype());
+  const int32_t qmin = range.first, qmax = range.second;
   // The int16 path (Wide) and the int8 one differ only in the parameters' and sums' types.
   auto run = [&](auto group, auto make_params) -> Status {
     auto p = make_params(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)), Floats(ctx.input(4)),
