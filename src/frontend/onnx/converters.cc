@@ -18,6 +18,8 @@
 #include <map>
 #include <unordered_map>
 
+#include <onnx/defs/schema.h>
+
 #include "frontend/onnx/converter.h"
 
 namespace edgec::onnx_fe {
@@ -71,8 +73,23 @@ Node* ConvertContext::Emit(OpKind op, std::vector<Value*> inputs, Attributes att
 
 StatusOr<Attributes> ConvertContext::ConvertAttributes(bool skip_graphs) const {
   Attributes a;
+  // A default-domain op's attributes have the types its ONNX schema declares; another type is
+  // refused by name here rather than read as a missing attribute later
+  // (tests/bad_models/run.py: "attribute of the wrong type").
+  const onnx::OpSchema* schema =
+      node_.domain().empty() || node_.domain() == "ai.onnx"
+          ? onnx::OpSchemaRegistry::Schema(node_.op_type(), opset_, "")
+          : nullptr;
   for (const auto& at : node_.attribute()) {
     const std::string& k = at.name();
+    if (schema) {
+      auto declared = schema->attributes().find(k);
+      if (declared != schema->attributes().end() && declared->second.type != onnx::AttributeProto::UNDEFINED &&
+          declared->second.type != at.type())
+        return Error("attribute '{}' has type {}, expected {}", k,
+                     onnx::AttributeProto::AttributeType_Name(at.type()),
+                     onnx::AttributeProto::AttributeType_Name(declared->second.type));
+    }
     switch (at.type()) {
       case onnx::AttributeProto::INT: a.Set(k, static_cast<int64_t>(at.i())); break;
       case onnx::AttributeProto::FLOAT: a.Set(k, at.f()); break;
