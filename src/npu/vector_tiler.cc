@@ -15,6 +15,15 @@ std::vector<bool> Bufferings(const TilerOptions& opt) {
   return b;
 }
 
+// Items per tile for a layer of `items` independent items (rows, groups, indices): all of them
+// spread over 1, 2, 4, ... cores, in 1, 2, 4 or 8 steps each.
+std::set<int64_t> ItemChunks(int64_t items, const Target& t) {
+  std::set<int64_t> chunks;
+  for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
+    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(std::max<int64_t>(1, CeilDiv(items, cores * steps)));
+  return chunks;
+}
+
 // Keeps the fastest of the candidates that lower; `why` collects the last refusal.
 struct Best {
   VectorTiling best;
@@ -86,10 +95,7 @@ StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, con
 }
 
 StatusOr<VectorTiling> ChooseGatherTiling(const GatherLayer& l, const Target& t, const TilerOptions& opt) {
-  // Indices per tile: the list on 1, 2, 4, ... cores, in 1, 2, 4 or 8 steps each.
-  std::set<int64_t> chunks;
-  for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
-    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(std::max<int64_t>(1, CeilDiv(l.count, cores * steps)));
+  const std::set<int64_t> chunks = ItemChunks(l.count, t);  // indices per tile
   Best b;
   b.opt = &opt;
   for (int64_t chunk : chunks)
@@ -100,9 +106,7 @@ StatusOr<VectorTiling> ChooseGatherTiling(const GatherLayer& l, const Target& t,
 }
 
 StatusOr<VectorTiling> ChooseNormTiling(const NormLayer& l, const Target& t, const TilerOptions& opt) {
-  std::set<int64_t> chunks;
-  for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
-    for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(std::max<int64_t>(1, CeilDiv(l.items, cores * steps)));
+  const std::set<int64_t> chunks = ItemChunks(l.items, t);
   Best b;
   for (int64_t chunk : chunks)
     for (bool db : Bufferings(opt))
