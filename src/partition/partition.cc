@@ -1,5 +1,6 @@
 #include "partition/partition.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -408,12 +409,28 @@ std::string FormatPlacements(const std::vector<NodePlacement>& ps) {
   w = std::min<size_t>(w, 60);
   std::string s = fmt::format("{:<{}} {:<18} {:<4} {}\n", "node", w, "op", "unit", "reason");
   int npu = 0;
+  int64_t macs = 0, npu_macs = 0;
+  std::map<std::pair<std::string, std::string>, int> cpu_groups;  // (op, reason code) -> nodes
   for (const auto& p : ps) {
-    npu += p.unit == artifact_io::Unit::kNpu;
+    const bool on_npu = p.unit == artifact_io::Unit::kNpu;
+    npu += on_npu;
+    macs += p.macs;
+    npu_macs += on_npu ? p.macs : 0;
+    if (!on_npu) ++cpu_groups[{std::string(OpName(p.node->op())), std::string(ReasonCodeName(p.code))}];
     s += fmt::format("{:<{}} {:<18} {:<4} {}\n", p.node->name(), w, OpName(p.node->op()),
                      artifact_io::UnitName(p.unit), p.reason);
   }
-  s += fmt::format("{} node(s): {} on the NPU, {} on the CPU\n", ps.size(), npu, ps.size() - npu);
+  s += fmt::format("{} node(s): {} on the NPU, {} on the CPU; {:.1f}% of {:.1f} M MACs on the NPU\n", ps.size(), npu,
+                   ps.size() - npu, macs ? 100.0 * static_cast<double>(npu_macs) / static_cast<double>(macs) : 100.0,
+                   static_cast<double>(macs) * 1e-6);
+  if (!cpu_groups.empty()) {  // the largest groups first: what to look at to move work to the NPU
+    std::vector<std::pair<int, std::string>> groups;
+    for (const auto& [key, n] : cpu_groups) groups.push_back({n, fmt::format("{} {} ({})", n, key.first, key.second)});
+    std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    s += "on the CPU:";
+    for (size_t i = 0; i < groups.size(); ++i) s += (i ? ", " : " ") + groups[i].second;
+    s += "\n";
+  }
   const DataMovementSummary m = SummarizeDataMovement(ps);
   if (m.views + m.npu_copies + m.cpu_moves > 0)
     s += fmt::format("data movement: {} view(s) of DRAM tensors, {} strided DMA copies on the NPU ({} B; {} of them "

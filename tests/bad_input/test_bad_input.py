@@ -154,6 +154,9 @@ case("foreign file as compiled model", ["run", path("foreign.edgec")], ["foreign
 with open(path("damaged.edgec"), "wb") as f:  # the right identifier, offsets pointing outside
     f.write(b"\x10\x00\x00\x00EDGC\x00\x00\x00\x00\xff\xff\xff\x7f" + bytes(range(1, 9)))
 case("damaged compiled model", ["run", path("damaged.edgec")], ["damaged.edgec", "damaged"])
+for verb in ("inspect", "estimate", "bench"):  # verbs that take an ONNX model name the mix-up
+    case(f"compiled model given to {verb}", [verb, path("damaged.edgec")],
+         ["damaged.edgec", "a compiled edgec model", "edgec run"])
 case("unknown target field", ["estimate", good, "--set", "dram.colour=1"], ["dram.colour", "unknown"])
 case("impossible target value", ["estimate", good, "--set", "shared_sram.bytes=0"], ["shared_sram.bytes", "got 0"])
 case("unknown target", ["estimate", good, "--target", "nosuch"], ["'nosuch'"])

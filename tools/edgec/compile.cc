@@ -1,7 +1,8 @@
 // edgec compile MODEL.onnx --target T [--set F=V] [--calib DIR] -o MODEL.edgec [--emit=asm FILE]
 // Quantizes (with --calib; a QDQ model is taken as it is), folds Q/DQ into integer ops,
 // partitions the graph between NPU and CPU, lowers every NPU node and writes the compiled
-// model file. Prints the placement of every node with its reason. --sram-svg FILE plots the
+// model file. Prints the placement of every node with its reason (--sram-plan: and each NPU
+// segment's SRAM plan). --sram-svg FILE plots the
 // SRAM occupancy over the largest NPU segment's layers. --json FILE writes the placement
 // report (per node: unit, reason code, violated constraint, costs, fix hint), also when a
 // coverage gate fails; --pin NODE=cpu|npu overrides the cost rule for a node; --strict (every
@@ -31,7 +32,7 @@ struct CompileFlags {
   bool strict = false;
   double min_npu_share = -1;
   int64_t limit = 0;
-  bool single = false, all_npu = false, quiet = false;
+  bool single = false, all_npu = false, quiet = false, sram_plan = false;
   double cpu_gmacs = 20;
 };
 
@@ -133,7 +134,8 @@ int CompileMain(const CompileFlags& f) {
   }
   if (!f.quiet) {
     fmt::print("target {}\n{}", target->name(), r->PlacementTable());
-    fmt::print("{}", r->SramSummary());
+    if (f.sram_plan) fmt::print("{}", r->SramSummary());
+    else if (r->npu_segment_count() > 0) fmt::print("the SRAM plan of each NPU segment: --sram-plan\n");
     fmt::print("{} segment(s) ({} NPU); activation memory plan: {}\nwrote {}\n", r->segment_count(),
                r->npu_segment_count(), r->MemorySummary(), f.output);
     if (!asm_file.empty()) fmt::print("wrote the NPU listing to {}\n", asm_file);
@@ -157,6 +159,8 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);
   sub->add_option("--sram-svg", flags->sram_svg, "write the SRAM occupancy over the layers of the largest NPU segment");
+  sub->add_flag("--sram-plan", flags->sram_plan,
+                "print each NPU segment's SRAM plan (occupancy per layer, where each tensor lives)");
   sub->add_option("--json", flags->json,
                   "write the placement report as JSON (per node: unit, reason code, violated constraint, costs, "
                   "fix hint)");
