@@ -13,8 +13,11 @@ namespace edgec::cpu::vec {
 namespace {
 
 // Pixels [ox, ox + P) of the row, every tap of every input row in range for each of them.
-template <int NB, int P>
+// KW and S: the kernel width and stride when known at compile time (0: read from r).
+template <int NB, int P, int KW, int S>
 __attribute__((target("avx512f"), always_inline)) inline void Block(const ImageConvRow& r, int64_t ox, float* y) {
+  const int kw = KW ? KW : r.kw;
+  const int64_t stride = S ? S : r.stride;
   __m512 acc[P][NB];
 #pragma GCC unroll 4
   for (int j = 0; j < NB; ++j) {
@@ -22,17 +25,18 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(const ImageC
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p) acc[p][j] = b;
   }
-  const int64_t x0 = ox * r.stride - r.pad;
+  const int64_t x0 = ox * stride - r.pad;
   for (int t = 0; t < r.count; ++t) {
     const float* in = r.rows[t] + x0;
     const float* w = r.weights[t];
-    for (int kx = 0; kx < r.kw; ++kx, w += r.oc) {
+#pragma GCC unroll 4
+    for (int kx = 0; kx < kw; ++kx, w += r.oc) {
       __m512 wv[NB];
 #pragma GCC unroll 4
       for (int j = 0; j < NB; ++j) wv[j] = _mm512_loadu_ps(w + 16 * j);
 #pragma GCC unroll 8
       for (int p = 0; p < P; ++p) {
-        const __m512 xv = _mm512_set1_ps(in[p * r.stride + kx]);
+        const __m512 xv = _mm512_set1_ps(in[p * stride + kx]);
 #pragma GCC unroll 4
         for (int j = 0; j < NB; ++j) acc[p][j] = _mm512_fmadd_ps(xv, wv[j], acc[p][j]);
       }
@@ -63,7 +67,7 @@ __attribute__((target("avx512f"))) void Edge(const ImageConvRow& r, int64_t ox, 
   for (int j = 0; j < NB; ++j) _mm512_storeu_ps(y + ox * r.oc + 16 * j, acc[j]);
 }
 
-template <int NB, int P>
+template <int NB, int P, int KW = 0, int S = 0>
 __attribute__((target("avx512f"))) void Row(const ImageConvRow& r, float* y) {
   // Pixels whose every tap is inside the row: x0 >= 0 and x0 + kw <= iw.
   int64_t lo = (r.pad + r.stride - 1) / r.stride;
@@ -72,13 +76,22 @@ __attribute__((target("avx512f"))) void Row(const ImageConvRow& r, float* y) {
   hi = std::clamp(hi, lo, r.ow);
   for (int64_t ox = 0; ox < lo; ++ox) Edge<NB>(r, ox, y);
   int64_t ox = lo;
-  for (; ox + P <= hi; ox += P) Block<NB, P>(r, ox, y);
+  for (; ox + P <= hi; ox += P) Block<NB, P, KW, S>(r, ox, y);
   for (; ox < r.ow; ++ox) Edge<NB>(r, ox, y);
 }
 
 }  // namespace
 
 void ImageConvRowAvx512(const ImageConvRow& r, float* y) {
+  // A 3-wide stride-2 kernel (the usual stem) with its taps and offsets as constants.
+  if (r.kw == 3 && r.stride == 2) {
+    switch (r.oc / 16) {
+      case 1: return Row<1, 8, 3, 2>(r, y);
+      case 2: return Row<2, 8, 3, 2>(r, y);
+      case 3: return Row<3, 6, 3, 2>(r, y);
+      default: return Row<4, 4, 3, 2>(r, y);
+    }
+  }
   switch (r.oc / 16) {
     case 1: return Row<1, 8>(r, y);
     case 2: return Row<2, 8>(r, y);
