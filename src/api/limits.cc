@@ -30,7 +30,14 @@ void SetResourceLimits(const ResourceLimits& limits) {
 
 StatusOr<double> ParseQuantity(const std::string& text) { return npu::ParseQuantity(text); }
 
-KernelTuning KernelTuningFromEnvironment() { return api::FromKernelTuning(driver::KernelTuningFromEnvironment()); }
+// min_parallel_macs stays 0: each session decides it by OpenMP's wait policy (api/convert.cc
+// ToKernelTuning). Copying the kernels' default (2^20) here kept `edgec bench` and `run` at
+// 2^20 under the passive policy (tests/api/api_test.cc).
+KernelTuning KernelTuningFromEnvironment() {
+  KernelTuning t = api::FromKernelTuning(driver::KernelTuningFromEnvironment());
+  t.min_parallel_macs = 0;
+  return t;
+}
 
 void ApplyVectorIsaFromEnvironment() { driver::ApplyCpuIsaFromEnvironment(); }
 

@@ -91,6 +91,15 @@ Tensor Tensor::Reshaped(Dims dims) const {
   return t;
 }
 
+Tensor Tensor::Part(int64_t first_element, Dims dims) const {
+  Tensor t = *this;
+  t.dims_ = std::move(dims);
+  t.numel_ = NumElements(t.dims_);
+  EDGEC_CHECK(first_element >= 0 && first_element + t.numel_ <= numel_);
+  t.data_ = data_ + first_element * static_cast<int64_t>(DTypeSize(dtype_));
+  return t;
+}
+
 Tensor Tensor::Sequence(DType elem, std::vector<Tensor> items) {
   Tensor t;
   t.dtype_ = elem;

@@ -84,6 +84,9 @@ class Tensor {
 
   // Same buffer, new dims with the same element count.
   Tensor Reshaped(Dims dims) const;
+  // The elements from `first_element` on, as a tensor of `dims` over the same buffer (its
+  // owner kept alive when this tensor owns one). The range must lie within this tensor.
+  Tensor Part(int64_t first_element, Dims dims) const;
   Tensor Clone() const;
 
   // Elements as int64 / double (any dtype), for shape-like inputs and tests.

@@ -7,6 +7,7 @@
 #include "ir/infer.h"
 #include "kernels/ref/kernel.h"
 #include "runtime/reference_executor.h"
+#include "runtime/sequence_step.h"
 #include "runtime/subgraph_plans.h"
 #include "support/status.h"
 
@@ -29,7 +30,7 @@ std::string ValuesText(const Tensor& t) {
 }  // namespace
 
 DynamicStep::DynamicStep(const Node& n, const PlanOptions& options) : node_(n), options_(options) {
-  if (IsControlFlow(n.op()) && n.op() != OpKind::kSequenceMap) subgraphs_ = std::make_unique<SubgraphPlans>(n, options);
+  if (IsControlFlow(n.op())) subgraphs_ = std::make_unique<SubgraphPlans>(n, options);
 }
 
 DynamicStep::~DynamicStep() = default;
@@ -191,6 +192,7 @@ StatusOr<std::vector<Tensor>> DynamicStep::Run(const std::vector<const Tensor*>&
     kernel_ = subgraphs_->Describe();
     return outs;
   }
+  if (options_.fast_kernels && IsSequenceStep(node_, inputs)) return RunSequenceStep(node_, inputs, &kernel_);
   bool dense = true;
   for (const Tensor* t : inputs) dense &= !t || t->is_dense();
   if (!dense) return RunReference(inputs, "sequence or optional values run on the reference kernels");

@@ -7,10 +7,14 @@
 //   small value in is keyed by the value too).
 // - Outputs whose sizes the data decides (NonMaxSuppression): a SizedByDataKernel
 //   (kernels/cpu/kernel.h) that allocates them.
-// - Control flow (If, Loop, Scan): the subgraphs on fast plans (runtime/subgraph_plans.h).
+// - Control flow (If, Loop, Scan, SequenceMap): the subgraphs on fast plans
+//   (runtime/subgraph_plans.h), sequence and optional values given to them included.
+// - The sequence family and an Identity of a sequence: the runtime's own sequence steps
+//   (runtime/sequence_step.h).
 // - Otherwise the reference kernel, with the reason no fast kernel fits (kernel()).
 // tests/runtime/dynamic_step_test.cc: the detector tail, a loop whose shapes change per
-// iteration, and If/Loop/Scan graphs, each against the reference executor.
+// iteration, and If/Loop/Scan graphs, each against the reference executor;
+// tests/runtime/sequence_step_test.cc: sequences, SequenceMap and a loop carrying a sequence.
 #pragma once
 
 #include <map>

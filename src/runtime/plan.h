@@ -144,6 +144,12 @@ class PlanExecutor {
   // part and the subgraph plans ("Cast '/Cast': <reason>"); empty when every step was fast.
   std::vector<std::string> ReferenceSteps() const;
 
+  // Sequence outputs of the dynamic part keep their items (no deep copy) and the static values
+  // the dynamic part read are let go instead of reused by the next Run, so an item returned
+  // stays as it was. Set by subgraph plans (a loop carrying a sequence would otherwise copy
+  // every item every iteration); a top-level Run copies its outputs.
+  void set_share_sequence_items(bool on) { share_sequence_items_ = on; }
+
   // Per graph input: whether Run reads the caller's tensor itself (when it is 64-byte
   // aligned) instead of copying it into the arena. Inputs read by a reference kernel, or
   // whose buffer a step writes, are always copied.
@@ -182,6 +188,7 @@ class PlanExecutor {
   std::vector<bool> in_place_input_;        // per graph input: read from the caller's tensor
   std::vector<const std::byte*> input_base_;  // per graph input: this Run's base address
   bool profiling_ = false;
+  bool share_sequence_items_ = false;
   std::vector<int64_t> step_nanos_, step_begin_nanos_;
   std::vector<std::unique_ptr<DynamicStep>> dynamic_;  // per dynamic node
   std::vector<int64_t> dynamic_nanos_;

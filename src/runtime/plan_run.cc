@@ -228,7 +228,10 @@ Status PlanExecutor::RunDynamic(const std::map<std::string, Tensor>& inputs, std
     const int s = tail.static_output[i];
     const Tensor* t = s >= 0 ? &static_outputs_[s] : fetch(outs[i]);
     if (!t) return Internal("graph output '{}' was not computed", outs[i]->name());
-    (*outputs)[i] = t->Clone();
+    (*outputs)[i] = share_sequence_items_ && t->is_sequence() ? *t : t->Clone();
+  }
+  if (share_sequence_items_) {
+    for (const auto& [v, index] : tail.from_static) static_outputs_[index] = Tensor();
   }
   return Status::Ok();
 }

@@ -40,26 +40,31 @@ StatusOr<std::vector<Tensor>> SubgraphPlans::RunBody(const Graph& body, const st
   auto it = bodies_.find(&body);
   if (it == bodies_.end()) return Internal("{}: a subgraph the node does not hold", node_.Label());
   Body& b = it->second;
-  // Sequence and optional values (a loop carrying a sequence): the reference executor.
-  for (const auto& [name, t] : given) {
-    if (t.is_dense()) continue;
-    ++b.runs;
-    b.reference = fmt::format("input '{}' is a sequence or optional: the reference executor runs it", name);
-    auto outs = ReferenceExecutor(body).Run(given);
-    if (!outs.ok()) return outs.status().WithContext(node_.Label());
-    return outs;
-  }
+  // Sequence and optional values are keyed by kind and element type; their items' shapes
+  // are the dynamic part's business (the plan reads them at run time).
   std::string key;
   std::map<std::string, Dims> shapes;
   for (const Value* v : b.graph.inputs()) {
     auto g = given.find(v->name());
     if (g == given.end()) return Internal("{}: subgraph input '{}' has no value", node_.Label(), v->name());
-    shapes[v->name()] = g->second.dims();
-    key += std::string(DTypeName(g->second.dtype())) + DimsToString(g->second.dims()) + ";";
+    const Tensor& t = g->second;
+    if (!t.is_dense()) {
+      key += t.is_none() ? fmt::format("none({});", DTypeName(t.dtype())) : fmt::format("seq({});", DTypeName(t.dtype()));
+      continue;
+    }
+    if (v->type.IsDenseTensor()) shapes[v->name()] = t.dims();
+    key += std::string(DTypeName(t.dtype())) + DimsToString(t.dims()) + ";";
   }
   auto p = b.plans.find(key);
   if (p == b.plans.end()) {
     Graph g = b.graph.Clone();
+    // An input declared a tensor but given a sequence or an empty optional takes the given kind.
+    for (Value* v : g.inputs()) {
+      const Tensor& t = given.at(v->name());
+      if (t.is_dense() || !v->type.IsDenseTensor()) continue;
+      v->type.kind = t.kind();
+      v->type.optional = t.is_none();
+    }
     Status bound = BindInputShapes(g, shapes, 1);
     if (!bound.ok()) return bound.WithContext(fmt::format("{}: subgraph '{}'", node_.Label(), b.attr));
     if (options_.prepare_subgraph) {
@@ -71,6 +76,7 @@ StatusOr<std::vector<Tensor>> SubgraphPlans::RunBody(const Graph& body, const st
     auto e = std::make_unique<Entry>();
     e->plan = std::move(plan).value();
     e->executor = std::make_unique<PlanExecutor>(*e->plan);
+    e->executor->set_share_sequence_items(true);
     if (b.plans.size() >= kMaxPlans) {
       b.plans.clear();
       b.used.clear();

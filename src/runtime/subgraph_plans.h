@@ -1,4 +1,4 @@
-// SubgraphPlans: the subgraphs of one control-flow node (If, Loop, Scan) run on fast CPU
+// SubgraphPlans: the subgraphs of one control-flow node (If, Loop, Scan, SequenceMap) run on fast CPU
 // plans instead of the reference executor.
 //
 // Each subgraph is prepared once: a capture whose value is a constant of the enclosing graph
@@ -8,11 +8,15 @@
 // executor and arena; every branch taken, iteration or scan step reuses it. Its inputs (a
 // loop's carried values among them) are read in place, not copied into the arena, when they
 // are 64-byte aligned, as every tensor a plan returns is. Shapes that change per iteration
-// get a plan each (kMaxPlans per subgraph, then the cache starts over). A subgraph given a
-// sequence or optional value runs on the reference executor (the conformance runner's
-// loop13_seq and sequence_map tests), and ReferenceSteps() says so.
+// get a plan each (kMaxPlans per subgraph, then the cache starts over). A sequence or
+// optional value given to a subgraph is part of the key by its kind and element type only:
+// the plan's dynamic part reads its items (runtime/sequence_step.h), and the executor hands
+// sequence outputs back with their items shared (PlanExecutor::set_share_sequence_items), so
+// a loop carrying a sequence copies no item per iteration. SequenceMap bodies run here too,
+// a plan per item shape.
 // tests/runtime/dynamic_step_test.cc: refine_loop, generated If/Loop/Scan graphs and a loop
-// whose carried value grows per iteration, against the reference executor.
+// whose carried value grows per iteration, against the reference executor;
+// tests/runtime/sequence_step_test.cc: SequenceMap and a loop carrying a sequence.
 #pragma once
 
 #include <map>

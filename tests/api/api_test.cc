@@ -320,3 +320,11 @@ TEST(ApiSession, NpuSimNeedsACompiledModel) {
 }
 
 }  // namespace
+
+// The environment's tuning leaves the one-thread bound to each session (0), which takes 2^23
+// under OMP_WAIT_POLICY=passive (the CLI's choice on a busy machine) and 2^20 otherwise;
+// a copy of the kernels' default here kept `edgec bench` at 2^20 under passive.
+TEST(ApiSession, TuningFromTheEnvironmentLeavesTheThreadBoundToTheSession) {
+  EXPECT_EQ(edgec::KernelTuningFromEnvironment().min_parallel_macs, 0);
+  EXPECT_TRUE(edgec::KernelTuningFromEnvironment().winograd);
+}

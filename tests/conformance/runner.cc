@@ -7,7 +7,9 @@
 // value kinds edgec has no storage for: strings, maps), or when its expected
 // values are random draws (it then runs, and must give the expected dtypes and shapes). Every other case must
 // pass on both paths; the exit code is non-zero if any fails. Tolerance is ONNX's runner's:
-// rtol 1e-3, atol 1e-7.
+// rtol 1e-3, atol 1e-7. On the `run` path a model with sequence or optional values (the
+// sequence ops, SequenceMap, a loop carrying a sequence) also fails when any of its steps ran
+// on a reference kernel: those must run as fast steps and fast subgraph plans.
 //
 // usage: conformance DATA_DIR [--filter SUBSTR] [--path reference|run] [--verbose] [--rtol R] [--atol A]
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <onnx/checker.h>
 #include <onnx/onnx-data.pb.h>
 #include "driver/session.h"
+#include "ir/control_flow.h"
 #include "ir/infer.h"
 #include "runtime/reference_executor.h"
 
@@ -375,7 +378,27 @@ Outcome RunReference(const Case& c, const Options& opt, std::string* why) {
   return Outcome::kPass;
 }
 
-// `edgec run`: a Session with the default options (-O3, the CPU plan with fast kernels).
+// Whether `g` (or a subgraph of it) holds sequence or optional values, or SequenceMap.
+bool UsesSequences(const Graph& g) {
+  for (const Node* n : g.nodes()) {
+    if (OpFamily(n->op()) == "sequence" || n->op() == OpKind::kSequenceMap) return true;
+    for (const Value* v : n->outputs()) {
+      if (!v->type.IsDenseTensor()) return true;
+    }
+    for (const auto& [attr, sub] : Subgraphs(n->attrs)) {
+      if (UsesSequences(*sub)) return true;
+    }
+  }
+  for (const Value* v : g.inputs()) {
+    if (!v->type.IsDenseTensor()) return true;
+  }
+  return false;
+}
+
+// `edgec run`: a Session with the default options (-O3, the CPU plan with fast kernels). A
+// model with sequence or optional values must run every step on a fast kernel, sequence
+// steps and SequenceMap bodies included (runtime/sequence_step.h): a step on a reference
+// kernel fails the case, naming it.
 Outcome RunPlan(const Case& c, const Options& opt, std::string* why) {
   const std::string what = (c.dir / "model.onnx").string();
   auto graph = onnx_fe::ImportOnnxModel(c.model, c.dir, what);
@@ -394,6 +417,7 @@ Outcome RunPlan(const Case& c, const Options& opt, std::string* why) {
   }
   SessionOptions so;
   so.plan.threads = 1;
+  const bool sequences = UsesSequences(*graph);
   auto session = Session::FromGraph(std::move(graph).value(), what, so);
   if (!session.ok()) {
     *why = session.status().message();
@@ -408,6 +432,11 @@ Outcome RunPlan(const Case& c, const Options& opt, std::string* why) {
     }
     if (std::string d = CompareOutputs(outs, c.sets[i], opt, c.random); !d.empty()) {
       *why = d;
+      return Outcome::kFail;
+    }
+    const PlanExecutor* e = (*session)->last_executor();
+    if (sequences && e && !e->ReferenceSteps().empty()) {
+      *why = "a step of a model with sequences ran on a reference kernel: " + e->ReferenceSteps().front();
       return Outcome::kFail;
     }
   }

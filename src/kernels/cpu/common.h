@@ -24,6 +24,9 @@ KernelOr CreateResizeKernel(const KernelRequest& req);     // resize.cc
 KernelOr CreateMovementKernel(const KernelRequest& req);   // movement.cc
 KernelOr CreateConvKernel(const KernelRequest& req);       // onednn_conv.cc
 KernelOr CreateConv1x1GemmKernel(const KernelRequest& req);  // conv1x1_gemm.cc (tried first)
+KernelOr CreateImageConvKernel(const KernelRequest& req);  // image_conv.cc (a planar image stem)
+// The own image conv when it fits `req` and measures faster than oneDNN's kernel `onednn`.
+KernelOr PreferImageConv(const KernelRequest& req, std::unique_ptr<Kernel> onednn);  // image_conv.cc
 KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc
 KernelOr CreateGemvKernel(const KernelRequest& req);       // gemv.cc (tried first for one-row products)
 KernelOr CreatePoolKernel(const KernelRequest& req);       // onednn_pool.cc
@@ -39,6 +42,9 @@ KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_binary.
 KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req);  // int8_global_pool.cc
 KernelOr CreateCastKernel(const KernelRequest& req);       // cast_compare.cc (non-f32 Cast)
 KernelOr CreateCompareKernel(const KernelRequest& req);    // cast_compare.cc (Equal, Less, ... -> bool)
+KernelOr CreateIntArithKernel(const KernelRequest& req);   // int_arith.cc (i64/i32 Add, Sub, Mul)
+KernelOr CreateShapeKernel(const KernelRequest& req);      // int_arith.cc
+KernelOr CreateNotKernel(const KernelRequest& req);        // int_arith.cc (bool Not)
 
 // "Conv 'c1': <why>" as Unimplemented: the reason the Plan reports for its fallback.
 template <typename... Args>

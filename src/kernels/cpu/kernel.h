@@ -60,6 +60,10 @@ struct KernelTuning {
   int64_t conv1x1_gemm_min_pixels = 256;
   // The own f32 matrix-vector product for one-row MatMuls (gemv.cc).
   bool gemv = true;
+  // The own image convolution for a planar stem with an NHWC output (image_conv.cc): taken
+  // when it measures faster than oneDNN's kernel (kMeasure), never (kFirst: oneDNN's) or
+  // whenever it fits (kSecond).
+  MeasuredChoice image_conv = MeasuredChoice::kMeasure;
   // Skip the check that oneDNN's int8 sums are exact without VNNI (measurements only).
   bool int8_unchecked = false;
   // Convolutions, matrix products and recurrent layers of fewer multiply-adds run on one

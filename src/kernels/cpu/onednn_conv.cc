@@ -403,7 +403,7 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
       kernel->describe_ += fmt::format("; measured faster than [{}]: {:.3f} vs {:.3f} ms", other->impl_,
                                        std::min(ms_kept, ms_other), std::max(ms_kept, ms_other));
     }
-    return std::unique_ptr<Kernel>(std::move(kernel));
+    return PreferImageConv(req, std::unique_ptr<Kernel>(std::move(kernel)));
   });
 }
 

@@ -83,6 +83,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
       req.op == OpKind::kLessOrEqual || req.op == OpKind::kGreaterOrEqual) {
     return CreateCompareKernel(req);
   }
+  // Integer Add/Sub/Mul and Shape (a loop body's counter, a sequence map's shapes).
+  if ((req.op == OpKind::kAdd || req.op == OpKind::kSub || req.op == OpKind::kMul) && req.outputs.size() == 1 &&
+      (req.outputs[0].dtype == DType::kI64 || req.outputs[0].dtype == DType::kI32)) {
+    return CreateIntArithKernel(req);
+  }
+  if (req.op == OpKind::kShape) return CreateShapeKernel(req);
+  if (req.op == OpKind::kNot && !req.inputs.empty() && req.inputs[0].dtype == DType::kBool) return CreateNotKernel(req);
   if (HasTrait(req.op, op_trait::kUnary)) return CreateUnaryKernel(req);
   if (HasTrait(req.op, op_trait::kBroadcast)) return CreateBinaryKernel(req);
   switch (req.op) {

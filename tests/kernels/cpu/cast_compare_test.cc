@@ -66,5 +66,46 @@ TEST(CpuCastCompare, ComparisonsEqualReferenceWithBroadcasting) {
   EXPECT_EQ(ran, 40);
 }
 
+// int_arith.cc: integer Add/Sub/Mul with broadcasting, values large enough to wrap.
+TEST(CpuIntArith, IntegerArithmeticEqualsReferenceWithBroadcasting) {
+  std::mt19937 rng(13);
+  const OpKind ops[] = {OpKind::kAdd, OpKind::kSub, OpKind::kMul};
+  for (int trial = 0; trial < 30; ++trial) {
+    const int rank = static_cast<int>(RandInt(rng, 0, 3));
+    Dims out(rank);
+    for (auto& d : out) d = RandInt(rng, 1, 5);
+    Dims a = out, b = out;
+    for (int i = 0; i < rank; ++i) {
+      if (RandInt(rng, 0, 2) == 0) a[i] = 1;
+      if (RandInt(rng, 0, 2) == 0) b[i] = 1;
+    }
+    if (rank > 0 && RandInt(rng, 0, 1)) b.erase(b.begin());
+    const DType dt = trial % 2 ? DType::kI64 : DType::kI32;
+    Tensor ta = Values(dt, a, rng), tb = Values(dt, b, rng);
+    if (ta.numel() > 0) StoreFromDouble(dt, ta.raw(), 0, dt == DType::kI64 ? 9.0e18 : 2.0e9);  // wraps when added
+    const OpKind op = ops[trial % 3];
+    FastCase c{op, {ta, tb}, Attributes()};
+    const std::string kernel = ExpectMatchesRef(c, 0, 0, fmt::format("{} {} {} vs {}", OpName(op), DTypeName(dt), DimsStr(a), DimsStr(b)));
+    EXPECT_EQ(kernel, fmt::format("own {} {}", OpName(op), DTypeName(dt)));
+  }
+}
+
+TEST(CpuIntArith, NotOfBoolsEqualsReference) {
+  std::mt19937 rng(15);
+  FastCase c{OpKind::kNot, {Values(DType::kBool, {3, 5}, rng)}, Attributes()};
+  EXPECT_EQ(ExpectMatchesRef(c, 0, 0, "not"), "own not bool");
+}
+
+TEST(CpuIntArith, ShapeEqualsReferenceWithStartAndEnd) {
+  std::mt19937 rng(14);
+  for (auto [start, end] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 3}, {-2, 4}, {-9, 9}, {2, 1}}) {
+    Attributes at;
+    at.Set("start", start);
+    at.Set("end", end);
+    FastCase c{OpKind::kShape, {Values(DType::kF32, {2, 3, 4, 5}, rng)}, at};
+    EXPECT_EQ(ExpectMatchesRef(c, 0, 0, fmt::format("start {} end {}", start, end)), "own shape");
+  }
+}
+
 }  // namespace
 }  // namespace edgec::testing_cpu
