@@ -40,6 +40,21 @@ Range FarRange(const Instr& in) {
   return r;
 }
 
+// A load of a constant box whose outer dim may be cut (no gather, no padding rows on it):
+// how many of its first outer rows lie wholly below `end` (0: none, or it cannot be cut).
+// The assembler reads those from a lead-in slot holding the image's first `end` bytes.
+int RowsWithin(const Instr& in, int64_t end) {
+  if (in.op != Opcode::kDmaLoad || in.gather || in.ndims < 1 || in.dims[0].valid_lo != 0 ||
+      in.dims[0].valid_hi != in.dims[0].count || in.dims[0].dram_stride <= 0 || in.dims[0].count < 2)
+    return 0;
+  Instr row = in;
+  row.dims[0].count = row.dims[0].valid_hi = 1;
+  const Range first = FarRange(row);
+  if (first.lo < 0 || first.hi > end) return 0;
+  const int64_t rows = (end - first.hi) / in.dims[0].dram_stride + 1;
+  return static_cast<int>(std::min<int64_t>(rows, in.dims[0].count - 1));
+}
+
 // Each region of a layer's program -> the tensor it binds to (-1: a constant region).
 std::vector<int> RegionTensors(const SegmentLayer& l) {
   std::vector<int> out(l.program.regions.size(), -1);
@@ -137,6 +152,29 @@ int64_t ConstantExtent(const Program& p) {
   return extent;
 }
 
+std::vector<std::pair<int64_t, int64_t>> ConstantReads(const Program& p) {
+  const int64_t extent = ConstantExtent(p);
+  std::map<int64_t, int64_t> by_end;
+  for (const Instr& in : p.instrs) {
+    if (in.op != Opcode::kDmaLoad || in.on_chip || in.region < 0 ||
+        in.region >= static_cast<int>(p.regions.size()) || RegionOperand(p.regions[in.region].name).second >= 0)
+      continue;
+    const Range far = FarRange(in);
+    if (far.lo < 0 || far.hi > extent) continue;
+    if (RowsWithin(in, far.hi) == 0) {
+      by_end[far.hi] += in.dma_bytes();
+      continue;
+    }
+    const int64_t row_bytes = in.dma_bytes() / in.dims[0].count;  // per outer row
+    for (int r = 0; r < in.dims[0].count; ++r)
+      by_end[far.hi - int64_t{in.dims[0].count - 1 - r} * in.dims[0].dram_stride] += row_bytes;
+  }
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t sum = 0;
+  for (auto [end, bytes] : by_end) out.push_back({end, sum += bytes});
+  return out;
+}
+
 std::pair<bool, int> RegionOperand(const std::string& name) {
   const size_t dot = name.rfind('.');
   const std::string tail = dot == std::string::npos ? name : name.substr(dot + 1);
@@ -221,7 +259,11 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   // Weight slots: layer -> [addr, addr + constant extent), when it streams.
   auto streams = [&](int i) { return layers[i].weights_from >= 0 && const_extent[i] > 0; };
   auto resident = [&](int i) { return streams(i) && layers[i].weights_resident; };
-  auto slot = [&](int i) { return Range{layers[i].weights_addr, layers[i].weights_addr + const_extent[i]}; };
+  auto lead_in = [&](int i) { return streams(i) && layers[i].weights_bytes >= 0 && !layers[i].weights_resident; };
+  auto slot_bytes = [&](int i) {
+    return lead_in(i) ? std::min(layers[i].weights_bytes, const_extent[i]) : const_extent[i];
+  };
+  auto slot = [&](int i) { return Range{layers[i].weights_addr, layers[i].weights_addr + slot_bytes(i)}; };
 
   // SRAM each layer writes (working area, resident outputs) and uses (also resident inputs).
   std::vector<std::vector<Range>> writes(L), uses(L);
@@ -278,16 +320,22 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   for (int i = 0; i < L; ++i) {
     const SegmentLayer& l = layers[i];
     const Program& p = l.program;
-    // The weight slots filled from this step on: chunks over the cores this layer leaves idle.
-    for (int j = i + 1; j < L; ++j) {
-      if (!streams(j) || resident(j) || layers[j].weights_from != i) continue;
+    // The weight slots filled from this step on: chunks over the cores this layer leaves idle;
+    // a lead-in slot from the layer before: chunks over this layer's cores, after that layer's loads.
+    for (int j = std::max(i, 1); j < L; ++j) {
+      if (!streams(j) || resident(j)) continue;
+      if (lead_in(j) ? layers[j].weights_from != i - 1 : layers[j].weights_from != i || j == i) continue;
       std::vector<int> cands;
-      for (int c = 0; c < used_cores; ++c)
-        if (c < l.core_base || c >= l.core_base + p.cores_used) cands.push_back(c);
+      if (lead_in(j)) {
+        for (int c = l.core_base; c < l.core_base + p.cores_used; ++c) cands.push_back(c);
+      } else {
+        for (int c = 0; c < used_cores; ++c)
+          if (c < l.core_base || c >= l.core_base + p.cores_used) cands.push_back(c);
+      }
       if (cands.empty())
         for (int c = 0; c < used_cores; ++c) cands.push_back(c);
       constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
-      const int64_t bytes = const_extent[j];
+      const int64_t bytes = slot_bytes(j);
       const int64_t chunk =
           AlignUp(std::clamp(CeilDiv(bytes, static_cast<int64_t>(cands.size())), kMinChunk, kMaxChunk), 64);
       std::vector<int> used;
@@ -354,9 +402,20 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
           const int x = region_tensor[src.region];
           if (x < 0) {
             const Range far = FarRange(src);
-            if (streams(i) && far.lo >= 0 && far.hi <= const_extent[i]) {  // from the weight slot
+            const int rows = streams(i) ? RowsWithin(src, slot_bytes(i)) : 0;
+            if (streams(i) && far.lo >= 0 && far.hi <= slot_bytes(i)) {  // from the weight slot
               in.dram_addr += l.weights_addr;
               in.on_chip = true;
+            } else if (rows > 0) {  // its first outer rows from the slot, the others from DRAM
+              Instr head = in;
+              head.dims[0].count = head.dims[0].valid_hi = rows;
+              head.dram_addr += l.weights_addr;
+              head.on_chip = true;
+              local[src.core * kNumQueues + static_cast<int>(in.queue)].push_back(head);
+              in.dims[0].count -= rows;
+              in.dims[0].valid_hi = in.dims[0].count;
+              in.dram_addr += const_base[i] + rows * in.dims[0].dram_stride;
+              in.sram_addr += rows * in.dims[0].sram_stride;
             } else {
               in.dram_addr += const_base[i];
             }
