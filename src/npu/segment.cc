@@ -317,24 +317,68 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     if (!waited[c].insert(j).second) return;
     Q(c, QueueKind::kLoad).push_back(control(Opcode::kWait, c, layer, sem_d(j), -1, layers[j].program.cores_used));
   };
+  constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
+  // The cores layer s leaves idle, else all of the program's.
+  auto idle_cores = [&](int s) {
+    std::vector<int> cands;
+    for (int c = 0; c < used_cores; ++c)
+      if (c < layers[s].core_base || c >= layers[s].core_base + layers[s].program.cores_used) cands.push_back(c);
+    if (cands.empty())
+      for (int c = 0; c < used_cores; ++c) cands.push_back(c);
+    return cands;
+  };
+  // Lead-in slots: their chunks spread evenly over the steps p + 1 .. j, at the head of each
+  // step's loads on the cores its layer leaves idle, so that no layer waits behind a whole
+  // image in its in-order load queues. Guarded by NpuLeadInTest.LeadInSlotsReadWeightsOnChipBitForBit.
+  struct LeadChunk {
+    int slot, core;
+    int64_t off, bytes;
+    bool first = false, last = false;  // of its core, for this slot
+  };
+  std::vector<std::vector<LeadChunk>> lead_chunks(L);
+  for (int j = 1; j < L; ++j) {
+    if (!lead_in(j)) continue;
+    const int from = layers[j].weights_from, steps = j - from;
+    const int64_t bytes = slot_bytes(j);
+    const int64_t chunk = AlignUp(std::clamp(CeilDiv(bytes, int64_t{16}), kMinChunk, kMaxChunk), 64);
+    const int64_t n = CeilDiv(bytes, chunk);
+    std::map<int, std::pair<int, size_t>> first, last;  // core -> (step, index)
+    for (int64_t k = 0; k < n; ++k) {
+      const int s = from + 1 + static_cast<int>(k * steps / n);
+      const std::vector<int> cands = idle_cores(s);
+      const int c = cands[(k + j) % cands.size()];
+      lead_chunks[s].push_back({j, c, k * chunk, std::min(chunk, bytes - k * chunk)});
+      if (!first.count(c)) first[c] = {s, lead_chunks[s].size() - 1};
+      last[c] = {s, lead_chunks[s].size() - 1};
+    }
+    for (auto& [c, at] : first) lead_chunks[at.first][at.second].first = true;
+    for (auto& [c, at] : last) lead_chunks[at.first][at.second].last = true;
+    fillers[j] = static_cast<int>(first.size());
+  }
   for (int i = 0; i < L; ++i) {
     const SegmentLayer& l = layers[i];
     const Program& p = l.program;
-    // The weight slots filled from this step on: chunks over the cores this layer leaves idle;
-    // a lead-in slot from the layer before: chunks over this layer's cores, after that layer's loads.
-    for (int j = std::max(i, 1); j < L; ++j) {
-      if (!streams(j) || resident(j)) continue;
-      if (lead_in(j) ? layers[j].weights_from != i - 1 : layers[j].weights_from != i || j == i) continue;
-      std::vector<int> cands;
-      if (lead_in(j)) {
-        for (int c = l.core_base; c < l.core_base + p.cores_used; ++c) cands.push_back(c);
-      } else {
-        for (int c = 0; c < used_cores; ++c)
-          if (c < l.core_base || c >= l.core_base + p.cores_used) cands.push_back(c);
-      }
-      if (cands.empty())
-        for (int c = 0; c < used_cores; ++c) cands.push_back(c);
-      constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
+    for (const LeadChunk& ch : lead_chunks[i]) {
+      if (ch.first)
+        for (int h = 0; h < i; ++h)
+          if (AnyOverlap(uses[h], {slot(ch.slot)})) wait_done_on(ch.core, h, ch.slot);
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.core = static_cast<uint8_t>(ch.core);
+      ld.queue = QueueKind::kLoad;
+      ld.layer = ch.slot;
+      ld.dram_addr = const_base[ch.slot] + ch.off;
+      ld.sram_addr = layers[ch.slot].weights_addr + ch.off;
+      ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(ch.bytes);
+      Q(ch.core, QueueKind::kLoad).push_back(ld);
+      if (ch.last)
+        Q(ch.core, QueueKind::kLoad)
+            .push_back(control(Opcode::kSignal, ch.core, ch.slot, sem_f(ch.slot), layers[ch.slot].core_base,
+                               layers[ch.slot].program.cores_used));
+    }
+    // The weight slots filled from this step on: chunks over the cores this layer leaves idle.
+    for (int j = i + 1; j < L; ++j) {
+      if (!streams(j) || resident(j) || lead_in(j) || layers[j].weights_from != i) continue;
+      const std::vector<int> cands = idle_cores(i);
       const int64_t bytes = slot_bytes(j);
       const int64_t chunk =
           AlignUp(std::clamp(CeilDiv(bytes, static_cast<int64_t>(cands.size())), kMinChunk, kMaxChunk), 64);

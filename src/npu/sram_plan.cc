@@ -2,6 +2,7 @@
 #include "npu/sram_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <tuple>
 
@@ -59,13 +60,13 @@ std::pair<int64_t, int64_t> LargestFree(const std::vector<Item>& items, int firs
 // largest free range over [p, j] holds the longest prefix of its image at which some of its
 // constant loads end (SramPlanLayer::const_reads: a prefix no load lies wholly inside saves no
 // DRAM byte); its chunks load at the head of layer p + 1's loads. Two passes: before the ring,
-// images of at least `min_image` bytes walk p back from j - 1 while the prefix still saves
-// half the bytes it saves from j - 1 (a large late image, mobilenet's classifier, loads while
-// the early layers leave the DRAM idle); after the ring, every other image takes what is free
-// over [j - 1, j] (its load overlaps the previous layer's tail). Guarded by
+// images of at least `min_image` bytes walk p back from j - 1, down to j - `depth`, while the
+// prefix still saves half the bytes it saves from j - 1 (a large late image, a classifier,
+// loads while earlier layers leave the DRAM idle); after the ring, every other image takes
+// what is free over [j - 1, j] (its load overlaps the previous layer's tail). Guarded by
 // SramPlanTest.LeadInSlotsHoldAPrefixFreeUntilUse.
 void PlanLeadIns(const std::vector<SramPlanLayer>& layers, std::vector<Item>& items, int64_t sram_bytes,
-                 int64_t al, int64_t min_image, bool walk_back, SramPlan& plan) {
+                 int64_t al, int64_t min_image, int depth, SramPlan& plan) {
   constexpr int64_t kMinLeadIn = 16384;  // below this a chunk's setup and latency outweigh it
   const int L = static_cast<int>(layers.size());
   for (int j = 1; j < L; ++j) {
@@ -82,7 +83,7 @@ void PlanLeadIns(const std::vector<SramPlanLayer>& layers, std::vector<Item>& it
     const int64_t lead = std::get<2>(room(j - 1));
     if (lead < kMinLeadIn) continue;
     int from = j - 1;
-    while (walk_back && from > 0 && 2 * std::get<2>(room(from - 1)) >= lead) --from;
+    while (from > std::max(0, j - depth) && 2 * std::get<2>(room(from - 1)) >= lead) --from;
     const auto [off, bytes, saved] = room(from);
     if (saved <= 0) continue;
     items.push_back({off, AlignUp(bytes, al), from, j, true});
@@ -98,7 +99,7 @@ void PlanLeadIns(const std::vector<SramPlanLayer>& layers, std::vector<Item>& it
 
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
                   int64_t sram_bytes, int64_t alignment, bool stream_weights, bool resident_weights,
-                  bool clear_of_previous, bool lead_ins) {
+                  bool clear_of_previous, int lead_in_depth) {
   const int L = static_cast<int>(layers.size());
   const int64_t al = std::max<int64_t>(alignment, 1);
   SramPlan plan;
@@ -227,7 +228,8 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
     plan.weights_resident[j] = true;
     for (int s = 0; s < L; ++s) plan.weight_occupancy[s] += bytes;
   }
-  if (stream_weights && lead_ins) PlanLeadIns(layers, items, sram_bytes, al, sram_bytes / 8, true, plan);
+  if (stream_weights && lead_in_depth != 0)
+    PlanLeadIns(layers, items, sram_bytes, al, sram_bytes / 8, std::abs(lead_in_depth), plan);
   int from = 0;
   for (int j = 1; stream_weights && j < L; ++j) {
     const int64_t bytes = AlignUp(layers[j].const_bytes, al);
@@ -242,7 +244,7 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
       break;
     }
   }
-  if (stream_weights && lead_ins) PlanLeadIns(layers, items, sram_bytes, al, 1, false, plan);
+  if (stream_weights && lead_in_depth > 0) PlanLeadIns(layers, items, sram_bytes, al, 1, 1, plan);
   plan.occupancy.assign(L, 0);
   for (int s = 0; s < L; ++s)
     for (size_t k = 0; k < L + tensors.size(); ++k)
@@ -271,6 +273,9 @@ std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer
                                  ? std::string()
                                  : plan.weights_resident[j]
                                  ? fmt::format("  weights @0x{:x} resident between calls", plan.weights_addr[j])
+                                 : j < static_cast<int>(plan.lead_in.size()) && plan.lead_in[j]
+                                 ? fmt::format("  weights @0x{:x} from layer {} (lead-in: {} of {} B)", plan.weights_addr[j],
+                                               plan.weights_from[j], plan.weights_bytes[j], layers[j].const_bytes)
                                  : fmt::format("  weights @0x{:x} from layer {}", plan.weights_addr[j],
                                                plan.weights_from[j]);
     s += fmt::format("  {:>3} {:<32} [{:<{}}] {:>8} B  tiles {:>7} B @0x{:x}{}{}  resident: {}\n", j,

@@ -83,11 +83,12 @@ struct SramPlan {
 // `resident_weights`: before the ring, slots over the whole segment (held between calls),
 // largest images first while they fit; SramPlan::weights_resident marks them.
 // `clear_of_previous` false: tensors stay where first placed (no move clear of the previous layer).
-// `lead_ins`: after the whole-image slots, every layer with weights but no slot gets a lead-in
-// slot: the largest free range over [p, j] that holds a prefix of its image (PlanLeadIns).
+// `lead_in_depth` > 0: every layer with weights but no whole slot gets a lead-in slot, the
+// largest free range over [p, j] holding a prefix of its image, p >= j - lead_in_depth
+// (PlanLeadIns in sram_plan.cc); < 0: the same depth, for the large images only; 0: none.
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
                   int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false,
-                  bool clear_of_previous = true, bool lead_ins = false);
+                  bool clear_of_previous = true, int lead_in_depth = 0);
 
 // Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,

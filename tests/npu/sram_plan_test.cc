@@ -106,7 +106,7 @@ TEST(SramPlanTest, LeadInSlotsHoldAPrefixFreeUntilUse) {
   const int64_t sram = 448 << 10;
   const SramPlan without = PlanSram(layers, tensors, sram, 64);
   EXPECT_EQ(without.weights_from[6], -1) << "the image fits no whole slot";
-  const SramPlan plan = PlanSram(layers, tensors, sram, 64, true, false, true, true);
+  const SramPlan plan = PlanSram(layers, tensors, sram, 64, true, false, true, 8);
   ASSERT_TRUE(plan.lead_in[6]);
   const int64_t a = plan.weights_addr[6], an = plan.weights_bytes[6];
   EXPECT_GT(an, 0);
@@ -132,7 +132,7 @@ TEST(SramPlanTest, LeadInSlotsHoldAPrefixFreeUntilUse) {
   }
   // A layer whose loads all span the whole image gets no lead-in: no prefix would save a byte.
   layers[6].const_reads = {{512 << 10, 512 << 10}};
-  EXPECT_FALSE(PlanSram(layers, tensors, sram, 64, true, false, true, true).lead_in[6]);
+  EXPECT_FALSE(PlanSram(layers, tensors, sram, 64, true, false, true, 8).lead_in[6]);
 }
 
 }  // namespace
