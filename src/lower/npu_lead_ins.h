@@ -5,7 +5,9 @@
 // room for; the layer's weight loads inside the prefix (or their first rows) read it on chip.
 // Whether that pays depends on where the DRAM channel is idle, which only the segment's
 // simulation knows (a prefix loaded in a DRAM-bound stretch only delays the loads beside it),
-// so the choice is measured, as for tensors clear of the previous layer (npu_segment.cc).
+// so the choice is measured, as for tensors clear of the previous layer (npu_segment.cc): the
+// large images' walk-back depth, with or without the small images' lead-ins, and the ring's
+// chunks all at one step or spread over the steps they may load in (SramPlan::spread_chunks).
 // Guarded by NpuLeadInTest.LeadInSlotsReadWeightsOnChipBitForBit.
 #pragma once
 
@@ -23,8 +25,9 @@ namespace edgec::lower {
 using AssemblePlan = std::function<StatusOr<npu::Program>(const npu::SramPlan&)>;
 
 // `clear`: the kept plan moves tensors clear of the previous layer. On return `b.plan` and
-// `b.program` are the faster of the two (the layers and tensors bound to it) and the listing
-// says both figures. `mode`: TilerOptions::lead_ins (0 never, 1 the faster, 2 always).
+// `b.program` are the fastest of the variants (the layers and tensors bound to it) and the listing
+// says both figures. `mode`: TilerOptions::lead_ins (0 never, 1 the fastest, 2 the fastest with lead-ins,
+// 3 the ring spread alone).
 Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& tensors, const npu::Target& t,
                   bool keep_weights, bool clear, const AssemblePlan& assemble, int mode);
 

@@ -507,6 +507,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       layers[i].weights_addr = plan.weights_addr[i];
       layers[i].weights_resident = plan.weights_resident[i];
       layers[i].weights_bytes = plan.lead_in[i] ? plan.weights_bytes[i] : -1;
+      layers[i].weights_spread = plan.spread_chunks;
     }
     if (layers.empty()) return npu::Program{};
     return npu::AssembleSegment(layers, tensors, t, fmt::format("{} ({} layers)", name, layers.size()));

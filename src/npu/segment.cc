@@ -327,18 +327,20 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       for (int c = 0; c < used_cores; ++c) cands.push_back(c);
     return cands;
   };
-  // Lead-in slots: their chunks spread evenly over the steps p + 1 .. j, at the head of each
-  // step's loads on the cores its layer leaves idle, so that no layer waits behind a whole
-  // image in its in-order load queues. Guarded by NpuLeadInTest.LeadInSlotsReadWeightsOnChipBitForBit.
+  // Lead-in slots (and ring slots with SegmentLayer::weights_spread): their chunks spread evenly
+  // over the steps p + 1 .. j (a ring slot's over p .. j - 1), at the head of each step's loads
+  // on the cores its layer leaves idle, so that no layer waits behind a whole image in its
+  // in-order load queues. Guarded by NpuLeadInTest.LeadInSlotsReadWeightsOnChipBitForBit.
   struct LeadChunk {
     int slot, core;
     int64_t off, bytes;
     bool first = false, last = false;  // of its core, for this slot
   };
   std::vector<std::vector<LeadChunk>> lead_chunks(L);
+  auto spread = [&](int j) { return lead_in(j) || (layers[j].weights_spread && streams(j) && !resident(j)); };
   for (int j = 1; j < L; ++j) {
-    if (!lead_in(j)) continue;
-    const int from = layers[j].weights_from, steps = j - from;
+    if (!spread(j)) continue;
+    const int from = lead_in(j) ? layers[j].weights_from : layers[j].weights_from - 1, steps = j - from - (lead_in(j) ? 0 : 1);
     const int64_t bytes = slot_bytes(j);
     const int64_t chunk = AlignUp(std::clamp(CeilDiv(bytes, int64_t{16}), kMinChunk, kMaxChunk), 64);
     const int64_t n = CeilDiv(bytes, chunk);
@@ -377,7 +379,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     }
     // The weight slots filled from this step on: chunks over the cores this layer leaves idle.
     for (int j = i + 1; j < L; ++j) {
-      if (!streams(j) || resident(j) || lead_in(j) || layers[j].weights_from != i) continue;
+      if (!streams(j) || resident(j) || spread(j) || layers[j].weights_from != i) continue;
       const std::vector<int> cands = idle_cores(i);
       const int64_t bytes = slot_bytes(j);
       const int64_t chunk =

@@ -88,6 +88,9 @@ struct SegmentLayer {
   // A lead-in slot (sram_plan.h): it holds this prefix of the image (-1: all of it), and its
   // chunks load at the head of layer weights_from + 1's loads, on that layer's cores.
   int64_t weights_bytes = -1;
+  // A ring slot's chunks spread over the steps weights_from .. this layer's - 1 (each step's
+  // share on the cores its layer leaves idle) instead of all ahead of layer weights_from's loads.
+  bool weights_spread = false;
   // A stripe of the same node as this earlier layer (a cascade): when its constant image is
   // byte for byte that layer's, it reads that copy (no second copy in the DRAM image).
   int constants_of = -1;

@@ -74,7 +74,10 @@ struct SramPlan {
   // Per layer: bytes of its constant image its slot holds: the whole image, or a prefix (a lead-in
   // slot, below); the layer's weight DMAs inside it read on chip, the others DRAM.
   std::vector<int64_t> weights_bytes;
-  std::vector<bool> lead_in;  // per layer: its slot is a lead-in (PlanSram's `lead_ins`)
+  std::vector<bool> lead_in;  // per layer: its slot is a lead-in (PlanSram's `lead_in_depth`)
+  // The slots' chunks load spread over the steps they may (segment.h, weights_spread), not all
+  // at one step: a scheduling choice the segment makes by simulation (lower/npu_lead_ins.h).
+  bool spread_chunks = false;
   int PrefetchDepth(int j) const { return weights_from[j] < 0 ? 0 : j - weights_from[j]; }
   int64_t sram_bytes = 0;
 };

@@ -111,5 +111,33 @@ TEST(NpuLeadInTest, LeadInSlotsReadWeightsOnChipBitForBit) {
   std::filesystem::remove(path);
 }
 
+// The ring's whole-image slots with their chunks spread over the steps before their layer
+// (SramPlan::spread_chunks): the same DRAM bytes, and npu-sim still equals the CPU bit for bit.
+TEST(NpuLeadInTest, SpreadSlotChunksKeepTheOutputBitForBit) {
+  const npu::Target& t = npu::DefaultTarget();
+  const Graph g = Chain();
+  Built spread = Compile(g, t, 3), plain = Compile(g, t, 0);
+  ASSERT_NE(spread.result.listing.find("depth 0 spread"), std::string::npos) << "the spread was not tried";
+  ASSERT_FALSE(spread.program.instrs.empty());
+  auto ss = npu::Simulate(spread.program, t);
+  auto sp = npu::Simulate(plain.program, t);
+  ASSERT_TRUE(ss.ok() && sp.ok());
+  EXPECT_EQ(ss->total.dram_read, sp->total.dram_read);
+  EXPECT_NE(spread.program.instrs, plain.program.instrs) << "no chunk moved";
+  const std::string path = (std::filesystem::temp_directory_path() / "npu_spread.edgec").string();
+  ASSERT_TRUE(artifact_io::WriteArtifact(path, spread.result.model).ok());
+  auto f = artifact_io::MappedArtifact::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto loaded = LoadArtifact(**f);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const std::map<std::string, Tensor> in = {{"x", Normal({1, 32, 14, 14}, 73)}};
+  auto sim = RunArtifact(*loaded, ArtifactDevice::kNpuSim, in);
+  auto cpu = RunArtifact(*loaded, ArtifactDevice::kCpu, in);
+  ASSERT_TRUE(sim.ok() && cpu.ok());
+  ASSERT_EQ(sim->outputs[0].nbytes(), cpu->outputs[0].nbytes());
+  EXPECT_EQ(std::memcmp(sim->outputs[0].raw(), cpu->outputs[0].raw(), sim->outputs[0].nbytes()), 0);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace edgec::lower
