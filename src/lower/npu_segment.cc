@@ -15,6 +15,7 @@
 #include "lower/npu_compile.h"
 #include "lower/npu_cascade.h"
 #include "lower/npu_layers.h"
+#include "lower/npu_lead_ins.h"
 #include "lower/npu_pending_layer.h"
 #include "npu/sim.h"
 #include "npu/vector_tiler.h"
@@ -439,7 +440,8 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       l.inputs = pl.inputs;
       l.outputs = pl.outputs;
       l.core_base = pl.core_base;
-      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program)});
+      b.plan_layers.push_back({l.name, npu::SramFootprint(l.program), pl.group_first, npu::ConstantExtent(l.program),
+                               npu::ConstantReads(l.program)});
       layers.push_back(std::move(l));
     }
     // Weights stream only with more than one core: on one core a slot's chunks share the one
@@ -504,6 +506,8 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       layers[i].weights_from = plan.weights_from[i];
       layers[i].weights_addr = plan.weights_addr[i];
       layers[i].weights_resident = plan.weights_resident[i];
+      layers[i].weights_bytes = plan.lead_in[i] ? plan.weights_bytes[i] : -1;
+      layers[i].weights_spread = plan.spread_chunks;
     }
     if (layers.empty()) return npu::Program{};
     return npu::AssembleSegment(layers, tensors, t, fmt::format("{} ({} layers)", name, layers.size()));
@@ -512,6 +516,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
   // Tensors placed clear of the previous layer let layers overlap but change where the weight
   // slots go: the segment keeps them when it simulates faster with them (resnet18 on
   // edge-large is faster without: docs/npu.md).
+  bool cleared = true;
   if (!layers.empty()) {
     npu::SramPlan stay = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
                                        t.ai_cores.count > 1, keep_weights, false);
@@ -529,6 +534,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       ASSIGN_OR_RETURN(npu::SimResult clear, npu::Simulate(b.program, t));
       ASSIGN_OR_RETURN(npu::SimResult kept, npu::Simulate(other, t));
       if (kept.total.cycles < clear.total.cycles) {
+        cleared = false;
         b.plan = std::move(stay);
         b.program = std::move(other);
       } else {
@@ -540,6 +546,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
                                kept.total.cycles < clear.total.cycles ? "not kept" : "kept");
     }
   }
+  RETURN_IF_ERROR(TryLeadIns(b, tensors, t, keep_weights, cleared, assemble, opt.lead_ins));
   if (!layers.empty()) {
     // A view's name for its tensor's DRAM region (the runtime finds values by name).
     for (auto& [x, names] : names_of)

@@ -40,6 +40,21 @@ Range FarRange(const Instr& in) {
   return r;
 }
 
+// A load of a constant box whose outer dim may be cut (no gather, no padding rows on it):
+// how many of its first outer rows lie wholly below `end` (0: none, or it cannot be cut).
+// The assembler reads those from a lead-in slot holding the image's first `end` bytes.
+int RowsWithin(const Instr& in, int64_t end) {
+  if (in.op != Opcode::kDmaLoad || in.gather || in.ndims < 1 || in.dims[0].valid_lo != 0 ||
+      in.dims[0].valid_hi != in.dims[0].count || in.dims[0].dram_stride <= 0 || in.dims[0].count < 2)
+    return 0;
+  Instr row = in;
+  row.dims[0].count = row.dims[0].valid_hi = 1;
+  const Range first = FarRange(row);
+  if (first.lo < 0 || first.hi > end) return 0;
+  const int64_t rows = (end - first.hi) / in.dims[0].dram_stride + 1;
+  return static_cast<int>(std::min<int64_t>(rows, in.dims[0].count - 1));
+}
+
 // Each region of a layer's program -> the tensor it binds to (-1: a constant region).
 std::vector<int> RegionTensors(const SegmentLayer& l) {
   std::vector<int> out(l.program.regions.size(), -1);
@@ -137,6 +152,29 @@ int64_t ConstantExtent(const Program& p) {
   return extent;
 }
 
+std::vector<std::pair<int64_t, int64_t>> ConstantReads(const Program& p) {
+  const int64_t extent = ConstantExtent(p);
+  std::map<int64_t, int64_t> by_end;
+  for (const Instr& in : p.instrs) {
+    if (in.op != Opcode::kDmaLoad || in.on_chip || in.region < 0 ||
+        in.region >= static_cast<int>(p.regions.size()) || RegionOperand(p.regions[in.region].name).second >= 0)
+      continue;
+    const Range far = FarRange(in);
+    if (far.lo < 0 || far.hi > extent) continue;
+    if (RowsWithin(in, far.hi) == 0) {
+      by_end[far.hi] += in.dma_bytes();
+      continue;
+    }
+    const int64_t row_bytes = in.dma_bytes() / in.dims[0].count;  // per outer row
+    for (int r = 0; r < in.dims[0].count; ++r)
+      by_end[far.hi - int64_t{in.dims[0].count - 1 - r} * in.dims[0].dram_stride] += row_bytes;
+  }
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t sum = 0;
+  for (auto [end, bytes] : by_end) out.push_back({end, sum += bytes});
+  return out;
+}
+
 std::pair<bool, int> RegionOperand(const std::string& name) {
   const size_t dot = name.rfind('.');
   const std::string tail = dot == std::string::npos ? name : name.substr(dot + 1);
@@ -221,7 +259,11 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   // Weight slots: layer -> [addr, addr + constant extent), when it streams.
   auto streams = [&](int i) { return layers[i].weights_from >= 0 && const_extent[i] > 0; };
   auto resident = [&](int i) { return streams(i) && layers[i].weights_resident; };
-  auto slot = [&](int i) { return Range{layers[i].weights_addr, layers[i].weights_addr + const_extent[i]}; };
+  auto lead_in = [&](int i) { return streams(i) && layers[i].weights_bytes >= 0 && !layers[i].weights_resident; };
+  auto slot_bytes = [&](int i) {
+    return lead_in(i) ? std::min(layers[i].weights_bytes, const_extent[i]) : const_extent[i];
+  };
+  auto slot = [&](int i) { return Range{layers[i].weights_addr, layers[i].weights_addr + slot_bytes(i)}; };
 
   // SRAM each layer writes (working area, resident outputs) and uses (also resident inputs).
   std::vector<std::vector<Range>> writes(L), uses(L);
@@ -275,19 +317,71 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
     if (!waited[c].insert(j).second) return;
     Q(c, QueueKind::kLoad).push_back(control(Opcode::kWait, c, layer, sem_d(j), -1, layers[j].program.cores_used));
   };
+  constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
+  // The cores layer s leaves idle, else all of the program's.
+  auto idle_cores = [&](int s) {
+    std::vector<int> cands;
+    for (int c = 0; c < used_cores; ++c)
+      if (c < layers[s].core_base || c >= layers[s].core_base + layers[s].program.cores_used) cands.push_back(c);
+    if (cands.empty())
+      for (int c = 0; c < used_cores; ++c) cands.push_back(c);
+    return cands;
+  };
+  // Lead-in slots (and ring slots with SegmentLayer::weights_spread): their chunks spread evenly
+  // over the steps p + 1 .. j (a ring slot's over p .. j - 1), at the head of each step's loads
+  // on the cores its layer leaves idle, so that no layer waits behind a whole image in its
+  // in-order load queues. Guarded by NpuLeadInTest.LeadInSlotsReadWeightsOnChipBitForBit.
+  struct LeadChunk {
+    int slot, core;
+    int64_t off, bytes;
+    bool first = false, last = false;  // of its core, for this slot
+  };
+  std::vector<std::vector<LeadChunk>> lead_chunks(L);
+  auto spread = [&](int j) { return lead_in(j) || (layers[j].weights_spread && streams(j) && !resident(j)); };
+  for (int j = 1; j < L; ++j) {
+    if (!spread(j)) continue;
+    const int from = lead_in(j) ? layers[j].weights_from : layers[j].weights_from - 1, steps = j - from - (lead_in(j) ? 0 : 1);
+    const int64_t bytes = slot_bytes(j);
+    const int64_t chunk = AlignUp(std::clamp(CeilDiv(bytes, int64_t{16}), kMinChunk, kMaxChunk), 64);
+    const int64_t n = CeilDiv(bytes, chunk);
+    std::map<int, std::pair<int, size_t>> first, last;  // core -> (step, index)
+    for (int64_t k = 0; k < n; ++k) {
+      const int s = from + 1 + static_cast<int>(k * steps / n);
+      const std::vector<int> cands = idle_cores(s);
+      const int c = cands[(k + j) % cands.size()];
+      lead_chunks[s].push_back({j, c, k * chunk, std::min(chunk, bytes - k * chunk)});
+      if (!first.count(c)) first[c] = {s, lead_chunks[s].size() - 1};
+      last[c] = {s, lead_chunks[s].size() - 1};
+    }
+    for (auto& [c, at] : first) lead_chunks[at.first][at.second].first = true;
+    for (auto& [c, at] : last) lead_chunks[at.first][at.second].last = true;
+    fillers[j] = static_cast<int>(first.size());
+  }
   for (int i = 0; i < L; ++i) {
     const SegmentLayer& l = layers[i];
     const Program& p = l.program;
+    for (const LeadChunk& ch : lead_chunks[i]) {
+      if (ch.first)
+        for (int h = 0; h < i; ++h)
+          if (AnyOverlap(uses[h], {slot(ch.slot)})) wait_done_on(ch.core, h, ch.slot);
+      Instr ld{.op = Opcode::kDmaLoad};
+      ld.core = static_cast<uint8_t>(ch.core);
+      ld.queue = QueueKind::kLoad;
+      ld.layer = ch.slot;
+      ld.dram_addr = const_base[ch.slot] + ch.off;
+      ld.sram_addr = layers[ch.slot].weights_addr + ch.off;
+      ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(ch.bytes);
+      Q(ch.core, QueueKind::kLoad).push_back(ld);
+      if (ch.last)
+        Q(ch.core, QueueKind::kLoad)
+            .push_back(control(Opcode::kSignal, ch.core, ch.slot, sem_f(ch.slot), layers[ch.slot].core_base,
+                               layers[ch.slot].program.cores_used));
+    }
     // The weight slots filled from this step on: chunks over the cores this layer leaves idle.
     for (int j = i + 1; j < L; ++j) {
-      if (!streams(j) || resident(j) || layers[j].weights_from != i) continue;
-      std::vector<int> cands;
-      for (int c = 0; c < used_cores; ++c)
-        if (c < l.core_base || c >= l.core_base + p.cores_used) cands.push_back(c);
-      if (cands.empty())
-        for (int c = 0; c < used_cores; ++c) cands.push_back(c);
-      constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
-      const int64_t bytes = const_extent[j];
+      if (!streams(j) || resident(j) || spread(j) || layers[j].weights_from != i) continue;
+      const std::vector<int> cands = idle_cores(i);
+      const int64_t bytes = slot_bytes(j);
       const int64_t chunk =
           AlignUp(std::clamp(CeilDiv(bytes, static_cast<int64_t>(cands.size())), kMinChunk, kMaxChunk), 64);
       std::vector<int> used;
@@ -354,9 +448,20 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
           const int x = region_tensor[src.region];
           if (x < 0) {
             const Range far = FarRange(src);
-            if (streams(i) && far.lo >= 0 && far.hi <= const_extent[i]) {  // from the weight slot
+            const int rows = streams(i) ? RowsWithin(src, slot_bytes(i)) : 0;
+            if (streams(i) && far.lo >= 0 && far.hi <= slot_bytes(i)) {  // from the weight slot
               in.dram_addr += l.weights_addr;
               in.on_chip = true;
+            } else if (rows > 0) {  // its first outer rows from the slot, the others from DRAM
+              Instr head = in;
+              head.dims[0].count = head.dims[0].valid_hi = rows;
+              head.dram_addr += l.weights_addr;
+              head.on_chip = true;
+              local[src.core * kNumQueues + static_cast<int>(in.queue)].push_back(head);
+              in.dims[0].count -= rows;
+              in.dims[0].valid_hi = in.dims[0].count;
+              in.dram_addr += const_base[i] + rows * in.dims[0].dram_stride;
+              in.sram_addr += rows * in.dims[0].sram_stride;
             } else {
               in.dram_addr += const_base[i];
             }

@@ -85,6 +85,12 @@ struct SegmentLayer {
   int weights_from = -1;             // its constant image streams into a slot from this earlier layer on
   int64_t weights_addr = 0;          // the slot: [weights_addr, weights_addr + ConstantExtent(program))
   bool weights_resident = false;     // the slot is held between calls (filled by the first task)
+  // A lead-in slot (sram_plan.h): it holds this prefix of the image (-1: all of it), and its
+  // chunks load at the head of layer weights_from + 1's loads, on that layer's cores.
+  int64_t weights_bytes = -1;
+  // A ring slot's chunks spread over the steps weights_from .. this layer's - 1 (each step's
+  // share on the cores its layer leaves idle) instead of all ahead of layer weights_from's loads.
+  bool weights_spread = false;
   // A stripe of the same node as this earlier layer (a cascade): when its constant image is
   // byte for byte that layer's, it reads that copy (no second copy in the DRAM image).
   int constants_of = -1;
@@ -92,6 +98,10 @@ struct SegmentLayer {
 
 // Bytes of a layer program's constant image (the prefix of its DRAM image before its tensors).
 int64_t ConstantExtent(const Program& p);
+
+// A layer program's DRAM loads of its constant image, by the end of the bytes each may touch:
+// {end, DRAM bytes of every such load ending at or before it}, ascending in both.
+std::vector<std::pair<int64_t, int64_t>> ConstantReads(const Program& p);
 
 // The assembled program: one task named `task_name` (after the resident weights' task, when a
 // layer has one), layer_names = the layers' names, regions

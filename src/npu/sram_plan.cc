@@ -2,7 +2,9 @@
 #include "npu/sram_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -36,11 +38,68 @@ int64_t Fit(const std::vector<Item>& items, int64_t bytes, int first, int last, 
   return off + bytes <= limit ? off : -1;
 }
 
+// The largest aligned range [off, off + bytes) below `limit` that meets no placed item whose
+// steps intersect [first, last]: {off, bytes}, bytes 0 when there is none.
+std::pair<int64_t, int64_t> LargestFree(const std::vector<Item>& items, int first, int last, int64_t limit,
+                                        int64_t align) {
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  for (const Item& x : items)
+    if (x.placed && x.bytes > 0 && x.last >= first && x.first <= last) busy.push_back({x.addr, x.addr + x.bytes});
+  busy.push_back({limit, limit});
+  std::sort(busy.begin(), busy.end());
+  std::pair<int64_t, int64_t> best{0, 0};
+  int64_t off = 0;
+  for (auto [lo, hi] : busy) {
+    if (lo - off > best.second) best = {off, lo - off};
+    off = std::max(off, AlignUp(hi, align));
+  }
+  return best;
+}
+
+// Lead-in slots, for a layer whose image has no slot yet (not resident, not in the ring): the
+// largest free range over [p, j] holds the longest prefix of its image at which some of its
+// constant loads end (SramPlanLayer::const_reads: a prefix no load lies wholly inside saves no
+// DRAM byte); its chunks load at the head of layer p + 1's loads. Two passes: before the ring,
+// images of at least `min_image` bytes walk p back from j - 1, down to j - `depth`, while the
+// prefix still saves half the bytes it saves from j - 1 (a large late image, a classifier,
+// loads while earlier layers leave the DRAM idle); after the ring, every other image takes
+// what is free over [j - 1, j] (its load overlaps the previous layer's tail). Guarded by
+// SramPlanTest.LeadInSlotsHoldAPrefixFreeUntilUse.
+void PlanLeadIns(const std::vector<SramPlanLayer>& layers, std::vector<Item>& items, int64_t sram_bytes,
+                 int64_t al, int64_t min_image, int depth, SramPlan& plan) {
+  constexpr int64_t kMinLeadIn = 16384;  // below this a chunk's setup and latency outweigh it
+  const int L = static_cast<int>(layers.size());
+  for (int j = 1; j < L; ++j) {
+    if (layers[j].const_bytes <= 0 || layers[j].const_bytes < min_image || plan.weights_from[j] >= 0) continue;
+    // The longest prefix the free range over [p, j] holds that ends where loads end, and the
+    // DRAM bytes those loads then read on chip: {offset, prefix, saved}.
+    auto room = [&](int p) {
+      const auto [off, free] = LargestFree(items, p, j, sram_bytes, al);
+      std::tuple<int64_t, int64_t, int64_t> best{off, 0, 0};
+      for (auto [end, saved] : layers[j].const_reads)
+        if (AlignUp(end, al) <= free) best = {off, end, saved};
+      return best;
+    };
+    const int64_t lead = std::get<2>(room(j - 1));
+    if (lead < kMinLeadIn) continue;
+    int from = j - 1;
+    while (from > std::max(0, j - depth) && 2 * std::get<2>(room(from - 1)) >= lead) --from;
+    const auto [off, bytes, saved] = room(from);
+    if (saved <= 0) continue;
+    items.push_back({off, AlignUp(bytes, al), from, j, true});
+    plan.weights_from[j] = from;
+    plan.weights_addr[j] = off;
+    plan.weights_bytes[j] = bytes;
+    plan.lead_in[j] = true;
+    for (int s = from; s <= j; ++s) plan.weight_occupancy[s] += bytes;
+  }
+}
+
 }  // namespace
 
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
                   int64_t sram_bytes, int64_t alignment, bool stream_weights, bool resident_weights,
-                  bool clear_of_previous) {
+                  bool clear_of_previous, int lead_in_depth) {
   const int L = static_cast<int>(layers.size());
   const int64_t al = std::max<int64_t>(alignment, 1);
   SramPlan plan;
@@ -151,6 +210,9 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
   plan.weights_addr.assign(L, 0);
   plan.weight_occupancy.assign(L, 0);
   plan.weights_resident.assign(L, false);
+  plan.weights_bytes.assign(L, 0);
+  plan.lead_in.assign(L, false);
+  for (int j = 0; j < L; ++j) plan.weights_bytes[j] = layers[j].const_bytes;
   std::vector<int> by_size(L);
   std::iota(by_size.begin(), by_size.end(), 0);
   std::stable_sort(by_size.begin(), by_size.end(),
@@ -166,10 +228,12 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
     plan.weights_resident[j] = true;
     for (int s = 0; s < L; ++s) plan.weight_occupancy[s] += bytes;
   }
+  if (stream_weights && lead_in_depth != 0)
+    PlanLeadIns(layers, items, sram_bytes, al, sram_bytes / 8, std::abs(lead_in_depth), plan);
   int from = 0;
   for (int j = 1; stream_weights && j < L; ++j) {
     const int64_t bytes = AlignUp(layers[j].const_bytes, al);
-    if (bytes == 0 || plan.weights_resident[j]) continue;
+    if (bytes == 0 || plan.weights_resident[j] || plan.lead_in[j]) continue;
     for (int p = from; p < j; ++p) {
       const int64_t off = Fit(items, bytes, p, j, sram_bytes, al, items.size());
       if (off < 0) continue;
@@ -180,6 +244,7 @@ SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<Sr
       break;
     }
   }
+  if (stream_weights && lead_in_depth > 0) PlanLeadIns(layers, items, sram_bytes, al, 1, 1, plan);
   plan.occupancy.assign(L, 0);
   for (int s = 0; s < L; ++s)
     for (size_t k = 0; k < L + tensors.size(); ++k)
@@ -208,6 +273,9 @@ std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer
                                  ? std::string()
                                  : plan.weights_resident[j]
                                  ? fmt::format("  weights @0x{:x} resident between calls", plan.weights_addr[j])
+                                 : j < static_cast<int>(plan.lead_in.size()) && plan.lead_in[j]
+                                 ? fmt::format("  weights @0x{:x} from layer {} (lead-in: {} of {} B)", plan.weights_addr[j],
+                                               plan.weights_from[j], plan.weights_bytes[j], layers[j].const_bytes)
                                  : fmt::format("  weights @0x{:x} from layer {}", plan.weights_addr[j],
                                                plan.weights_from[j]);
     s += fmt::format("  {:>3} {:<32} [{:<{}}] {:>8} B  tiles {:>7} B @0x{:x}{}{}  resident: {}\n", j,

@@ -42,6 +42,10 @@ struct SramPlanLayer {
   // a parallel group run at once, so their tiles must not share SRAM.
   int first = -1;
   int64_t const_bytes = 0;  // its constant image (weights, parameters): streamed into a slot
+  // Its constant loads by how far into the image they reach: {end, DRAM bytes of the loads
+  // that end there or before}, ascending (ConstantReads, segment.h). A prefix of the image in
+  // a lead-in slot saves the bytes of the loads inside it.
+  std::vector<std::pair<int64_t, int64_t>> const_reads;
 };
 
 struct SramPlanTensor {
@@ -67,6 +71,13 @@ struct SramPlan {
   std::vector<int64_t> weights_addr;
   std::vector<int64_t> weight_occupancy;
   std::vector<bool> weights_resident;  // per layer: its slot spans the segment and stays between calls
+  // Per layer: bytes of its constant image its slot holds: the whole image, or a prefix (a lead-in
+  // slot, below); the layer's weight DMAs inside it read on chip, the others DRAM.
+  std::vector<int64_t> weights_bytes;
+  std::vector<bool> lead_in;  // per layer: its slot is a lead-in (PlanSram's `lead_in_depth`)
+  // The slots' chunks load spread over the steps they may (segment.h, weights_spread), not all
+  // at one step: a scheduling choice the segment makes by simulation (lower/npu_lead_ins.h).
+  bool spread_chunks = false;
   int PrefetchDepth(int j) const { return weights_from[j] < 0 ? 0 : j - weights_from[j]; }
   int64_t sram_bytes = 0;
 };
@@ -75,9 +86,12 @@ struct SramPlan {
 // `resident_weights`: before the ring, slots over the whole segment (held between calls),
 // largest images first while they fit; SramPlan::weights_resident marks them.
 // `clear_of_previous` false: tensors stay where first placed (no move clear of the previous layer).
+// `lead_in_depth` > 0: every layer with weights but no whole slot gets a lead-in slot, the
+// largest free range over [p, j] holding a prefix of its image, p >= j - lead_in_depth
+// (PlanLeadIns in sram_plan.cc); < 0: the same depth, for the large images only; 0: none.
 SramPlan PlanSram(const std::vector<SramPlanLayer>& layers, const std::vector<SramPlanTensor>& tensors,
                   int64_t sram_bytes, int64_t alignment, bool stream_weights = true, bool resident_weights = false,
-                  bool clear_of_previous = true);
+                  bool clear_of_previous = true, int lead_in_depth = 0);
 
 // Per layer: occupancy bar, working tiles, resident tensors; then every tensor's place.
 std::string FormatSramPlan(const SramPlan& plan, const std::vector<SramPlanLayer>& layers,

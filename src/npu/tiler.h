@@ -38,6 +38,9 @@ struct TilerOptions {
   // A segment may run chains whose inner tensors spill as cascades of row stripes
   // (lower/npu_cascade.h); false: never (what-if figures, NpuCascadeTest).
   bool cascades = true;
+  // Lead-in weight slots and spread slot chunks of a segment (lower/npu_lead_ins.h): 0 never,
+  // 1 where the segment simulates faster with them, 2 lead-ins always, 3 the spread alone (tests).
+  int lead_ins = 1;
 };
 
 // Turns the DMAs of a one-layer program that address the on-chip operands of `opt` into

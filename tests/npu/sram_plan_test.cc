@@ -91,5 +91,49 @@ TEST(SramPlanTest, TensorsAvoidWhatThePreviousLayerUses) {
   EXPECT_GT(overlaps, 0) << "no overlap to avoid: the test shows nothing";
 }
 
+// Lead-in slots: a late image too large for a whole slot gets the largest free range over
+// [p, j] for a prefix that ends where its loads end, loaded early (p well before j), and the
+// range never meets a working area, a kept tensor or another slot live at the same step.
+TEST(SramPlanTest, LeadInSlotsHoldAPrefixFreeUntilUse) {
+  std::vector<SramPlanLayer> layers;
+  std::vector<SramPlanTensor> tensors;
+  Chain(8, layers, tensors);
+  for (SramPlanLayer& l : layers) l.const_reads = {{l.const_bytes, l.const_bytes}};
+  // Layer 6: 512 KiB of weights read as 16 loads of 32 KiB rows, each ending 32 KiB further.
+  layers[6].const_bytes = 512 << 10;
+  layers[6].const_reads.clear();
+  for (int r = 1; r <= 16; ++r) layers[6].const_reads.push_back({int64_t{r} * (32 << 10), int64_t{r} * (32 << 10)});
+  const int64_t sram = 448 << 10;
+  const SramPlan without = PlanSram(layers, tensors, sram, 64);
+  EXPECT_EQ(without.weights_from[6], -1) << "the image fits no whole slot";
+  const SramPlan plan = PlanSram(layers, tensors, sram, 64, true, false, true, 8);
+  ASSERT_TRUE(plan.lead_in[6]);
+  const int64_t a = plan.weights_addr[6], an = plan.weights_bytes[6];
+  EXPECT_GT(an, 0);
+  EXPECT_LT(an, layers[6].const_bytes);
+  EXPECT_EQ(an % (32 << 10), 0) << "a prefix that ends where a load ends";
+  EXPECT_LE(a + an, sram);
+  EXPECT_LT(plan.weights_from[6], 5) << "the large image walks back to load early";
+  for (int s = plan.weights_from[6]; s <= 6; ++s) {
+    EXPECT_FALSE(Overlaps(a, an, plan.work_base[s], layers[s].work_bytes)) << "tiles " << s;
+    if (s + 1 < 8 && plan.prefetch[s + 1]) {  // layer s + 1's tiles are live from step s
+      EXPECT_FALSE(Overlaps(a, an, plan.work_base[s + 1], layers[s + 1].work_bytes)) << "tiles " << s + 1;
+    }
+    for (size_t x = 0; x < tensors.size(); ++x) {
+      // A kept tensor may sit from its producer's previous step (clear of the previous layer).
+      if (plan.tensors[x].in_sram && tensors[x].first - 1 <= s && tensors[x].last >= s) {
+        EXPECT_FALSE(Overlaps(a, an, plan.tensors[x].addr, tensors[x].bytes)) << "tensor " << x << " step " << s;
+      }
+    }
+  }
+  for (int k = 1; k < 8; ++k) {
+    if (k == 6 || plan.weights_from[k] < 0 || plan.weights_from[k] > 6 || k < plan.weights_from[6]) continue;
+    EXPECT_FALSE(Overlaps(a, an, plan.weights_addr[k], plan.weights_bytes[k])) << "slots 6, " << k;
+  }
+  // A layer whose loads all span the whole image gets no lead-in: no prefix would save a byte.
+  layers[6].const_reads = {{512 << 10, 512 << 10}};
+  EXPECT_FALSE(PlanSram(layers, tensors, sram, 64, true, false, true, 8).lead_in[6]);
+}
+
 }  // namespace
 }  // namespace edgec::npu
