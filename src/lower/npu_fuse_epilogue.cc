@@ -1,0 +1,52 @@
+// fuse-npu-epilogue (see npu_epilogue.h).
+//
+// Before:  %c = QLinearConv(%x, ...); %y = QuantizedLookup(%c, %hardswish_table)
+// After:   %c = QLinearConv(%x, ...) {edgec_output_table=[hardswish_table...]}
+//          (%y's readers read %c)
+#include "ir/physical_layout.h"
+#include "lower/npu_epilogue.h"
+#include "passes/pass_util.h"
+
+namespace edgec::lower {
+namespace {
+
+bool Is8(DType d) { return d == DType::kU8 || d == DType::kI8; }
+
+// The MAC or depthwise layer the lookup can ride on, or null.
+Node* FusibleProducer(const Node& lookup) {
+  if (lookup.op() != OpKind::kQuantizedLookup || lookup.num_inputs() != 2 || lookup.num_outputs() != 1) return nullptr;
+  const Value* v = lookup.input(0);
+  const Value* table = lookup.input(1);
+  const Value* y = lookup.output(0);
+  Node* op = v ? v->producer() : nullptr;
+  if (!op || !y || op->num_outputs() != 1) return nullptr;
+  if (op->op() != OpKind::kQLinearConv && op->op() != OpKind::kQLinearMatMul) return nullptr;
+  // A MatMul of two activations may become part of an attention layer, which has no lookup.
+  if (op->op() == OpKind::kQLinearMatMul && !(op->input(3) && op->input(3)->is_constant())) return nullptr;
+  if (op->attrs.Has("edgec_output_table")) return nullptr;
+  if (v->uses().size() != 1 || v->is_graph_output() || y->is_graph_output()) return nullptr;
+  if (!(v->type == y->type) || !Is8(v->type.dtype)) return nullptr;
+  if (!table || !table->is_constant() || table->constant().numel() != 256 || table->constant().dtype() != v->type.dtype)
+    return nullptr;
+  if (!SamePlacement(v->physical, y->physical) || v->physical.is_view || y->physical.is_view) return nullptr;
+  return op;
+}
+
+}  // namespace
+
+int FuseNpuEpilogues(Graph& g, const npu::Target& t) {
+  if (!t.SupportsOp("QuantizedLookup")) return 0;
+  int fused = 0;
+  for (Node* lookup : g.nodes()) {
+    Node* op = FusibleProducer(*lookup);
+    if (!op) continue;
+    op->attrs.Set("edgec_output_table", lookup->input(1)->constant().ToInt64Vector());
+    passes::AbsorbProvenance(op, lookup);
+    g.ReplaceAllUses(lookup->output(0), op->output(0));
+    g.RemoveNode(lookup);
+    ++fused;
+  }
+  return fused;
+}
+
+}  // namespace edgec::lower
