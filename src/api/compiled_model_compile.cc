@@ -61,8 +61,8 @@ StatusOr<CompiledModel> CompiledModel::Compile(const Model& model, const Compile
   RETURN_IF_ERROR(BindInputShapes(bound, {}, 1).WithContext(name));
   auto folded = quant::Int8Executable(bound);
   if (!folded.ok()) return folded.status().WithContext(name);
-  // Lookups ride on their conv / matmul as an epilogue (lower/npu_epilogue.h).
-  lower::FuseNpuEpilogues(*folded, options.target.impl().target);
+  // Channel shuffles as one move, lookups as their conv's epilogue (lower/npu_epilogue.h).
+  if (Status st = lower::PrepareNpuGraph(*folded, options.target.impl().target); !st.ok()) return st.WithContext(name);
   partition::PartitionOptions po;
   po.cpu.int8_macs_per_s = options.cpu_gmacs * 1e9;
   po.tiler.allow_double = !options.single_buffer;

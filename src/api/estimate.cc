@@ -125,7 +125,7 @@ StatusOr<NpuSegmentEstimate> NpuWorkload::EstimateSegments(const Target& target,
   partition::PartitionOptions po;
   po.tiler = TilerFor(options);
   Graph g = impl_->integer->Clone();
-  lower::FuseNpuEpilogues(g, t);  // as CompiledModel::Compile does
+  RETURN_IF_ERROR(lower::PrepareNpuGraph(g, t));  // as CompiledModel::Compile does
   ASSIGN_OR_RETURN(lower::CompileResult c, lower::CompileGraph(g, t, "estimate", po));
   ASSIGN_OR_RETURN(lower::SegmentEstimate e, lower::EstimateSegments(c, t));
   NpuSegmentEstimate r;

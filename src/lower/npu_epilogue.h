@@ -24,6 +24,12 @@ namespace edgec::lower {
 // tests/lower/npu_epilogue_test.cc.
 int FuseNpuEpilogues(Graph& g, const npu::Target& t);
 
+// The integer graph as the NPU compile takes it (CompiledModel::Compile, NpuWorkload's
+// segment estimate): shufflenet's Reshape -> Transpose -> Reshape channel shuffles as one
+// ChannelShuffle (passes/fuse_channel_shuffle.cc), a per-pixel permutation of the channels
+// that the NPU runs as one move (npu_move_layer.cc), then the fused epilogues above.
+Status PrepareNpuGraph(Graph& g, const npu::Target& t);
+
 // The node's `edgec_output_table` in the NPU's i8 terms (npu::ConvLayer::output_table),
 // empty without the attribute: the index is the reference's (value - lowest) for u8 and i8
 // alike, a u8 output's values shifted by -128. Inline: the runtime library's layer mapping

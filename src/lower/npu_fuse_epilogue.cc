@@ -5,6 +5,7 @@
 //          (%y's readers read %c)
 #include "ir/physical_layout.h"
 #include "lower/npu_epilogue.h"
+#include "passes/pass.h"
 #include "passes/pass_util.h"
 
 namespace edgec::lower {
@@ -47,6 +48,16 @@ int FuseNpuEpilogues(Graph& g, const npu::Target& t) {
     ++fused;
   }
   return fused;
+}
+
+Status PrepareNpuGraph(Graph& g, const npu::Target& t) {
+  if (t.SupportsOp("Transpose")) {
+    ASSIGN_OR_RETURN(passes::Pipeline p, passes::ParsePipeline("fuse-channel-shuffle"));
+    passes::PassContext ctx;
+    RETURN_IF_ERROR(passes::RunPipeline(g, p, ctx));
+  }
+  FuseNpuEpilogues(g, t);
+  return Status::Ok();
 }
 
 }  // namespace edgec::lower

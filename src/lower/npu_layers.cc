@@ -322,7 +322,7 @@ bool IsMoveNode(const Node& n) {
   switch (n.op()) {
     case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kGather:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kDepthToSpace:
+    case OpKind::kDepthToSpace: case OpKind::kChannelShuffle:
       return true;
     default:
       return false;
