@@ -14,9 +14,11 @@
 namespace edgec::lower {
 
 // fuse-npu-epilogue: a QuantizedLookup that is the only reader of an 8-bit QLinearConv (any
-// group) or QLinearMatMul with a constant right operand becomes that op's
+// group), QLinearMatMul with a constant right operand, QLinearGroupNormalization or
+// QLinearLayerNormalization (with at least one item per vector core: npu_fuse_epilogue.cc
+// NormSpreads) becomes that op's
 // `edgec_output_table` (quant/output_table.h), the attribute the reference kernels and the
-// fast CPU requantization already apply to each requantized value, so the fused node means
+// fast CPU requantization apply to each output value, so the fused node means
 // what the pair meant and `--device npu-sim` equals `--device cpu` bit for bit. Runs on the
 // integer graph before partitioning, for targets that run lookups on the NPU (a target
 // without QuantizedLookup keeps the pair, and its fallbacks stay tested). Neither value may

@@ -1,7 +1,8 @@
-// Fused epilogues (lower/npu_epilogue.h): a QLinearConv (dense or depthwise) or a
-// QLinearMatMul with constant weights followed by a QuantizedLookup becomes one node with
+// Fused epilogues (lower/npu_epilogue.h): a QLinearConv (dense or depthwise), a QLinearMatMul
+// with constant weights or an integer group / layer norm followed by a QuantizedLookup becomes one node with
 // `edgec_output_table`, lowered as one NPU layer (requantize, then the VEC lut on the output
-// tile in SRAM, then the store). On seeded random shapes, u8 and i8, random tables, on every
+// tile in SRAM, then the store; for a norm, the VEC norm then the lut). On seeded random
+// shapes, u8 and i8, random tables, on every
 // target in targets/ with the tiler's choice and hand-picked tilings, the functional
 // simulator's output equals the reference run of the unfused pair bit for bit, and no layer
 // beats its roofline. A compiled graph has one NPU layer per pair where the target runs
@@ -30,17 +31,57 @@ Value* Zp(Graph& g, const std::string& n, DType dt, int v) {
 }
 
 struct Case {
-  enum Kind { kConv, kDepthwise, kMatMul } kind = kConv;
+  enum Kind { kConv, kDepthwise, kMatMul, kGroupNorm, kLayerNorm } kind = kConv;
   DType xt = DType::kI8, yt = DType::kI8;
   Dims x;
 };
 
-// x -> QLinearConv / QLinearMatMul (random int8 weights, bias, fixed-point requantization) ->
-// QuantizedLookup (a random table of the output type) -> QuantizedLookup -> y.
+// n -> QuantizedLookup -> QuantizedLookup -> y (one random table of the output type).
+Graph Lookups(Graph& g, Node* n, const Case& c, std::mt19937& rng) {
+  std::vector<uint8_t> table(256);
+  for (auto& v : table) v = static_cast<uint8_t>(rng());
+  Value* t = g.AddConstant("table", c.yt == DType::kU8 ? Tensor::FromVector<uint8_t>(c.yt, {256}, table)
+                                                       : Tensor::FromVector<int8_t>(c.yt, {256}, std::vector<int8_t>(table.begin(), table.end())));
+  Node* lut = g.AddNode(OpKind::kQuantizedLookup, "act/lookup", {n->output(0), t}, 1, {"a"});
+  // A second lookup reads the first (a fused lookup's output may not be a graph output: its
+  // name would change); it has no MAC layer to ride on and stays a node.
+  Node* tail = g.AddNode(OpKind::kQuantizedLookup, "tail/lookup", {lut->output(0), t}, 1, {"y"});
+  g.MarkOutput(tail->output(0));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return std::move(g);
+}
+
+// Or a QLinearGroupNormalization / QLinearLayerNormalization (random gamma and beta) first.
+Node* Norm(Graph& g, Value* x, const Case& c, std::mt19937& rng) {
+  auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const bool group = c.kind == Case::kGroupNorm;
+  const int64_t C = group ? c.x[1] : c.x.back();
+  std::vector<float> gamma(C), beta(C);
+  for (auto& v : gamma) v = 0.5f + 0.1f * U(0, 10);
+  for (auto& v : beta) v = -0.5f + 0.1f * U(0, 10);
+  std::vector<Value*> in = {x, g.AddConstant("sx", Tensor::Scalar(0.05f)),
+                            Zp(g, "zx", c.xt, U(-10, 10) + (c.xt == DType::kU8 ? 128 : 0)),
+                            g.AddConstant("gamma", Tensor::FromVector<float>(DType::kF32, {C}, gamma)),
+                            g.AddConstant("beta", Tensor::FromVector<float>(DType::kF32, {C}, beta)),
+                            g.AddConstant("sy", Tensor::Scalar(0.03f)),
+                            Zp(g, "zy", c.yt, U(-20, 20) + (c.yt == DType::kU8 ? 128 : 0))};
+  Node* n = g.AddNode(group ? OpKind::kQLinearGroupNormalization : OpKind::kQLinearLayerNormalization, "layer", in, 1, {"c"});
+  if (group) {
+    int64_t groups = C;
+    for (int64_t d : {4, 2, 3, 1})
+      if (C % d == 0 && d <= C) { groups = C / d; break; }
+    n->attrs.Set("num_groups", groups);
+  }
+  return n;
+}
+
+// x -> QLinearConv / QLinearMatMul (random int8 weights, bias, fixed-point requantization) or
+// a norm -> the two lookups.
 Graph ConvThenLookup(const Case& c, std::mt19937& rng) {
   auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Graph g;
   Value* x = g.AddInput("x", MakeType(c.xt, c.x));
+  if (c.kind == Case::kGroupNorm || c.kind == Case::kLayerNorm) return Lookups(g, Norm(g, x, c, rng), c, rng);
   const bool mm = c.kind == Case::kMatMul;
   const int64_t C = mm ? c.x.back() : c.x[1];
   const int64_t N = c.kind == Case::kDepthwise ? C : U(1, 70);
@@ -70,17 +111,7 @@ Graph ConvThenLookup(const Case& c, std::mt19937& rng) {
     n->attrs.Set("strides", std::vector<int64_t>{s, s});
     if (c.kind == Case::kDepthwise) n->attrs.Set("group", C);
   }
-  std::vector<uint8_t> table(256);
-  for (auto& v : table) v = static_cast<uint8_t>(rng());
-  Value* t = g.AddConstant("table", c.yt == DType::kU8 ? Tensor::FromVector<uint8_t>(c.yt, {256}, table)
-                                                       : Tensor::FromVector<int8_t>(c.yt, {256}, std::vector<int8_t>(table.begin(), table.end())));
-  Node* lut = g.AddNode(OpKind::kQuantizedLookup, "act/lookup", {n->output(0), t}, 1, {"a"});
-  // A second lookup reads the first (a fused lookup's output may not be a graph output: its
-  // name would change); it has no MAC layer to ride on and stays a node.
-  Node* tail = g.AddNode(OpKind::kQuantizedLookup, "tail/lookup", {lut->output(0), t}, 1, {"y"});
-  g.MarkOutput(tail->output(0));
-  EXPECT_TRUE(InferShapes(g).ok());
-  return g;
+  return Lookups(g, n, c, rng);
 }
 
 const Node* Only(const Graph& g, OpKind op) {
@@ -126,10 +157,20 @@ std::vector<npu::Program> Programs(const Node& n, const npu::Target& t) {
     auto v = VectorLayerOf(n);
     EXPECT_TRUE(v.ok()) << v.status().ToString();
     if (!v.ok()) return out;
-    EXPECT_EQ(v->depthwise.output_table.size(), 256u);
     auto vt = ChooseVectorTiling(*v, t, {});
     EXPECT_TRUE(vt.ok()) << vt.status().ToString();
     if (!vt.ok()) return out;
+    if (v->kind == VectorLayer::Kind::kNorm) {
+      EXPECT_EQ(v->norm.output_table.size(), 256u);
+      for (int64_t chunk : {vt->chunk, int64_t{1}})
+        for (bool db : {false, true}) {
+          auto p = npu::LowerNorm(v->norm, t, chunk, db);
+          EXPECT_TRUE(p.ok()) << p.status().ToString();
+          if (p.ok()) out.push_back(std::move(*p));
+        }
+      return out;
+    }
+    EXPECT_EQ(v->depthwise.output_table.size(), 256u);
     std::vector<std::tuple<int, int, bool>> tiles = {{vt->tile_rows, vt->tile_c, vt->double_buffer}, {1, 16, false}, {2, 1000, true}};
     for (const auto& [rows, c, db] : tiles) {
       auto p = npu::LowerDepthwise(v->depthwise, t, rows, c, db);
@@ -167,28 +208,35 @@ TEST(NpuEpilogueTest, LookupEpilogueMatchesReference) {
   auto targets = npu::ListTargets();
   ASSERT_TRUE(targets.ok() && targets->size() >= 3u);
   int runs = 0;
-  for (int i = 0; i < 9; ++i) {
+  for (int i = 0; i < 15; ++i) {
     Case c;
-    c.kind = static_cast<Case::Kind>(i % 3);
+    c.kind = static_cast<Case::Kind>(i % 5);
     c.xt = U(0, 1) ? DType::kU8 : DType::kI8;
     c.yt = U(0, 1) ? DType::kU8 : DType::kI8;
-    c.x = c.kind == Case::kMatMul ? Dims{U(1, 60), U(1, 150)} : Dims{1, U(1, 40), U(3, 19), U(3, 19)};
+    // A norm carries a lookup with at least one item per vector core (4 on edge-default).
+    c.x = c.kind == Case::kMatMul ? Dims{U(1, 60), U(2, 150)}
+          : c.kind == Case::kLayerNorm ? Dims{U(4, 60), U(2, 150)}
+          : Dims{c.kind == Case::kGroupNorm ? U(4, 5) : 1, U(1, 40), U(3, 19), U(3, 19)};
     const Graph g = ConvThenLookup(c, rng);
     const Tensor x = RandomQ(c.xt, c.x, rng);
     auto want = ReferenceExecutor(g).Run({{"x", x}});
     ASSERT_TRUE(want.ok()) << want.status().ToString();
+    // The graph fused as for edge-default, its layer lowered for every target (edge-mcu's
+    // compile keeps the pair: it runs no lookups).
+    Graph fused = g.Clone();
+    ASSERT_EQ(FuseNpuEpilogues(fused, npu::DefaultTarget()), 1);
+    ASSERT_EQ(Only(fused, OpKind::kQuantizedLookup)->name(), "tail/lookup");
+    const Node* n = fused.nodes().front();
+    ASSERT_TRUE(n->attrs.Has("edgec_output_table")) << n->Label();
+    // The fused node on the reference kernels is the pair.
+    auto ref = ReferenceExecutor(fused).Run({{"x", x}});
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    ASSERT_EQ(std::memcmp((*ref)[0].raw(), (*want)[0].raw(), (*want)[0].nbytes()), 0);
     for (const npu::Target& t : *targets) {
-      Graph fused = g.Clone();
-      const bool lookups = t.SupportsOp("QuantizedLookup");
-      ASSERT_EQ(FuseNpuEpilogues(fused, t), lookups ? 1 : 0) << t.name;
-      if (!lookups) continue;
-      ASSERT_EQ(Only(fused, OpKind::kQuantizedLookup)->name(), "tail/lookup");
-      const Node* n = Only(fused, c.kind == Case::kMatMul ? OpKind::kQLinearMatMul : OpKind::kQLinearConv);
-      ASSERT_TRUE(n && n->attrs.Has("edgec_output_table"));
-      // The fused node on the reference kernels is the pair.
-      auto ref = ReferenceExecutor(fused).Run({{"x", x}});
-      ASSERT_TRUE(ref.ok()) << ref.status().ToString();
-      ASSERT_EQ(std::memcmp((*ref)[0].raw(), (*want)[0].raw(), (*want)[0].nbytes()), 0);
+      Graph kept = g.Clone();
+      const bool norm = c.kind == Case::kGroupNorm || c.kind == Case::kLayerNorm;
+      const bool spreads = !norm || c.x[0] >= t.vector_cores.count;  // items: rows or batch
+      EXPECT_EQ(FuseNpuEpilogues(kept, t), t.SupportsOp("QuantizedLookup") && spreads ? 1 : 0) << t.name;
       for (const npu::Program& p : Programs(*n, t)) {
         npu::SimResult sim;
         auto got = RunLayer(p, t, *n, x, &sim);
@@ -201,7 +249,7 @@ TEST(NpuEpilogueTest, LookupEpilogueMatchesReference) {
       }
     }
   }
-  EXPECT_GE(runs, 9 * 2 * 2);
+  EXPECT_GE(runs, 15 * 3 * 2);
 }
 
 // The compiled graph: one NPU layer for the pair (the first lookup no longer a node of its own) on
@@ -235,6 +283,23 @@ TEST(NpuEpilogueTest, CompiledPairIsOneLayer) {
   Graph kept = g.Clone();
   EXPECT_EQ(FuseNpuEpilogues(kept, *mcu), 0);
   EXPECT_NE(Only(kept, OpKind::kQuantizedLookup), nullptr);
+}
+
+// A GroupNorm of one batch item is one tile on one core: its lookup stays a layer of its own
+// (spread over every vector core); with an item per vector core it rides on the norm.
+TEST(NpuEpilogueTest, NormCarriesTheLookupOnlyWhenItSpreads) {
+  std::mt19937 rng(2834);
+  Case c;
+  c.kind = Case::kGroupNorm;
+  c.x = {1, 32, 16, 16};
+  const Graph one = ConvThenLookup(c, rng);
+  c.x = {4, 32, 16, 16};
+  const Graph four = ConvThenLookup(c, rng);
+  const npu::Target& t = npu::DefaultTarget();
+  ASSERT_EQ(t.vector_cores.count, 4);
+  Graph g1 = one.Clone(), g4 = four.Clone();
+  EXPECT_EQ(FuseNpuEpilogues(g1, t), 0);
+  EXPECT_EQ(FuseNpuEpilogues(g4, t), 1);
 }
 
 }  // namespace
