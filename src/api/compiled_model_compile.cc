@@ -8,6 +8,7 @@
 
 #include "api/impl.h"
 #include "lower/npu_compile.h"
+#include "lower/npu_epilogue.h"
 #include "partition/partition.h"
 #include "quant/pipeline.h"
 #include "report/sram_svg.h"
@@ -60,6 +61,8 @@ StatusOr<CompiledModel> CompiledModel::Compile(const Model& model, const Compile
   RETURN_IF_ERROR(BindInputShapes(bound, {}, 1).WithContext(name));
   auto folded = quant::Int8Executable(bound);
   if (!folded.ok()) return folded.status().WithContext(name);
+  // Channel shuffles as one move, lookups as their conv's epilogue (lower/npu_epilogue.h).
+  if (Status st = lower::PrepareNpuGraph(*folded, options.target.impl().target); !st.ok()) return st.WithContext(name);
   partition::PartitionOptions po;
   po.cpu.int8_macs_per_s = options.cpu_gmacs * 1e9;
   po.tiler.allow_double = !options.single_buffer;

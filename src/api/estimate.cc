@@ -10,6 +10,7 @@
 #include "api/impl.h"
 #include "frontend/onnx/importer.h"
 #include "lower/npu_compile.h"
+#include "lower/npu_epilogue.h"
 #include "lower/npu_layers.h"
 #include "npu/estimate.h"
 #include "quant/pipeline.h"
@@ -123,7 +124,9 @@ StatusOr<NpuSegmentEstimate> NpuWorkload::EstimateSegments(const Target& target,
   const npu::Target& t = target.impl().target;
   partition::PartitionOptions po;
   po.tiler = TilerFor(options);
-  ASSIGN_OR_RETURN(lower::CompileResult c, lower::CompileGraph(*impl_->integer, t, "estimate", po));
+  Graph g = impl_->integer->Clone();
+  RETURN_IF_ERROR(lower::PrepareNpuGraph(g, t));  // as CompiledModel::Compile does
+  ASSIGN_OR_RETURN(lower::CompileResult c, lower::CompileGraph(g, t, "estimate", po));
   ASSIGN_OR_RETURN(lower::SegmentEstimate e, lower::EstimateSegments(c, t));
   NpuSegmentEstimate r;
   EDGEC_COPY_FIELDS(r, e, segments, layers, cycles, macs, dram_read, dram_written, resident_bytes, spilled_bytes)

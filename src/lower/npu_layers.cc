@@ -6,6 +6,7 @@
 
 #include "ir/conv_geometry.h"
 #include "ir/infer_movement_util.h"
+#include "lower/npu_epilogue.h"
 #include "lower/npu_layer_util.h"
 #include "quant/int_resize.h"
 
@@ -166,6 +167,9 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
   ASSIGN_OR_RETURN(Dims w, StaticDims(n, w_index));
   npu::ConvLayer l;
   l.name = n.name();
+  // A fused lookup epilogue (npu_fuse_epilogue.cc) costs its VEC lut: the shape carries a
+  // table of zeros until QuantizedLayerOf fills it.
+  if (n.attrs.Has("edgec_output_table")) l.output_table.assign(256, 0);
   if (conv) {
     RETURN_IF_ERROR(ConvGeometry(n, x, w, l));
     return l;
@@ -180,6 +184,7 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
     for (size_t i = 0; i + 2 < w.size(); ++i)
       if (x[i] != w[i]) return Unimplemented("broadcasting MatMul {} x {} not lowered", fmt::join(x, "x"), fmt::join(w, "x"));
     npu::ConvLayer b = npu::ConvLayer::MatMul(l.name, static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(w[2]));
+    b.output_table = l.output_table;
     b.batch = static_cast<int>(x[0]);
     b.weights_from_input = true;
     if (const Node* t = n.input(3)->producer(); t && AbsorbedInto(*t) == &n) b.b_strides = *RightOperandStrides(*t);
@@ -192,7 +197,9 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
   const int64_t k = trans_a ? x[0] : x.back();
   if (trans_a) m = x[1];
   const int64_t nn = trans_b ? w[0] : w[1];
-  return npu::ConvLayer::MatMul(l.name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
+  npu::ConvLayer mm = npu::ConvLayer::MatMul(l.name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
+  mm.output_table = l.output_table;
+  return mm;
 }
 
 StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
@@ -211,6 +218,7 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   l.act_max = o.act_max;
   l.bias = std::move(o.bias);
   l.requant = std::move(o.requant);
+  ASSIGN_OR_RETURN(l.output_table, NpuOutputTable(n));
   if (!o.weights) {  // the right operand is the region `.input1` (2-d: one batch item)
     l.weights_from_input = true;
     l.w_zero_point = o.w_zero_point;
@@ -270,6 +278,7 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
     for (int64_t k = 0; k < window; ++k) l.weights[k * C + c] = wd[c * window + k];
   l.bias = std::move(o.bias);
   l.requant = std::move(o.requant);
+  ASSIGN_OR_RETURN(l.output_table, NpuOutputTable(n));
   if (l.out_h() != n.output(0)->type.dims[2] || l.out_w() != n.output(0)->type.dims[3])
     return Unimplemented("depthwise output {} is not the window count", DimsToString(n.output(0)->type.dims));
   return l;
@@ -313,7 +322,7 @@ bool IsMoveNode(const Node& n) {
   switch (n.op()) {
     case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kGather:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kDepthToSpace:
+    case OpKind::kDepthToSpace: case OpKind::kChannelShuffle:
       return true;
     default:
       return false;

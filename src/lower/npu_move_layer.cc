@@ -180,6 +180,23 @@ StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n) {
       if (off != x[axis]) return Unimplemented("split of {} into parts of {} on axis {}", x[axis], off, axis);
       break;
     }
+    case OpKind::kChannelShuffle: {
+      // y channel i·g + j = x channel j·(C/g) + i: one box over (n, i, j, the other dims). In
+      // NHWC each pixel's C bytes are a [g][C/g] block transposed to [C/g][g] (npu/move.cc: a
+      // permuting unit, one pitched COPY per pixel).
+      m.what = "channel-shuffle";
+      const int64_t g = n.attrs.GetInt("group", 0);
+      if (rank < 2 || g < 1 || x[1] % g != 0) return Unimplemented("channel shuffle of {} in {} groups", DimsToString(x), g);
+      const int64_t per = x[1] / g;
+      npu::MoveBox b{0, 0, 0, 0, {x[0], per, g}, {xs[0], xs[1], per * xs[1]}, {ys[0], g * ys[1], ys[1]}};
+      for (int d = 2; d < rank; ++d) {
+        b.counts.push_back(x[d]);
+        b.src_strides.push_back(xs[d]);
+        b.dst_strides.push_back(ys[d]);
+      }
+      m.boxes.push_back(std::move(b));
+      break;
+    }
     case OpKind::kDepthToSpace: {
       // y[n, c, h·b + i, w·b + j] = x[n, ch(c, i, j), h, w], ch = (i·b + j)·C' + c (DCR) or
       // c·b² + i·b + j (CRD): one box over (n, c, h, i, w, j). In NHWC a DCR shuffle's (j, c)

@@ -1,6 +1,7 @@
 // Integer normalizations and softmax as VEC norm / softmax layers (see npu_layer_util.h).
 #include <algorithm>
 
+#include "lower/npu_epilogue.h"
 #include "lower/npu_layer_util.h"
 #include "quant/int16_norm.h"
 #include "quant/int_norm.h"
@@ -85,6 +86,7 @@ StatusOr<npu::NormLayer> NormLayerOf(const Node& n) {
                                  count, n.attrs.GetFloat("epsilon", 1e-5f));
   if (!p.ok()) return Unimplemented("{}", p.status().message());
   l.norm = *p;
+  ASSIGN_OR_RETURN(l.output_table, NpuOutputTable(n));
   return l;
 }
 

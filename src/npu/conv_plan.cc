@@ -58,7 +58,7 @@ Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
   y.stream_a_bytes = tl.resident == Resident::kNone ? tl.team_m * y.a_tile : 0;
   y.stream_slot = stream;
   y.resident_slot = resident;
-  y.params_slot = AlignUp(int64_t{12} * y.max_n, al);
+  y.params_slot = AlignUp(l.params_bytes(y.max_n), al);
   y.out_slot = AlignUp(int64_t{y.max_m} * y.max_n * es, al);
   y.per_team = nbuf * (stream + resident) + int64_t{tl.team()} * nbuf * (y.params_slot + y.out_slot);
   return y;

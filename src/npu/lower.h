@@ -68,6 +68,15 @@ struct ConvLayer {
   // loaded as rows of k values and the MATMULs read b transposed (Instr::b_trans); else N
   // contiguous with rows b_strides[1] apart. Guarded by NpuActivationMatMulTest.TransposedRightOperand.
   std::array<int64_t, 3> b_strides{};
+  // A lookup epilogue (lower/npu_fuse_epilogue.cc: a QuantizedLookup fused into its producer):
+  // 256 values in the NPU's i8 terms, indexed by the requantized value + 128. Each N tile's
+  // parameter block carries the table after its bias, multipliers and shifts, and a VEC lut
+  // maps the output tile in SRAM after the requantize, before the store. Guarded by
+  // NpuEpilogueTest.LookupEpilogueMatchesReference.
+  std::vector<int8_t> output_table;
+  bool has_table() const { return !output_table.empty(); }
+  // Bytes of one N tile's parameter block of tn channels (bias, multiplier, shift, the table).
+  int64_t params_bytes(int64_t tn) const { return 12 * tn + (has_table() ? 256 : 0); }
   bool b_transposed() const { return weights_from_input && b_strides[1] == 1 && b_strides[2] != 1; }
 
   int out_h() const { return (in_h + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
@@ -205,6 +214,9 @@ struct DepthwiseLayer {
   std::vector<int8_t> weights;
   std::vector<int32_t> bias;
   std::vector<quant::FixedPointMultiplier> requant;
+  // A lookup epilogue as for ConvLayer::output_table: the table rides in each channel tile's
+  // parameter block and a VEC lut maps the output tile before the store.
+  std::vector<int8_t> output_table;
   int out_h() const { return (in_h + pad_top + pad_bottom - kernel_h) / stride_h + 1; }
   int out_w() const { return (in_w + pad_left + pad_right - kernel_w) / stride_w + 1; }
   int64_t macs() const { return int64_t{batch} * out_h() * out_w() * channels * kernel_h * kernel_w; }

@@ -62,6 +62,9 @@ class ConvLowering {
   int64_t ResidentSlot(const Core& c, int s) const { return c.base + nbuf_ * y_.stream_slot + s * y_.resident_slot; }
   int64_t Params(const Core& c, int s) const { return c.own + s * y_.params_slot; }
   int64_t Out(const Core& c, int s) const { return c.own + nbuf_ * y_.params_slot + s * y_.out_slot; }
+  // DRAM address of the parameter block of the N tile starting at channel n0.
+  int64_t ParamsAddr(int n0) const { return p_addr_ + int64_t{12} * n0 + (l_.has_table() ? 256 * (n0 / tl_.tile_n) : 0); }
+  void EmitLookup(Core& c, const OutTile& o, int64_t par, int64_t obuf);
   // Team synchronization: one token on every core of the team; one token from each.
   void SignalTeam(Core& c, QueueKind q, int32_t sem) const { c.e.SignalCores(q, sem, c.team * T(), T()); }
   void WaitTeam(Core& c, QueueKind q, int32_t sem) const { c.e.WaitN(q, sem, T()); }
@@ -90,7 +93,7 @@ Status ConvLowering::PlaceImage(LayerImage* image) {
   const int64_t align = 64;
   const int64_t w_bytes = l_.weight_bytes();
   n_tiles_ = CeilDiv(N, tl_.tile_n);
-  const int64_t p_bytes = int64_t{12} * N;
+  const int64_t p_bytes = int64_t{12} * N + (l_.has_table() ? 256 * n_tiles_ : 0);
   const int64_t in_bytes = int64_t{l_.batch} * l_.in_h * l_.in_w * l_.channels * es_;
   const int64_t out_bytes = int64_t{l_.batch} * l_.out_h() * l_.out_w() * N * es_;
   if (l_.weights_from_input) {
@@ -115,13 +118,15 @@ Status ConvLowering::PlaceImage(LayerImage* image) {
     return InvalidArgument("{}: {} weights, expected {}", where, l_.weights.size(), l_.k() * N);
   if (l_.requant.size() != 1 && l_.requant.size() != static_cast<size_t>(N))
     return InvalidArgument("{}: {} requantization multipliers, expected 1 or {}", where, l_.requant.size(), N);
+  if (l_.has_table() && l_.output_table.size() != 256)
+    return InvalidArgument("{}: a lookup epilogue of {} values, expected 256", where, l_.output_table.size());
   p_.dram_init.assign(in_addr_, 0);
   if (!l_.weights_from_input) std::memcpy(p_.dram_init.data() + w_addr_, l_.weights.data(), w_bytes);
   const std::vector<int32_t> bias = FoldedBias(l_);
-  // Params of N tile j: bias[tn], mult[tn], shift[tn] for its tn channels.
+  // Params of N tile j: bias[tn], mult[tn], shift[tn] for its tn channels, then the table.
   for (int64_t j = 0; j < n_tiles_; ++j) {
     const int n0 = static_cast<int>(j * tl_.tile_n), tn = std::min(tl_.tile_n, N - n0);
-    uint8_t* dst = p_.dram_init.data() + p_addr_ + int64_t{12} * n0;
+    uint8_t* dst = p_.dram_init.data() + ParamsAddr(n0);
     for (int c = 0; c < tn; ++c) {
       const auto& rq = l_.requant.size() == 1 ? l_.requant[0] : l_.requant[n0 + c];
       const int32_t shift = rq.shift;
@@ -129,6 +134,7 @@ Status ConvLowering::PlaceImage(LayerImage* image) {
       std::memcpy(dst + 4 * (tn + c), &rq.multiplier, 4);
       std::memcpy(dst + 4 * (2 * tn + c), &shift, 4);
     }
+    if (l_.has_table()) std::memcpy(dst + int64_t{12} * tn, l_.output_table.data(), 256);
   }
   return Status::Ok();
 }
@@ -502,6 +508,7 @@ void ConvLowering::EmitEpilogue(Core& c, const OutTile& o, int64_t acc, int64_t 
   rq.imm[1] = l_.act_min;
   rq.imm[2] = l_.act_max;
   e.Add(QueueKind::kVector, rq);
+  if (l_.has_table()) EmitLookup(c, o, par, obuf);
   e.Signal(QueueKind::kVector, kAccFree);
   e.Signal(QueueKind::kVector, kParamsFree);
   e.Signal(QueueKind::kVector, kOutFull);
@@ -529,6 +536,19 @@ void ConvLowering::EmitEpilogue(Core& c, const OutTile& o, int64_t acc, int64_t 
   e.Signal(QueueKind::kStore, kOutFree);
 }
 
+// The lookup epilogue: the tile's requantized values mapped in place through the table its
+// parameter block carries (ConvLayer::output_table), on the same vector queue, so no token
+// is needed between the two VECs and the store waits for both.
+void ConvLowering::EmitLookup(Core& c, const OutTile& o, int64_t par, int64_t obuf) {
+  Instr lut{.op = Opcode::kVec, .vec = VecOp::kLut};
+  lut.src = lut.dst = obuf;
+  lut.src_stride = lut.dst_stride = static_cast<int32_t>(o.tn * es_);
+  lut.params = par + int64_t{12} * o.tn;
+  lut.rows = o.m();
+  lut.cols = o.tn;
+  c.e.Add(QueueKind::kVector, lut);
+}
+
 // One core's pipeline over its team's work items.
 void ConvLowering::EmitCore(Core& c) {
   CoreEmitter& e = c.e;
@@ -550,10 +570,10 @@ void ConvLowering::EmitCore(Core& c) {
       if (mine) {
         e.Wait(QueueKind::kLoad, kParamsFree);
         Instr pl{.op = Opcode::kDmaLoad};
-        pl.dram_addr = p_addr_ + int64_t{12} * mine->n0;
+        pl.dram_addr = ParamsAddr(mine->n0);
         pl.region = kParamsRegion;
         pl.sram_addr = par;
-        pl.row_bytes = pl.sram_row_bytes = 12 * mine->tn;
+        pl.row_bytes = pl.sram_row_bytes = static_cast<int32_t>(l_.params_bytes(mine->tn));
         EmitDma(e, t_, pl);
         e.Wait(QueueKind::kExecute, kAccFree);
       }

@@ -21,9 +21,8 @@ void Append(std::vector<uint8_t>& out, T v) {
 
 int64_t ChannelsPerGroup(const NormLayer& l) { return l.per_row ? l.cols : l.cols / l.groups; }
 
-}  // namespace
-
-std::vector<uint8_t> NormParamBytes(const NormLayer& l) {
+// The norm's or softmax's own parameters (without a lookup epilogue's table).
+std::vector<uint8_t> NormParamBlock(const NormLayer& l) {
   if (l.wide) return WideNormParamBytes(l);
   std::vector<uint8_t> out;
   if (l.op == VecOp::kSoftmax) {
@@ -42,6 +41,14 @@ std::vector<uint8_t> NormParamBytes(const NormLayer& l) {
   return out;
 }
 
+}  // namespace
+
+std::vector<uint8_t> NormParamBytes(const NormLayer& l) {
+  std::vector<uint8_t> out = NormParamBlock(l);
+  out.insert(out.end(), l.output_table.begin(), l.output_table.end());
+  return out;
+}
+
 StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, bool double_buffer) {
   if (l.op != VecOp::kNorm && l.op != VecOp::kSoftmax)
     return InvalidArgument("norm layer '{}': op {} is not a normalization", l.name, VecOpName(l.op));
@@ -50,6 +57,8 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
   if (l.items < 1 || l.item_bytes() < 1 || chunk < 1) return InvalidArgument("norm layer '{}': empty", l.name);
   if (!l.per_row && (l.groups < 1 || l.cols % l.groups != 0))
     return InvalidArgument("norm layer '{}': {} groups do not divide {} channels", l.name, l.groups, l.cols);
+  if (!l.output_table.empty() && (l.output_table.size() != 256 || l.wide || l.op != VecOp::kNorm))
+    return InvalidArgument("norm layer '{}': a lookup epilogue needs an 8-bit norm and 256 values", l.name);
   chunk = std::min(chunk, l.items);
   const int64_t tile = chunk * l.item_bytes();
   if (tile > INT32_MAX) return InvalidArgument("norm layer '{}': tile of {} bytes", l.name, tile);
@@ -90,6 +99,17 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
     auto load = [&] {
       e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, x_addr + first * l.item_bytes(), sx, bytes, kInputRegion));
     };
+    // The lookup epilogue: the whole output tile in place, its table after the parameters.
+    auto lookup = [&] {
+      if (l.output_table.empty()) return;
+      Instr lut{.op = Opcode::kVec, .vec = VecOp::kLut};
+      lut.src = lut.dst = sy;
+      lut.rows = static_cast<int32_t>(n * l.rows_per_item);
+      lut.cols = static_cast<int32_t>(l.cols);
+      lut.src_stride = lut.dst_stride = static_cast<int32_t>(l.cols);
+      lut.params = params_addr + static_cast<int64_t>(params.size()) - 256;
+      e.Add(QueueKind::kVector, lut);
+    };
     auto compute = [&] {
       Instr v{.op = Opcode::kVec, .vec = l.op};
       if (l.wide) {
@@ -115,6 +135,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
         v.cols = static_cast<int32_t>(l.cols);
         v.src_stride = v.dst_stride = static_cast<int32_t>(l.cols * eb);
         e.Add(QueueKind::kVector, v);
+        lookup();
         return;
       }
       // One VEC per item and group: a band of `per` channels over the item's pixels.
@@ -130,6 +151,7 @@ StatusOr<Program> LowerNorm(const NormLayer& l, const Target& t, int64_t chunk, 
           e.Add(QueueKind::kVector, vg);
         }
       }
+      lookup();
     };
     auto store = [&] {
       e.Add(QueueKind::kStore, ContiguousDma(Opcode::kDmaStore, y_addr + first * l.item_bytes(), sy, bytes, kOutputRegion));

@@ -37,6 +37,9 @@ struct NormLayer {
   bool wide = false;
   quant::WideNormParams wide_norm;
   quant::WideSoftmaxParams wide_softmax;
+  // A lookup epilogue (kNorm, 8-bit: lower/npu_epilogue.h): 256 values in the NPU's i8 terms
+  // after the parameter block, loaded with it; a VEC lut maps each output tile before its store.
+  std::vector<int8_t> output_table;
   int64_t elem_bytes() const { return wide ? 2 : 1; }
   int64_t item_bytes() const { return rows_per_item * cols * elem_bytes(); }
   int64_t bytes() const { return items * item_bytes(); }

@@ -28,6 +28,9 @@ struct WindowOp {
   int32_t imm[12] = {};
   std::function<int64_t(int64_t tc)> params_bytes = {};
   std::function<void(int64_t c0, int64_t tc, uint8_t* block)> fill_params = {};
+  // A lookup epilogue: the offset of a 256-byte table in a tile's parameter block; a VEC lut
+  // maps the output tile in place after the window VEC, before the store.
+  std::function<int64_t(int64_t tc)> table_at = {};
 };
 
 StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_rows, int tile_c, bool double_buffer,
@@ -109,6 +112,14 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
       v.stride_w = w.stride_w;
       std::copy(std::begin(w.imm), std::end(w.imm), v.imm);
       e.Add(QueueKind::kVector, v);
+      if (!w.table_at) return;
+      Instr lut{.op = Opcode::kVec, .vec = VecOp::kLut};
+      lut.src = lut.dst = sout;
+      lut.src_stride = lut.dst_stride = tc;
+      lut.params = spar + w.table_at(tc);
+      lut.rows = th * OW;
+      lut.cols = tc;
+      e.Add(QueueKind::kVector, lut);
     };
     auto store = [&] {
       EmitPixelStore(e, t, out_addr + ((int64_t{b} * OH + oh0) * OW) * C + c0, out_region, sout, th * OW, C, tc);
@@ -150,8 +161,14 @@ StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int t
              .out_w = l.out_w(), .pad = static_cast<int8_t>(l.x_zero_point), .vec = VecOp::kDwConv};
   const int32_t imm[] = {l.x_zero_point, l.y_zero_point, l.act_min, l.act_max};
   std::copy(std::begin(imm), std::end(imm), w.imm);
-  // A channel tile's block: weights [window][tc], then int32 bias, multiplier, shift per channel.
-  w.params_bytes = [window](int64_t tc) { return DwParamsOffset(window, tc) + 12 * tc; };
+  // A channel tile's block: weights [window][tc], then int32 bias, multiplier, shift per
+  // channel, then the lookup epilogue's table (DepthwiseLayer::output_table).
+  const int64_t table_bytes = l.output_table.empty() ? 0 : 256;
+  if (table_bytes && l.output_table.size() != 256)
+    return InvalidArgument("depthwise layer '{}': a lookup epilogue of {} values, expected 256", l.name,
+                           l.output_table.size());
+  w.params_bytes = [window, table_bytes](int64_t tc) { return DwParamsOffset(window, tc) + 12 * tc + table_bytes; };
+  if (table_bytes) w.table_at = [window](int64_t tc) { return DwParamsOffset(window, tc) + 12 * tc; };
   if (!l.weights.empty()) {
     w.fill_params = [&l, window, C](int64_t c0, int64_t tc, uint8_t* b) {
       for (int64_t k = 0; k < window; ++k)
@@ -163,6 +180,8 @@ StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int t
         ints[tc + c] = m.multiplier;
         ints[2 * tc + c] = m.shift;
       }
+      if (!l.output_table.empty())
+        std::copy(l.output_table.begin(), l.output_table.end(), b + DwParamsOffset(window, tc) + 12 * tc);
     };
   }
   ASSIGN_OR_RETURN(Program p, LowerWindowOp(w, t, tile_rows, tile_c, double_buffer, nullptr));

@@ -114,6 +114,32 @@ bool Permutable(const Canonical& c, int64_t burst) {
          DenseOn(c, false);
 }
 
+// A permuting unit whose bytes within each outer index are a block of single bytes
+// transposed (dims {outer, a: src 1, dst D, b: src S, dst 1}, e.g. a channel shuffle's
+// [g][C/g] -> [C/g][g] in each NHWC pixel): one COPY with a column pitch per outer index
+// instead of one per run of b.
+bool PitchedPermute(const Unit& u) {
+  return u.permute && u.row == 1 && u.dims.size() == 3 && u.dims[1].src == 1 && u.dims[2].dst == 1;
+}
+
+// Its COPYs: element (r, c) = (b index, a index) of outer index o read at src + o·O.src + r·S + c
+// and written at dst + o·O.dst + r + c·D (isa.h kPitchImm).
+template <typename F>
+void EmitPitchedPermute(const Unit& u, int64_t src_block, int64_t dst_block, F&& add) {
+  const Dim &O = u.dims[0], &A = u.dims[1], &B = u.dims[2];
+  for (int64_t o = 0; o < O.count; ++o) {
+    Instr cp{.op = Opcode::kCopy};
+    cp.src = src_block + o * O.src;
+    cp.dst = dst_block + o * O.dst;
+    cp.rows = static_cast<int32_t>(B.count);
+    cp.cols = static_cast<int32_t>(A.count);
+    cp.src_stride = static_cast<int32_t>(B.src);
+    cp.dst_stride = 1;
+    cp.imm[kPitchImm] = static_cast<int32_t>(A.dst);
+    add(cp);
+  }
+}
+
 // Cuts a box into units of at most `chunk` bytes with at most `strided` dims each.
 void Units(const MoveBox& b, int64_t chunk, int strided, int64_t burst, std::vector<Unit>& out) {
   const Canonical c = Canonicalize(b);
@@ -333,6 +359,15 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
           const int64_t src_block = base + half + off;
           lu = ContiguousDma(Opcode::kDmaLoad, in_addr[u.input] + u.src, src_block, u.bytes(), 0);
           su = ContiguousDma(Opcode::kDmaStore, out_addr[u.output] + u.dst, base + off, u.bytes(), 0);
+          if (PitchedPermute(u)) {  // one transposing COPY per outer index
+            EmitPitchedPermute(u, src_block, base + off, [&](const Instr& cp) { add(vec, QueueKind::kVector, cp); });
+            lu.region = static_cast<int16_t>(u.input);
+            su.region = static_cast<int16_t>(in_addr.size() + u.output);
+            add(ld, QueueKind::kLoad, lu);
+            add(st, QueueKind::kStore, su);
+            off += u.bytes();
+            continue;
+          }
           const Dim& last = u.dims.back();
           const std::vector<Dim> runs(u.dims.begin(), u.dims.end() - 1);
           ForEachIndex(runs, 0, 0, [&](int64_t so, int64_t d) {

@@ -25,6 +25,7 @@ std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearGroupNormalization) return "GroupNormalization";
   if (op == OpKind::kQLinearSoftmax) return "Softmax";
   if (op == OpKind::kQLinearRequantize) return "QuantizeLinear";  // Q(DQ(x)) between widths
+  if (op == OpKind::kChannelShuffle) return "Transpose";  // a transpose within each pixel
   return std::string(OpName(op));
 }
 

@@ -4,6 +4,7 @@
 #include "kernels/ref/kernel.h"
 #include "quant/int16_norm.h"
 #include "quant/int_norm.h"
+#include "quant/output_table.h"
 
 namespace edgec::ref {
 namespace {
@@ -50,6 +51,13 @@ Status NormalizeGroups(KernelContext& ctx, int64_t groups, int64_t count, Index 
   // clang 14 capture no binding).
   const std::pair<int32_t, int32_t> range = Clamp(ctx, y.dtype());
   const int32_t qmin = range.first, qmax = range.second;
+  // A fused lookup (`edgec_output_table`, 8-bit Y only): v becomes table[v - lowest].
+  auto table = quant::ReadOutputTable(ctx.attrs, y.dtype());
+  if (!table.ok()) return ctx.Error("{}", table.status().message());
+  if (!table->empty() && y.dtype() == DType::kI16) return ctx.Error("edgec_output_table on an int16 output");
+  const std::vector<int64_t> lut = std::move(table).value();
+  const int32_t lowest = y.dtype() == DType::kU8 ? 0 : -128;
+  auto finish = [&](int32_t v) { return lut.empty() ? v : static_cast<int32_t>(lut[v - lowest]); };
   // The int16 path (Wide) and the int8 one differ only in the parameters' and sums' types.
   auto run = [&](auto group, auto make_params) -> Status {
     auto p = make_params(ScalarF(*ctx.inputs[1]), ZeroPoint(ctx.input(2)), Floats(ctx.input(3)), Floats(ctx.input(4)),
@@ -60,7 +68,8 @@ Status NormalizeGroups(KernelContext& ctx, int64_t groups, int64_t count, Index 
       decltype(group) s;
       for (int64_t j = 0; j < count; ++j) quant::Accumulate(s, At(x, index(g, j)), p->x_zero_point);
       quant::FinishGroup(s, *p);
-      for (int64_t j = 0; j < count; ++j) Put(y, index(g, j), quant::NormOutput(s, *p, At(x, index(g, j)), channel(g, j)));
+      for (int64_t j = 0; j < count; ++j)
+        Put(y, index(g, j), finish(quant::NormOutput(s, *p, At(x, index(g, j)), channel(g, j))));
     }
     return Status::Ok();
   };
