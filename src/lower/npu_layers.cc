@@ -44,6 +44,11 @@ std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8) {
           static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift};
 }
 
+std::pair<int32_t, int32_t> ClampInI16(const Node& n) {
+  return {static_cast<int32_t>(std::max<int64_t>(-32768, n.attrs.GetInt("edgec_qmin", -32768))),
+          static_cast<int32_t>(std::min<int64_t>(32767, n.attrs.GetInt("edgec_qmax", 32767)))};
+}
+
 namespace {
 
 // The geometry fields every NPU window layer has (conv, depthwise, pool), from an NCHW input
@@ -84,6 +89,8 @@ Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer&
   return Status::Ok();
 }
 
+bool IsDepthwise(const Node& n);
+
 // What the NPU needs of a QLinearConv/QLinearMatMul (X, xs, xz, W, ws, wz, ys, yz[, B]) with
 // `channels` output channels: symmetric int8 constant weights, per-tensor activation scales,
 // zero points and clamp in i8 terms, the int32 bias (zeros when absent) and one fixed-point
@@ -100,9 +107,10 @@ struct QuantizedOperands {
 
 StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels) {
   QuantizedOperands q;
+  // The output may be int16 (the requantize writes 2-byte values: ConvLayer::y_bytes).
+  const bool wide = n.output(0)->type.dtype == DType::kI16 && !IsDepthwise(n);
   for (const Value* v : {n.input(0), n.output(0)})
-    if (v->type.dtype != DType::kU8 && v->type.dtype != DType::kI8)
-      return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
+    if (!Is8(v) && !(wide && v == n.output(0))) return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
   q.input_u8 = n.input(0)->type.dtype == DType::kU8;
   q.output_u8 = n.output(0)->type.dtype == DType::kU8;
   q.weights = ConstInput(n, 3);
@@ -134,7 +142,7 @@ StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels)
   ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
   q.x_zero_point = q.input_u8 ? zx - 128 : zx;
   q.y_zero_point = q.output_u8 ? zy - 128 : zy;
-  std::tie(q.act_min, q.act_max) = ClampInI8(n, q.output_u8);
+  std::tie(q.act_min, q.act_max) = wide ? ClampInI16(n) : ClampInI8(n, q.output_u8);
   q.bias.assign(channels, 0);
   if ((n.op() == OpKind::kQLinearConv || n.op() == OpKind::kQLinearMatMul) && n.num_inputs() > 8 && n.input(8)) {
     const Value* b = n.input(8);
@@ -166,6 +174,9 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
   ASSIGN_OR_RETURN(Dims w, StaticDims(n, w_index));
   npu::ConvLayer l;
   l.name = n.name();
+  // An int16 point written by the requantize (Int16WriterTest).
+  const int y_bytes = n.output(0) && n.output(0)->type.dtype == DType::kI16 ? 2 : 0;
+  l.y_bytes = y_bytes;
   if (conv) {
     RETURN_IF_ERROR(ConvGeometry(n, x, w, l));
     return l;
@@ -181,6 +192,7 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
       if (x[i] != w[i]) return Unimplemented("broadcasting MatMul {} x {} not lowered", fmt::join(x, "x"), fmt::join(w, "x"));
     npu::ConvLayer b = npu::ConvLayer::MatMul(l.name, static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(w[2]));
     b.batch = static_cast<int>(x[0]);
+    b.y_bytes = y_bytes;
     b.weights_from_input = true;
     if (const Node* t = n.input(3)->producer(); t && AbsorbedInto(*t) == &n) b.b_strides = *RightOperandStrides(*t);
     return b;
@@ -192,7 +204,9 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
   const int64_t k = trans_a ? x[0] : x.back();
   if (trans_a) m = x[1];
   const int64_t nn = trans_b ? w[0] : w[1];
-  return npu::ConvLayer::MatMul(l.name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
+  npu::ConvLayer mm = npu::ConvLayer::MatMul(l.name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
+  mm.y_bytes = y_bytes;
+  return mm;
 }
 
 StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
@@ -465,7 +479,9 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     const char* what = add ? "add" : "mul";
     const Value* a = n.input(0);
     const Value* b = n.input(3);
-    if (!is8(a) || !is8(b) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    // int16 operands or result (the mixed precision's points) on the add: 2-byte elements.
+    auto bytes = [&](const Value* v) { return v->type.dtype == DType::kI16 && add ? 2 : is8(v) ? 1 : 0; };
+    if (!bytes(a) || !bytes(b) || !bytes(y)) return Unimplemented("dtype not 8-bit{}", add ? " or int16" : "");
     if (!a->type.IsStatic() || !b->type.IsStatic() || !y->type.IsStatic()) return Unimplemented("dynamic shape");
     // How an operand covers the result in the NPU's layout: the whole tensor, one channel row
     // (the innermost dim: C of a 4-d NHWC tensor, the last dim otherwise) or one value.
@@ -502,13 +518,18 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "C zero point"));
     if (sa.size() != 1 || sb.size() != 1 || sy.size() != 1) return Unimplemented("per-axis scales not lowered");
     v.output_u8 = y->type.dtype == DType::kU8;
-    const auto [qmin, qmax] = ClampInI8(n, v.output_u8);
+    const bool wide = bytes(a) == 2 || bytes(b) == 2;
+    const auto [qmin, qmax] = bytes(y) == 2 ? ClampInI16(n) : ClampInI8(n, v.output_u8);
     // The scales as the reference reads them (f32).
     const float fa = static_cast<float>(sa[0]), fb = static_cast<float>(sb[0]), fy = static_cast<float>(sy[0]);
     if (add) {
-      auto p = quant::MakeQuantizedAdd(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
+      auto p = quant::MakeQuantizedAdd(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax,
+                                       wide ? quant::kWideAddLeftShift : quant::kAddLeftShift);
       if (!p.ok()) return Unimplemented("{}", p.status().message());
       v.eltwise = npu::EltwiseLayer::Add(n.name(), NumElements(yd), *p);
+      v.eltwise.a_bytes = bytes(va);
+      v.eltwise.b_bytes = bytes(vb);
+      v.eltwise.y_bytes = bytes(y);
     } else {
       auto p = quant::MakeQuantizedMul(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
       if (!p.ok()) return Unimplemented("{}", p.status().message());
@@ -519,6 +540,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     if (e.broadcast == B::kRow) e.cols = yd[channel];
     if (vb->is_constant()) {
       const Tensor& c = vb->constant();
+      if (bytes(vb) != 1) return Unimplemented("a constant int16 operand");
       const uint8_t flip = vb->type.dtype == DType::kU8 ? 0x80 : 0;
       const auto* d = static_cast<const uint8_t*>(c.raw());
       for (int64_t i = 0; i < c.numel(); ++i) e.b_const.push_back(static_cast<int8_t>(d[i] ^ flip));
