@@ -269,11 +269,12 @@ Status MatMulInteger(InferContext& ctx) {
 
 Status QuantizedLookup(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantOrWideTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
   const TensorType& t = ctx.input_type(1);
-  if (t.rank_known && (t.rank() != 1 || (Known(t.dims[0]) && t.dims[0] != 256)))
-    return ctx.Error("input 1 (table) is {}, expected 256 values", t.ToString());
+  const int64_t entries = ctx.input_type(0).dtype == DType::kI16 ? 65536 : 256;
+  if (t.rank_known && (t.rank() != 1 || (Known(t.dims[0]) && t.dims[0] != entries)))
+    return ctx.Error("input 1 (table) is {}, expected {} values", t.ToString(), entries);
   const TensorType& x = ctx.input_type(0);
   ctx.output(0) = x.rank_known ? MakeType(t.dtype, x.dims) : UnknownRank(t.dtype);
   return Status::Ok();

@@ -339,7 +339,9 @@ bool IsFloatBoundary(const Node& n) {
   const Value* y = n.output(0);
   if (!x || !y || n.num_outputs() != 1) return false;
   if (n.op() == OpKind::kQuantizeLinear) return x->is_graph_input() && x->type.dtype == DType::kF32 && Is8(y);
-  if (n.op() == OpKind::kDequantizeLinear) return y->is_graph_output() && y->type.dtype == DType::kF32 && Is8(x);
+  // An int16 model output (the mixed precision's last norm) too: a 2-byte dequantize.
+  if (n.op() == OpKind::kDequantizeLinear)
+    return y->is_graph_output() && y->type.dtype == DType::kF32 && (Is8(x) || x->type.dtype == DType::kI16);
   return false;
 }
 
@@ -434,7 +436,9 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     // The f32 side stays in the caller's NCHW order (runtime ToNpu): a 4-d tensor whose NCHW
     // and NHWC orders differ is read or written planar (tests/lower/npu_float_boundary_test.cc).
     const Dims& d = y->type.dims;
+    if (!q && x->type.dtype == DType::kI16) v.eltwise.a_bytes = 2;
     if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {
+      if (v.eltwise.a_bytes == 2) return Unimplemented("a planar int16 model output");
       v.eltwise.planes = d[1];
       v.eltwise.pixels = d[2] * d[3];
     }
@@ -460,18 +464,23 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   }
   if (n.op() == OpKind::kQuantizedLookup) {
     const Value* x = n.input(0);
-    if (!is8(x) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    // An int16 x (the SiLU after an int16 GroupNorm): 65536 entries, index x + 32768.
+    const bool wide = x->type.dtype == DType::kI16;
+    const int64_t entries = wide ? 65536 : 256;
+    if ((!is8(x) && !wide) || !is8(y)) return Unimplemented("dtype not 8-bit (or an int16 index)");
     if (!x->type.IsStatic()) return Unimplemented("dynamic shape");
     const Tensor* table = ConstInput(n, 1);
-    if (!table || table->numel() != 256 || DTypeSize(table->dtype()) != 1) return Unimplemented("lookup table is not 256 constant bytes");
-    // Index = the NPU's value + 128 = the reference's index (x - lowest) for u8 and i8 alike.
+    if (!table || table->numel() != entries || DTypeSize(table->dtype()) != 1)
+      return Unimplemented("lookup table is not {} constant bytes", entries);
+    // Index = the NPU's value + 128 (+ 32768) = the reference's index (x - lowest).
     const uint8_t flip = y->type.dtype == DType::kU8 ? 0x80 : 0;
     const auto* t = static_cast<const uint8_t*>(table->raw());
-    std::vector<int8_t> npu_table(256);
-    for (int i = 0; i < 256; ++i) npu_table[i] = static_cast<int8_t>(t[i] ^ flip);
+    std::vector<int8_t> npu_table(entries);
+    for (int64_t i = 0; i < entries; ++i) npu_table[i] = static_cast<int8_t>(t[i] ^ flip);
     v.kind = VectorLayer::Kind::kEltwise;
     v.output_u8 = y->type.dtype == DType::kU8;
     v.eltwise = npu::EltwiseLayer::Lookup(n.name(), NumElements(y->type.dims), std::move(npu_table));
+    if (wide) v.eltwise.a_bytes = 2;
     return v;
   }
   if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul) {

@@ -63,7 +63,9 @@ enum class VecOp : uint8_t {
   // Quantized multiply, imm = za, zb, zo, mult, shift, lo, hi (quant::QuantizedMul):
   //   dst = clamp(zo + Mul((a - za) * (b - zb), mult, shift), lo, hi)
   kMul,
-  // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM).
+  // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM); with
+  // imm[kLutBytesImm] = 2 the source is int16 (2 bytes, strides in bytes) and dst =
+  // table[src + 32768] of 65536 bytes, timed at the i16 rate.
   kLut,
   // Integer normalization (quant/int_norm.h), imm = zx, zy, lo, hi, per_row: the groups are the
   // rows (per_row = 1) or the whole rows x cols tile (0); column c is channel c of params =
@@ -103,6 +105,10 @@ inline constexpr int64_t kResizeTapBytes = 12;
 inline constexpr int kBroadcastImm = 11;
 // kRequantize: bytes of a destination element (0 or 1: int8; 2: int16).
 inline constexpr int kRequantBytesImm = 3;
+// kDequantize: bytes of a source element (0 or 1: int8; 2: an int16 model output, dense rows).
+inline constexpr int kDequantBytesImm = 5;
+// kLut: bytes of a source element (0 or 1: int8; 2: int16, a 65536-entry table).
+inline constexpr int kLutBytesImm = 0;
 // kAdd: element bytes of a, b and dst at kAddBytesImm, +1, +2, and the lift's left shift.
 inline constexpr int kAddBytesImm = 12;
 inline constexpr int kAddShiftImm = 15;

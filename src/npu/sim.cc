@@ -88,7 +88,11 @@ int64_t SramEnd(const Instr& in) {
                         in.src2 + int64_t{std::max(in.rows, 1) - 1} * in.src2_stride +
                             bytes(1) * (in.imm[kBroadcastImm] == 1 ? 1 : in.cols)});
       }
-      if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
+      if (in.vec == VecOp::kLut && in.op == Opcode::kVec) {
+        const bool wide_lut = in.imm[kLutBytesImm] == 2;
+        end = std::max(end, in.params + (wide_lut ? 65536 : 256));
+        if (wide_lut) end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
+      }
       if (in.vec == VecOp::kQuantize && in.op == Opcode::kVec)  // f32 source rows
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 4 * int64_t{in.cols});
       if ((in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize) && in.op == Opcode::kVec &&
@@ -97,6 +101,8 @@ int64_t SramEnd(const Instr& in) {
                                 int64_t{std::max(in.rows, 1) - 1} *
                                     (in.vec == VecOp::kQuantize ? in.dst_stride : in.src_stride) +
                                 int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
+      if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec && in.imm[kDequantBytesImm] == 2)  // int16 rows
+        end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 4 * int64_t{in.cols});
       if (in.vec == VecOp::kRescale && in.op == Opcode::kVec)  // 1- or 2-byte elements
@@ -148,6 +154,7 @@ double VecCycles(const Target& t, const Instr& in) {
                     (((in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) && in.imm[kWideImm] == 1) ||
                      (in.vec == VecOp::kRescale && (in.imm[6] == 2 || in.imm[7] == 2)) ||
                      (in.vec == VecOp::kRequantize && in.imm[kRequantBytesImm] == 2) ||
+                     (in.vec == VecOp::kLut && in.imm[kLutBytesImm] == 2) ||
                      (in.vec == VecOp::kAdd && (in.imm[kAddBytesImm] == 2 || in.imm[kAddBytesImm + 1] == 2 ||
                                                 in.imm[kAddBytesImm + 2] == 2)));
   const bool f32 = in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize);

@@ -258,8 +258,10 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     const bool q = in.vec == VecOp::kQuantize;
     float scale;
     std::memcpy(&scale, &imm[0], sizeof scale);
-    const int64_t in_elem = q ? 4 : 1, out_elem = q ? 1 : 4;
+    const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source, dense rows only
+    const int64_t in_elem = q ? 4 : wide ? 2 : 1, out_elem = q ? 1 : 4;
     const int64_t pitch = imm[kPitchImm];
+    if (wide && pitch > 1) return InvalidArgument("VEC dequantize: an int16 source with a column pitch");
     if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
       const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
       const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + 1;
@@ -304,7 +306,9 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
                                      static_cast<float>(imm[3]));
           ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
         } else {
-          const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, src + c)} - imm[1]) * scale;
+          const int32_t v = wide ? int32_t{Load<int16_t>(mem, Space::kSram, 0, src + 2 * c)}
+                                 : int32_t{Load<int8_t>(mem, Space::kSram, 0, src + c)};
+          const float y = static_cast<float>(v - imm[1]) * scale;
           std::memcpy(ch.bytes.data() + 4 * c, &y, sizeof y);
         }
       }
@@ -340,7 +344,8 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     auto width = [](int32_t v) -> int64_t { return v == 2 ? 2 : 1; };
     const int64_t ea = add ? width(imm[kAddBytesImm]) : 1, eb = add ? width(imm[kAddBytesImm + 1]) : 1;
     const int64_t ey = from_acc ? width(imm[kRequantBytesImm]) : add ? width(imm[kAddBytesImm + 2]) : 1;
-    const int64_t elem = from_acc ? 4 : ea;
+    const bool wide_lut = in.op == Opcode::kVec && in.vec == VecOp::kLut && imm[kLutBytesImm] == 2;
+    const int64_t elem = from_acc ? 4 : wide_lut ? 2 : ea;
     auto load = [&](int64_t bytes, int64_t at) -> int32_t {
       return bytes == 2 ? int32_t{Load<int16_t>(mem, Space::kSram, 0, at)} : int32_t{Load<int8_t>(mem, Space::kSram, 0, at)};
     };
@@ -351,7 +356,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     if (in.op == Opcode::kVec && in.vec == VecOp::kRequantize)
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, int64_t{12} * in.cols, "requantize params"));
     if (in.op == Opcode::kVec && in.vec == VecOp::kLut)
-      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, 256, "lookup table"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, wide_lut ? 65536 : 256, "lookup table"));
     const bool scalar_b = imm[kBroadcastImm] == 1;
     for (int32_t r = 0; r < in.rows; ++r) {
       const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
@@ -371,6 +376,9 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
           const int32_t shift = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (2 * in.cols + c));
           put(ch.bytes, c, quant::Requantize(acc + bias, Mult(mult, shift), imm[0], imm[1], imm[2]));
         }
+      } else if (in.vec == VecOp::kLut && wide_lut) {
+        for (int32_t c = 0; c < in.cols; ++c)  // index = value + 32768
+          ch.bytes[c] = mem.sram[in.params + int32_t{Load<int16_t>(mem, Space::kSram, 0, src + 2 * c)} + 32768];
       } else if (in.vec == VecOp::kLut) {
         for (int32_t c = 0; c < in.cols; ++c)
           ch.bytes[c] = mem.sram[in.params + (mem.sram[src + c] ^ 0x80)];  // index = value + 128

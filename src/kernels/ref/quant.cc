@@ -373,9 +373,15 @@ Status MatMulInteger(KernelContext& ctx) {
 Status QuantizedLookup(KernelContext& ctx) {
   const Tensor& x = *ctx.inputs[0];
   const Tensor& table = *ctx.inputs[1];
-  if (table.numel() != 256) return ctx.Error("input 1 (table) has {} values, expected 256", table.numel());
   const auto* t = static_cast<const uint8_t*>(table.raw());
   auto* y = static_cast<uint8_t*>(ctx.outputs[0].raw());
+  if (x.dtype() == DType::kI16) {  // 65536 entries, Table[x + 32768]
+    if (table.numel() != 65536) return ctx.Error("input 1 (table) has {} values, expected 65536", table.numel());
+    const int16_t* xp = x.data<int16_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) y[i] = t[int32_t{xp[i]} + 32768];
+    return Status::Ok();
+  }
+  if (table.numel() != 256) return ctx.Error("input 1 (table) has {} values, expected 256", table.numel());
   const auto* xp = static_cast<const uint8_t*>(x.raw());
   const uint8_t flip = x.dtype() == DType::kI8 ? 0x80 : 0;  // i8 -128..127 -> index 0..255
   for (int64_t i = 0; i < x.numel(); ++i) y[i] = t[xp[i] ^ flip];
