@@ -11,6 +11,9 @@ namespace {
 bool Known(int64_t d) { return d != kUnknownDim; }
 
 const std::initializer_list<DType> kQuantTypes = {DType::kU8, DType::kI8};
+// What an integer op may write, and QLinearAdd/QLinearMul read: int16 is the mixed
+// precision's wide point (ops.def).
+const std::initializer_list<DType> kQuantOrWideTypes = {DType::kU8, DType::kI8, DType::kI16};
 // QuantizeLinear / DequantizeLinear also carry int16 activations (mixed precision: the
 // quantizer's promoted norms and softmaxes; exported in the com.microsoft domain).
 const std::initializer_list<DType> kQdqTypes = {DType::kU8, DType::kI8, DType::kI16};
@@ -144,7 +147,7 @@ Status QLinearConv(InferContext& ctx) {
     RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
   }
   RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
-  RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantOrWideTypes));
   for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
   if (ctx.has_input(8)) RETURN_IF_ERROR(ctx.ExpectDType(8, {DType::kI32}));
   RETURN_IF_ERROR(ExpectSingleValue(ctx, 1, "x_scale"));
@@ -205,7 +208,7 @@ Status QLinearMatMul(InferContext& ctx) {
   }
   RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
-  RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(7, kQuantOrWideTypes));
   for (int i : {1, 4, 6}) RETURN_IF_ERROR(ctx.ExpectDType(i, {DType::kF32}));
   // a and y: per tensor or per row (M); b: per tensor or per column (N).
   const TensorType& a = ctx.input_type(0);
@@ -266,11 +269,12 @@ Status MatMulInteger(InferContext& ctx) {
 
 Status QuantizedLookup(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantOrWideTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
   const TensorType& t = ctx.input_type(1);
-  if (t.rank_known && (t.rank() != 1 || (Known(t.dims[0]) && t.dims[0] != 256)))
-    return ctx.Error("input 1 (table) is {}, expected 256 values", t.ToString());
+  const int64_t entries = ctx.input_type(0).dtype == DType::kI16 ? 65536 : 256;
+  if (t.rank_known && (t.rank() != 1 || (Known(t.dims[0]) && t.dims[0] != entries)))
+    return ctx.Error("input 1 (table) is {}, expected {} values", t.ToString(), entries);
   const TensorType& x = ctx.input_type(0);
   ctx.output(0) = x.rank_known ? MakeType(t.dtype, x.dims) : UnknownRank(t.dtype);
   return Status::Ok();
@@ -308,15 +312,15 @@ namespace {
 Status QLinearBinary(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(7, 8));
   for (int i : {0, 1, 3, 4, 6}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
-  RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantOrWideTypes));
+  RETURN_IF_ERROR(ctx.ExpectDType(3, kQuantOrWideTypes));
   const char* names[] = {"A scale", "A zero point", "", "B scale", "B zero point", "", "C scale", "C zero point"};
   for (int i : {1, 2, 4, 5, 6, 7}) RETURN_IF_ERROR(ExpectSingleValue(ctx, i, names[i]));
   RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
   RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 5, 4, ctx.input_type(3).dtype));
   const DType out = ctx.has_input(7) ? ctx.input_type(7).dtype : ctx.input_type(0).dtype;
-  if (out != DType::kU8 && out != DType::kI8)
-    return ctx.Error("input 7 (C zero point) has dtype {}, expected u8 or i8", DTypeName(out));
+  if (out != DType::kU8 && out != DType::kI8 && out != DType::kI16)
+    return ctx.Error("input 7 (C zero point) has dtype {}, expected u8, i8 or i16", DTypeName(out));
   const TensorType& a = ctx.input_type(0);
   const TensorType& b = ctx.input_type(3);
   if (!a.rank_known || !b.rank_known) {

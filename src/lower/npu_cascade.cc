@@ -55,6 +55,7 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
       // NHWC rows of a 4-d [1, C, H, W] result; a full operand is sliced like the result, a
       // broadcast one (a channel row, a value) read whole; a constant full operand is refused.
       const npu::EltwiseLayer& e = m.vec.eltwise;
+      if (e.a_bytes != 1 || e.b_bytes != 1 || e.y_bytes != 1) return std::nullopt;  // rows counted in bytes
       const Value* y = l.node->output(0);
       if (!y || y->type.dims.size() != 4 || y->type.dims[0] != 1) return std::nullopt;
       if (e.binary() && e.broadcast == npu::EltwiseLayer::Broadcast::kFull && !e.b_const.empty()) return std::nullopt;
@@ -75,6 +76,7 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
   if (!q.ok()) return std::nullopt;
   const npu::ConvLayer& c = q->layer;
   if (c.batch != 1 || c.weights_from_input || c.fp16 || c.in_w == 1) return std::nullopt;  // not a MatMul
+  if (c.out_elem_bytes() != 1) return std::nullopt;  // an int16 output: rows counted in bytes
   m.gemm = true;
   m.conv = c;
   m.rows = {c.in_h, c.out_h(), c.dilation_h * (c.kernel_h - 1) + 1, c.stride_h, c.pad_top};

@@ -23,6 +23,9 @@ StatusOr<int32_t> ScalarZeroPoint(const Node& n, int i, const char* what);
 // The fused activation's clamp [edgec_qmin, edgec_qmax] of an integer node, in the NPU's
 // i8 terms (u8 values shift by -128).
 std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8);
+// The clamp of an int16 output (the mixed precision's int16 point): [edgec_qmin, edgec_qmax]
+// within the int16 range.
+std::pair<int32_t, int32_t> ClampInI16(const Node& n);
 inline bool Is8(const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; }
 
 // A QLinearLayerNormalization / QLinearGroupNormalization / QLinearSoftmax as a VEC norm or

@@ -45,6 +45,11 @@ std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8) {
           static_cast<int32_t>(std::min<int64_t>(hi, n.attrs.GetInt("edgec_qmax", hi))) + shift};
 }
 
+std::pair<int32_t, int32_t> ClampInI16(const Node& n) {
+  return {static_cast<int32_t>(std::max<int64_t>(-32768, n.attrs.GetInt("edgec_qmin", -32768))),
+          static_cast<int32_t>(std::min<int64_t>(32767, n.attrs.GetInt("edgec_qmax", 32767)))};
+}
+
 namespace {
 
 // The geometry fields every NPU window layer has (conv, depthwise, pool), from an NCHW input
@@ -85,6 +90,8 @@ Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer&
   return Status::Ok();
 }
 
+bool IsDepthwise(const Node& n);
+
 // What the NPU needs of a QLinearConv/QLinearMatMul (X, xs, xz, W, ws, wz, ys, yz[, B]) with
 // `channels` output channels: symmetric int8 constant weights, per-tensor activation scales,
 // zero points and clamp in i8 terms, the int32 bias (zeros when absent) and one fixed-point
@@ -101,9 +108,10 @@ struct QuantizedOperands {
 
 StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels) {
   QuantizedOperands q;
+  // The output may be int16 (the requantize writes 2-byte values: ConvLayer::y_bytes).
+  const bool wide = n.output(0)->type.dtype == DType::kI16 && !IsDepthwise(n);
   for (const Value* v : {n.input(0), n.output(0)})
-    if (v->type.dtype != DType::kU8 && v->type.dtype != DType::kI8)
-      return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
+    if (!Is8(v) && !(wide && v == n.output(0))) return Unimplemented("dtype {} not supported", DTypeName(v->type.dtype));
   q.input_u8 = n.input(0)->type.dtype == DType::kU8;
   q.output_u8 = n.output(0)->type.dtype == DType::kU8;
   q.weights = ConstInput(n, 3);
@@ -135,7 +143,7 @@ StatusOr<QuantizedOperands> QuantizedOperandsOf(const Node& n, int64_t channels)
   ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "output zero point"));
   q.x_zero_point = q.input_u8 ? zx - 128 : zx;
   q.y_zero_point = q.output_u8 ? zy - 128 : zy;
-  std::tie(q.act_min, q.act_max) = ClampInI8(n, q.output_u8);
+  std::tie(q.act_min, q.act_max) = wide ? ClampInI16(n) : ClampInI8(n, q.output_u8);
   q.bias.assign(channels, 0);
   if ((n.op() == OpKind::kQLinearConv || n.op() == OpKind::kQLinearMatMul) && n.num_inputs() > 8 && n.input(8)) {
     const Value* b = n.input(8);
@@ -170,6 +178,9 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
   // A fused lookup epilogue (npu_fuse_epilogue.cc) costs its VEC lut: the shape carries a
   // table of zeros until QuantizedLayerOf fills it.
   if (n.attrs.Has("edgec_output_table")) l.output_table.assign(256, 0);
+  // An int16 point written by the requantize (Int16WriterTest).
+  const int y_bytes = n.output(0) && n.output(0)->type.dtype == DType::kI16 ? 2 : 0;
+  l.y_bytes = y_bytes;
   if (conv) {
     RETURN_IF_ERROR(ConvGeometry(n, x, w, l));
     return l;
@@ -186,6 +197,7 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
     npu::ConvLayer b = npu::ConvLayer::MatMul(l.name, static_cast<int>(x[1]), static_cast<int>(x[2]), static_cast<int>(w[2]));
     b.output_table = l.output_table;
     b.batch = static_cast<int>(x[0]);
+    b.y_bytes = y_bytes;
     b.weights_from_input = true;
     if (const Node* t = n.input(3)->producer(); t && AbsorbedInto(*t) == &n) b.b_strides = *RightOperandStrides(*t);
     return b;
@@ -199,6 +211,7 @@ StatusOr<npu::ConvLayer> GemmLayerShape(const Node& n) {
   const int64_t nn = trans_b ? w[0] : w[1];
   npu::ConvLayer mm = npu::ConvLayer::MatMul(l.name, static_cast<int>(m), static_cast<int>(k), static_cast<int>(nn));
   mm.output_table = l.output_table;
+  mm.y_bytes = y_bytes;
   return mm;
 }
 
@@ -334,7 +347,9 @@ bool IsFloatBoundary(const Node& n) {
   const Value* y = n.output(0);
   if (!x || !y || n.num_outputs() != 1) return false;
   if (n.op() == OpKind::kQuantizeLinear) return x->is_graph_input() && x->type.dtype == DType::kF32 && Is8(y);
-  if (n.op() == OpKind::kDequantizeLinear) return y->is_graph_output() && y->type.dtype == DType::kF32 && Is8(x);
+  // An int16 model output (the mixed precision's last norm) too: a 2-byte dequantize.
+  if (n.op() == OpKind::kDequantizeLinear)
+    return y->is_graph_output() && y->type.dtype == DType::kF32 && (Is8(x) || x->type.dtype == DType::kI16);
   return false;
 }
 
@@ -429,7 +444,9 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     // The f32 side stays in the caller's NCHW order (runtime ToNpu): a 4-d tensor whose NCHW
     // and NHWC orders differ is read or written planar (tests/lower/npu_float_boundary_test.cc).
     const Dims& d = y->type.dims;
+    if (!q && x->type.dtype == DType::kI16) v.eltwise.a_bytes = 2;
     if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {
+      if (v.eltwise.a_bytes == 2) return Unimplemented("a planar int16 model output");
       v.eltwise.planes = d[1];
       v.eltwise.pixels = d[2] * d[3];
     }
@@ -455,18 +472,23 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   }
   if (n.op() == OpKind::kQuantizedLookup) {
     const Value* x = n.input(0);
-    if (!is8(x) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    // An int16 x (the SiLU after an int16 GroupNorm): 65536 entries, index x + 32768.
+    const bool wide = x->type.dtype == DType::kI16;
+    const int64_t entries = wide ? 65536 : 256;
+    if ((!is8(x) && !wide) || !is8(y)) return Unimplemented("dtype not 8-bit (or an int16 index)");
     if (!x->type.IsStatic()) return Unimplemented("dynamic shape");
     const Tensor* table = ConstInput(n, 1);
-    if (!table || table->numel() != 256 || DTypeSize(table->dtype()) != 1) return Unimplemented("lookup table is not 256 constant bytes");
-    // Index = the NPU's value + 128 = the reference's index (x - lowest) for u8 and i8 alike.
+    if (!table || table->numel() != entries || DTypeSize(table->dtype()) != 1)
+      return Unimplemented("lookup table is not {} constant bytes", entries);
+    // Index = the NPU's value + 128 (+ 32768) = the reference's index (x - lowest).
     const uint8_t flip = y->type.dtype == DType::kU8 ? 0x80 : 0;
     const auto* t = static_cast<const uint8_t*>(table->raw());
-    std::vector<int8_t> npu_table(256);
-    for (int i = 0; i < 256; ++i) npu_table[i] = static_cast<int8_t>(t[i] ^ flip);
+    std::vector<int8_t> npu_table(entries);
+    for (int64_t i = 0; i < entries; ++i) npu_table[i] = static_cast<int8_t>(t[i] ^ flip);
     v.kind = VectorLayer::Kind::kEltwise;
     v.output_u8 = y->type.dtype == DType::kU8;
     v.eltwise = npu::EltwiseLayer::Lookup(n.name(), NumElements(y->type.dims), std::move(npu_table));
+    if (wide) v.eltwise.a_bytes = 2;
     return v;
   }
   if (n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul) {
@@ -474,7 +496,9 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     const char* what = add ? "add" : "mul";
     const Value* a = n.input(0);
     const Value* b = n.input(3);
-    if (!is8(a) || !is8(b) || !is8(y)) return Unimplemented("dtype not 8-bit");
+    // int16 operands or result (the mixed precision's points) on the add: 2-byte elements.
+    auto bytes = [&](const Value* v) { return v->type.dtype == DType::kI16 && add ? 2 : is8(v) ? 1 : 0; };
+    if (!bytes(a) || !bytes(b) || !bytes(y)) return Unimplemented("dtype not 8-bit{}", add ? " or int16" : "");
     if (!a->type.IsStatic() || !b->type.IsStatic() || !y->type.IsStatic()) return Unimplemented("dynamic shape");
     // How an operand covers the result in the NPU's layout: the whole tensor, one channel row
     // (the innermost dim: C of a 4-d NHWC tensor, the last dim otherwise) or one value.
@@ -511,13 +535,18 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     ASSIGN_OR_RETURN(int32_t zy, ScalarZeroPoint(n, 7, "C zero point"));
     if (sa.size() != 1 || sb.size() != 1 || sy.size() != 1) return Unimplemented("per-axis scales not lowered");
     v.output_u8 = y->type.dtype == DType::kU8;
-    const auto [qmin, qmax] = ClampInI8(n, v.output_u8);
+    const bool wide = bytes(a) == 2 || bytes(b) == 2;
+    const auto [qmin, qmax] = bytes(y) == 2 ? ClampInI16(n) : ClampInI8(n, v.output_u8);
     // The scales as the reference reads them (f32).
     const float fa = static_cast<float>(sa[0]), fb = static_cast<float>(sb[0]), fy = static_cast<float>(sy[0]);
     if (add) {
-      auto p = quant::MakeQuantizedAdd(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
+      auto p = quant::MakeQuantizedAdd(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax,
+                                       wide ? quant::kWideAddLeftShift : quant::kAddLeftShift);
       if (!p.ok()) return Unimplemented("{}", p.status().message());
       v.eltwise = npu::EltwiseLayer::Add(n.name(), NumElements(yd), *p);
+      v.eltwise.a_bytes = bytes(va);
+      v.eltwise.b_bytes = bytes(vb);
+      v.eltwise.y_bytes = bytes(y);
     } else {
       auto p = quant::MakeQuantizedMul(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
       if (!p.ok()) return Unimplemented("{}", p.status().message());
@@ -528,6 +557,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     if (e.broadcast == B::kRow) e.cols = yd[channel];
     if (vb->is_constant()) {
       const Tensor& c = vb->constant();
+      if (bytes(vb) != 1) return Unimplemented("a constant int16 operand");
       const uint8_t flip = vb->type.dtype == DType::kU8 ? 0x80 : 0;
       const auto* d = static_cast<const uint8_t*>(c.raw());
       for (int64_t i = 0; i < c.numel(); ++i) e.b_const.push_back(static_cast<int8_t>(d[i] ^ flip));

@@ -62,6 +62,8 @@ StatusOr<npu::MoveLayer> MoveLayerOf(const Node& n) {
 
 namespace {
 
+StatusOr<npu::MoveLayer> ElementMoveOf(const Node& n, const std::vector<const Value*>& ins, npu::MoveLayer m);
+
 StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n) {
   npu::MoveLayer m;
   m.name = n.name();
@@ -74,16 +76,41 @@ StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n) {
   } else if (ins.size() != 1 || ins[0] != n.input(0)) {
     return Unimplemented("{} of a computed shape or index not lowered", OpName(n.op()));
   }
+  // int16 values (the mixed precision's points) move as pairs of bytes: the boxes are built in
+  // elements, then widened (WidenBoxes).
+  const DType et = ins.empty() ? DType::kI8 : ins[0]->type.dtype;
+  const bool wide = et == DType::kI16;
+  auto ok_type = [&](const Value* v) { return wide ? v->type.dtype == DType::kI16 : Is8(v); };
   for (const Value* v : ins) {
-    if (!Is8(v)) return Unimplemented("dtype {} {} not lowered (8-bit only)", DTypeName(v->type.dtype), OpName(n.op()));
+    if (!ok_type(v)) return Unimplemented("dtype {} {} not lowered (8-bit or int16 only)", DTypeName(v->type.dtype), OpName(n.op()));
     if (!v->type.IsStatic()) return Unimplemented("dynamic shape");
     m.input_bytes.push_back(NumElements(v->type.dims));
   }
   for (const Value* v : n.outputs()) {
     if (!v) return Unimplemented("{} with an unused output", OpName(n.op()));
-    if (!Is8(v) || !v->type.IsStatic()) return Unimplemented("dtype or shape of output '{}'", v->name());
+    if (!ok_type(v) || !v->type.IsStatic()) return Unimplemented("dtype or shape of output '{}'", v->name());
     m.output_bytes.push_back(NumElements(v->type.dims));
   }
+  if (wide) {
+    ASSIGN_OR_RETURN(m, ElementMoveOf(n, ins, std::move(m)));
+    for (int64_t& b : m.input_bytes) b *= 2;
+    for (int64_t& b : m.output_bytes) b *= 2;
+    for (npu::MoveBox& b : m.boxes) {  // each element: two bytes, an innermost dim of 2
+      b.src_offset *= 2;
+      b.dst_offset *= 2;
+      for (int64_t& v : b.src_strides) v *= 2;
+      for (int64_t& v : b.dst_strides) v *= 2;
+      b.counts.push_back(2);
+      b.src_strides.push_back(1);
+      b.dst_strides.push_back(1);
+    }
+    return m;
+  }
+  return ElementMoveOf(n, ins, std::move(m));
+}
+
+// The boxes of `n` in elements (one byte each), appended to `m`.
+StatusOr<npu::MoveLayer> ElementMoveOf(const Node& n, const std::vector<const Value*>& ins, npu::MoveLayer m) {
   const Dims& x = ins[0]->type.dims;
   const Dims& y = n.output(0)->type.dims;
   const int rank = static_cast<int>(x.size());

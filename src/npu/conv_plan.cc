@@ -59,7 +59,7 @@ Layout MakeLayout(const ConvLayer& l, const Target& t, const Tiling& tl) {
   y.stream_slot = stream;
   y.resident_slot = resident;
   y.params_slot = AlignUp(l.params_bytes(y.max_n), al);
-  y.out_slot = AlignUp(int64_t{y.max_m} * y.max_n * es, al);
+  y.out_slot = AlignUp(int64_t{y.max_m} * y.max_n * l.out_elem_bytes(), al);
   y.per_team = nbuf * (stream + resident) + int64_t{tl.team()} * nbuf * (y.params_slot + y.out_slot);
   return y;
 }

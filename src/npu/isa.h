@@ -38,11 +38,15 @@ constexpr int kNumQueues = 4;
 
 enum class VecOp : uint8_t {
   // dst_i8[r][c] = clamp(zp + Requantize(acc[r][c] + bias[c], mult[c], shift[c]), lo, hi):
-  // src is an accumulator tile, params (bias, mult, shift as int32[cols] each) in SRAM.
+  // src is an accumulator tile, params (bias, mult, shift as int32[cols] each) in SRAM;
+  // imm = zp, lo, hi, and imm[kRequantBytesImm] = 2 writes int16 (2-byte elements, dst_stride
+  // in bytes, zp/lo/hi in int16 terms; timed at the i16 rate).
   kRequantize,
   // Quantized add (TFLite's scheme), imm = za, zb, zo, ma, sa, mb, sb, mo, so, lo, hi:
-  //   s = Mul((a - za) << 20, ma, sa) + Mul((b - zb) << 20, mb, sb)
+  //   s = Mul((a - za) << L, ma, sa) + Mul((b - zb) << L, mb, sb)
   //   dst = clamp(zo + Mul(s, mo, so), lo, hi)     (Mul = MultiplyByQuantizedMultiplier)
+  // L = imm[kAddShiftImm] (0: quant::kAddLeftShift); int16 operands or result have element
+  // bytes imm[kAddBytesImm..+2] = a, b, dst (0 or 1: int8; 2: int16, timed at the i16 rate).
   kAdd,
   kRelu,     // dst = max(src, imm[0] (the zero point))
   // Pools over an HWC tile of in_h x in_w pixels (pixel p at src + p * src_stride, `cols`
@@ -59,7 +63,9 @@ enum class VecOp : uint8_t {
   // Quantized multiply, imm = za, zb, zo, mult, shift, lo, hi (quant::QuantizedMul):
   //   dst = clamp(zo + Mul((a - za) * (b - zb), mult, shift), lo, hi)
   kMul,
-  // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM).
+  // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM); with
+  // imm[kLutBytesImm] = 2 the source is int16 (2 bytes, strides in bytes) and dst =
+  // table[src + 32768] of 65536 bytes, timed at the i16 rate.
   kLut,
   // Integer normalization (quant/int_norm.h), imm = zx, zy, lo, hi, per_row: the groups are the
   // rows (per_row = 1) or the whole rows x cols tile (0); column c is channel c of params =
@@ -97,6 +103,15 @@ inline constexpr int64_t kResizeTapBytes = 12;
 // imm[kBroadcastImm] = 1, the one byte at src2 + r * src2_stride for every c (a scalar b).
 // A per-channel b (the same row for every row of a) is src2_stride = 0.
 inline constexpr int kBroadcastImm = 11;
+// kRequantize: bytes of a destination element (0 or 1: int8; 2: int16).
+inline constexpr int kRequantBytesImm = 3;
+// kDequantize: bytes of a source element (0 or 1: int8; 2: an int16 model output, dense rows).
+inline constexpr int kDequantBytesImm = 5;
+// kLut: bytes of a source element (0 or 1: int8; 2: int16, a 65536-entry table).
+inline constexpr int kLutBytesImm = 0;
+// kAdd: element bytes of a, b and dst at kAddBytesImm, +1, +2, and the lift's left shift.
+inline constexpr int kAddBytesImm = 12;
+inline constexpr int kAddShiftImm = 15;
 // kQuantize / kDequantize: the i8 side's column pitch (0 or 1: dense). COPY with
 // imm[kPitchImm] > 1 writes element c of row r at dst + r * dst_stride + c * pitch: a byte
 // transpose in SRAM (rows x cols -> cols x rows with dst_stride 1, pitch rows), timed as a copy.
@@ -181,7 +196,7 @@ struct Instr {
   int64_t src = 0, src2 = 0, dst = 0, params = 0;
   int32_t src_stride = 0, src2_stride = 0, dst_stride = 0;
   int32_t rows = 0, cols = 0;
-  int32_t imm[12] = {};
+  int32_t imm[16] = {};
   // Pool: input tile [in_h][in_w][cols] at src (row = one pixel of cols bytes), window and stride.
   int32_t in_h = 0, in_w = 0, win_h = 0, win_w = 0, stride_h = 0, stride_w = 0;
 

@@ -86,6 +86,11 @@ struct ConvLayer {
   int64_t n() const { return out_channels; }
   int64_t macs() const { return m() * k() * n(); }
   int elem_bytes() const { return fp16 ? 2 : 1; }
+  // Bytes of an output element: 2 when the requantize writes int16 (an int16 point of the
+  // mixed precision: act_min/act_max and y_zero_point then in int16 terms, isa.h kRequantize),
+  // else the operands' size.
+  int y_bytes = 0;
+  int out_elem_bytes() const { return y_bytes ? y_bytes : elem_bytes(); }
   bool has_data() const { return weights_from_input ? !requant.empty() : !weights.empty(); }
   int64_t weight_bytes() const { return (weights_from_input ? int64_t{batch} : 1) * k() * n() * elem_bytes(); }
   static ConvLayer MatMul(std::string name, int m, int k, int n);
@@ -144,16 +149,16 @@ struct EltwiseLayer {
   std::string name = "eltwise";
   VecOp op = VecOp::kAdd;  // kAdd, kMul, kRelu, kLut, kQuantize or kDequantize
   int64_t elements = 0;
-  int32_t imm[12] = {};    // the VEC immediates (see isa.h)
+  int32_t imm[16] = {};    // the VEC immediates (see isa.h)
   Broadcast broadcast = Broadcast::kFull;
   int64_t cols = 0;              // kRow: values in b's row
   std::vector<int8_t> table = {};    // kLut: 256 values in the NPU's i8 terms, indexed by x + 128
   std::vector<int8_t> b_const = {};  // a constant b (empty: b is a region)
   // Region names of a and b: the node's data inputs in order are ".input", ".input1", ...
   std::string a_region = ".input", b_region = ".input1";
-  // Bytes of an element of a and of y: 4 for the f32 side of kQuantize / kDequantize, 2 for an
-  // int16 side of kRescale, else 1.
-  int64_t a_bytes = 1, y_bytes = 1;
+  // Bytes of an element of a, b and y: 4 for the f32 side of kQuantize / kDequantize, 2 for an
+  // int16 side of kRescale or kAdd (isa.h kAddBytesImm), else 1.
+  int64_t a_bytes = 1, y_bytes = 1, b_bytes = 1;
   // The float boundary of a 4-d tensor: planes > 0 is its channel count C, and the f32 side
   // is in the caller's planar NCHW order ([N][C][pixels]) while the i8 side is NHWC; each tile
   // is a run of pixels of one image, its f32 rows (one per channel) moved by one strided DMA

@@ -27,7 +27,8 @@ struct Block {
 class ConvLowering {
  public:
   ConvLowering(const ConvLayer& l, const Target& t, const Tiling& tl)
-      : l_(l), t_(t), tl_(tl), y_(MakeLayout(l, t, tl)), es_(l.elem_bytes()), nbuf_(tl.double_buffer ? 2 : 1),
+      : l_(l), t_(t), tl_(tl), y_(MakeLayout(l, t, tl)), es_(l.elem_bytes()), ys_(l.out_elem_bytes()),
+        nbuf_(tl.double_buffer ? 2 : 1),
         steps_(KSteps(l, tl)) {}
 
   StatusOr<Program> Lower(LayerImage* image);
@@ -77,6 +78,7 @@ class ConvLowering {
   const Tiling& tl_;
   const Layout y_;
   const int64_t es_;
+  const int64_t ys_;  // bytes of an output element (ConvLayer::y_bytes)
   const int nbuf_;
   const std::vector<KStep> steps_;
   Program p_;
@@ -95,7 +97,7 @@ Status ConvLowering::PlaceImage(LayerImage* image) {
   n_tiles_ = CeilDiv(N, tl_.tile_n);
   const int64_t p_bytes = int64_t{12} * N + (l_.has_table() ? 256 * n_tiles_ : 0);
   const int64_t in_bytes = int64_t{l_.batch} * l_.in_h * l_.in_w * l_.channels * es_;
-  const int64_t out_bytes = int64_t{l_.batch} * l_.out_h() * l_.out_w() * N * es_;
+  const int64_t out_bytes = int64_t{l_.batch} * l_.out_h() * l_.out_w() * N * ys_;
   if (l_.weights_from_input) {
     // params, input, the right operand (`.input1`), output: only the params are constant.
     p_addr_ = 0;
@@ -500,13 +502,14 @@ void ConvLowering::EmitEpilogue(Core& c, const OutTile& o, int64_t acc, int64_t 
   rq.src = acc;
   rq.src_stride = o.tn * 4;
   rq.dst = obuf;
-  rq.dst_stride = static_cast<int32_t>(o.tn * es_);
+  rq.dst_stride = static_cast<int32_t>(o.tn * ys_);
   rq.params = par;
   rq.rows = o.m();
   rq.cols = o.tn;
   rq.imm[0] = l_.y_zero_point;
   rq.imm[1] = l_.act_min;
   rq.imm[2] = l_.act_max;
+  if (l_.y_bytes == 2) rq.imm[kRequantBytesImm] = 2;  // int16 out (an fp16 layer keeps its timing)
   e.Add(QueueKind::kVector, rq);
   if (l_.has_table()) EmitLookup(c, o, par, obuf);
   e.Signal(QueueKind::kVector, kAccFree);
@@ -514,13 +517,13 @@ void ConvLowering::EmitEpilogue(Core& c, const OutTile& o, int64_t acc, int64_t 
   e.Signal(QueueKind::kVector, kOutFull);
   e.Wait(QueueKind::kStore, kOutFull);
   Instr st{.op = Opcode::kDmaStore};
-  st.dram_addr = out_addr_ + (((int64_t{o.b} * OH + o.oh0) * OW + o.ow0) * N + o.n0) * es_;
+  st.dram_addr = out_addr_ + (((int64_t{o.b} * OH + o.oh0) * OW + o.ow0) * N + o.n0) * ys_;
   st.region = kOutputRegion;
   st.sram_addr = obuf;
-  st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(o.tn * es_);
+  st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(o.tn * ys_);
   st.ndims = 2;
-  st.dims[0] = {o.th, int64_t{OW} * N * es_, int64_t{o.tw} * o.tn * es_, 0, o.th};
-  st.dims[1] = {o.tw, int64_t{N} * es_, int64_t{o.tn} * es_, 0, o.tw};
+  st.dims[0] = {o.th, int64_t{OW} * N * ys_, int64_t{o.tw} * o.tn * ys_, 0, o.th};
+  st.dims[1] = {o.tw, int64_t{N} * ys_, int64_t{o.tn} * ys_, 0, o.tw};
   if (o.th == 1) {
     st.ndims = 1;
     st.dims[0] = st.dims[1];
@@ -529,7 +532,7 @@ void ConvLowering::EmitEpilogue(Core& c, const OutTile& o, int64_t acc, int64_t 
   // is contiguous on both sides: one DMA row, so a thin output (N below a burst) does not
   // pay a burst per pixel. Guarded by NpuFunctionalTest's thin-output cases.
   if (o.tn == N && (o.th == 1 || o.tw == OW)) {
-    st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(int64_t{o.th} * o.tw * N * es_);
+    st.row_bytes = st.sram_row_bytes = static_cast<int32_t>(int64_t{o.th} * o.tw * N * ys_);
     st.ndims = 0;
   }
   EmitDma(e, t_, st);
@@ -592,6 +595,8 @@ StatusOr<Program> ConvLowering::Lower(LayerImage* image) {
   const std::string where = fmt::format("layer '{}'", l_.name);
   if (l_.out_h() < 1 || l_.out_w() < 1) return InvalidArgument("{}: empty output", where);
   if (t_.dma.max_dims < 2) return InvalidArgument("{}: the DMA needs at least 2 dims", where);
+  if (l_.y_bytes == 2 && t_.vector_cores.VecRate("i16") <= 0)
+    return InvalidArgument("{}: an int16 output, but the vector cores of {} take no i16", where, t_.name);
   auto fp = CheckTiling(l_, t_, tl_);
   if (!fp.ok()) return fp.status().WithContext(where);
   RETURN_IF_ERROR(PlaceImage(image));

@@ -13,6 +13,8 @@ namespace {
 // Semaphores of each core: input slots (load -> vector), output slots (vector -> store).
 constexpr StreamSems kSems{.in_free = 0, .in_full = 2, .out_free = 6, .out_full = 7};
 constexpr int32_t kNumSems = 13;
+// A wide lookup's one shared table is loaded (core 0's load queue -> every vector queue).
+constexpr int32_t kTableSem = 12;
 
 }  // namespace
 
@@ -20,6 +22,7 @@ EltwiseLayer EltwiseLayer::Add(std::string name, int64_t elements, const quant::
   EltwiseLayer l{.name = std::move(name), .op = VecOp::kAdd, .elements = elements,
                  .imm = {p.a_zero_point, p.b_zero_point, p.y_zero_point, p.a.multiplier, p.a.shift, p.b.multiplier,
                          p.b.shift, p.y.multiplier, p.y.shift, p.qmin, p.qmax}};
+  l.imm[kAddShiftImm] = p.left_shift;
   return l;
 }
 
@@ -73,15 +76,24 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   if ((l.op == VecOp::kQuantize || l.op == VecOp::kDequantize) && t.vector_cores.VecRate("f32") <= 0)
     return InvalidArgument("eltwise layer '{}': {} needs f32 on the vector cores, target {} lists none", l.name,
                            VecOpName(l.op), t.name);
-  if (l.op == VecOp::kRescale && (l.a_bytes == 2 || l.y_bytes == 2) && t.vector_cores.VecRate("i16") <= 0)
+  const bool wide = l.a_bytes == 2 || l.y_bytes == 2 || (l.binary() && l.b_bytes == 2);
+  if (wide && t.vector_cores.VecRate("i16") <= 0)
     return InvalidArgument("eltwise layer '{}': int16 values, but the vector cores of {} take no i16", l.name, t.name);
+  // An int16 lookup (a = 2 bytes, y = 1) reads one table of 65536 entries, shared by the cores.
+  const bool wide_lut = l.op == VecOp::kLut && l.a_bytes == 2;
+  const bool wide_dq = l.op == VecOp::kDequantize && l.a_bytes == 2;  // an int16 model output
+  if (wide_dq && l.planes > 0) return InvalidArgument("eltwise layer '{}': a planar int16 dequantize", l.name);
+  if (wide && l.op != VecOp::kRescale && l.op != VecOp::kAdd && !(wide_lut && l.y_bytes == 1) && !wide_dq)
+    return InvalidArgument("eltwise layer '{}': int16 values on a {} (only add, rescale, lookup)", l.name, VecOpName(l.op));
+  if (l.binary() && l.b_bytes == 2 && !l.b_const.empty())
+    return InvalidArgument("eltwise layer '{}': a constant int16 b", l.name);
   using B = EltwiseLayer::Broadcast;
   const bool binary = l.binary();
   const B bc = binary ? l.broadcast : B::kFull;
   if (bc == B::kRow && (l.cols < 1 || l.elements % l.cols || chunk % l.cols))
     return InvalidArgument("eltwise layer '{}': {} elements, chunk {} are not whole rows of {}", l.name, l.elements,
                            chunk, l.cols);
-  if (l.op == VecOp::kLut && l.table.size() != 256)
+  if (l.op == VecOp::kLut && l.table.size() != (wide_lut ? 65536u : 256u))
     return InvalidArgument("eltwise layer '{}': lookup table of {} values", l.name, l.table.size());
   if (!l.b_const.empty() && static_cast<int64_t>(l.b_const.size()) != l.b_elements())
     return InvalidArgument("eltwise layer '{}': constant b of {} values, expected {}", l.name, l.b_const.size(),
@@ -94,10 +106,12 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int nbuf = double_buffer ? 2 : 1;
   const int64_t al = t.shared_sram.alignment;
   const bool b_streamed = binary && bc == B::kFull;
-  const int64_t ea = l.a_bytes, ey = l.y_bytes;  // element bytes of a and y
-  const int64_t slot = AlignUp(chunk * ea, al) + (b_streamed ? AlignUp(chunk, al) : 0) + AlignUp(chunk * ey, al);
+  const int64_t ea = l.a_bytes, ey = l.y_bytes, eb = binary ? l.b_bytes : 1;  // element bytes of a, y and b
+  const int64_t slot = AlignUp(chunk * ea, al) + (b_streamed ? AlignUp(chunk * eb, al) : 0) + AlignUp(chunk * ey, al);
   // Loaded once per core: a broadcast b, or the table.
-  const int64_t once = binary && !b_streamed ? AlignUp(l.b_elements(), al) : l.op == VecOp::kLut ? AlignUp(256, al) : 0;
+  const int64_t once = binary && !b_streamed ? AlignUp(l.b_elements() * eb, al)
+                     : l.op == VecOp::kLut && !wide_lut ? AlignUp(256, al) : 0;
+  const int64_t shared = wide_lut ? AlignUp(65536, al) : 0;  // the wide table, before the cores' areas
   // Planar: a tile is `px` pixels of one image (px * C elements <= chunk).
   const int64_t px = planar ? std::max<int64_t>(1, std::min(l.pixels, chunk / l.planes)) : 0;
   if (planar && px * l.planes > chunk)
@@ -106,16 +120,16 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int64_t chunks = planar ? l.elements / (l.planes * l.pixels) * tiles_per_image : CeilDiv(l.elements, chunk);
   const int cores = std::min<int64_t>(t.ai_cores.count, chunks);
   const int64_t per_core = slot * nbuf + once;
-  if (per_core * cores > t.shared_sram.bytes)
+  if (shared + per_core * cores > t.shared_sram.bytes)
     return InvalidArgument("eltwise layer '{}': chunk {} does not fit SRAM", l.name, chunk);
   Program p;
   // The constant part first (dram_init covers it): the table or a constant b.
   const std::vector<int8_t>& konst = l.op == VecOp::kLut ? l.table : l.b_const;
   const int64_t const_bytes = static_cast<int64_t>(konst.size());
   p.dram_init.assign(konst.begin(), konst.end());
-  const int64_t b_bytes = binary ? l.b_elements() : 0;
+  const int64_t b_bytes = binary ? l.b_elements() * eb : 0;
   *a_addr = AlignUp(const_bytes, 64);
-  *b_addr = binary && l.b_const.empty() ? *a_addr + AlignUp(l.elements, 64) : 0;
+  *b_addr = binary && l.b_const.empty() ? *a_addr + AlignUp(l.elements * ea, 64) : 0;
   *y_addr = *a_addr + AlignUp(l.elements * ea, 64) + (binary && l.b_const.empty() ? AlignUp(b_bytes, 64) : 0);
   p.dram_bytes = *y_addr + l.elements * ey;
   p.regions = {{l.name + l.a_region, *a_addr, l.elements * ea}};
@@ -128,7 +142,14 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   p.semaphores = kNumSems;
   auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
-    const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
+    const int64_t base = shared + e.core * per_core, once_addr = base + slot * nbuf;
+    if (wide_lut) {  // core 0 loads the table; every core's vector queue waits for it once
+      if (e.core == 0) {
+        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, 0, 65536, const_region));
+        e.SignalCores(QueueKind::kLoad, kTableSem, 0, cores);
+      }
+      e.Wait(QueueKind::kVector, kTableSem);
+    }
     if (once) {  // ahead of the first chunk's loads, so the chunk's "full" token covers it
       Instr in{.op = Opcode::kDmaLoad};
       in.dram_addr = l.op == VecOp::kLut || !l.b_const.empty() ? 0 : *b_addr;
@@ -178,15 +199,15 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   };
   auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
     if (planar) return emit_planar_tile(e, i, s);
-    const int64_t base = e.core * per_core, once_addr = base + slot * nbuf;
+    const int64_t base = shared + e.core * per_core, once_addr = base + slot * nbuf;
     const int64_t off = i * chunk, n = std::min(chunk, l.elements - off);
-    const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk * ea, al), sy = sb + (b_streamed ? AlignUp(chunk, al) : 0);
+    const int64_t sa = base + s * slot, sb = sa + AlignUp(chunk * ea, al), sy = sb + (b_streamed ? AlignUp(chunk * eb, al) : 0);
     auto load = [&](int64_t dram, int64_t sram, int16_t region, int64_t elem) {
       e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, dram + off * elem, sram, n * elem, region));
     };
     auto loads = [&] {
       load(*a_addr, sa, a_region, ea);
-      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region, 1);
+      if (b_streamed) load(l.b_const.empty() ? *b_addr : 0, sb, l.b_const.empty() ? b_region : const_region, eb);
     };
     auto compute = [&] {
       Instr v{.op = Opcode::kVec, .vec = l.op};
@@ -196,18 +217,26 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       v.rows = 1;
       v.cols = static_cast<int32_t>(n);
       v.src_stride = static_cast<int32_t>(n * ea);
-      v.src2_stride = static_cast<int32_t>(n);
+      v.src2_stride = static_cast<int32_t>(n * eb);
       v.dst_stride = static_cast<int32_t>(n * ey);
       std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
+      if (l.op == VecOp::kAdd && wide) {
+        v.imm[kAddBytesImm] = static_cast<int32_t>(ea);
+        v.imm[kAddBytesImm + 1] = static_cast<int32_t>(eb);
+        v.imm[kAddBytesImm + 2] = static_cast<int32_t>(ey);
+      }
       if (bc == B::kRow) {
         v.rows = static_cast<int32_t>(n / l.cols);
         v.cols = static_cast<int32_t>(l.cols);
-        v.src_stride = v.dst_stride = v.cols;
+        v.src_stride = static_cast<int32_t>(v.cols * ea);
+        v.dst_stride = static_cast<int32_t>(v.cols * ey);
         v.src2_stride = 0;
       } else if (bc == B::kScalar) {
         v.imm[kBroadcastImm] = 1;
       }
-      if (l.op == VecOp::kLut) v.params = once_addr;
+      if (l.op == VecOp::kLut) v.params = wide_lut ? 0 : once_addr;
+      if (wide_lut) v.imm[kLutBytesImm] = 2;
+      if (wide_dq) v.imm[kDequantBytesImm] = 2;
       e.Add(QueueKind::kVector, v);
     };
     auto store = [&] {

@@ -76,9 +76,23 @@ int64_t SramEnd(const Instr& in) {
       if (in.op == Opcode::kCopy && in.imm[kPitchImm] > 1)  // a transposing copy
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride +
                                 int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
-      if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec)
+      if (in.vec == VecOp::kRequantize && in.op == Opcode::kVec) {
         end = std::max(end, in.params + int64_t{12} * in.cols);
-      if (in.vec == VecOp::kLut && in.op == Opcode::kVec) end = std::max(end, in.params + 256);
+        if (in.imm[kRequantBytesImm] == 2)  // int16 destination
+          end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 2 * int64_t{in.cols});
+      }
+      if (in.vec == VecOp::kAdd && in.op == Opcode::kVec) {  // int16 sides (isa.h kAddBytesImm)
+        auto bytes = [&](int i) { return int64_t{in.imm[kAddBytesImm + i] == 2 ? 2 : 1}; };
+        end = std::max({end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + bytes(2) * in.cols,
+                        in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + bytes(0) * in.cols,
+                        in.src2 + int64_t{std::max(in.rows, 1) - 1} * in.src2_stride +
+                            bytes(1) * (in.imm[kBroadcastImm] == 1 ? 1 : in.cols)});
+      }
+      if (in.vec == VecOp::kLut && in.op == Opcode::kVec) {
+        const bool wide_lut = in.imm[kLutBytesImm] == 2;
+        end = std::max(end, in.params + (wide_lut ? 65536 : 256));
+        if (wide_lut) end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
+      }
       if (in.vec == VecOp::kQuantize && in.op == Opcode::kVec)  // f32 source rows
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 4 * int64_t{in.cols});
       if ((in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize) && in.op == Opcode::kVec &&
@@ -87,6 +101,8 @@ int64_t SramEnd(const Instr& in) {
                                 int64_t{std::max(in.rows, 1) - 1} *
                                     (in.vec == VecOp::kQuantize ? in.dst_stride : in.src_stride) +
                                 int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
+      if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec && in.imm[kDequantBytesImm] == 2)  // int16 rows
+        end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 4 * int64_t{in.cols});
       if (in.vec == VecOp::kRescale && in.op == Opcode::kVec)  // 1- or 2-byte elements
@@ -132,10 +148,15 @@ double VecCycles(const Target& t, const Instr& in) {
   if (IsWindowOp(in)) elems = WindowElements(in);
   if (in.op == Opcode::kVec && in.vec == VecOp::kResize) elems = int64_t{in.rows} * in.win_w * in.cols * 4;
   // An int16 norm / softmax runs at the vector cores' declared i16 rate (isa.h kWideImm).
-  // So does a rescale with a 2-byte side (isa.h kRescale).
+  // So does a rescale with a 2-byte side (isa.h kRescale), a requantize writing int16 and an
+  // add with an int16 side (kRequantBytesImm, kAddBytesImm).
   const bool wide = in.op == Opcode::kVec &&
                     (((in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) && in.imm[kWideImm] == 1) ||
-                     (in.vec == VecOp::kRescale && (in.imm[6] == 2 || in.imm[7] == 2)));
+                     (in.vec == VecOp::kRescale && (in.imm[6] == 2 || in.imm[7] == 2)) ||
+                     (in.vec == VecOp::kRequantize && in.imm[kRequantBytesImm] == 2) ||
+                     (in.vec == VecOp::kLut && in.imm[kLutBytesImm] == 2) ||
+                     (in.vec == VecOp::kAdd && (in.imm[kAddBytesImm] == 2 || in.imm[kAddBytesImm + 1] == 2 ||
+                                                in.imm[kAddBytesImm + 2] == 2)));
   const bool f32 = in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize);
   const double rate = wide  ? std::max(t.vector_cores.VecRate("i16"), 1e-9)
                       : f32 ? std::max(t.vector_cores.VecRate("f32"), 1e-9)

@@ -258,8 +258,10 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     const bool q = in.vec == VecOp::kQuantize;
     float scale;
     std::memcpy(&scale, &imm[0], sizeof scale);
-    const int64_t in_elem = q ? 4 : 1, out_elem = q ? 1 : 4;
+    const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source, dense rows only
+    const int64_t in_elem = q ? 4 : wide ? 2 : 1, out_elem = q ? 1 : 4;
     const int64_t pitch = imm[kPitchImm];
+    if (wide && pitch > 1) return InvalidArgument("VEC dequantize: an int16 source with a column pitch");
     if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
       const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
       const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + 1;
@@ -304,7 +306,9 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
                                      static_cast<float>(imm[3]));
           ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
         } else {
-          const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, src + c)} - imm[1]) * scale;
+          const int32_t v = wide ? int32_t{Load<int16_t>(mem, Space::kSram, 0, src + 2 * c)}
+                                 : int32_t{Load<int8_t>(mem, Space::kSram, 0, src + c)};
+          const float y = static_cast<float>(v - imm[1]) * scale;
           std::memcpy(ch.bytes.data() + 4 * c, &y, sizeof y);
         }
       }
@@ -334,17 +338,31 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   if (in.op == Opcode::kCopy || in.vec == VecOp::kRelu || in.vec == VecOp::kAdd || in.vec == VecOp::kMul ||
       in.vec == VecOp::kLut || in.vec == VecOp::kRequantize) {
     const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;
-    const int64_t elem = from_acc ? 4 : 1;
+    // Element bytes: an int16 destination of a requantize, int16 operands or result of an add
+    // (isa.h kRequantBytesImm, kAddBytesImm); 1 otherwise.
+    const bool add = in.op == Opcode::kVec && in.vec == VecOp::kAdd;
+    auto width = [](int32_t v) -> int64_t { return v == 2 ? 2 : 1; };
+    const int64_t ea = add ? width(imm[kAddBytesImm]) : 1, eb = add ? width(imm[kAddBytesImm + 1]) : 1;
+    const int64_t ey = from_acc ? width(imm[kRequantBytesImm]) : add ? width(imm[kAddBytesImm + 2]) : 1;
+    const bool wide_lut = in.op == Opcode::kVec && in.vec == VecOp::kLut && imm[kLutBytesImm] == 2;
+    const int64_t elem = from_acc ? 4 : wide_lut ? 2 : ea;
+    auto load = [&](int64_t bytes, int64_t at) -> int32_t {
+      return bytes == 2 ? int32_t{Load<int16_t>(mem, Space::kSram, 0, at)} : int32_t{Load<int8_t>(mem, Space::kSram, 0, at)};
+    };
+    auto put = [&](std::vector<uint8_t>& out, int32_t c, int32_t y) {
+      if (ey == 2) Put(out, 2 * c, static_cast<int16_t>(y));
+      else out[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
+    };
     if (in.op == Opcode::kVec && in.vec == VecOp::kRequantize)
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, int64_t{12} * in.cols, "requantize params"));
     if (in.op == Opcode::kVec && in.vec == VecOp::kLut)
-      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, 256, "lookup table"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, wide_lut ? 65536 : 256, "lookup table"));
     const bool scalar_b = imm[kBroadcastImm] == 1;
     for (int32_t r = 0; r < in.rows; ++r) {
       const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
       RETURN_IF_ERROR(Check(mem, from_acc ? Space::kAcc : Space::kSram, in.core, src, elem * in.cols, "VEC source row"));
-      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, in.cols, "VEC destination row"));
-      WriteChunk ch{dst, std::vector<uint8_t>(in.cols)};
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, ey * in.cols, "VEC destination row"));
+      WriteChunk ch{dst, std::vector<uint8_t>(ey * in.cols)};
       if (in.op == Opcode::kCopy) {
         std::copy(mem.sram.begin() + src, mem.sram.begin() + src + in.cols, ch.bytes.begin());
       } else if (in.vec == VecOp::kRelu) {
@@ -356,23 +374,27 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
           const int32_t bias = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * c);
           const int32_t mult = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (in.cols + c));
           const int32_t shift = Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (2 * in.cols + c));
-          ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(
-              quant::Requantize(acc + bias, Mult(mult, shift), imm[0], imm[1], imm[2])));
+          put(ch.bytes, c, quant::Requantize(acc + bias, Mult(mult, shift), imm[0], imm[1], imm[2]));
         }
+      } else if (in.vec == VecOp::kLut && wide_lut) {
+        for (int32_t c = 0; c < in.cols; ++c)  // index = value + 32768
+          ch.bytes[c] = mem.sram[in.params + int32_t{Load<int16_t>(mem, Space::kSram, 0, src + 2 * c)} + 32768];
       } else if (in.vec == VecOp::kLut) {
         for (int32_t c = 0; c < in.cols; ++c)
           ch.bytes[c] = mem.sram[in.params + (mem.sram[src + c] ^ 0x80)];  // index = value + 128
       } else {  // add, mul
         const int64_t src2 = in.src2 + int64_t{r} * in.src2_stride;
-        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, scalar_b ? 1 : in.cols, "VEC second source row"));
-        auto b_at = [&](int32_t c) { return Load<int8_t>(mem, Space::kSram, 0, src2 + (scalar_b ? 0 : c)); };
+        RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, eb * (scalar_b ? 1 : in.cols), "VEC second source row"));
+        auto b_at = [&](int32_t c) { return load(eb, src2 + eb * (scalar_b ? 0 : c)); };
         if (in.vec == VecOp::kAdd) {
-          const quant::QuantizedAddParams add{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), Mult(imm[5], imm[6]),
-                                              Mult(imm[7], imm[8]), imm[9], imm[10]};
-          for (int32_t c = 0; c < in.cols; ++c) {
-            const int32_t y = quant::QuantizedAdd(Load<int8_t>(mem, Space::kSram, 0, src + c), b_at(c), add);
-            ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
-          }
+          quant::QuantizedAddParams p{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), Mult(imm[5], imm[6]),
+                                      Mult(imm[7], imm[8]), imm[9], imm[10]};
+          if (imm[kAddShiftImm]) p.left_shift = imm[kAddShiftImm];
+          if (p.left_shift != quant::kAddLeftShift && p.left_shift != quant::kWideAddLeftShift)
+            return InvalidArgument("VEC add: left shift {}", p.left_shift);
+          if ((ea == 2 || eb == 2) && p.left_shift != quant::kWideAddLeftShift)
+            return InvalidArgument("VEC add: int16 operands need the left shift {}", quant::kWideAddLeftShift);
+          for (int32_t c = 0; c < in.cols; ++c) put(ch.bytes, c, quant::QuantizedAdd(load(ea, src + ea * c), b_at(c), p));
         } else {
           const quant::QuantizedMulParams mul{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), imm[5], imm[6]};
           for (int32_t c = 0; c < in.cols; ++c) {

@@ -162,7 +162,7 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl, con
       w_bytes = double(tiles) * K * bn * es;
       break;
   }
-  double out_bytes = double(l.m() * l.n() * es);
+  double out_bytes = double(l.m() * l.n() * l.out_elem_bytes());
   double in_row = double(tl.tile_c * es) * (tl.band && tl.tile_c >= l.channels ? l.in_w : 1);
   // On-chip operands move no DRAM byte and waste no burst; their DMAs cost setup + SRAM time.
   const bool in_chip = opt.on_chip_inputs & 1u, out_chip = opt.on_chip_outputs & 1u;

@@ -63,7 +63,7 @@ StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& 
     for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(CeilDiv(units, cores * steps) * unit);
   for (int64_t c = 256; c < l.elements; c *= 2) chunks.insert(rows ? std::max<int64_t>(1, c / unit) * unit : c);
   EltwiseLayer shape = l;  // timing does not need the data
-  if (l.op == VecOp::kLut) shape.table.assign(256, 0);
+  if (l.op == VecOp::kLut) shape.table.assign(l.table.size() == 65536 ? 65536 : 256, 0);  // an int16 index: 65536
   Best b;
   b.opt = &opt;
   for (int64_t chunk : chunks) {

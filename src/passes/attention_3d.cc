@@ -5,10 +5,10 @@
 //   Groups: the values a node ties together keep one rank — Transpose (perm[0] = 0), MatMul
 //   and QLinearMatMul of two activations, Softmax / QLinearSoftmax over the last axis,
 //   Quantize/DequantizeLinear per tensor, QLinearAdd/QLinearMul/Add/Mul/Sub/Div of two such
-//   values or by a scalar, QuantizedLookup. A group holding a MatMul of two activations or a
-//   Softmax, all of whose values are [1, ...] 4-d and none a graph output, is squeezed: each
-//   Transpose drops its first axis, a Reshape producing a value of it gets the 3-d shape, and
-//   a value from (or to) any other node crosses a new Reshape.
+//   values or by a scalar, QuantizedLookup, QLinearRequantize. A group holding a MatMul of two
+//   activations or a Softmax, all of whose values are [1, ...] 4-d and none a graph output, is
+//   squeezed: each Transpose drops its first axis, a Reshape producing a value of it gets the
+//   3-d shape, and a value from (or to) any other node crosses a new Reshape.
 //
 // Before:  %q = Reshape(%x: [1, 64, 128], [1, 64, 2, 64]); %qt = Transpose(%q) {perm=[0, 2, 1, 3]}
 //          %s = QLinearMatMul(%qt, .., %kt, ..): [1, 2, 64, 64]; %p = QLinearSoftmax(%s) {axis=-1}
@@ -56,6 +56,9 @@ std::optional<std::vector<Value*>> TiedValues(const Node& n) {
       if (!per_tensor(1)) return std::nullopt;
       return std::vector<Value*>{n.input(0), n.output(0)};
     case OpKind::kQuantizedLookup:
+      return std::vector<Value*>{n.input(0), n.output(0)};
+    case OpKind::kQLinearRequantize:  // an int16 softmax's probabilities to 8 bits (elementwise)
+      if (!per_tensor(1) || !per_tensor(3)) return std::nullopt;
       return std::vector<Value*>{n.input(0), n.output(0)};
     case OpKind::kQLinearAdd: case OpKind::kQLinearMul: case OpKind::kAdd: case OpKind::kMul:
     case OpKind::kSub: case OpKind::kDiv: {

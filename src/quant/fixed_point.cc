@@ -75,20 +75,23 @@ Status CheckBinaryParams(const char* what, double a_scale, double b_scale, doubl
 
 StatusOr<QuantizedAddParams> MakeQuantizedAdd(double a_scale, int32_t a_zero_point, double b_scale,
                                               int32_t b_zero_point, double y_scale, int32_t y_zero_point,
-                                              int32_t qmin, int32_t qmax) {
+                                              int32_t qmin, int32_t qmax, int left_shift) {
   RETURN_IF_ERROR(CheckBinaryParams("add", a_scale, b_scale, y_scale, qmin, qmax));
+  if (left_shift != kAddLeftShift && left_shift != kWideAddLeftShift)
+    return InvalidArgument("quantized add: left shift {} (expected {} or {})", left_shift, kAddLeftShift,
+                           kWideAddLeftShift);
   const double twice_max = 2 * std::max(a_scale, b_scale);
   QuantizedAddParams p{.a_zero_point = a_zero_point, .b_zero_point = b_zero_point, .y_zero_point = y_zero_point,
-                       .qmin = qmin, .qmax = qmax};
+                       .qmin = qmin, .qmax = qmax, .left_shift = left_shift};
   ASSIGN_OR_RETURN(p.a, QuantizeMultiplier(a_scale / twice_max));
   ASSIGN_OR_RETURN(p.b, QuantizeMultiplier(b_scale / twice_max));
-  ASSIGN_OR_RETURN(p.y, QuantizeMultiplier(twice_max / (std::ldexp(1.0, kAddLeftShift) * y_scale)));
+  ASSIGN_OR_RETURN(p.y, QuantizeMultiplier(twice_max / (std::ldexp(1.0, left_shift) * y_scale)));
   return p;
 }
 
 int32_t QuantizedAdd(int32_t a, int32_t b, const QuantizedAddParams& p) {
-  const int32_t sa = MultiplyByQuantizedMultiplier((a - p.a_zero_point) * (1 << kAddLeftShift), p.a);
-  const int32_t sb = MultiplyByQuantizedMultiplier((b - p.b_zero_point) * (1 << kAddLeftShift), p.b);
+  const int32_t sa = MultiplyByQuantizedMultiplier((a - p.a_zero_point) * (1 << p.left_shift), p.a);
+  const int32_t sb = MultiplyByQuantizedMultiplier((b - p.b_zero_point) * (1 << p.left_shift), p.b);
   return Requantize(sa + sb, p.y, p.y_zero_point, p.qmin, p.qmax);
 }
 

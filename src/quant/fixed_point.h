@@ -57,15 +57,20 @@ int32_t Requantize(int32_t acc, const FixedPointMultiplier& m, int32_t zero_poin
 // in int32 and requantized by 2·max(s_a, s_b) / (2^kAddLeftShift · s_y). With 8-bit operands
 // (|x − z| ≤ 255) nothing overflows. The NPU's VEC add and the CPU's fixed-point QLinearAdd
 // both call QuantizedAdd, so they agree bit for bit.
+// An int16 operand (the mixed precision's int16 points, |x − z| ≤ 65535) is lifted by
+// 2^kWideAddLeftShift instead: 65535 · 2^15 < 2^31, and each scaled term is at most half of
+// that, so the sum fits int32 too (tests/quant/fixed_point_test.cc: WideAddNearFloat).
 inline constexpr int kAddLeftShift = 20;
+inline constexpr int kWideAddLeftShift = 15;
 struct QuantizedAddParams {
   int32_t a_zero_point = 0, b_zero_point = 0, y_zero_point = 0;
   FixedPointMultiplier a, b, y;
   int32_t qmin = -128, qmax = 127;  // the output clamp (the type's range or a fused ReLU)
+  int left_shift = kAddLeftShift;
 };
 StatusOr<QuantizedAddParams> MakeQuantizedAdd(double a_scale, int32_t a_zero_point, double b_scale,
                                               int32_t b_zero_point, double y_scale, int32_t y_zero_point,
-                                              int32_t qmin, int32_t qmax);
+                                              int32_t qmin, int32_t qmax, int left_shift = kAddLeftShift);
 int32_t QuantizedAdd(int32_t a, int32_t b, const QuantizedAddParams& p);
 
 // Integer-only multiplication of two quantized tensors, y = Q_y(DQ_a(a) · DQ_b(b)): the product

@@ -39,6 +39,13 @@ bool PerTensor(const Value* v) { return v && v->type.rank_known && NumElements(v
 
 bool IsEightBit(DType t) { return t == DType::kU8 || t == DType::kI8; }
 
+// The integer range of a quantized type (u8, i8, or the mixed precision's i16).
+std::pair<int64_t, int64_t> TypeRange(DType t) {
+  if (t == DType::kU8) return {0, 255};
+  if (t == DType::kI16) return {-32768, 32767};
+  return {-128, 127};
+}
+
 struct Match {
   Node* op = nullptr;
   Node* x_dq = nullptr;
@@ -102,8 +109,12 @@ std::string MatchAround(Node* n, Match& m) {
   }
   if (next->op() != OpKind::kQuantizeLinear || !PerTensor(next->input(1)))
     return "output is not quantized per tensor";
-  if (!IsEightBit(m.x_dq->input(0)->type.dtype) || !IsEightBit(next->output(0)->type.dtype))
-    return "an int16 input or output (only the norms and softmax have int16 forms)";
+  // An int16 output is an int16 point of the mixed precision: the requantize writes it
+  // (QLinearConv / QLinearMatMul with an i16 y_zero_point, Int16Quantize.WritersFoldToIntegerOps).
+  // An int16 input is read through its 8-bit requantize (DQ16 → Q8 → DQ8) instead.
+  const DType yt = next->output(0)->type.dtype;
+  if (!IsEightBit(m.x_dq->input(0)->type.dtype) || (!IsEightBit(yt) && yt != DType::kI16))
+    return "an int16 input (read through its 8-bit requantize) or an output that is not 8 or 16 bits";
   if (m.scale != 1 && !ConstantOf(next->input(1))) return "scaled output's scale is not a constant";
   m.q = next;
   return "";
@@ -133,8 +144,8 @@ bool ActivationIsNoOp(const Node* act, const Node* q) {
   const Value* zv = q->input(2);
   const Tensor* zt = zv ? ConstantOf(zv) : nullptr;
   const double z = zt ? zt->ToDoubleVector()[0] : 0;
-  const DType dt = q->output(0)->type.dtype;
-  const double qmin = dt == DType::kU8 ? 0 : -128, qmax = dt == DType::kU8 ? 255 : 127;
+  const auto [tmin, tmax] = TypeRange(q->output(0)->type.dtype);
+  const double qmin = static_cast<double>(tmin), qmax = static_cast<double>(tmax);
   const double lo_q = (qmin - z) * s, hi_q = (qmax - z) * s;
   if (act->op() == OpKind::kRelu) return z == qmin;
   auto bound = [&](int i, double def) {
@@ -155,8 +166,7 @@ bool ActivationClamp(const Node* act, const Node* q, int64_t* qmin, int64_t* qma
   const Tensor* zt = zv ? ConstantOf(zv) : nullptr;
   if (zv && !zt) return false;
   const int64_t z = zt ? zt->ToInt64Vector()[0] : 0;
-  const DType dt = q->output(0)->type.dtype;
-  const int64_t lo_t = dt == DType::kU8 ? 0 : -128, hi_t = dt == DType::kU8 ? 255 : 127;
+  const auto [lo_t, hi_t] = TypeRange(q->output(0)->type.dtype);
   auto quantize = [&](float v) {
     const float r = std::nearbyint(v / s) + static_cast<float>(z);
     return static_cast<int64_t>(std::min(std::max(r, static_cast<float>(lo_t)), static_cast<float>(hi_t)));
@@ -360,12 +370,17 @@ Attributes RequantAttrs(const FoldOptions& options) {
 // why not ("" when folded).
 StatusOr<std::string> FoldBinary(Graph& g, Node* n, const FoldOptions& options) {
   if (n->num_inputs() != 2) return fmt::format("not a two-input {}", OpName(n->op()));
+  // int16 operands and result (the residual Add beside an int16 LayerNorm: quant/fixed_point.h
+  // lifts them by 2^15); a product of two int16 values has no int32 fixed-point form.
   Node* dq[2] = {DqOf(n->input(0)), DqOf(n->input(1))};
+  const bool add = n->op() == OpKind::kAdd;
   for (int i = 0; i < 2; ++i)
-    if (std::string why = WhyNotQuantizedInput(dq[i], i); !why.empty()) return why;
+    if (std::string why = WhyNotQuantizedInput(dq[i], i, true); !why.empty()) return why;
+  if (!add && dq[0]->input(0)->type.dtype == DType::kI16 && dq[1]->input(0)->type.dtype == DType::kI16)
+    return std::string("a product of two int16 operands");
   Node* act = nullptr;
   Node* q = nullptr;
-  if (std::string why = MatchOutputQ(n->output(0), &act, &q); !why.empty()) return why;
+  if (std::string why = MatchOutputQ(n->output(0), &act, &q, true); !why.empty()) return why;
   Attributes attrs = RequantAttrs(options);
   if (act && !ActivationIsNoOp(act, q)) {
     int64_t qmin = 0, qmax = 0;
@@ -504,6 +519,7 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
     ++s.folded;
   }
   passes::RemoveDeadNodes(g);
+  for (Node* n : g.nodes()) RETURN_IF_ERROR(HoistNarrowingQuantize(g, n).status());
   RETURN_IF_ERROR(g.TopoSort());
   // Data movement and max pooling on the int8 values, to a fixpoint (chains such as
   // Reshape → Transpose → Reshape move one op per round).

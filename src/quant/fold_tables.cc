@@ -1,4 +1,5 @@
-// Single-input float islands as 256-entry tables (see fold_util.h: TabulateIsland).
+// Single-input float islands as 256-entry tables, 65536 for an int16 source (see fold_util.h:
+// TabulateIsland).
 #include <set>
 #include <unordered_map>
 
@@ -124,12 +125,14 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   const Node* unary = chain.front();
   Node* dq = DqOf(source);
   if (!dq) return false;
+  // An int16 source (the SiLU after an int16 GroupNorm) makes a table of 65536 entries.
   const DType in_t = dq->input(0)->type.dtype;
-  if ((in_t != DType::kU8 && in_t != DType::kI8) || !ParamsOf(dq, in_t)) return false;
+  if ((in_t != DType::kU8 && in_t != DType::kI8 && in_t != DType::kI16) || !ParamsOf(dq, in_t)) return false;
+  const int64_t entries = in_t == DType::kI16 ? 65536 : 256;
 
-  // The island on a [256] tensor of every input value.
+  // The island on a tensor of every input value, lowest first.
   Graph sub;
-  Value* x = sub.AddInput("q", MakeType(in_t, {256}));
+  Value* x = sub.AddInput("q", MakeType(in_t, {entries}));
   std::unordered_map<const Value*, Value*> map = {{dq->input(0), x}};
   auto value_in_sub = [&](Value* v) -> Value* {
     if (!v) return nullptr;
@@ -151,8 +154,12 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   }
   sub.MarkOutput(map[q->output(0)]);
   RETURN_IF_ERROR(InferShapes(sub));
-  Tensor all(in_t, {256});
-  for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(all.raw())[i] = static_cast<uint8_t>(in_t == DType::kI8 ? i ^ 0x80 : i);
+  Tensor all(in_t, {entries});
+  if (in_t == DType::kI16) {
+    for (int i = 0; i < 65536; ++i) all.data<int16_t>()[i] = static_cast<int16_t>(i - 32768);
+  } else {
+    for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(all.raw())[i] = static_cast<uint8_t>(in_t == DType::kI8 ? i ^ 0x80 : i);
+  }
   ASSIGN_OR_RETURN(std::vector<Tensor> table, ReferenceExecutor(sub).Run({{"q", all}}));
   Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), table[0]);
   ASSIGN_OR_RETURN(Node* lookup, passes::AddInferredNode(g, OpKind::kQuantizedLookup, g.FreshName(unary->name() + "/lookup"),

@@ -25,4 +25,8 @@ std::optional<QParams> ParamsOf(const Node* n, DType dtype);
 // reference kernels. False when `q` ends no such island.
 StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated);
 
+// DQ16(x) ─► M ─► Q8 with M a single-data-input op that keeps its input's values: the Q8 moves
+// ahead of M (fold_narrowing.cc), so M runs on 8-bit values. False when `n` is no such M.
+StatusOr<bool> HoistNarrowingQuantize(Graph& g, Node* n);
+
 }  // namespace edgec::quant

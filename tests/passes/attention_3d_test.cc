@@ -12,8 +12,9 @@ namespace {
 using namespace testing_passes;
 
 // x [1, S, H·d] -> heads -> scores -> scale -> softmax -> context -> back to [1, S, H·d];
-// `probs_out`: the probabilities are also a graph output (4-d), read by a Relu.
-Graph Attention(bool probs_out, bool relu_reader) {
+// `probs_out`: the probabilities are also a graph output (4-d), read by a Relu; `int16`: the
+// probabilities are an int16 point read through a QLinearRequantize to 8 bits (mixed precision).
+Graph Attention(bool probs_out, bool relu_reader, bool int16 = false) {
   const int64_t S = 6, H = 3, d = 4;
   LayoutBuilder b;
   Value* x = b.Input("x", {1, S, H * d});
@@ -25,7 +26,17 @@ Graph Attention(bool probs_out, bool relu_reader) {
   Attributes a;
   a.Set("axis", int64_t{-1});
   Value* p = b.Op(OpKind::kSoftmax, {m}, a, "probs");
-  Value* c = b.Op(OpKind::kMatMul, {p, qt});
+  Value* pc = p;
+  if (int16) {
+    Value* s16 = b.Scalar(1.f / 32767);
+    Value* z16 = b.Const(Tensor::FromVector<int16_t>(DType::kI16, {}, {0}), "z16");
+    Value* s8 = b.Scalar(1.f / 255);
+    Value* z8 = b.Const(Tensor::FromVector<uint8_t>(DType::kU8, {}, {0}), "z8");
+    Value* p16 = b.Op(OpKind::kQuantizeLinear, {p, s16, z16});
+    Value* p8 = b.Op(OpKind::kQLinearRequantize, {p16, s16, z16, s8, z8}, {}, "narrow");
+    pc = b.Op(OpKind::kDequantizeLinear, {p8, s8, z8});
+  }
+  Value* c = b.Op(OpKind::kMatMul, {pc, qt});
   Value* y = b.Reshape(b.Transpose(c, {0, 2, 1, 3}), {1, S, H * d});
   std::vector<Value*> outs = {y};
   if (relu_reader) outs.push_back(b.Op(OpKind::kRelu, {p}));
@@ -50,6 +61,19 @@ TEST(Attention3d, AttentionTensorsBecome3d) {
     if (n->op() == OpKind::kRelu && n->input(0)->type.rank() == 4) relu_of_p = n;
   ASSERT_NE(relu_of_p, nullptr) << PrintGraph(g);
   EXPECT_EQ(relu_of_p->input(0)->producer()->op(), OpKind::kReshape);
+  ExpectSameOutputs(before, g, 0.0);
+}
+
+// The requantize of an int16 softmax's probabilities belongs to the group: no Reshape around it.
+TEST(Attention3d, RequantizedProbabilitiesStay3d) {
+  Graph before = Attention(false, false, true);
+  Graph g = before.Clone();
+  auto ctx = RunPasses(g, "attention-3d");
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  const Node* rq = OnlyNode(g, OpKind::kQLinearRequantize);
+  ASSERT_NE(rq, nullptr);
+  EXPECT_EQ(rq->output(0)->type.rank(), 3) << PrintGraph(g);
+  EXPECT_NE(rq->input(0)->producer()->op(), OpKind::kReshape) << PrintGraph(g);
   ExpectSameOutputs(before, g, 0.0);
 }
 

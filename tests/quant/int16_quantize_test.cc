@@ -160,7 +160,8 @@ TEST(Int16Quantize, PromotedSoftmaxFoldsWithInt16TypesAndExportsAsContribQdq) {
 }
 
 // The MatMul after a promoted softmax reads its probabilities requantized to 8 bits (DQ16 →
-// Q8 → DQ8) and folds into a QLinearMatMul; the softmax itself reads and writes int16.
+// Q8 → DQ8) and folds into a QLinearMatMul; the softmax itself reads and writes int16, and the
+// MatMul writing its input ("scores") folds too, its requantize writing int16.
 TEST(Int16Quantize, MatMulAfterAnInt16PointStaysInt8) {
   Prepared p = Prepare();
   QuantizeOptions o;
@@ -172,13 +173,122 @@ TEST(Int16Quantize, MatMulAfterAnInt16PointStaysInt8) {
   const Node* sm = First(*folded, OpKind::kQLinearSoftmax);
   ASSERT_NE(sm, nullptr);
   ASSERT_EQ(sm->output(0)->type.dtype, DType::kI16);
-  int int8_matmuls = 0;
+  int int8_matmuls = 0, int16_writers = 0;
   for (const Node* n : folded->nodes())
     if (n->op() == OpKind::kQLinearMatMul) {
       EXPECT_EQ(n->input(0)->type.dtype, DType::kI8) << n->Label();
       ++int8_matmuls;
+      int16_writers += n->output(0)->type.dtype == DType::kI16;
     }
-  EXPECT_EQ(int8_matmuls, 1);  // "values"; "scores" writes the int16 point and stays float
+  EXPECT_EQ(int8_matmuls, 2);  // "values", and "scores" writing the int16 point
+  EXPECT_EQ(int16_writers, 1);
+  for (const Node* n : folded->nodes()) EXPECT_NE(n->op(), OpKind::kMatMul) << n->Label();
+}
+
+// x → Q8 → DQ8 → op → Q16 → DQ16 → y: the op writing an int16 point folds into its integer
+// form with an int16 output (QLinearConv, QLinearMatMul, the QKᵀ MatMul of two activations
+// with its 1/√d scale, QLinearAdd of an 8-bit and an int16 operand), within one int16 step of
+// the float island on seeded inputs; no float op is left.
+TEST(Int16Quantize, WritersFoldToIntegerOps) {
+  auto check = [](const Dims& dims, OpKind want, auto body) {
+    Graph g;
+    Value* x = g.AddInput("x", MakeType(DType::kF32, dims));
+    Value* sx = Scalar(g, "sx", 0.02f);
+    Value* zx = g.AddConstant("zx", Tensor::FromVector<int8_t>(DType::kI8, {}, {3}));
+    Value* dq = Add(g, OpKind::kDequantizeLinear, {Add(g, OpKind::kQuantizeLinear, {x, sx, zx}, {}, "xq"), sx, zx}, {}, "xdq");
+    // A second int16 source for the add.
+    Value* s16 = Scalar(g, "s16", 2e-4f);
+    Value* d16 = Add(g, OpKind::kDequantizeLinear,
+                     {Add(g, OpKind::kQuantizeLinear, {x, s16, ZeroI16(g, "z16")}, {}, "x16"), s16, g.FindValue("z16")},
+                     {}, "x16dq");
+    Value* f = body(g, dq, d16);
+    const float y_scale = 3e-4f;
+    Value* sy = Scalar(g, "sy", y_scale);
+    Value* yq = Add(g, OpKind::kQuantizeLinear, {f, sy, ZeroI16(g, "zy")}, {}, "yq");
+    g.MarkOutput(Add(g, OpKind::kDequantizeLinear, {yq, sy, g.FindValue("zy")}, {}, "ydq"));
+    ASSERT_TRUE(InferShapes(g).ok()) << PrintGraph(g);
+    auto folded = Int8Executable(g);
+    ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+    const Node* n = First(*folded, want);
+    ASSERT_NE(n, nullptr) << OpName(want) << "\n" << PrintGraph(*folded);
+    EXPECT_EQ(n->output(0)->type.dtype, DType::kI16);
+    for (const Node* m : folded->nodes())
+      EXPECT_TRUE(m->op() == want || m->op() == OpKind::kQuantizeLinear || m->op() == OpKind::kDequantizeLinear ||
+                  m->op() == OpKind::kReshape || m->op() == OpKind::kTranspose)
+          << m->Label() << " left in float";
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
+      const std::map<std::string, Tensor> in = {{"x", Normal(dims, seed, 1.0)}};
+      auto a = ReferenceExecutor(g).Run(in);
+      auto b = ReferenceExecutor(*folded).Run(in);
+      ASSERT_TRUE(a.ok() && b.ok());
+      const std::vector<double> va = (*a)[0].ToDoubleVector(), vb = (*b)[0].ToDoubleVector();
+      for (size_t i = 0; i < va.size(); ++i)
+        ASSERT_LE(std::abs(va[i] - vb[i]), y_scale * 1.001) << OpName(want) << " seed " << seed << " value " << i;
+    }
+  };
+  auto weights = [](Graph& g, const std::string& name, const Dims& d, float scale) {
+    Tensor w(DType::kI8, d);
+    int8_t* p = w.data<int8_t>();
+    for (int64_t i = 0; i < w.numel(); ++i) p[i] = static_cast<int8_t>((i * 37 + 11) % 255 - 127);
+    Value* sw = Scalar(g, name + "_s", scale);
+    Value* zw = g.AddConstant(name + "_z", Tensor::FromVector<int8_t>(DType::kI8, {}, {0}));
+    return Add(g, OpKind::kDequantizeLinear, {g.AddConstant(name, w), sw, zw}, {}, name + "_dq");
+  };
+  check({1, 3, 6, 5}, OpKind::kQLinearConv, [&](Graph& g, Value* x, Value*) {
+    Attributes a;
+    a.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    return Add(g, OpKind::kConv, {x, weights(g, "w", {4, 3, 3, 3}, 1e-3f)}, a, "conv");
+  });
+  check({6, 20}, OpKind::kQLinearMatMul, [&](Graph& g, Value* x, Value*) {
+    return Add(g, OpKind::kMatMul, {x, weights(g, "w", {20, 7}, 2e-3f)}, {}, "mm");
+  });
+  check({2, 5, 8}, OpKind::kQLinearMatMul, [&](Graph& g, Value* x, Value*) {
+    Attributes perm;
+    perm.Set("perm", std::vector<int64_t>{0, 2, 1});
+    Value* kt = Add(g, OpKind::kTranspose, {x}, perm, "kt");
+    Value* sx = g.FindValue("sx");
+    Value* zx = g.FindValue("zx");  // the quantizer's pair on the transposed keys
+    kt = Add(g, OpKind::kDequantizeLinear, {Add(g, OpKind::kQuantizeLinear, {kt, sx, zx}, {}, "ktq"), sx, zx}, {}, "ktdq");
+    Value* s = Add(g, OpKind::kMatMul, {x, kt}, {}, "qk");
+    return Add(g, OpKind::kMul, {s, Scalar(g, "inv_sqrt_d", 0.35f)}, {}, "scale");
+  });
+  check({2, 5, 8}, OpKind::kQLinearAdd, [&](Graph& g, Value* x, Value* x16) {
+    return Add(g, OpKind::kAdd, {x, x16}, {}, "residual");
+  });
+}
+
+// DQ16 → Transpose → Q8 (the transformer's head split after an int16 LayerNorm): the narrowing
+// requantize moves ahead of the Transpose, which then runs on int8 values; the result equals
+// the float island exactly (a permutation commutes with Q, and the requantize's float mode is
+// the island's DQ then Q).
+TEST(Int16Quantize, NarrowingRequantizeMovesAheadOfATranspose) {
+  Graph g;
+  const Dims d = {2, 6, 10};
+  Value* x = g.AddInput("x", MakeType(DType::kF32, d));
+  Value* s16 = Scalar(g, "s16", 2e-4f);
+  Value* d16 = Add(g, OpKind::kDequantizeLinear,
+                   {Add(g, OpKind::kQuantizeLinear, {x, s16, ZeroI16(g, "z16")}, {}, "x16"), s16, g.FindValue("z16")},
+                   {}, "x16dq");
+  Attributes perm;
+  perm.Set("perm", std::vector<int64_t>{1, 0, 2});
+  Value* t = Add(g, OpKind::kTranspose, {d16}, perm, "heads");
+  Value* s8 = Scalar(g, "s8", 0.03f);
+  Value* z8 = g.AddConstant("z8", Tensor::FromVector<int8_t>(DType::kI8, {}, {-2}));
+  g.MarkOutput(Add(g, OpKind::kDequantizeLinear, {Add(g, OpKind::kQuantizeLinear, {t, s8, z8}, {}, "tq"), s8, z8}, {}, "y"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto folded = Int8Executable(g);
+  ASSERT_TRUE(folded.ok()) << folded.status().ToString();
+  const Node* tr = First(*folded, OpKind::kTranspose);
+  ASSERT_NE(tr, nullptr);
+  EXPECT_EQ(tr->input(0)->type.dtype, DType::kI8) << PrintGraph(*folded);
+  EXPECT_NE(First(*folded, OpKind::kQLinearRequantize), nullptr);
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const std::map<std::string, Tensor> in = {{"x", Normal(d, seed, 2.0)}};
+    auto a = ReferenceExecutor(g).Run(in);
+    auto b = ReferenceExecutor(*folded).Run(in);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ((*a)[0].ToDoubleVector(), (*b)[0].ToDoubleVector()) << "seed " << seed;
+  }
 }
 
 // The requantization between the int16 point and the 8-bit MatMul input (Q8(DQ16)) folds into

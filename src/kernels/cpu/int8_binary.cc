@@ -76,6 +76,9 @@ class QuantizedBinaryKernel final : public Kernel {
 KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req) {
   if (req.inputs.size() < 7 || req.outputs.size() != 1) return Refuse(req, "expected 7 or 8 inputs");
   const TensorDesc& y = req.outputs[0];
+  auto is8 = [](DType t) { return t == DType::kU8 || t == DType::kI8; };
+  if (!is8(req.inputs[0].dtype) || !is8(req.inputs[3].dtype) || !is8(y.dtype))
+    return Refuse(req, "an int16 operand or result (runs on the reference)");
   // A: the operand of the output's shape; B: the same, or [N or 1, C, 1, 1] of a 4-d output.
   auto per_channel = [&](const TensorDesc& d) {
     return y.dims.size() == 4 && d.dims.size() == 4 && (d.dims[0] == y.dims[0] || d.dims[0] == 1) &&

@@ -105,12 +105,15 @@ StatusOr<Requantizer> MakeRequantizer(const KernelContext& ctx, const std::vecto
       r.fixed.push_back(*fm);
     }
   }
-  const bool u8 = out == DType::kU8;
-  if (!u8 && out != DType::kI8) return ctx.Error("output dtype {} is not a quantized type", DTypeName(out));
-  r.qmin = static_cast<int32_t>(std::max<int64_t>(ctx.attrs.GetInt("edgec_qmin", u8 ? 0 : -128), u8 ? 0 : -128));
-  r.qmax = static_cast<int32_t>(std::min<int64_t>(ctx.attrs.GetInt("edgec_qmax", u8 ? 255 : 127), u8 ? 255 : 127));
+  // int16: an int16 point of the mixed precision written by the integer op (ops.def).
+  const bool u8 = out == DType::kU8, i16 = out == DType::kI16;
+  if (!u8 && !i16 && out != DType::kI8) return ctx.Error("output dtype {} is not a quantized type", DTypeName(out));
+  const int64_t lo = u8 ? 0 : i16 ? -32768 : -128, hi = u8 ? 255 : i16 ? 32767 : 127;
+  r.qmin = static_cast<int32_t>(std::max<int64_t>(ctx.attrs.GetInt("edgec_qmin", lo), lo));
+  r.qmax = static_cast<int32_t>(std::min<int64_t>(ctx.attrs.GetInt("edgec_qmax", hi), hi));
   if (r.qmin > r.qmax) return ctx.Error("edgec_qmin {} > edgec_qmax {}", r.qmin, r.qmax);
-  r.lowest = u8 ? 0 : -128;
+  r.lowest = static_cast<int32_t>(lo);
+  if (i16 && ctx.attrs.Has("edgec_output_table")) return ctx.Error("edgec_output_table on an int16 output");
   auto table = quant::ReadOutputTable(ctx.attrs, out);
   if (!table.ok()) return ctx.Error("{}", table.status().message());
   r.table = std::move(table).value();
@@ -119,7 +122,7 @@ StatusOr<Requantizer> MakeRequantizer(const KernelContext& ctx, const std::vecto
   return r;
 }
 
-// Writes rq.Apply(acc(i), channel(i), zero_point(i)) into the u8 or i8 tensor y.
+// Writes rq.Apply(acc(i), channel(i), zero_point(i)) into the u8, i8 or i16 tensor y.
 template <typename AccFn, typename ChannelFn, typename ZeroPointFn>
 void StoreRequantized(Tensor& y, const Requantizer& rq, AccFn acc, ChannelFn channel, ZeroPointFn zero_point) {
   auto store = [&](auto* yp) {
@@ -127,6 +130,7 @@ void StoreRequantized(Tensor& y, const Requantizer& rq, AccFn acc, ChannelFn cha
     for (int64_t i = 0; i < y.numel(); ++i) yp[i] = static_cast<Q>(rq.Finish(rq.Apply(acc(i), channel(i), zero_point(i))));
   };
   if (y.dtype() == DType::kU8) store(y.data<uint8_t>());
+  else if (y.dtype() == DType::kI16) store(y.data<int16_t>());
   else store(y.data<int8_t>());
 }
 
@@ -369,9 +373,15 @@ Status MatMulInteger(KernelContext& ctx) {
 Status QuantizedLookup(KernelContext& ctx) {
   const Tensor& x = *ctx.inputs[0];
   const Tensor& table = *ctx.inputs[1];
-  if (table.numel() != 256) return ctx.Error("input 1 (table) has {} values, expected 256", table.numel());
   const auto* t = static_cast<const uint8_t*>(table.raw());
   auto* y = static_cast<uint8_t*>(ctx.outputs[0].raw());
+  if (x.dtype() == DType::kI16) {  // 65536 entries, Table[x + 32768]
+    if (table.numel() != 65536) return ctx.Error("input 1 (table) has {} values, expected 65536", table.numel());
+    const int16_t* xp = x.data<int16_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) y[i] = t[int32_t{xp[i]} + 32768];
+    return Status::Ok();
+  }
+  if (table.numel() != 256) return ctx.Error("input 1 (table) has {} values, expected 256", table.numel());
   const auto* xp = static_cast<const uint8_t*>(x.raw());
   const uint8_t flip = x.dtype() == DType::kI8 ? 0x80 : 0;  // i8 -128..127 -> index 0..255
   for (int64_t i = 0; i < x.numel(); ++i) y[i] = t[xp[i] ^ flip];
@@ -423,7 +433,8 @@ namespace {
 template <typename Params, typename RatioParams>
 Status QLinearBinary(KernelContext& ctx, RatioParams (*make_ratio)(float, int32_t, float, int32_t, float, int32_t),
                      float (*ratio)(int32_t, int32_t, const RatioParams&),
-                     StatusOr<Params> (*make)(double, int32_t, double, int32_t, double, int32_t, int32_t, int32_t),
+                     StatusOr<Params> (*make)(double, int32_t, double, int32_t, double, int32_t, int32_t, int32_t, DType,
+                                              DType),
                      int32_t (*fixed)(int32_t, int32_t, const Params&)) {
   const Tensor& a = *ctx.inputs[0];
   const Tensor& b = *ctx.inputs[3];
@@ -436,7 +447,7 @@ Status QLinearBinary(KernelContext& ctx, RatioParams (*make_ratio)(float, int32_
   ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {1.f}, {1.0}, y.dtype()));
   Params params;
   if (rq.fixed_point) {
-    auto p = make(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax);
+    auto p = make(sa, za, sb, zb, sy, zy, rq.qmin, rq.qmax, a.dtype(), b.dtype());
     if (!p.ok()) return ctx.Error("{}", p.status().message());
     params = *p;
   }
@@ -461,13 +472,22 @@ Status QLinearBinary(KernelContext& ctx, RatioParams (*make_ratio)(float, int32_
 }  // namespace
 
 Status QLinearAdd(KernelContext& ctx) {
-  return QLinearBinary<quant::QuantizedAddParams>(ctx, quant::MakeRatioAdd, quant::RatioAdd, quant::MakeQuantizedAdd,
-                                                  quant::QuantizedAdd);
+  // An int16 operand is lifted by 2^15 instead of 2^20 (quant/fixed_point.h).
+  auto make = [](double sa, int32_t za, double sb, int32_t zb, double sy, int32_t zy, int32_t lo, int32_t hi, DType ta,
+                 DType tb) {
+    const bool wide = ta == DType::kI16 || tb == DType::kI16;
+    return quant::MakeQuantizedAdd(sa, za, sb, zb, sy, zy, lo, hi, wide ? quant::kWideAddLeftShift : quant::kAddLeftShift);
+  };
+  return QLinearBinary<quant::QuantizedAddParams>(ctx, quant::MakeRatioAdd, quant::RatioAdd, make, quant::QuantizedAdd);
 }
 
 Status QLinearMul(KernelContext& ctx) {
-  return QLinearBinary<quant::QuantizedMulParams>(ctx, quant::MakeRatioMul, quant::RatioMul, quant::MakeQuantizedMul,
-                                                  quant::QuantizedMul);
+  auto make = [](double sa, int32_t za, double sb, int32_t zb, double sy, int32_t zy, int32_t lo, int32_t hi, DType ta,
+                 DType tb) -> StatusOr<quant::QuantizedMulParams> {
+    if (ta == DType::kI16 && tb == DType::kI16) return InvalidArgument("fixed-point multiply of two int16 operands");
+    return quant::MakeQuantizedMul(sa, za, sb, zb, sy, zy, lo, hi);
+  };
+  return QLinearBinary<quant::QuantizedMulParams>(ctx, quant::MakeRatioMul, quant::RatioMul, make, quant::QuantizedMul);
 }
 
 }  // namespace edgec::ref
