@@ -1,6 +1,7 @@
 // Sequence steps on the runtime's sequence values (sequence_step.h).
 #include "runtime/sequence_step.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/infer.h"

@@ -9,6 +9,8 @@
 // through the conformance runner's `run` path, which fails them on a reference step.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/common.h"
