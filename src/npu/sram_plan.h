@@ -11,7 +11,9 @@
 //   - a weight slot of layer j: its constant image (weights, parameters) over [p, j], p < j:
 //     the image streams from DRAM into the slot from step p on, while layers p..j-1 run,
 //     and layer j copies its weight tiles from there on chip (weight prefetch, as deep as
-//     the SRAM leaves room: the slots of the coming layers form a ring over the free SRAM).
+//     the SRAM leaves room: the slots of the coming layers form a ring over the free SRAM);
+//   - a lead-in slot of layer j (`lead_in_depth`): a prefix of an image with no whole slot,
+//     over [p, j], cut where some of its loads end (SramPlanLayer::const_reads).
 // Placement is greedy: an item goes to the lowest aligned offset that no placed item
 // overlapping it in time covers. Order: every layer's working tiles over [j, j] first (they
 // are needed), then the tensors by how long they are held (fewest layer steps first: a
