@@ -302,5 +302,22 @@ TEST(NpuEpilogueTest, NormCarriesTheLookupOnlyWhenItSpreads) {
   EXPECT_EQ(FuseNpuEpilogues(g4, t), 1);
 }
 
+// An output larger than half the SRAM keeps its lookup: the segment's cascades run such
+// tensors in row stripes with the lookup as a layer of their own.
+TEST(NpuEpilogueTest, OutputOverHalfTheSramKeepsThePair) {
+  std::mt19937 rng(2835);
+  Case c;
+  c.x = {1, 16, 20, 20};
+  const Graph g = ConvThenLookup(c, rng);
+  const int64_t out = NumElements(g.nodes().front()->output(0)->type.dims);
+  npu::Target t = npu::DefaultTarget();
+  t.shared_sram.bytes = 2 * out;
+  Graph fits = g.Clone();
+  EXPECT_EQ(FuseNpuEpilogues(fits, t), 1);
+  t.shared_sram.bytes = 2 * out - 1;
+  Graph over = g.Clone();
+  EXPECT_EQ(FuseNpuEpilogues(over, t), 0);
+}
+
 }  // namespace
 }  // namespace edgec::lower
