@@ -166,7 +166,8 @@ bool ActivationClamp(const Node* act, const Node* q, int64_t* qmin, int64_t* qma
   const Tensor* zt = zv ? ConstantOf(zv) : nullptr;
   if (zv && !zt) return false;
   const int64_t z = zt ? zt->ToInt64Vector()[0] : 0;
-  const auto [lo_t, hi_t] = TypeRange(q->output(0)->type.dtype);
+  const auto range = TypeRange(q->output(0)->type.dtype);
+  const int64_t lo_t = range.first, hi_t = range.second;  // plain names: a lambda captures them
   auto quantize = [&](float v) {
     const float r = std::nearbyint(v / s) + static_cast<float>(z);
     return static_cast<int64_t>(std::min(std::max(r, static_cast<float>(lo_t)), static_cast<float>(hi_t)));

@@ -6,8 +6,9 @@
 // format, reordered out; brgconv needs the source reordered in). Weights are packed once as
 // [c][ky][kx][oc]; each output row accumulates the taps of the input rows in range (bias
 // first), then the activation runs over the row while it is in cache. Threads split the
-// output rows. Taken only when it measures faster than oneDNN's kernel for the same conv
-// (PreferImageConv; KernelTuning::image_conv forces either).
+// output rows. Taken whenever it fits (PreferImageConv; KernelTuning::image_conv = kFirst
+// keeps oneDNN's): not by timing, because its sums round differently from oneDNN's and two
+// sessions of one model must give the same bits (ApiSession.FromBytesRunsAsFromFile).
 // tests/kernels/cpu/image_conv_test.cc: against the reference conv over strides, pads,
 // kernel sizes, channel counts and activations.
 #include "ir/conv_geometry.h"
@@ -131,18 +132,8 @@ KernelOr PreferImageConv(const KernelRequest& req, std::unique_ptr<Kernel> onedn
   if (req.tuning.image_conv == MeasuredChoice::kFirst) return onednn;
   auto own = CreateImageConvKernel(req);
   if (!own.ok()) return onednn;
-  if (req.tuning.image_conv == MeasuredChoice::kSecond) return own;
-  const TensorDesc& x = req.inputs[0];
-  const size_t in_bytes = NumElements(x.dims) * sizeof(float);
-  const size_t out_bytes = NumElements(req.outputs[0].dims) * sizeof(float);
-  // The weights and the bias are constants (the kernels keep them): no buffers for them.
-  const auto [ms_own, ms_onednn] = TimeTwoKernels(**own, *onednn, {in_bytes, 0, 0}, {out_bytes});
-  auto* kept = static_cast<ImageConvKernel*>(own->get());
-  if (ms_own <= ms_onednn) {
-    kept->note_ = fmt::format("; measured faster than [{}]: {:.3f} vs {:.3f} ms", onednn->Describe(), ms_own, ms_onednn);
-    return own;
-  }
-  return onednn;
+  static_cast<ImageConvKernel*>(own->get())->note_ = fmt::format("; in place of [{}]", onednn->Describe());
+  return own;
 }
 
 }  // namespace edgec::cpu

@@ -61,8 +61,8 @@ struct KernelTuning {
   // The own f32 matrix-vector product for one-row MatMuls (gemv.cc).
   bool gemv = true;
   // The own image convolution for a planar stem with an NHWC output (image_conv.cc): taken
-  // when it measures faster than oneDNN's kernel (kMeasure), never (kFirst: oneDNN's) or
-  // whenever it fits (kSecond).
+  // whenever it fits (kMeasure and kSecond alike: not timed, so every session of a model
+  // gives the same bits) or never (kFirst: oneDNN's).
   MeasuredChoice image_conv = MeasuredChoice::kMeasure;
   // Skip the check that oneDNN's int8 sums are exact without VNNI (measurements only).
   bool int8_unchecked = false;
