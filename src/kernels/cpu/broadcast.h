@@ -40,6 +40,32 @@ struct StridedLoop {
   int64_t numel() const;
 };
 
+// Calls f(ia, ib, iy) for every element of the loop, outermost dim first, with the element
+// offsets into a, b and the output (any element type; tests/kernels/cpu/cast_compare_test.cc).
+template <typename F>
+void ForEachStridedElement(const StridedLoop& loop, F&& f) {
+  const int rank = static_cast<int>(loop.dims.size());
+  if (rank == 0) {
+    f(int64_t{0}, int64_t{0}, int64_t{0});
+    return;
+  }
+  std::vector<int64_t> index(rank, 0);
+  const int64_t inner = loop.dims.back();
+  const int64_t sa = loop.a.back(), sb = loop.b.back(), so = loop.out.back();
+  for (;;) {
+    int64_t oa = 0, ob = 0, oo = 0;
+    for (int d = 0; d + 1 < rank; ++d) {
+      oa += index[d] * loop.a[d];
+      ob += index[d] * loop.b[d];
+      oo += index[d] * loop.out[d];
+    }
+    for (int64_t i = 0; i < inner; ++i) f(oa + i * sa, ob + i * sb, oo + i * so);
+    int d = rank - 2;
+    while (d >= 0 && ++index[d] == loop.dims[d]) index[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
 // The loop for output `out` and inputs `a`, `b` that broadcast to it (numpy rules,
 // right-aligned; dims of 1 stretch). Layouts are taken from the descs.
 StridedLoop MakeStridedLoop(const TensorDesc& out, const TensorDesc& a, const TensorDesc& b);

@@ -110,31 +110,12 @@ bool Compare(Cmp c, T a, T b) {
   return false;
 }
 
-// Walks the loop nest (outermost first) with one index per dim.
+// Over the broadcast loop (ForEachStridedElement).
 template <typename T>
 void CompareLoop(const StridedLoop& loop, Cmp c, const void* a, const void* b, bool* y) {
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
-  const int rank = static_cast<int>(loop.dims.size());
-  if (rank == 0) {
-    y[0] = Compare(c, pa[0], pb[0]);
-    return;
-  }
-  std::vector<int64_t> index(rank, 0);
-  const int64_t inner = loop.dims.back();
-  const int64_t sa = loop.a.back(), sb = loop.b.back(), so = loop.out.back();
-  for (;;) {
-    int64_t oa = 0, ob = 0, oo = 0;
-    for (int d = 0; d + 1 < rank; ++d) {
-      oa += index[d] * loop.a[d];
-      ob += index[d] * loop.b[d];
-      oo += index[d] * loop.out[d];
-    }
-    for (int64_t i = 0; i < inner; ++i) y[oo + i * so] = Compare(c, pa[oa + i * sa], pb[ob + i * sb]);
-    int d = rank - 2;
-    while (d >= 0 && ++index[d] == loop.dims[d]) index[d--] = 0;
-    if (d < 0) return;
-  }
+  ForEachStridedElement(loop, [&](int64_t ia, int64_t ib, int64_t iy) { y[iy] = Compare(c, pa[ia], pb[ib]); });
 }
 
 }  // namespace

@@ -32,32 +32,13 @@ T Apply(IntOp op, T a, T b) {
   return 0;
 }
 
-// Walks the broadcast loop nest (outermost first), the innermost dim as a strided row.
+// Over the broadcast loop (ForEachStridedElement).
 template <typename T>
 void IntLoop(const StridedLoop& loop, IntOp op, const void* a, const void* b, void* y) {
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
   T* py = static_cast<T*>(y);
-  const int rank = static_cast<int>(loop.dims.size());
-  if (rank == 0) {
-    py[0] = Apply(op, pa[0], pb[0]);
-    return;
-  }
-  std::vector<int64_t> index(rank, 0);
-  const int64_t inner = loop.dims.back();
-  const int64_t sa = loop.a.back(), sb = loop.b.back(), so = loop.out.back();
-  for (;;) {
-    int64_t oa = 0, ob = 0, oo = 0;
-    for (int d = 0; d + 1 < rank; ++d) {
-      oa += index[d] * loop.a[d];
-      ob += index[d] * loop.b[d];
-      oo += index[d] * loop.out[d];
-    }
-    for (int64_t i = 0; i < inner; ++i) py[oo + i * so] = Apply(op, pa[oa + i * sa], pb[ob + i * sb]);
-    int d = rank - 2;
-    while (d >= 0 && ++index[d] == loop.dims[d]) index[d--] = 0;
-    if (d < 0) return;
-  }
+  ForEachStridedElement(loop, [&](int64_t ia, int64_t ib, int64_t iy) { py[iy] = Apply(op, pa[ia], pb[ib]); });
 }
 
 class IntArithKernel final : public Kernel {
