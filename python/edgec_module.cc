@@ -311,6 +311,8 @@ PYBIND11_MODULE(_edgec, m) {
                d["op"] = p.op;
                d["unit"] = edgec::UnitName(p.unit);
                d["reason"] = p.reason;
+               d["code"] = p.code;
+               d["macs"] = p.macs;
                l.append(d);
              }
              return l;

@@ -25,10 +25,29 @@ struct NodePlacement {
   std::string op;
   Unit unit = Unit::kCpu;
   std::string reason;  // why the CPU, or the NPU's cost line
-  // Known for a model compiled in this process (Compile), not after Load:
   std::string code;    // the reason code: "npu_cheaper", "unsupported_op", "pinned_cpu", "model_boundary", ...
-  std::string hint;    // a fix hint (a --set, a dtype, a pin); empty on the NPU
+                       // ("" after Load of a file written before codes were stored)
   int64_t macs = 0;
+  // Known for a model compiled in this process (Compile), not after Load:
+  std::string hint;    // a fix hint (a --set, a dtype, a pin); empty on the NPU
+};
+
+// One segment of a compiled model: a run of nodes on one unit. For an NPU segment, its program
+// and SRAM plan as the file stores them.
+struct SegmentInfo {
+  Unit unit = Unit::kCpu;
+  std::vector<std::string> nodes, inputs, outputs;
+  int npu_layers = 0;                // layers of the SRAM plan (stripes of a cascade count each)
+  int npu_cores = 0;                 // cores the program uses
+  int64_t npu_program_bytes = 0;     // the instruction stream's encoding
+  int64_t npu_constant_bytes = 0;    // weights and parameters in the program's DRAM image
+  int64_t sram_peak = 0;             // the largest SRAM occupancy over its layers
+  // The SRAM plan's tensors: kept in SRAM from producer to last consumer, inside a cascade (only
+  // bands of their rows on chip), spilled to DRAM for want of room, or in DRAM by their role
+  // (the segment's inputs and outputs).
+  int tensors_on_chip = 0, tensors_in_bands = 0, tensors_spilled = 0, tensors_in_dram = 0;
+  int64_t bytes_on_chip = 0, bytes_in_bands = 0, bytes_spilled = 0, bytes_in_dram = 0;
+  int hand_over_steps = 0;           // cache flush / invalidate / barrier steps around it
 };
 
 class EDGEC_API CompiledModel {
@@ -65,6 +84,9 @@ class EDGEC_API CompiledModel {
   StatusOr<std::string> SramOccupancySvg(const std::string& title) const;
   int segment_count() const;
   int npu_segment_count() const;
+  std::vector<SegmentInfo> segments() const;
+  const std::string& source_model() const;  // the model file it was compiled from
+  const std::string& producer() const;      // "edgec <version>" that wrote it
 
   struct Impl;
   // Shared with the sessions made from it, which keep it alive.

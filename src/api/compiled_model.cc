@@ -1,5 +1,6 @@
 // edgec::CompiledModel (include/edgec/compiled_model.h): loading, saving and the placement
 // report; compiling is in compiled_model_compile.cc (not part of libedgec_runtime).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -7,6 +8,7 @@
 #include "api/convert.h"
 #include "api/handle.h"
 #include "api/impl.h"
+#include "lower/npu_layers.h"
 
 namespace edgec {
 inline namespace v1 {
@@ -60,15 +62,19 @@ std::vector<ValueInfo> CompiledModel::outputs() const { return api::OutputsOf(im
 
 std::vector<NodePlacement> CompiledModel::placements() const {
   if (!impl_->compile_placements.empty()) return impl_->compile_placements;
-  std::map<std::string, std::string> op_of;
-  for (const Node* n : impl_->loaded.graph.nodes()) op_of[n->name()] = std::string(OpName(n->op()));
+  std::map<std::string, const Node*> node_of;
+  for (const Node* n : impl_->loaded.graph.nodes()) node_of[n->name()] = n;
   std::vector<NodePlacement> r;
   for (const auto& p : impl_->loaded.meta.placements) {
     NodePlacement q;
     q.node = p.node;
-    q.op = op_of.count(p.node) ? op_of[p.node] : "";
     q.unit = api::FromUnit(p.unit);
     q.reason = p.reason;
+    q.code = p.code;
+    if (auto it = node_of.find(p.node); it != node_of.end()) {
+      q.op = std::string(OpName(it->second->op()));
+      q.macs = lower::MacsOf(*it->second);  // as the partitioner counts them
+    }
     r.push_back(std::move(q));
   }
   return r;
@@ -85,6 +91,41 @@ std::string CompiledModel::PlacementReport() const {
                    segment_count(), npu_segment_count(), target_name());
   return s;
 }
+
+std::vector<SegmentInfo> CompiledModel::segments() const {
+  std::vector<SegmentInfo> r;
+  const auto& segs = impl_->loaded.meta.segments;
+  for (size_t k = 0; k < segs.size(); ++k) {
+    const artifact_io::Segment& s = segs[k];
+    SegmentInfo i;
+    i.unit = api::FromUnit(s.unit);
+    i.nodes = s.nodes;
+    i.inputs = s.inputs;
+    i.outputs = s.outputs;
+    if (s.unit == artifact_io::Unit::kNpu) {
+      i.npu_layers = static_cast<int>(s.layer_plan.size());
+      i.npu_cores = s.npu.instructions.empty() ? 0 : s.npu.cores_used;
+      i.npu_program_bytes = static_cast<int64_t>(s.npu.instructions.size());
+      i.npu_constant_bytes = static_cast<int64_t>(impl_->file->npu_dram_init(k).size());
+      for (const artifact_io::LayerSram& l : s.layer_plan) i.sram_peak = std::max(i.sram_peak, l.occupancy);
+      // By the reasons the plan writes (npu/sram_plan.cc, lower/npu_cascade.cc: "cascaded: ...").
+      for (const artifact_io::TensorSram& t : s.sram_plan) {
+        auto [n, bytes] = t.in_sram                          ? std::tie(i.tensors_on_chip, i.bytes_on_chip)
+                          : t.reason.starts_with("cascaded") ? std::tie(i.tensors_in_bands, i.bytes_in_bands)
+                          : t.reason.starts_with("spilled")  ? std::tie(i.tensors_spilled, i.bytes_spilled)
+                                                             : std::tie(i.tensors_in_dram, i.bytes_in_dram);
+        n += 1;
+        bytes += t.bytes;
+      }
+      i.hand_over_steps = static_cast<int>(s.hand_over.size());
+    }
+    r.push_back(std::move(i));
+  }
+  return r;
+}
+
+const std::string& CompiledModel::source_model() const { return impl_->loaded.meta.source_model; }
+const std::string& CompiledModel::producer() const { return impl_->loaded.meta.producer; }
 
 int CompiledModel::segment_count() const { return static_cast<int>(impl_->loaded.meta.segments.size()); }
 int CompiledModel::npu_segment_count() const {

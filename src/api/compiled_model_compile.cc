@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "api/impl.h"
+#include "edgec/session.h"
 #include "lower/npu_compile.h"
 #include "lower/npu_epilogue.h"
 #include "partition/partition.h"
@@ -70,6 +71,7 @@ StatusOr<CompiledModel> CompiledModel::Compile(const Model& model, const Compile
   for (const auto& [node, npu] : options.pins) po.pins[node] = npu ? artifact_io::Unit::kNpu : artifact_io::Unit::kCpu;
   auto r = lower::CompileGraph(*folded, options.target.impl().target, name, po);
   if (!r.ok()) return r.status().WithContext(name);
+  r->model.producer = fmt::format("edgec {}", Version());
 
   std::error_code ec;
   std::string pattern = (std::filesystem::temp_directory_path(ec) / "edgec-compiled-XXXXXX").string();

@@ -212,7 +212,7 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
     return Status::Ok();
   };
   for (const partition::NodePlacement& p : r.placements) {
-    m.placements.push_back({p.node->name(), p.unit, p.reason});
+    m.placements.push_back({p.node->name(), p.unit, p.reason, std::string(partition::ReasonCodeName(p.code))});
     if (p.unit == Unit::kCpu) {
       RETURN_IF_ERROR(flush_npu());
       cpu_run.push_back(p.node);

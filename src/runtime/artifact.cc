@@ -112,7 +112,7 @@ Status WriteArtifact(const std::string& path, const CompiledModel& m) {
   std::vector<flatbuffers::Offset<fb::Placement>> placements;
   for (const Placement& p : m.placements) {
     placements.push_back(fb::CreatePlacement(b, b.CreateString(p.node), static_cast<fb::Unit>(p.unit),
-                                             b.CreateString(p.reason)));
+                                             b.CreateString(p.reason), b.CreateString(p.code)));
   }
   std::vector<flatbuffers::Offset<fb::ValuePlacement>> values;
   for (const ValuePlacement& v : m.values) {
@@ -256,7 +256,7 @@ CompiledModel MappedArtifact::Metadata() const {
   }
   if (r->placements()) {
     for (const fb::Placement* p : *r->placements()) {
-      m.placements.push_back({Str(p->node()), static_cast<Unit>(p->unit()), Str(p->reason())});
+      m.placements.push_back({Str(p->node()), static_cast<Unit>(p->unit()), Str(p->reason()), Str(p->code())});
     }
   }
   if (r->values()) {

@@ -82,6 +82,7 @@ struct Placement {
   std::string node;
   Unit unit = Unit::kCpu;
   std::string reason;
+  std::string code;  // partition::ReasonCodeName; "" in files written before it was stored
 };
 
 struct ValuePlacement {

@@ -237,7 +237,33 @@ TEST(ApiCompile, NpuSimEqualsCpuAndSaveLoadKeepsIt) {
   ASSERT_TRUE(c.Save(path).ok());
   auto loaded = edgec::CompiledModel::Load(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_EQ(loaded->placements().size(), c.placements().size());
+  // The file keeps each node's unit, reason and reason code; the MACs are counted again from
+  // its graph as the partitioner counted them.
+  const auto before = c.placements(), after = loaded->placements();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].node, before[i].node);
+    EXPECT_EQ(after[i].unit, before[i].unit) << after[i].node;
+    EXPECT_EQ(after[i].code, before[i].code) << after[i].node;
+    EXPECT_FALSE(after[i].code.empty()) << after[i].node;
+    EXPECT_EQ(after[i].macs, before[i].macs) << after[i].node;
+  }
+  const auto segs = loaded->segments();
+  ASSERT_EQ(static_cast<int>(segs.size()), loaded->segment_count());
+  size_t nodes = 0;
+  int npu_segs = 0;
+  for (const edgec::SegmentInfo& s : segs) {
+    nodes += s.nodes.size();
+    if (s.unit != edgec::Unit::kNpu) continue;
+    ++npu_segs;
+    EXPECT_GT(s.npu_program_bytes, 0);
+    EXPECT_GT(s.npu_constant_bytes, 0);
+    EXPECT_GT(s.npu_layers, 0);
+    EXPECT_GT(s.sram_peak, 0);
+  }
+  EXPECT_EQ(nodes, after.size());
+  EXPECT_EQ(npu_segs, loaded->npu_segment_count());
+  EXPECT_EQ(loaded->source_model(), c.source_model());
   auto again = edgec::Session::Create(*loaded, {.device = edgec::Device::kNpuSim});
   ASSERT_TRUE(again.ok());
   auto ya = again->Run({{"input", Image(0)}});

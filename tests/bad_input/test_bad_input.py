@@ -154,7 +154,8 @@ case("foreign file as compiled model", ["run", path("foreign.edgec")], ["foreign
 with open(path("damaged.edgec"), "wb") as f:  # the right identifier, offsets pointing outside
     f.write(b"\x10\x00\x00\x00EDGC\x00\x00\x00\x00\xff\xff\xff\x7f" + bytes(range(1, 9)))
 case("damaged compiled model", ["run", path("damaged.edgec")], ["damaged.edgec", "damaged"])
-for verb in ("inspect", "estimate", "bench"):  # verbs that take an ONNX model name the mix-up
+case("damaged compiled model (inspect)", ["inspect", path("damaged.edgec")], ["damaged.edgec", "damaged"])
+for verb in ("estimate", "bench"):  # verbs that take an ONNX model name the mix-up
     case(f"compiled model given to {verb}", [verb, path("damaged.edgec")],
          ["damaged.edgec", "a compiled edgec model", "edgec run"])
 case("unknown target field", ["estimate", good, "--set", "dram.colour=1"], ["dram.colour", "unknown"])

@@ -183,6 +183,23 @@ def test_compile_json_lists_every_placement(tmp_path):
     assert {layer["node"] for layer in npu_rows} <= {p["node"] for p in rows if p["unit"] == "npu"}
     table = edgec("run", str(tmp_path / "m.edgec")).stdout
     assert f"{sim['timings']['npu_cycles']:.0f}" in table
+    # inspect reads the same placement back from the file: unit, reason and reason code per node,
+    # MACs, the CPU nodes grouped, one segment row per segment.
+    ins = json.loads(edgec("inspect", str(tmp_path / "m.edgec"), "--json").stdout)
+    assert ins["compiled"] and ins["target"] == "edge-default" and ins["source_model"].endswith("model.onnx")
+    assert [(p["node"], p["unit"], p["reason"], p["code"]) for p in ins["placements"]] == \
+        [(p["node"], p["unit"], p["reason"], p["code"]) for p in rows]
+    assert [p["macs"] for p in ins["placements"]] == [p["macs"] for p in rows]
+    assert sum(len(s["nodes"]) for s in ins["segments"]) == len(rows)
+    npu_segs = [s for s in ins["segments"] if s["unit"] == "npu"]
+    assert npu_segs and all(s["layers"] > 0 and s["program_bytes"] > 0 and 0 < s["sram_peak"] for s in npu_segs)
+    text = edgec("inspect", str(tmp_path / "m.edgec")).stdout
+    npu = sum(p["unit"] == "npu" for p in rows)
+    assert f"placement: {len(rows)} node(s): {npu} on the NPU, {len(rows) - npu} on the CPU" in text
+    assert f"segments: {len(ins['segments'])} ({len(npu_segs)} on the NPU)" in text
+    assert all(f" {p['op']} ({p['code']})" in text for p in rows if p["unit"] == "cpu")
+    per_node = edgec("inspect", str(tmp_path / "m.edgec"), "--all-layers").stdout
+    assert all(p["node"] in per_node for p in rows)
 
 
 def test_quantize_sensitivity_json_is_the_table(tmp_path):

@@ -77,7 +77,8 @@ def test_profile_has_a_row_per_step():
 def test_compiled_placements_and_npu_sim_equals_cpu(compiled):
     places = compiled.placements()
     assert any(p["unit"] == "npu" for p in places)
-    assert all(p["reason"] for p in places)
+    assert all(p["reason"] and p["code"] for p in places)
+    assert sum(p["macs"] for p in places if p["unit"] == "npu") > 0
     x = {"input": image(5)}
     r = edgec.compare(compiled.session("cpu"), compiled.session("npu-sim"), x)
     assert all(v["bit_equal"] for v in r.values()), r

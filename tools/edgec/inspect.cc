@@ -1,10 +1,14 @@
 // edgec inspect MODEL: inputs/outputs, op histogram, parameters, MACs per layer and in
-// total, unsupported ops. --json prints the same as one JSON object instead.
+// total, unsupported ops. --json prints the same as one JSON object instead. Given a compiled
+// model (.edgec): its target, inputs/outputs, where each node runs (the CPU nodes grouped by
+// op and reason) and each segment's program and SRAM plan.
 #include <algorithm>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "edgec/compiled_model.h"
 #include "edgec/model.h"
 #include "tools/edgec/inputs.h"
 #include "tools/edgec/verbs.h"
@@ -68,7 +72,111 @@ int PrintJson(const InspectFlags& f, Model& m, const OnnxFileInfo& info) {
   return 0;
 }
 
+// The identifier of runtime/artifact.fbs at bytes 4..7 of a compiled model.
+bool IsCompiledModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[8] = {};
+  return in.read(head, 8) && std::string(head + 4, 4) == "EDGC";
+}
+
+nlohmann::json CompiledJson(const InspectFlags& f, const CompiledModel& c) {
+  auto values = [](const std::vector<ValueInfo>& vs) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ValueInfo& v : vs) out.push_back({{"name", v.name}, {"type", v.type}});
+    return out;
+  };
+  nlohmann::json segments = nlohmann::json::array(), placements = nlohmann::json::array();
+  for (const SegmentInfo& s : c.segments()) {
+    nlohmann::json j = {{"unit", UnitName(s.unit)}, {"nodes", s.nodes}, {"inputs", s.inputs}, {"outputs", s.outputs}};
+    if (s.unit == Unit::kNpu)
+      j.update({{"layers", s.npu_layers}, {"cores", s.npu_cores}, {"program_bytes", s.npu_program_bytes},
+                {"constant_bytes", s.npu_constant_bytes}, {"sram_peak", s.sram_peak},
+                {"tensors_on_chip", s.tensors_on_chip}, {"bytes_on_chip", s.bytes_on_chip},
+                {"tensors_in_bands", s.tensors_in_bands}, {"bytes_in_bands", s.bytes_in_bands},
+                {"tensors_spilled", s.tensors_spilled}, {"bytes_spilled", s.bytes_spilled},
+                {"tensors_in_dram", s.tensors_in_dram}, {"bytes_in_dram", s.bytes_in_dram},
+                {"hand_over_steps", s.hand_over_steps}});
+    segments.push_back(std::move(j));
+  }
+  for (const NodePlacement& p : c.placements())
+    placements.push_back({{"node", p.node}, {"op", p.op}, {"unit", UnitName(p.unit)}, {"reason", p.reason},
+                          {"code", p.code}, {"macs", p.macs}});
+  return {{"model", f.model},          {"compiled", true},      {"producer", c.producer()},
+          {"source_model", c.source_model()}, {"target", c.target_name()}, {"inputs", values(c.inputs())},
+          {"outputs", values(c.outputs())}, {"segments", segments}, {"placements", placements}};
+}
+
+// A compiled model: what `edgec compile` said about it, read back from the file.
+int InspectCompiled(const InspectFlags& f) {
+  auto c = CompiledModel::Load(f.model);
+  if (!c.ok()) return ReportError(c.status().message());
+  if (f.json) {
+    fmt::print("{}\n", CompiledJson(f, *c).dump(2));
+    return 0;
+  }
+  fmt::print("compiled model: {} (written by {} from {})\ntarget: {}\n", f.model, c->producer(),
+             c->source_model().empty() ? "?" : c->source_model(), c->target_name());
+  fmt::print("inputs:\n");
+  for (const ValueInfo& v : c->inputs()) fmt::print("  {:<24} {}\n", v.name, v.type);
+  fmt::print("outputs:\n");
+  for (const ValueInfo& v : c->outputs()) fmt::print("  {:<24} {}\n", v.name, v.type);
+
+  const std::vector<NodePlacement> ps = c->placements();
+  int npu = 0;
+  int64_t macs = 0, npu_macs = 0;
+  std::map<std::pair<std::string, std::string>, int> cpu_groups;  // (op, reason code or reason) -> nodes
+  for (const NodePlacement& p : ps) {
+    macs += p.macs;
+    if (p.unit == Unit::kNpu) {
+      ++npu;
+      npu_macs += p.macs;
+    } else {
+      ++cpu_groups[{p.op, p.code.empty() ? p.reason : p.code}];
+    }
+  }
+  fmt::print("placement: {} node(s): {} on the NPU, {} on the CPU; {:.1f}% of {} on the NPU\n", ps.size(), npu,
+             ps.size() - npu, macs ? 100.0 * static_cast<double>(npu_macs) / static_cast<double>(macs) : 0.0,
+             Human(static_cast<double>(macs), "MAC"));
+  if (!cpu_groups.empty()) {  // the largest groups first
+    std::vector<std::pair<int, std::string>> groups;
+    for (const auto& [key, n] : cpu_groups) groups.push_back({n, fmt::format("{} {} ({})", n, key.first, key.second)});
+    std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    fmt::print("  on the CPU:");
+    for (size_t i = 0; i < groups.size(); ++i) fmt::print("{} {}", i ? "," : "", groups[i].second);
+    fmt::print("\n");
+  }
+
+  const std::vector<SegmentInfo> segs = c->segments();
+  fmt::print("segments: {} ({} on the NPU)\n", segs.size(),
+             std::count_if(segs.begin(), segs.end(), [](const SegmentInfo& s) { return s.unit == Unit::kNpu; }));
+  fmt::print("  {:>3} {:<4} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10} {:>16} {:>16} {:>16} {:>16} {:>9}\n", "#",
+             "unit", "nodes", "layers", "cores", "program", "constants", "SRAM peak", "kept on chip",
+             "in bands", "spilled", "in/out in DRAM", "hand-over");
+  for (size_t i = 0; i < segs.size(); ++i) {
+    if (!f.all_layers && i >= 40) {
+      fmt::print("  ... {} more (--all-layers)\n", segs.size() - i);
+      break;
+    }
+    const SegmentInfo& s = segs[i];
+    if (s.unit != Unit::kNpu) {
+      fmt::print("  {:>3} {:<4} {:>6}\n", i, "cpu", s.nodes.size());
+      continue;
+    }
+    auto tensors = [](int n, int64_t bytes) { return n ? fmt::format("{} ({})", n, Human(static_cast<double>(bytes), "B")) : "0"; };
+    fmt::print("  {:>3} {:<4} {:>6} {:>7} {:>6} {:>10} {:>10} {:>10} {:>16} {:>16} {:>16} {:>16} {:>9}\n", i,
+               "npu", s.nodes.size(), s.npu_layers, s.npu_cores, Human(static_cast<double>(s.npu_program_bytes), "B"),
+               Human(static_cast<double>(s.npu_constant_bytes), "B"), Human(static_cast<double>(s.sram_peak), "B"),
+               tensors(s.tensors_on_chip, s.bytes_on_chip), tensors(s.tensors_in_bands, s.bytes_in_bands),
+               tensors(s.tensors_spilled, s.bytes_spilled),
+               tensors(s.tensors_in_dram, s.bytes_in_dram), s.hand_over_steps);
+  }
+  if (f.all_layers) fmt::print("per node:\n{}", c->PlacementReport());
+  else fmt::print("each node's unit and reason: --all-layers\n");
+  return 0;
+}
+
 int InspectMain(const InspectFlags& f) {
+  if (IsCompiledModel(f.model)) return InspectCompiled(f);
   OnnxFileInfo info;
   auto m = Model::Load(f.model, &info);
   if (f.json && m.ok()) return PrintJson(f, *m, info);
@@ -162,9 +270,10 @@ int InspectMain(const InspectFlags& f) {
 VerbMain AddInspectVerb(CLI::App& app) {
   auto flags = std::make_shared<InspectFlags>();
   CLI::App* sub = app.add_subcommand("inspect", "Show a model's inputs, outputs, ops, parameters and MACs");
-  sub->add_option("model", flags->model, "ONNX model file")->required();
+  sub->add_option("model", flags->model, "ONNX model file, or a compiled model (.edgec)")->required();
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's symbolic dims");
-  sub->add_flag("--all-layers", flags->all_layers, "list every layer with MACs, not the first 40");
+  sub->add_flag("--all-layers", flags->all_layers,
+               "list every layer with MACs, not the first 40 (a compiled model: every node's unit and reason)");
   sub->add_flag("--json", flags->json, "print all of it (every layer) as one JSON object");
   return [flags] { return InspectMain(*flags); };
 }

@@ -31,7 +31,7 @@ StatusOr<onnx::ModelProto> LoadModelProto(const std::string& path) {
   if (!m.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
     // A compiled model carries the identifier of runtime/artifact.fbs at bytes 4..7.
     if (bytes.size() >= 8 && bytes.compare(4, 4, "EDGC") == 0)
-      return InvalidArgument("{}: a compiled edgec model, not ONNX: `edgec run`, `profile` and `diff` take "
+      return InvalidArgument("{}: a compiled edgec model, not ONNX: `edgec run`, `inspect`, `profile` and `diff` take "
                              "it; this verb needs the .onnx it was compiled from", path);
     return InvalidArgument("{}: not an ONNX model or truncated (protobuf parse failed after {} "
                            "bytes)", path, bytes.size());
