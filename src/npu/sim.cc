@@ -245,6 +245,7 @@ class TaskSim {
       const double dt = next - now_;
       for (auto& d : dmas_)
         if (d.transferring) d.remaining -= dt * bw / transferring;
+      Attribute(dt);
       now_ = next;
       RETURN_IF_ERROR(CompleteFinished());
     }
@@ -274,10 +275,11 @@ class TaskSim {
     AccountInto(stats_, in);
     AccountInto(Layer(in).stats, in);
   }
-  LayerSpan& Layer(const Instr& in) {
+  LayerSpan& Layer(const Instr& in) { return LayerAt(in.layer); }
+  LayerSpan& LayerAt(int layer) {
     auto& layers = result_->layers;
-    if (in.layer >= static_cast<int>(layers.size())) layers.resize(in.layer + 1);
-    return layers[in.layer];
+    if (layer >= static_cast<int>(layers.size())) layers.resize(layer + 1);
+    return layers[layer];
   }
   void AccountInto(Stats& st, const Instr& in) {
     st.instructions++;
@@ -459,6 +461,17 @@ class TaskSim {
     Layer(in).stats.busy[static_cast<int>(in.queue)] += cycles;
   }
 
+  // Splits `dt` cycles equally among the layers with an instruction running (LayerSpan).
+  void Attribute(double dt) {
+    if (dt <= 0) return;
+    running_layers_.clear();
+    for (const Queue& q : queues_)
+      if (q.running) running_layers_.push_back(p_.instrs[q.list[q.next]].layer);
+    std::sort(running_layers_.begin(), running_layers_.end());
+    running_layers_.erase(std::unique(running_layers_.begin(), running_layers_.end()), running_layers_.end());
+    for (int l : running_layers_) LayerAt(l).attributed += dt / static_cast<double>(running_layers_.size());
+  }
+
   void Finish(Queue& q, double start) {
     const int idx = q.list[q.next];
     LayerSpan& span = Layer(p_.instrs[idx]);
@@ -527,6 +540,7 @@ class TaskSim {
   std::vector<int> dma_active_;
   std::vector<ActiveDma> dmas_;
   double now_ = 0;
+  std::vector<int> running_layers_;
   Stats stats_;
 };
 

@@ -83,9 +83,14 @@ struct TraceEvent {
 // One layer of a segment program (Instr::layer): its instructions' statistics, and the span
 // from the first start to the last end of its instructions that do work (not SIGNAL/WAIT),
 // which is its `cycles` (layers may overlap in time, so they do not add up to the task).
+// `attributed` splits the task's time among the layers instead: each interval goes in equal
+// parts to the layers with an instruction running in it (a DMA in flight included), so the
+// layers' attributed cycles add up to the cycles in which anything ran
+// (SimTest.AttributedCyclesSplitOverlapsAndAddUp).
 struct LayerSpan {
   Stats stats;
   double start = 0, end = 0;
+  double attributed = 0;
   bool ran = false;
 };
 

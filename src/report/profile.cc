@@ -167,9 +167,9 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
       for (const auto& n : a.meta.segments[i].nodes) segment_of[n] = i;
   for (const LayerRun& l : r.layers) {
     OpProfile o;
-    EDGEC_COPY_FIELDS(o, l, node, op, simulated, seconds, copies, copy_bytes)
+    EDGEC_COPY_FIELDS(o, l, node, op, simulated, seconds, attributed_s, copies, copy_bytes)
     o.unit = artifact_io::UnitName(l.unit);
-    o.share = p.latency_s > 0 ? l.seconds / p.latency_s : 0;
+    o.share = p.latency_s > 0 ? l.attributed_s / p.latency_s : 0;
     o.macs = l.simulated ? l.stats.macs : l.macs;
     if (l.simulated) {
       EDGEC_COPY_FIELDS(o, l.stats, cycles, onchip_bytes, sram_peak, stalls)
@@ -282,12 +282,12 @@ std::string FormatProfile(const Profile& p, int top) {
   std::vector<const OpProfile*> rows;
   for (const auto& o : p.ops) rows.push_back(&o);
   if (top > 0) {
-    std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->seconds > b->seconds; });
+    std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->attributed_s > b->attributed_s; });
     if (static_cast<int>(rows.size()) > top) rows.resize(top);
   }
   const bool energy = p.energy_uj >= 0;
   std::string s = fmt::format("{:<32} {:<12} {:<4} {:>9} {:>10} {:>6} {:>11} {:>6} {:>10} {:>10} {:<26}{} {}\n", "node", "op",
-                              "unit", "time ms", "cycles", "share", "MACs", "util", "DRAM B", "copies", "top stall (cycles)",
+                              "unit", "time ms", "span cyc", "share", "MACs", "util", "DRAM B", "copies", "top stall (cycles)",
                               energy ? "  energy uJ" : "", "reason");
   for (const OpProfile* o : rows) {
     std::string name = o->node.size() > 32 ? ".." + o->node.substr(o->node.size() - 30) : o->node;
@@ -296,7 +296,7 @@ std::string FormatProfile(const Profile& p, int top) {
     for (auto& [k, v] : o->stalls)
       if (v > top_c) top_c = v, stall = fmt::format("{} ({:.0f})", k, v);
     s += fmt::format("{:<32} {:<12} {:<4} {:>9.4f} {:>10} {:>5.1f}% {:>11} {:>6} {:>10} {:>10} {:<26}{} {}\n", name,
-                     o->op.substr(0, 12), o->unit, o->seconds * 1e3, o->simulated ? fmt::format("{:.0f}", o->cycles) : p.cpu_measured ? "took" : "est",
+                     o->op.substr(0, 12), o->unit, o->attributed_s * 1e3, o->simulated ? fmt::format("{:.0f}", o->cycles) : p.cpu_measured ? "took" : "est",
                      100 * o->share, o->macs, o->simulated && o->macs ? fmt::format("{:.1f}%", 100 * o->utilization) : "-",
                      o->simulated ? std::to_string(o->dram_bytes) : "-",
                      o->copies ? fmt::format("{}/{}B", o->copies, o->copy_bytes) : "-", stall.substr(0, 26),
@@ -308,6 +308,9 @@ std::string FormatProfile(const Profile& p, int top) {
                    p.cpu_measured ? "measured on this host" : "cost model", p.copy_s * 1e3, p.cache_s * 1e3, p.npu_nodes,
                    p.cpu_nodes);
   if (energy) s += fmt::format("; energy {:.1f} uJ", p.energy_uj);
+  if (p.npu_nodes > 0)
+    s += "\n(time: the latency attributed to a node, NPU layers running at once split it, so the shares add up; "
+         "span cyc: its first to last NPU instruction, spans overlap as weights stream in ahead and tiles pipeline)";
   if (p.resident_weight_bytes > 0)
     s += fmt::format("\nresident weights: {} B of {} layer(s) stay in SRAM between calls; {}",
                      p.resident_weight_bytes, p.resident_weight_layers.size(),
@@ -321,7 +324,7 @@ nlohmann::json ProfileJson(const Profile& p) {
   nlohmann::json ops = nlohmann::json::array();
   for (const OpProfile& o : p.ops) {
     nlohmann::json j = {{"node", o.node},          {"op", o.op},
-                        {"unit", o.unit},          {"seconds", o.seconds},
+                        {"unit", o.unit},          {"seconds", o.seconds}, {"attributed_s", o.attributed_s},
                         {"share", o.share},        {"start_s", o.start_s},
                         {"simulated", o.simulated}, {"cycles", o.cycles},
                         {"macs", o.macs},          {"utilization", o.utilization},

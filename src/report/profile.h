@@ -33,7 +33,8 @@ namespace edgec::report {
 struct OpProfile {
   std::string node, op, unit;  // unit "npu" / "cpu"
   bool simulated = false;      // NPU: cycles and DRAM figures from the simulator
-  double seconds = 0, share = 0, start_s = 0;
+  double seconds = 0, share = 0, start_s = 0;  // seconds: first to last instruction (NPU spans overlap)
+  double attributed_s = 0;  // the latency attributed to it (runtime/artifact_run.h LayerRun); share = this / latency
   double cycles = 0;
   int64_t macs = 0;
   double utilization = 0;  // MACs / (cycles * peak MACs per cycle), NPU only

@@ -76,17 +76,20 @@ std::string ProfileHtml(const Profile& p) {
       auto& k = kinds[o.reason.substr(0, o.reason.find(':'))];
       ++k.first, k.second += o.seconds;
     }
-  h += "<table class=\"cpu-kinds\"><tr><th class=\"l\">why CPU nodes are not on the NPU</th><th>nodes</th><th>time</th></tr>\n";
+  if (p.cpu_nodes == 0) h += "<p class=\"sub\">Every node runs on the NPU.</p>\n";
+  else h += "<table class=\"cpu-kinds\"><tr><th class=\"l\">why CPU nodes are not on the NPU</th><th>nodes</th><th>time</th></tr>\n";
   for (const auto& [kind, nt] : kinds)
     h += fmt::format("<tr><td class=\"l reason\">{}</td><td>{}</td><td>{}</td></tr>\n", EscapeXml(kind), nt.first, Ms(nt.second));
-  h += fmt::format("</table>\n<details{}><summary>every CPU node ({})</summary>", p.cpu_nodes <= 20 ? " open" : "", p.cpu_nodes);
-  h += "<table class=\"cpu-reasons\"><tr><th class=\"l\">CPU node</th><th class=\"l\">op</th><th>time</th><th "
-       "class=\"l\">why not on the NPU</th></tr>\n";
-  for (const auto& o : p.ops)
-    if (o.unit == "cpu")
-      h += fmt::format("<tr><td class=\"l cpu\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l reason\">{}</td></tr>\n",
-                       EscapeXml(o.node), EscapeXml(o.op), Ms(o.seconds), EscapeXml(o.reason));
-  h += "</table></details>\n";
+  if (p.cpu_nodes > 0) {
+    h += fmt::format("</table>\n<details{}><summary>every CPU node ({})</summary>", p.cpu_nodes <= 20 ? " open" : "", p.cpu_nodes);
+    h += "<table class=\"cpu-reasons\"><tr><th class=\"l\">CPU node</th><th class=\"l\">op</th><th>time</th><th "
+         "class=\"l\">why not on the NPU</th></tr>\n";
+    for (const auto& o : p.ops)
+      if (o.unit == "cpu")
+        h += fmt::format("<tr><td class=\"l cpu\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l reason\">{}</td></tr>\n",
+                         EscapeXml(o.node), EscapeXml(o.op), Ms(o.seconds), EscapeXml(o.reason));
+    h += "</table></details>\n";
+  }
   if (!p.error.empty()) {
     std::vector<Bar> bars;
     for (const auto& o : p.ops)
@@ -102,10 +105,13 @@ std::string ProfileHtml(const Profile& p) {
   }
   std::vector<const OpProfile*> top;
   for (const auto& o : p.ops) top.push_back(&o);
-  std::stable_sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->seconds > b->seconds; });
+  std::stable_sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->attributed_s > b->attributed_s; });
   if (top.size() > 25) top.resize(25);
-  h += "<h2>Slowest ops</h2>\n<table><tr><th class=\"l\">node</th><th class=\"l\">op</th><th class=\"l\">unit</th>"
-       "<th>time</th><th>share</th><th>cycles</th><th>MACs</th><th>MAC util</th><th>DRAM</th><th>bound</th>"
+  h += "<h2>Slowest ops</h2>\n<p class=\"sub\">time: the latency attributed to the node (NPU layers that run at "
+       "once split it, so the shares add up to 100%); span: its first to last NPU instruction (spans overlap: weights "
+       "stream in ahead of their layer, tiles pipeline)</p>\n"
+       "<table><tr><th class=\"l\">node</th><th class=\"l\">op</th><th class=\"l\">unit</th>"
+       "<th>time</th><th>share</th><th>span cycles</th><th>MACs</th><th>MAC util</th><th>DRAM</th><th>bound</th>"
        "<th class=\"l\">top stall</th></tr>\n";
   for (const OpProfile* o : top) {
     std::string stall = "-";
@@ -114,7 +120,7 @@ std::string ProfileHtml(const Profile& p) {
       if (v > c) c = v, stall = fmt::format("{} ({:.0f} cycles)", k, v);
     h += fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l {}\">{}</td><td>{}</td><td>{:.1f}%</td>"
                      "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>\n",
-                     EscapeXml(o->node), EscapeXml(o->op), o->unit, o->unit, Ms(o->seconds), 100 * o->share,
+                     EscapeXml(o->node), EscapeXml(o->op), o->unit, o->unit, Ms(o->attributed_s), 100 * o->share,
                      o->simulated ? fmt::format("{:.0f}", o->cycles) : "-", o->macs,
                      o->simulated && o->macs ? fmt::format("{:.1f}%", 100 * o->utilization) : "-",
                      o->simulated ? fmt::format("{:.1f} kB", o->dram_bytes / 1e3) : "-",

@@ -427,6 +427,7 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
         for (int k : li->second) {
           if (k >= static_cast<int>(sr.sim.layers.size())) continue;
           lr.stats.Add(sr.sim.layers[k].stats);
+          lr.attributed_s += sr.sim.layers[k].attributed / t.clock_hz;
           lr.start_cycle = first ? sr.sim.layers[k].start : std::min(lr.start_cycle, sr.sim.layers[k].start);
           first = false;
         }
@@ -438,6 +439,7 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
       }
       lr.kernel = "npu-sim";
       lr.seconds = lr.stats.cycles / t.clock_hz + settle_copies(lr);
+      lr.attributed_s += lr.seconds - lr.stats.cycles / t.clock_hz;  // its copies
       r.layers.push_back(std::move(lr));
       continue;
     }
@@ -524,6 +526,7 @@ StatusOr<ArtifactRunResult> ArtifactExecutor::Run(ArtifactDevice device, const s
     }
     for (int i = 0; i < n->num_outputs(); ++i)
       if (n->output(i)) env[n->output(i)->name()] = std::move(outs[i]);
+    lr.attributed_s = lr.seconds;  // one CPU node at a time
     r.layers.push_back(std::move(lr));
   }
   for (const Value* v : a.graph.outputs()) {

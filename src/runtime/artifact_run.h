@@ -56,6 +56,10 @@ struct LayerRun {
   int64_t copy_bytes = 0;
   std::string kernel;  // what ran it: "npu-sim", a CPU plan's kernel, "reference", ...
   double seconds = 0;  // simulated (NPU), measured or estimated (CPU) time, copies included
+  // The latency attributed to the row: a CPU row's `seconds`; an NPU row's share of its
+  // segment's time (npu/sim.h LayerSpan::attributed: the layers running at once split it) plus
+  // its copies. NPU spans overlap (weights stream in ahead, tiles pipeline); these add up.
+  double attributed_s = 0;
   double start_cycle = 0;  // NPU: first cycle of the layer in its segment's task
   // CPU nodes, with ArtifactRunOptions::record_threads: the parallel-region shares its kernel
   // ran, `thread` an index into ArtifactRunResult::cpu_thread_ids, [begin_s, end_s) from the

@@ -55,6 +55,26 @@ TEST(NpuSimTest, MatMulCostFormula) {
   EXPECT_DOUBLE_EQ(c, t.dispatch_overhead_cycles + MatMulCycles(t, 100, 300, 70));
 }
 
+// Two layers: layer 0 a matmul on core 0, layer 1 two matmuls on core 1 starting with it, so
+// they overlap for the first matmul's time m0 and layer 1 runs alone for its second, m1. The
+// overlap splits in halves: layer 0 gets m0 / 2, layer 1 m0 / 2 + m1; together they are the
+// task's cycles without the dispatch, while each span is the full m0 and m0 + m1.
+TEST(NpuSimTest, AttributedCyclesSplitOverlapsAndAddUp) {
+  const Target& t = DefaultTarget();
+  Instr a = MatMul(0, 100, 256, 64), b1 = MatMul(1, 100, 256, 64), b2 = MatMul(1, 40, 128, 32);
+  a.layer = 0;
+  b1.layer = b2.layer = 1;
+  auto r = Simulate(OneTask({a, b1, b2}), t);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->layers.size(), 2u);
+  const double m0 = MatMulCycles(t, 100, 256, 64), m1 = MatMulCycles(t, 40, 128, 32);
+  EXPECT_DOUBLE_EQ(r->layers[0].stats.cycles, m0);
+  EXPECT_DOUBLE_EQ(r->layers[1].stats.cycles, m0 + m1);
+  EXPECT_DOUBLE_EQ(r->layers[0].attributed, m0 / 2);
+  EXPECT_DOUBLE_EQ(r->layers[1].attributed, m0 / 2 + m1);
+  EXPECT_DOUBLE_EQ(r->layers[0].attributed + r->layers[1].attributed, r->total.cycles - t.dispatch_overhead_cycles);
+}
+
 TEST(NpuSimTest, MappingEfficiencyOnTheArrayRows) {
   const std::vector<std::pair<int, double>> cases = {{16, 0.125}, {32, 0.25}, {64, 0.5}, {128, 1.0}, {129, 129.0 / 256}};
   for (auto [k, want] : cases) {

@@ -265,16 +265,22 @@ TEST(ProfileTrace, RowsAgreeWithTheRun) {
   ASSERT_TRUE(pr);
   const Profile& p = pr->profile;
   ASSERT_EQ(p.ops.size(), pr->run.layers.size());
-  double npu_nodes = 0, cycles = 0;
+  double npu_nodes = 0, cycles = 0, shares = 0;
   bool cpu_reason = false;
   for (size_t i = 0; i < p.ops.size(); ++i) {
     EXPECT_EQ(p.ops[i].node, pr->run.layers[i].node);
-    EXPECT_NEAR(p.ops[i].share, pr->run.layers[i].seconds / pr->run.latency_s(), 1e-12);
+    EXPECT_NEAR(p.ops[i].share, pr->run.layers[i].attributed_s / pr->run.latency_s(), 1e-12);
+    EXPECT_LE(p.ops[i].attributed_s, p.ops[i].seconds * (1 + 1e-9)) << p.ops[i].node;  // within its span
+    shares += p.ops[i].share;
     npu_nodes += p.ops[i].unit == "npu";
     if (p.ops[i].unit == "cpu") cpu_reason |= !p.ops[i].reason.empty();
     if (p.ops[i].simulated) cycles = std::max(cycles, p.ops[i].cycles);
   }
   EXPECT_GT(npu_nodes, 3);
+  // The attributed times add up: at most the latency (the dispatch and the cache steps belong to
+  // no node), and most of it.
+  EXPECT_LE(shares, 1 + 1e-9);
+  EXPECT_GT(shares, 0.5);
   EXPECT_TRUE(cpu_reason);
   EXPECT_GT(cycles, 0);
   // The timeline's NPU slices end within the latency; no energy without figures.
