@@ -16,8 +16,11 @@ struct NodeProfile {
   std::string op;         // "Conv", "QLinearConv", ...
   Unit unit = Unit::kCpu;
   std::string kernel;     // CPU plan: the kernel that ran ("reference" for a fallback)
-  double seconds = 0;     // CPU plan: measured wall time; compiled model: simulated/estimated
-  double cycles = 0;      // NPU nodes on npu-sim: simulated cycles (0 elsewhere)
+  // CPU plan: measured wall time; compiled model: simulated or estimated, an NPU node's the
+  // latency attributed to it (NPU layers running at once split each interval), so the nodes'
+  // seconds add up to at most total_seconds.
+  double seconds = 0;
+  double cycles = 0;      // NPU nodes on npu-sim: the span of its instructions, first to last (spans overlap)
   int64_t bytes = 0;      // bytes the node read and wrote (NPU: DRAM traffic and copies)
 };
 

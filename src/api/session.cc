@@ -65,7 +65,7 @@ StatusOr<std::vector<NamedTensor>> Session::Run(const std::map<std::string, Tens
       n.op = l.op;
       n.unit = p.simulated ? api::FromUnit(l.unit) : Unit::kCpu;
       n.kernel = l.kernel;
-      n.seconds = l.seconds;
+      n.seconds = l.attributed_s;
       n.cycles = l.simulated ? l.stats.cycles : 0;
       n.bytes = l.copy_bytes + (l.simulated ? l.stats.dram_read + l.stats.dram_written : 0);
       p.nodes.push_back(std::move(n));

@@ -1,4 +1,5 @@
-// The table `edgec run` prints for a compiled model: one row per layer (cycles, MACs,
+// The table `edgec run` prints for a compiled model: one row per layer (span and attributed
+// cycles, MACs,
 // utilization, DRAM bytes, stalls, copies, roofline), the NPU total against its lower bound,
 // the CPU part, the copies and cache steps between units, and the simulated latency.
 #include "runtime/artifact_run.h"
@@ -11,15 +12,15 @@ namespace edgec {
 
 std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& r) {
   const npu::Target& t = a.target;
-  std::string s = fmt::format("{:<34} {:<12} {:<4} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n",
-                              "layer", "op", "unit", "cycles", "MACs", "util", "map", "DRAM B", "SRAM pk", "stalls",
-                              "top stall", "copies", "roofline");
+  std::string s = fmt::format("{:<34} {:<12} {:<4} {:>9} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n",
+                              "layer", "op", "unit", "span cyc", "time cyc", "MACs", "util", "map", "DRAM B", "SRAM pk",
+                              "stalls", "top stall", "copies", "roofline");
   for (const LayerRun& l : r.layers) {
     std::string name = l.node.size() > 34 ? ".." + l.node.substr(l.node.size() - 32) : l.node;
     std::string copies = l.copies ? fmt::format("{}/{}B", l.copies, l.copy_bytes) : "-";
     if (!l.simulated) {
-      s += fmt::format("{:<34} {:<12} {:<4} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n", name,
-                       l.op.substr(0, 12), artifact_io::UnitName(l.unit), "-", l.macs ? std::to_string(l.macs) : "-",
+      s += fmt::format("{:<34} {:<12} {:<4} {:>9} {:>9} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9} {:<24} {:>9} {:>15}\n", name,
+                       l.op.substr(0, 12), artifact_io::UnitName(l.unit), "-", "-", l.macs ? std::to_string(l.macs) : "-",
                        "-", "-", "-", "-", "-",
                        fmt::format("cpu {} {:.4f} ms", r.cpu_measured ? "took" : "est", l.seconds * 1e3), copies, "-");
       continue;
@@ -34,12 +35,17 @@ std::string FormatArtifactRun(const LoadedArtifact& a, const ArtifactRunResult& 
     // Layers without MACs (adds, pools, views) have no utilization or mapping to show.
     auto pct = [&](double v) { return st.macs ? fmt::format("{:.1f}%", 100 * v) : std::string("-"); };
     const std::string bound = st.cycles == 0 ? "view" : st.compute_bound(t) ? "compute" : "memory";
-    s += fmt::format("{:<34} {:<12} {:<4} {:>9.0f} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9.0f} {:<24} {:>9} {:>7.0f} {:<7}\n",
-                     name, l.op.substr(0, 12), "npu", st.cycles, st.macs, pct(st.mac_utilization(t)),
+    s += fmt::format("{:<34} {:<12} {:<4} {:>9.0f} {:>9.0f} {:>11} {:>6} {:>6} {:>10} {:>9} {:>9.0f} {:<24} {:>9} {:>7.0f} {:<7}\n",
+                     name, l.op.substr(0, 12), "npu", st.cycles, l.attributed_s * t.clock_hz, st.macs,
+                     pct(st.mac_utilization(t)),
                      pct(st.mapping_efficiency()), st.dram_read + st.dram_written, st.sram_peak, stall,
                      top_name.substr(0, 24), copies, st.roofline_cycles(t), bound);
   }
   const npu::Stats& tot = r.npu_total;
+  if (tot.cycles > 0)
+    s += "(span cyc: a layer's first to last instruction; layers overlap as weights stream in ahead and tiles "
+         "pipeline. time cyc: the cycles attributed to it, the layers running at once splitting each interval, its "
+         "copies included; they add up.)\n";
   s += fmt::format("NPU: {:.0f} cycles = {:.3f} ms at {:.2f} GHz, {} MACs, MAC utilization {:.1f}%, mapping {:.1f}%, "
                    "DRAM {} B read + {} B written, SRAM peak {} B, roofline {:.3f} ms ({}-bound)\n",
                    tot.cycles, r.npu_s * 1e3, t.clock_hz / 1e9, tot.macs, 100 * tot.mac_utilization(t),

@@ -232,6 +232,10 @@ TEST(ApiCompile, NpuSimEqualsCpuAndSaveLoadKeepsIt) {
   for (const auto& n : p.nodes)
     if (n.unit == edgec::Unit::kNpu) cycles += n.cycles;
   EXPECT_GT(cycles, 0);
+  // The nodes' seconds add up to the latency at most (NPU layers split the intervals they share).
+  double seconds = 0;
+  for (const auto& n : p.nodes) seconds += n.seconds;
+  EXPECT_LE(seconds, p.total_seconds * (1 + 1e-9));
 
   const std::string path = TempPath("edgec_api_test.edgec");
   ASSERT_TRUE(c.Save(path).ok());
