@@ -182,6 +182,7 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
     if (auto gemv = CreateGemvKernel(req); gemv.ok()) return gemv;
     auto gemm = CreateConv1x1GemmKernel(req);
     if (gemm.ok()) return gemm;
+    if (auto wino = CreateWinoS2ConvKernel(req); wino.ok()) return wino;
   }
   if (req.inputs.size() < 2 || !Present(req.inputs[1])) return Refuse(req, "W is absent");
   if (!ConstantOrNull(req, 1)) return Refuse(req, "W is not constant; weights are packed at creation");
