@@ -124,7 +124,7 @@ KernelOr CreateWinoS2ConvKernel(const KernelRequest& req) {
   k->group_rows_ = std::max<int64_t>(
       1, std::min((16 + tiles_x - 1) / tiles_x, (tile_rows + k->threads_ - 1) / k->threads_));
   const int64_t tiles = k->group_rows_ * tiles_x;
-  k->v_floats_ = 25 * vec::WinoS2PositionStride(tiles, c);
+  k->v_floats_ = tiles * 25 * c;
   k->per_thread_floats_ = (k->v_floats_ + tiles * 4 * m + 15) / 16 * 16;
   // W [m][c][3][3] -> [row kind][column kind][c][m].
   const float* src = wc->data<float>();

@@ -20,11 +20,6 @@ namespace edgec::cpu::vec {
 // Tiles per block of the matrix product (its rows held in registers).
 inline constexpr int kWinoS2BlockTiles = 6;
 
-// The floats between two transformed positions in scratch: the tiles' values and 16 more,
-// so that the 25 positions written per tile do not fall on one cache set (tiles x c is often
-// a multiple of 1024: 4 KiB apart).
-inline int64_t WinoS2PositionStride(int64_t tiles, int64_t c) { return tiles * c + 16; }
-
 // Tile rows of one image (tile row ty: output rows 2 ty and 2 ty + 1), NHWC.
 struct WinoS2Rows {
   const float* x;         // the image: [ih][iw][c]
@@ -36,7 +31,7 @@ struct WinoS2Rows {
   int64_t m;              // a multiple of 16
   float* y;               // the output: [oh][ow][m]
   int64_t oh, ow;
-  float* v;               // scratch: 25 * WinoS2PositionStride(tiles, c) floats (tiles = rows * ((ow + 1) / 2))
+  float* v;               // scratch: tiles * 25 * c floats, [tile][position][c] (tiles = rows * ((ow + 1) / 2))
   float* sums;            // scratch: tiles * 4 * m floats
 };
 
