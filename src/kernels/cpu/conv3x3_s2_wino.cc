@@ -1,15 +1,15 @@
-// The own Winograd convolution for 3x3 stride-2 f32 convs on dense NHWC activations: per axis
-// the even taps run as Winograd F(2, 2) and the odd tap as a plain product (vec/wino_s2.h
-// has the arithmetic), so a tile of 2x2 outputs takes 25 products per channel pair instead
-// of 36. oneDNN 2.6 has Winograd for stride 1 only; its direct brgconv already runs these
-// layers near the FMA rate, so fewer multiplies are what is left. Weights are transformed
-// once, [4][4][C][M] (positions 3 and 4 of an axis share the odd tap), and must stay
-// L2-resident: C x M at most 8192 (64 x 128); channel counts are multiples of 16; one group,
-// no dilation, no residual. Threads split the tile rows (grouped up to 16 tiles); every output sums its products in
-// one fixed order, so the bits depend on neither the threads nor the block a tile falls in.
-// Taken whenever it fits on AVX-512 (KernelTuning::winograd = false keeps oneDNN's): a rule,
-// never a timing. tests/kernels/cpu/conv3x3_s2_wino_test.cc: against the reference conv over
-// pads, odd sizes, channel counts, batches, biases, activations and threads.
+// The own Winograd convolution for 3x3 stride-2 f32 convs on dense NHWC activations (oneDNN
+// 2.6 has Winograd for stride 1 only): per axis the even taps run as Winograd F(2, 2) and the
+// odd tap as a plain product (vec/wino_s2.h has the arithmetic), so a tile of 2x2 outputs
+// takes 25 products per channel pair instead of 36. Weights are transformed once,
+// [4][4][C][M] (positions 3 and 4 of an axis share the odd tap), and must stay L2-resident:
+// C x M at most 8192 (64 x 128); channel counts are multiples of 16; one group, no dilation,
+// no residual. Threads split the tile rows (grouped up to 16 tiles); every output sums its
+// products in one fixed order, so the bits depend on neither the threads nor the group or
+// block a tile falls in. Taken whenever it fits on AVX-512 (KernelTuning::winograd = false
+// keeps oneDNN's): a rule, never a timing. tests/kernels/cpu/conv3x3_s2_wino_test.cc: against
+// the reference conv over pads, odd sizes, channel counts, batches, biases, activations and
+// threads, and the same bits at 1 and 2 threads.
 #include "ir/conv_geometry.h"
 #include "ir/epilogue.h"
 #include "kernels/cpu/broadcast.h"

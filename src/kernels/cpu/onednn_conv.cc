@@ -157,14 +157,10 @@ bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
 }
 
 // oneDNN's first-layer kernel (reading a row-major image as it is) against brgconv after a
-// reorder of the source, by a rule rather than a timing at plan time, so that the kernel of a
-// model does not depend on the load when its plan was made: the first-layer kernel up to 48
-// output channels, brgconv from 64. On a Zen 5 (1 thread, both timed at plan time) the
-// first-layer kernel won the 16-channel stems (0.057 vs 0.102 ms, 0.474 vs 0.818), the
-// 24-channel one (0.129 vs 0.149), the row-major one (0.059 vs 0.074) and the 32-channel ones
-// by 0-3%; brgconv won the 64-channel stems (0.218 vs 0.266, 0.922 vs 1.017). Both gave the
-// same bits on every shape tried (docs/cpu_runtime.md). Guarded by
-// CpuConv.FewChannelRowMajorSourceBothCandidatesMatchReference.
+// reorder of the source, by a rule rather than a timing at plan time, so that a model's
+// kernel does not depend on the load when its plan was made: the first-layer kernel up to 48
+// output channels, brgconv from 64 (the measurements behind it: docs/cpu_runtime.md, Kernel
+// choices). Guarded by CpuConv.FewChannelRowMajorSourceBothCandidatesMatchReference.
 constexpr int64_t kFirstLayerMaxChannels = 48;
 bool FirstLayerKernelPays(const TensorDesc& y) { return y.dims[1] <= kFirstLayerMaxChannels; }
 

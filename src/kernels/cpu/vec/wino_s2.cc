@@ -32,7 +32,7 @@ __attribute__((target("avx512f"), always_inline)) inline void Transform5(const _
 }
 
 // The 25 transformed positions of tile (ty, tx), every channel, into v[(slot * 25 + p) * c]: one
-// tile's positions side by side (written as 25 streams 4 KiB apart they cost 3x as much).
+// tile's positions side by side, never 25 stores a power of two apart (one cache set).
 // Inside: the tile's 5x5 input window lies in the image (no bounds checks).
 template <bool Inside>
 __attribute__((target("avx512f"))) void InputTile(const WinoS2Rows& r, int64_t ty, int64_t tx, int64_t slot, int64_t tiles) {
