@@ -63,11 +63,28 @@ __attribute__((target("avx512f"))) void InputTile(const WinoS2Rows& r, int64_t t
   }
 }
 
+// The tile rows of one call: tile t is (ty0 + t / tiles_x, t % tiles_x).
+struct RowSpan {
+  int64_t ty0, tiles_x, tiles;
+};
+
+// Where the sums of output (i, jj) of tile t build up: in the output itself when all four of
+// the tile's outputs lie in the image, else in scratch (copied out at the end).
+inline bool Whole(const WinoS2Rows& r, const RowSpan& rows, int64_t t) {
+  return 2 * (rows.ty0 + t / rows.tiles_x) + 1 < r.oh && 2 * (t % rows.tiles_x) + 1 < r.ow;
+}
+inline float* SumsOf(const WinoS2Rows& r, const RowSpan& rows, int64_t t, int i, int jj) {
+  if (Whole(r, rows, t)) {
+    return r.y + ((2 * (rows.ty0 + t / rows.tiles_x) + i) * r.ow + 2 * (t % rows.tiles_x) + jj) * r.m;
+  }
+  return r.sums + ((t * 2 + i) * 2 + jj) * r.m;
+}
+
 // The products of feed class pair (ca, cb) for tiles [t0, t0 + B) and output channels
 // [m0, m0 + 16 NV): its positions summed in registers, then added once to the sums of the
 // outputs they all feed (16 additions per tile and channel vector instead of 36).
 template <int B, int NV>
-__attribute__((target("avx512f"))) void ClassPair(const WinoS2Rows& r, int ca, int cb, int64_t tiles, int64_t t0, int64_t m0) {
+__attribute__((target("avx512f"))) void ClassPair(const WinoS2Rows& r, const RowSpan& rows, int ca, int cb, int64_t t0, int64_t m0) {
   __m512 acc[B][NV];
 #pragma GCC unroll 8
   for (int b = 0; b < B; ++b) {
@@ -96,25 +113,31 @@ __attribute__((target("avx512f"))) void ClassPair(const WinoS2Rows& r, int ca, i
     if (!(kClassFeeds[ca] >> i & 1)) continue;
     for (int jj = 0; jj < 2; ++jj) {
       if (!(kClassFeeds[cb] >> jj & 1)) continue;
+      // Output (i, jj) is first fed by class pair (i, jj): it starts from the bias there.
+      const bool first = ca == i && cb == jj;
 #pragma GCC unroll 8
       for (int b = 0; b < B; ++b) {
-        float* s = r.sums + (((t0 + b) * 2 + i) * 2 + jj) * r.m + m0;
+        float* s = SumsOf(r, rows, t0 + b, i, jj) + m0;
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) _mm512_storeu_ps(s + 16 * j, _mm512_add_ps(_mm512_loadu_ps(s + 16 * j), acc[b][j]));
+        for (int j = 0; j < NV; ++j) {
+          const __m512 base = !first ? _mm512_loadu_ps(s + 16 * j)
+                              : r.bias ? _mm512_loadu_ps(r.bias + m0 + 16 * j) : _mm512_setzero_ps();
+          _mm512_storeu_ps(s + 16 * j, _mm512_add_ps(base, acc[b][j]));
+        }
       }
     }
   }
 }
 
 template <int NV>
-__attribute__((target("avx512f"))) void ClassPairBlock(const WinoS2Rows& r, int ca, int cb, int64_t tiles, int64_t t0, int n, int64_t m0) {
+__attribute__((target("avx512f"))) void ClassPairBlock(const WinoS2Rows& r, const RowSpan& rows, int ca, int cb, int64_t t0, int n, int64_t m0) {
   switch (n) {
-    case 1: return ClassPair<1, NV>(r, ca, cb, tiles, t0, m0);
-    case 2: return ClassPair<2, NV>(r, ca, cb, tiles, t0, m0);
-    case 3: return ClassPair<3, NV>(r, ca, cb, tiles, t0, m0);
-    case 4: return ClassPair<4, NV>(r, ca, cb, tiles, t0, m0);
-    case 5: return ClassPair<5, NV>(r, ca, cb, tiles, t0, m0);
-    default: return ClassPair<6, NV>(r, ca, cb, tiles, t0, m0);
+    case 1: return ClassPair<1, NV>(r, rows, ca, cb, t0, m0);
+    case 2: return ClassPair<2, NV>(r, rows, ca, cb, t0, m0);
+    case 3: return ClassPair<3, NV>(r, rows, ca, cb, t0, m0);
+    case 4: return ClassPair<4, NV>(r, rows, ca, cb, t0, m0);
+    case 5: return ClassPair<5, NV>(r, rows, ca, cb, t0, m0);
+    default: return ClassPair<6, NV>(r, rows, ca, cb, t0, m0);
   }
 }
 
@@ -122,11 +145,11 @@ __attribute__((target("avx512f"))) void ClassPairBlock(const WinoS2Rows& r, int 
 // tiles as 4 + 4, not 6 + 2: a block of 2 holds too few sums to keep the FMA units busy), its
 // weight panels read again by each block.
 template <int NV>
-__attribute__((target("avx512f"))) void ClassPairRow(const WinoS2Rows& r, int ca, int cb, int64_t tiles, int64_t m0) {
-  const int64_t blocks = (tiles + kBlock - 1) / kBlock;
+__attribute__((target("avx512f"))) void ClassPairRow(const WinoS2Rows& r, const RowSpan& rows, int ca, int cb, int64_t m0) {
+  const int64_t tiles = rows.tiles, blocks = (tiles + kBlock - 1) / kBlock;
   for (int64_t i = 0, t = 0; i < blocks; ++i) {
     const int64_t end = tiles * (i + 1) / blocks;
-    ClassPairBlock<NV>(r, ca, cb, tiles, t, static_cast<int>(end - t), m0);
+    ClassPairBlock<NV>(r, rows, ca, cb, t, static_cast<int>(end - t), m0);
     t = end;
   }
 }
@@ -135,31 +158,29 @@ __attribute__((target("avx512f"))) void ClassPairRow(const WinoS2Rows& r, int ca
 
 __attribute__((target("avx512f"))) void WinoS2TileRowsAvx512(const WinoS2Rows& r, int64_t ty0, int64_t rows) {
   const int64_t tiles_x = (r.ow + 1) / 2, tiles = rows * tiles_x;
+  const RowSpan span{ty0, tiles_x, tiles};
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t ty = ty0 + t / tiles_x, tx = t % tiles_x;
     const int64_t y0 = 4 * ty - r.pad_top, x0 = 4 * tx - r.pad_left;
     if (y0 >= 0 && x0 >= 0 && y0 + 5 <= r.ih && x0 + 5 <= r.iw) InputTile<true>(r, ty, tx, t, tiles);
     else InputTile<false>(r, ty, tx, t, tiles);
   }
-  for (int64_t q = 0; q < tiles * 4; ++q) {
-    for (int64_t j = 0; j < r.m; j += 16) {
-      _mm512_storeu_ps(r.sums + q * r.m + j, r.bias ? _mm512_loadu_ps(r.bias + j) : _mm512_setzero_ps());
-    }
-  }
   for (int64_t m0 = 0; m0 < r.m; m0 += 64) {
     const int nv = static_cast<int>(std::min<int64_t>(4, (r.m - m0) / 16));
     for (int ca = 0; ca < 3; ++ca) {
       for (int cb = 0; cb < 3; ++cb) {
         switch (nv) {
-          case 1: ClassPairRow<1>(r, ca, cb, tiles, m0); break;
-          case 2: ClassPairRow<2>(r, ca, cb, tiles, m0); break;
-          case 3: ClassPairRow<3>(r, ca, cb, tiles, m0); break;
-          default: ClassPairRow<4>(r, ca, cb, tiles, m0); break;
+          case 1: ClassPairRow<1>(r, span, ca, cb, m0); break;
+          case 2: ClassPairRow<2>(r, span, ca, cb, m0); break;
+          case 3: ClassPairRow<3>(r, span, ca, cb, m0); break;
+          default: ClassPairRow<4>(r, span, ca, cb, m0); break;
         }
       }
     }
   }
+  // The tiles cut by the image's edge: their outputs inside it, out of scratch.
   for (int64_t t = 0; t < tiles; ++t) {
+    if (Whole(r, span, t)) continue;
     const int64_t ty = ty0 + t / tiles_x, tx = t % tiles_x;
     for (int i = 0; i < 2; ++i) {
       const int64_t oy = 2 * ty + i;
