@@ -53,7 +53,7 @@ enum class MeasuredChoice { kMeasure, kFirst, kSecond };
 struct KernelTuning {
   MeasuredChoice measured_choice = MeasuredChoice::kMeasure;
   // Winograd for 3x3 stride-1 f32 convolutions of at least this many input and output
-  // channels (onednn_conv.cc).
+  // channels (onednn_conv.cc); `winograd` also gates the own stride-2 one (conv3x3_s2_wino.cc).
   bool winograd = true;
   int64_t winograd_min_channels = 24;
   // A 1x1 f32 convolution runs as one GEMM from this many pixels (conv1x1_gemm.cc).
