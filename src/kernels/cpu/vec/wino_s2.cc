@@ -2,7 +2,8 @@
 // the arithmetic): the 25 transformed positions of every tile of the rows go to scratch, then
 // the positions' matrix products (tiles x C by C x M, in blocks of up to 6 tiles: the output
 // channels in 16-lane vectors held across the block, each transformed input value broadcast),
-// those feeding the same outputs summed in registers, are added to the sums of the outputs.
+// those feeding the same outputs summed in registers, are added to the outputs (the output
+// buffer itself; scratch for the tiles the image's edge cuts).
 #include <immintrin.h>
 
 #include <algorithm>

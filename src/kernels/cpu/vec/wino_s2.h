@@ -32,7 +32,7 @@ struct WinoS2Rows {
   float* y;               // the output: [oh][ow][m]
   int64_t oh, ow;
   float* v;               // scratch: tiles * 25 * c floats, [tile][position][c] (tiles = rows * ((ow + 1) / 2))
-  float* sums;            // scratch: tiles * 4 * m floats
+  float* sums;            // scratch: tiles * 4 * m floats (sums of tiles cut by the image's edge)
 };
 
 // Tile rows [ty0, ty0 + rows). AVX-512F: the caller asks cpu::OwnAvx512 (or the vector ISA)
