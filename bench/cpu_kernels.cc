@@ -123,6 +123,25 @@ void BM_Conv3x3_Nhwc(benchmark::State& state) {
   Problem p = ConvProblem(state.range(1), state.range(2), state.range(3), 1, Layout::kNHWC);
   RunProblem(state, p);
 }
+// 3x3 stride-2 NHWC convs as in detector_nms's backbone (range(1) -> range(2) channels,
+// range(3) input pixels per side, HardSwish): the own stride-2 Winograd kernel, or oneDNN's
+// brgconv with EDGEC_CPU_WINOGRAD=0. GFLOP/s count the direct conv's multiply-adds.
+void BM_Conv3x3s2_Nhwc(benchmark::State& state) {
+  const int64_t c_in = state.range(1), c_out = state.range(2), hw = state.range(3), out = hw / 2;
+  Problem p;
+  p.req.op = OpKind::kFusedConv;
+  p.req.label = "FusedConv 'bench'";
+  p.attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  p.attrs.Set("strides", std::vector<int64_t>{2, 2});
+  p.attrs.Set("activation", std::string("HardSwish"));
+  const Dims x = {1, c_in, hw, hw}, w = {c_out, c_in, 3, 3}, y = {1, c_out, out, out};
+  p.inputs = {RandomTensor(x, 1), RandomTensor(w, 2), RandomTensor({c_out}, 3)};
+  p.req.inputs = {Desc(x, Layout::kNHWC), Desc(w), Desc({c_out})};
+  p.req.constants = {nullptr, &p.inputs[1], &p.inputs[2]};
+  p.req.outputs = {Desc(y, Layout::kNHWC)};
+  p.flops = 2.0 * c_out * c_in * 9 * out * out;
+  RunProblem(state, p);
+}
 void BM_Depthwise3x3_144_56(benchmark::State& state) {
   Problem p = ConvProblem(144, 144, 56, 144, Layout::kNHWC);
   RunProblem(state, p);
@@ -228,6 +247,8 @@ BENCHMARK(BM_Conv3x3_RowMajor)->Args({1, 96, 32, 64})->Args({1, 32, 32, 64})->Ar
     ->Args({1, 64, 64, 32})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
 BENCHMARK(BM_Conv3x3_Nhwc)->Args({1, 64, 256, 13})->Args({1, 32, 128, 27})->Args({1, 64, 64, 56})
     ->Args({1, 128, 128, 28})->Args({1, 256, 256, 14})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
+BENCHMARK(BM_Conv3x3s2_Nhwc)->Args({1, 32, 64, 64})->Args({1, 64, 64, 32})->Args({1, 64, 128, 16})
+    ->Args({1, 64, 128, 56})->ArgNames({"threads", "cin", "cout", "hw"})->UseRealTime();
 BENCHMARK(BM_Depthwise3x3_144_56)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_1024)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();
 BENCHMARK(BM_MatMul_128x256x256)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime();

@@ -25,6 +25,7 @@ KernelOr CreateMovementKernel(const KernelRequest& req);   // movement.cc
 KernelOr CreateConvKernel(const KernelRequest& req);       // onednn_conv.cc
 KernelOr CreateConv1x1GemmKernel(const KernelRequest& req);  // conv1x1_gemm.cc (tried first)
 KernelOr CreateImageConvKernel(const KernelRequest& req);  // image_conv.cc (a planar image stem)
+KernelOr CreateWinoS2ConvKernel(const KernelRequest& req);  // conv3x3_s2_wino.cc (tried first for 3x3 stride 2)
 // The own image conv when it fits `req` and measures faster than oneDNN's kernel `onednn`.
 KernelOr PreferImageConv(const KernelRequest& req, std::unique_ptr<Kernel> onednn);  // image_conv.cc
 KernelOr CreateMatMulKernel(const KernelRequest& req);     // onednn_matmul.cc

@@ -36,14 +36,14 @@ struct TensorDesc {
 // dense ones (size-1 axes ignored).
 bool IsDense(const TensorDesc& d);
 
-// Kernels with two exact candidates and no rule that separates them build both and keep
-// the faster, timed side by side at creation (kMeasure, the default):
+// Kernels with two candidates (kMeasure, the default, is the product's choice):
 //   - the int8 convolution on a CPU with AMX: oneDNN's first implementation (AMX) vs the
-//     first that is not AMX (VNNI);
+//     first that is not AMX (VNNI); both exact, so the faster, timed side by side at
+//     creation, is kept;
 //   - the f32 convolution of a row-major source of at most 4 channels (an image): oneDNN's
-//     choice after reordering the source vs its first-layer kernel reading it as it is.
-// kFirst and kSecond take one of the two without measuring, for tests that check both
-// against the reference.
+//     choice after reordering the source vs its first-layer kernel reading it as it is;
+//     chosen by a fixed rule on the output channels (onednn_conv.cc), not by a timing.
+// kFirst and kSecond take one of the two, for tests that check both against the reference.
 enum class MeasuredChoice { kMeasure, kFirst, kSecond };
 
 // The choices a caller makes for the kernels it creates, carried by each request (a plan
@@ -53,7 +53,7 @@ enum class MeasuredChoice { kMeasure, kFirst, kSecond };
 struct KernelTuning {
   MeasuredChoice measured_choice = MeasuredChoice::kMeasure;
   // Winograd for 3x3 stride-1 f32 convolutions of at least this many input and output
-  // channels (onednn_conv.cc).
+  // channels (onednn_conv.cc); `winograd` also gates the own stride-2 one (conv3x3_s2_wino.cc).
   bool winograd = true;
   int64_t winograd_min_channels = 24;
   // A 1x1 f32 convolution runs as one GEMM from this many pixels (conv1x1_gemm.cc).

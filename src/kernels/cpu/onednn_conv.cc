@@ -156,6 +156,14 @@ bool WinogradPays(const KernelRequest& req, const ConvSetup& s) {
   return x.dims[1] >= min_channels && y.dims[1] >= min_channels && y.dims[2] * y.dims[3] >= 144;
 }
 
+// oneDNN's first-layer kernel (reading a row-major image as it is) against brgconv after a
+// reorder of the source, by a rule rather than a timing at plan time, so that a model's
+// kernel does not depend on the load when its plan was made: the first-layer kernel up to 48
+// output channels, brgconv from 64 (the measurements behind it: docs/cpu_runtime.md, Kernel
+// choices). Guarded by CpuConv.FewChannelRowMajorSourceBothCandidatesMatchReference.
+constexpr int64_t kFirstLayerMaxChannels = 48;
+bool FirstLayerKernelPays(const TensorDesc& y) { return y.dims[1] <= kFirstLayerMaxChannels; }
+
 // One way to split the epilogue between the primitive and the own loops.
 struct Attempt {
   ResidualMode residual;
@@ -170,6 +178,7 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
     if (auto gemv = CreateGemvKernel(req); gemv.ok()) return gemv;
     auto gemm = CreateConv1x1GemmKernel(req);
     if (gemm.ok()) return gemm;
+    if (auto wino = CreateWinoS2ConvKernel(req); wino.ok()) return wino;
   }
   if (req.inputs.size() < 2 || !Present(req.inputs[1])) return Refuse(req, "W is absent");
   if (!ConstantOrNull(req, 1)) return Refuse(req, "W is not constant; weights are packed at creation");
@@ -270,7 +279,8 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
     if (!choice) choice = search(plain_attempts, false);
     // A source of a few channels (an image) in row-major: oneDNN's first-layer kernel reads
     // it as it is and writes its blocked format (reordered out; with 16 output channels
-    // nChw16c is NHWC itself). Measured against brgconv after a reorder of the source.
+    // nChw16c is NHWC itself). Against brgconv after a reorder of the source it is taken by
+    // a fixed rule, FirstLayerKernelPays, never by a timing.
     std::optional<std::pair<dnnl::primitive_desc, Attempt>> first_layer;
     bool first_layer_in_place = false;
     if (!internal && !s.transpose && req.inputs[0].layout == Layout::kRowMajor && req.inputs[0].dims[1] <= 4 &&
@@ -388,20 +398,17 @@ KernelOr CreateConvKernel(const KernelRequest& req) {
 
     std::unique_ptr<ConvKernel> kernel = build(*choice, internal, false);
     const MeasuredChoice measured = req.tuning.measured_choice;
-    if (first_layer && measured == MeasuredChoice::kSecond) {
-      return std::unique_ptr<Kernel>(build(*first_layer, true, first_layer_in_place));
-    }
-    if (first_layer && measured == MeasuredChoice::kMeasure) {
-      std::unique_ptr<ConvKernel> other = build(*first_layer, true, first_layer_in_place);
-      // Buffers for what the kernels read at run time: the source, a bias that is not a
-      // constant (the weights always are), the residual.
-      const size_t run_time_bias = bias_desc && !ConstantOrNull(req, 2) ? NumElements(bias_desc->dims) * sizeof(float) : 0;
-      std::vector<size_t> in_bytes = {NumElements(req.inputs[0].dims) * sizeof(float), 0, run_time_bias};
-      if (residual) in_bytes.push_back(NumElements(residual->dims) * sizeof(float));
-      const auto [ms_kept, ms_other] = TimeTwoKernels(*kernel, *other, in_bytes, {kernel->out_bytes_});
-      if (ms_other < ms_kept) std::swap(kernel, other);
-      kernel->describe_ += fmt::format("; measured faster than [{}]: {:.3f} vs {:.3f} ms", other->impl_,
-                                       std::min(ms_kept, ms_other), std::max(ms_kept, ms_other));
+    if (first_layer && (measured == MeasuredChoice::kSecond ||
+                        (measured == MeasuredChoice::kMeasure && FirstLayerKernelPays(y)))) {
+      std::unique_ptr<ConvKernel> first = build(*first_layer, true, first_layer_in_place);
+      if (measured == MeasuredChoice::kMeasure) {
+        first->describe_ += fmt::format("; by rule (at most {} output channels) in place of [{}]",
+                                        kFirstLayerMaxChannels, kernel->impl_);
+      }
+      kernel = std::move(first);
+    } else if (first_layer && measured == MeasuredChoice::kMeasure) {
+      kernel->describe_ += fmt::format("; by rule (more than {} output channels) in place of [{}]",
+                                       kFirstLayerMaxChannels, first_layer->first.impl_info_str());
     }
     return PreferImageConv(req, std::unique_ptr<Kernel>(std::move(kernel)));
   });

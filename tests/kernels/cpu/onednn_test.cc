@@ -273,8 +273,9 @@ TEST(CpuConv, WinogradWhereItPaysMatchesReference) {
 
 // A row-major image of at most 4 channels: the kernel builds oneDNN's choice after a
 // reorder of the source and its first-layer kernel reading the source as it is (the output
-// reordered out, except that 16 NHWC channels are nChw16c itself), and keeps the faster
-// (MeasuredChoice). Each candidate must match the reference; 8 channels measure nothing.
+// reordered out, except that 16 NHWC channels are nChw16c itself), and keeps one by a fixed
+// rule (kMeasure): the first-layer kernel up to 48 output channels, never a timing. Each
+// candidate must match the reference; 8 input channels have one candidate.
 TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
   std::mt19937 rng(68);
   struct Shape {
@@ -283,7 +284,7 @@ TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
   };
   for (const Shape& sh : std::vector<Shape>{{3, 24, 3, 2, false}, {1, 8, 3, 1, false}, {4, 24, 7, 2, false},
                                             {3, 24, 3, 2, true}, {3, 16, 3, 2, true}, {2, 16, 5, 1, true},
-                                            {8, 24, 3, 2, false}}) {
+                                            {8, 24, 3, 2, false}, {3, 64, 3, 2, true}, {3, 64, 3, 1, false}}) {
     const int64_t hw = 29, pad = sh.k / 2, out = (hw + 2 * pad - sh.k) / sh.stride + 1;
     for (int variant = 0; variant < 3; ++variant) {  // plain; Relu + residual; a bias given at run time
       Attributes a = Attrs({{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
@@ -305,8 +306,12 @@ TEST(CpuConv, FewChannelRowMajorSourceBothCandidatesMatchReference) {
                                              sh.c_out, sh.k, sh.k, sh.stride, sh.nhwc ? "nhwc" : "row-major", variant,
                                              static_cast<int>(choice));
         const std::string d = ExpectMatchesRef(c, 1e-4, 1e-5, what);
-        const bool measured = d.find("measured faster than") != std::string::npos;
-        EXPECT_EQ(measured, two && choice == cpu::MeasuredChoice::kMeasure) << what << ": " << d;
+        EXPECT_EQ(d.find("measured faster than"), std::string::npos) << what << ": " << d;
+        const bool by_rule = d.find("; by rule") != std::string::npos;
+        EXPECT_EQ(by_rule, two && choice == cpu::MeasuredChoice::kMeasure) << what << ": " << d;
+        if (by_rule) {  // the first-layer kernel (the source as it is) up to 48 channels
+          EXPECT_EQ(d.find("reorders in") == std::string::npos, sh.c_out <= 48) << what << ": " << d;
+        }
         if (two && choice == cpu::MeasuredChoice::kSecond) {
           EXPECT_EQ(d.find("reorders in"), std::string::npos) << what << ": " << d;  // the source as it is
           const bool bound = sh.nhwc && sh.c_out == 16;

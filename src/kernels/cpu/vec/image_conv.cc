@@ -77,6 +77,14 @@ __attribute__((target("avx512f"))) void Row(const ImageConvRow& r, float* y) {
   for (int64_t ox = 0; ox < lo; ++ox) Edge<NB>(r, ox, y);
   int64_t ox = lo;
   for (; ox + P <= hi; ox += P) Block<NB, P, KW, S>(r, ox, y);
+  // The pixels left inside the row in narrower blocks, not one tap at a time: a 128-wide
+  // stride-2 row leaves 7 of its 64 pixels after the blocks of 8. A block sums the taps in
+  // Edge's order, so the bits do not depend on which one ran a pixel.
+  if constexpr (P > 4) {
+    for (; ox + 4 <= hi; ox += 4) Block<NB, 4, KW, S>(r, ox, y);
+  }
+  for (; ox + 2 <= hi; ox += 2) Block<NB, 2, KW, S>(r, ox, y);
+  for (; ox < hi; ++ox) Block<NB, 1, KW, S>(r, ox, y);
   for (; ox < r.ow; ++ox) Edge<NB>(r, ox, y);
 }
 
