@@ -83,8 +83,12 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const bool wide_lut = l.op == VecOp::kLut && l.a_bytes == 2;
   const bool wide_dq = l.op == VecOp::kDequantize && l.a_bytes == 2;  // an int16 model output
   if (wide_dq && l.planes > 0) return InvalidArgument("eltwise layer '{}': a planar int16 dequantize", l.name);
-  if (wide && l.op != VecOp::kRescale && l.op != VecOp::kAdd && !(wide_lut && l.y_bytes == 1) && !wide_dq)
-    return InvalidArgument("eltwise layer '{}': int16 values on a {} (only add, rescale, lookup)", l.name, VecOpName(l.op));
+  if (wide && l.op != VecOp::kRescale && l.op != VecOp::kAdd && l.op != VecOp::kMul && !(wide_lut && l.y_bytes == 1) &&
+      !wide_dq)
+    return InvalidArgument("eltwise layer '{}': int16 values on a {} (only add, mul, rescale, lookup)", l.name,
+                           VecOpName(l.op));
+  if (l.op == VecOp::kMul && l.a_bytes == 2 && l.b_bytes == 2)
+    return InvalidArgument("eltwise layer '{}': a product of two int16 operands", l.name);
   if (l.binary() && l.b_bytes == 2 && !l.b_const.empty())
     return InvalidArgument("eltwise layer '{}': a constant int16 b", l.name);
   using B = EltwiseLayer::Broadcast;
@@ -220,7 +224,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       v.src2_stride = static_cast<int32_t>(n * eb);
       v.dst_stride = static_cast<int32_t>(n * ey);
       std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
-      if (l.op == VecOp::kAdd && wide) {
+      if (binary && wide) {
         v.imm[kAddBytesImm] = static_cast<int32_t>(ea);
         v.imm[kAddBytesImm + 1] = static_cast<int32_t>(eb);
         v.imm[kAddBytesImm + 2] = static_cast<int32_t>(ey);

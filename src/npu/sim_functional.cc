@@ -339,8 +339,8 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
       in.vec == VecOp::kLut || in.vec == VecOp::kRequantize) {
     const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;
     // Element bytes: an int16 destination of a requantize, int16 operands or result of an add
-    // (isa.h kRequantBytesImm, kAddBytesImm); 1 otherwise.
-    const bool add = in.op == Opcode::kVec && in.vec == VecOp::kAdd;
+    // or a multiply (isa.h kRequantBytesImm, kAddBytesImm); 1 otherwise.
+    const bool add = in.op == Opcode::kVec && (in.vec == VecOp::kAdd || in.vec == VecOp::kMul);
     auto width = [](int32_t v) -> int64_t { return v == 2 ? 2 : 1; };
     const int64_t ea = add ? width(imm[kAddBytesImm]) : 1, eb = add ? width(imm[kAddBytesImm + 1]) : 1;
     const int64_t ey = from_acc ? width(imm[kRequantBytesImm]) : add ? width(imm[kAddBytesImm + 2]) : 1;
@@ -397,10 +397,8 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
           for (int32_t c = 0; c < in.cols; ++c) put(ch.bytes, c, quant::QuantizedAdd(load(ea, src + ea * c), b_at(c), p));
         } else {
           const quant::QuantizedMulParams mul{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), imm[5], imm[6]};
-          for (int32_t c = 0; c < in.cols; ++c) {
-            const int32_t y = quant::QuantizedMul(Load<int8_t>(mem, Space::kSram, 0, src + c), b_at(c), mul);
-            ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
-          }
+          if (ea == 2 && eb == 2) return InvalidArgument("VEC mul: two int16 operands (the product passes int32)");
+          for (int32_t c = 0; c < in.cols; ++c) put(ch.bytes, c, quant::QuantizedMul(load(ea, src + ea * c), b_at(c), mul));
         }
       }
       e.chunks.push_back(std::move(ch));
