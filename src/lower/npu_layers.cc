@@ -445,8 +445,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     // and NHWC orders differ is read or written planar (tests/lower/npu_float_boundary_test.cc).
     const Dims& d = y->type.dims;
     if (!q && x->type.dtype == DType::kI16) v.eltwise.a_bytes = 2;
-    if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {
-      if (v.eltwise.a_bytes == 2) return Unimplemented("a planar int16 model output");
+    if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {  // an int16 output too (2-byte NHWC side)
       v.eltwise.planes = d[1];
       v.eltwise.pixels = d[2] * d[3];
     }

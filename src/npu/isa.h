@@ -107,7 +107,8 @@ inline constexpr int64_t kResizeTapBytes = 12;
 inline constexpr int kBroadcastImm = 11;
 // kRequantize: bytes of a destination element (0 or 1: int8; 2: int16).
 inline constexpr int kRequantBytesImm = 3;
-// kDequantize: bytes of a source element (0 or 1: int8; 2: an int16 model output, dense rows).
+// kDequantize: bytes of a source element (0 or 1: int8; 2: an int16 model output, dense rows
+// or, with kPitchImm, interleaved NHWC int16: stride and pitch in bytes).
 inline constexpr int kDequantBytesImm = 5;
 // kLut: bytes of a source element (0 or 1: int8; 2: int16, a 65536-entry table).
 inline constexpr int kLutBytesImm = 0;

@@ -100,7 +100,8 @@ int64_t SramEnd(const Instr& in) {
         end = std::max(end, (in.vec == VecOp::kQuantize ? in.dst : in.src) +
                                 int64_t{std::max(in.rows, 1) - 1} *
                                     (in.vec == VecOp::kQuantize ? in.dst_stride : in.src_stride) +
-                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
+                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] +
+                                (in.vec == VecOp::kDequantize && in.imm[kDequantBytesImm] == 2 ? 2 : 1));
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec && in.imm[kDequantBytesImm] == 2)  // int16 rows
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows

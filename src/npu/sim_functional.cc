@@ -261,10 +261,9 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source, dense rows only
     const int64_t in_elem = q ? 4 : wide ? 2 : 1, out_elem = q ? 1 : 4;
     const int64_t pitch = imm[kPitchImm];
-    if (wide && pitch > 1) return InvalidArgument("VEC dequantize: an int16 source with a column pitch");
     if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
       const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
-      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + 1;
+      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + in_elem;
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, i8_base, span, q ? "VEC destination tile" : "VEC source tile"));
       // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per element.
       const bool dense = q && i8_stride == 1 && pitch == in.rows;
@@ -284,7 +283,9 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
             if (dense) all.bytes[at] = b;
             else e.chunks.push_back(WriteChunk{in.dst + at, {b}});
           } else {
-            const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + at)} - imm[1]) * scale;
+            const int32_t v = wide ? int32_t{Load<int16_t>(mem, Space::kSram, 0, in.src + at)}
+                                   : int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + at)};
+            const float y = static_cast<float>(v - imm[1]) * scale;
             std::memcpy(row.bytes.data() + 4 * c, &y, sizeof y);
           }
         }
