@@ -263,7 +263,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     const int64_t pitch = imm[kPitchImm];
     if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
       const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
-      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + in_elem;
+      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + (q ? 1 : in_elem);
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, i8_base, span, q ? "VEC destination tile" : "VEC source tile"));
       // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per element.
       const bool dense = q && i8_stride == 1 && pitch == in.rows;
