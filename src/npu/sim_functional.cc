@@ -258,7 +258,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     const bool q = in.vec == VecOp::kQuantize;
     float scale;
     std::memcpy(&scale, &imm[0], sizeof scale);
-    const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source, dense rows only
+    const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source (rows, or interleaved by the pitch)
     const int64_t in_elem = q ? 4 : wide ? 2 : 1, out_elem = q ? 1 : 4;
     const int64_t pitch = imm[kPitchImm];
     if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
