@@ -32,7 +32,13 @@ Status MatchAttention(const AttentionChain& c) {
       c.context->op() != OpKind::kQLinearMatMul)
     return Unimplemented("not MatMul -> Softmax -> MatMul");
   if (!OnlyFeeds(c.scores->output(0), c.softmax)) return Unimplemented("the scores are read elsewhere");
-  if (!OnlyFeeds(c.softmax->output(0), c.context)) return Unimplemented("the probabilities are read elsewhere");
+  if (c.narrow) {
+    if (c.narrow->op() != OpKind::kQLinearRequantize || !OnlyFeeds(c.softmax->output(0), c.narrow) ||
+        !OnlyFeeds(c.narrow->output(0), c.context))
+      return Unimplemented("the int16 probabilities are read elsewhere");
+  } else if (!OnlyFeeds(c.softmax->output(0), c.context)) {
+    return Unimplemented("the probabilities are read elsewhere");
+  }
   for (const Node* m : {c.scores, c.context}) {
     const Value* b = m->input(3);
     if (!b || b->is_constant() || !b->type.rank_known || b->type.rank() != 3)
@@ -48,7 +54,18 @@ StatusOr<npu::AttentionLayer> AttentionLayerOf(const AttentionChain& c) {
   ASSIGN_OR_RETURN(QuantizedLayer av, QuantizedLayerOf(*c.context));
   const npu::ConvLayer &s = qk.layer, &o = av.layer;
   if (!s.weights_from_input || !o.weights_from_input) return Unimplemented("a MatMul has a constant operand");
-  if (sm.wide || sm.op != npu::VecOp::kSoftmax) return Unimplemented("int16 softmax");
+  if (sm.op != npu::VecOp::kSoftmax) return Unimplemented("not a softmax");
+  // An int16 softmax: int16 scores in, int16 probabilities narrowed to 8 bits for the context.
+  if (sm.wide != (c.narrow != nullptr) || (sm.wide && s.out_elem_bytes() != 2))
+    return Unimplemented("an int16 softmax without int16 scores and its requantize to 8 bits");
+  quant::RescaleParams narrow;
+  if (c.narrow) {
+    ASSIGN_OR_RETURN(VectorLayer nv, VectorLayerOf(*c.narrow));
+    const npu::EltwiseLayer& e = nv.eltwise;
+    if (e.op != npu::VecOp::kRescale || e.a_bytes != 2 || e.y_bytes != 1)
+      return Unimplemented("the probabilities' requantize is not int16 -> 8 bits");
+    narrow = {e.imm[0], e.imm[1], {e.imm[2], e.imm[3]}, e.imm[4], e.imm[5]};
+  }
   RETURN_IF_ERROR(PerTensor(s, "the scores' MatMul"));
   RETURN_IF_ERROR(PerTensor(o, "the context's MatMul"));
   const int64_t heads = s.batch, rows = s.m() / std::max(1, s.batch), keys = s.n();
@@ -79,6 +96,9 @@ StatusOr<npu::AttentionLayer> AttentionLayerOf(const AttentionChain& c) {
   l.o_mult = o.requant.front();
   l.o_bias = o.bias.empty() ? 0 : o.bias.front();
   l.softmax = sm.softmax;
+  l.wide = sm.wide;
+  l.wide_softmax = sm.wide_softmax;
+  l.narrow = narrow;
   return l;
 }
 
@@ -101,7 +121,7 @@ std::map<const Node*, FusedAttention> FuseAttention(const std::vector<const part
       continue;
     }
     double unfused = 0;
-    for (const Node* n : {c.scores, c.softmax, c.context}) unfused += placement[n]->npu_cycles - t.dispatch_overhead_cycles;
+    for (const Node* n : c.nodes()) unfused += placement[n]->npu_cycles - t.dispatch_overhead_cycles;
     const double fused_cycles = ch->cycles - t.dispatch_overhead_cycles;
     listing += fmt::format(";   attention {} ({} heads x {} rows x {} keys): {} {:.0f} cycles vs {:.0f} unfused; scores "
                            "take {} B of SRAM; the unfused chain moves {} B of scores and probabilities\n",
@@ -109,7 +129,7 @@ std::map<const Node*, FusedAttention> FuseAttention(const std::vector<const part
                            ch->footprint.scores_sram, l->unfused_scores_traffic());
     if (fused_cycles >= unfused) continue;
     FusedAttention f{c, std::move(*l), *ch, placement[c.context]};
-    for (const Node* n : {c.scores, c.softmax, c.context}) out[n] = f;
+    for (const Node* n : c.nodes()) out[n] = f;
   }
   return out;
 }

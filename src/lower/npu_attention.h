@@ -6,7 +6,9 @@
 // scores, and a 3-d QLinearMatMul of two activations whose left operand is the softmax's
 // output and nothing else reads it (context = P·V). Between them in the run there may only be
 // views (the head reshapes and transposes the partition made DRAM views). The scores and
-// probabilities then never exist outside the layer.
+// probabilities then never exist outside the layer. With the mixed precision's int16 point at
+// the softmax the scores' MatMul writes int16, the softmax is int16 in and out, and a
+// QLinearRequantize (int16 -> 8 bits, read only by the context) sits between it and the context.
 #pragma once
 
 #include <map>
@@ -21,11 +23,16 @@
 
 namespace edgec::lower {
 
-// The three nodes of an attention chain.
+// The nodes of an attention chain (`narrow`: the int16 softmax's requantize to 8 bits, or none).
 struct AttentionChain {
   const Node* scores = nullptr;
   const Node* softmax = nullptr;
   const Node* context = nullptr;
+  const Node* narrow = nullptr;
+  std::vector<const Node*> nodes() const {
+    if (narrow) return {scores, softmax, narrow, context};
+    return {scores, softmax, context};
+  }
 };
 
 // The chains among `run` (a segment's nodes in graph order): each starts at a scores node
@@ -37,7 +44,8 @@ std::vector<AttentionChain> FindAttentionChains(const std::vector<const Node*>& 
 Status MatchAttention(const AttentionChain& c);
 
 // The chain as one NPU layer with its data (the NPU's int8 terms), or why it cannot be one
-// (a per-column bias or multiplier, int16 softmax, shapes that do not chain).
+// (a per-column bias or multiplier, an int16 softmax without its requantize to 8 bits, shapes
+// that do not chain).
 StatusOr<npu::AttentionLayer> AttentionLayerOf(const AttentionChain& c);
 
 // An attention chain of a segment's run taken as one layer, with its tiling.
@@ -69,6 +77,7 @@ std::vector<AttentionChain> FindAttentionChains(const std::vector<const Node*>& 
     };
     c.softmax = next();
     c.context = c.softmax ? next() : nullptr;
+    if (c.context && c.context->op() == OpKind::kQLinearRequantize) c.narrow = c.context, c.context = next();
     if (c.softmax && c.context && MatchAttention(c).ok()) out.push_back(c);
   }
   return out;

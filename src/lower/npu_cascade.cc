@@ -17,14 +17,21 @@ namespace edgec::lower {
 namespace {
 
 // A layer's view as a cascade member: its layer data, rows, and bytes per input/output row.
+// Rows are counted in bytes, so 2-byte (int16) operands and results slice like 1-byte ones:
+// an int16 input row of an elementwise layer is twice its int8 neighbour's
+// (NpuCascadeTest.Int16ChainStripesReproduceTheUnstripedOutput).
 struct Member {
   bool gemm = false;
   npu::ConvLayer conv;
   VectorLayer vec;
   npu::WindowRows rows;
   int64_t in_row_bytes = 0, out_row_bytes = 0;
+  int64_t b_row_bytes = 0;  // an elementwise layer's full b operand (its element size may differ from a's)
+  int b_input = -1;         // which input is that b (-1: none)
+  int64_t row_elems = 0;    // an elementwise layer's values per output row
   double row_cycles = 0;  // one output row at the array's (vector cores') peak
   int whole_input = -1;   // an input read whole by every stripe (an elementwise broadcast operand)
+  int64_t in_row(size_t k) const { return static_cast<int>(k) == b_input ? b_row_bytes : in_row_bytes; }
 };
 
 std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
@@ -54,18 +61,31 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
     } else if (m.vec.kind == VectorLayer::Kind::kEltwise) {
       // NHWC rows of a 4-d [1, C, H, W] result; a full operand is sliced like the result, a
       // broadcast one (a channel row, a value) read whole; a constant full operand is refused.
+      // Elements of 1 or 2 bytes (int8, or an int16 point of the mixed precision); the float
+      // boundary's 4-byte side is planar, not rows.
       const npu::EltwiseLayer& e = m.vec.eltwise;
-      if (e.a_bytes != 1 || e.b_bytes != 1 || e.y_bytes != 1) return std::nullopt;  // rows counted in bytes
+      auto narrow = [](int64_t b) { return b == 1 || b == 2; };
+      if (!narrow(e.a_bytes) || !narrow(e.b_bytes) || !narrow(e.y_bytes) || e.planes > 0) return std::nullopt;
+      if (e.op == npu::VecOp::kQuantize || e.op == npu::VecOp::kDequantize) return std::nullopt;
       const Value* y = l.node->output(0);
       if (!y || y->type.dims.size() != 4 || y->type.dims[0] != 1) return std::nullopt;
       if (e.binary() && e.broadcast == npu::EltwiseLayer::Broadcast::kFull && !e.b_const.empty()) return std::nullopt;
       const int h = static_cast<int>(y->type.dims[2]);
       m.rows = {h, h, 1, 1, 0};
-      m.in_row_bytes = m.out_row_bytes = y->type.dims[1] * y->type.dims[3];
-      if (m.out_row_bytes * h != e.elements) return std::nullopt;
-      m.row_cycles = static_cast<double>(m.out_row_bytes) / vec_peak;
+      m.row_elems = y->type.dims[1] * y->type.dims[3];
+      m.in_row_bytes = m.row_elems * e.a_bytes;
+      m.out_row_bytes = m.row_elems * e.y_bytes;
+      if (m.row_elems * h != e.elements) return std::nullopt;
+      const bool wide = e.a_bytes == 2 || e.y_bytes == 2 || (e.binary() && e.b_bytes == 2);
+      const double rate = wide ? t.vector_cores.VecRate("i16") : 1.0;
+      if (rate <= 0) return std::nullopt;
+      m.row_cycles = static_cast<double>(m.row_elems) / vec_peak / rate;
       if (e.binary() && e.broadcast != npu::EltwiseLayer::Broadcast::kFull && e.b_const.empty())
         m.whole_input = npu::RegionOperand(e.b_region).second;
+      if (e.binary() && e.broadcast == npu::EltwiseLayer::Broadcast::kFull) {
+        m.b_input = npu::RegionOperand(e.b_region).second;
+        m.b_row_bytes = m.row_elems * e.b_bytes;
+      }
     } else {
       return std::nullopt;
     }
@@ -76,12 +96,12 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
   if (!q.ok()) return std::nullopt;
   const npu::ConvLayer& c = q->layer;
   if (c.batch != 1 || c.weights_from_input || c.fp16 || c.in_w == 1) return std::nullopt;  // not a MatMul
-  if (c.out_elem_bytes() != 1) return std::nullopt;  // an int16 output: rows counted in bytes
+  if (c.out_elem_bytes() != 1 && c.out_elem_bytes() != 2) return std::nullopt;
   m.gemm = true;
   m.conv = c;
   m.rows = {c.in_h, c.out_h(), c.dilation_h * (c.kernel_h - 1) + 1, c.stride_h, c.pad_top};
   m.in_row_bytes = int64_t{c.in_w} * c.channels;
-  m.out_row_bytes = int64_t{c.out_w()} * c.out_channels;
+  m.out_row_bytes = int64_t{c.out_w()} * c.out_channels * c.out_elem_bytes();  // an int16 point: 2 bytes
   m.row_cycles = static_cast<double>(c.macs()) / c.out_h() / t.peak_int8_macs_per_cycle();
   return m;
 }
@@ -104,14 +124,14 @@ StripeLayer StripeOf(const Member& m, const npu::StripeRows& r) {
     };
     if (s.vec.kind == VectorLayer::Kind::kDepthwise) set(s.vec.depthwise);
     else if (s.vec.kind == VectorLayer::Kind::kPool) set(s.vec.pool);
-    else s.vec.eltwise.elements = r.out_rows() * m.out_row_bytes;
+    else s.vec.eltwise.elements = r.out_rows() * m.row_elems;
   }
   return s;
 }
 
 int StripeOutRows(const StripeLayer& s, const Member& m) {
   if (s.gemm) return s.conv.out_h();
-  if (s.vec.kind == VectorLayer::Kind::kEltwise) return static_cast<int>(s.vec.eltwise.elements / m.out_row_bytes);
+  if (s.vec.kind == VectorLayer::Kind::kEltwise) return static_cast<int>(s.vec.eltwise.elements / m.row_elems);
   return s.vec.kind == VectorLayer::Kind::kDepthwise ? s.vec.depthwise.out_h() : s.vec.pool.out_h();
 }
 
@@ -170,9 +190,9 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
           if (tensors[x].producer >= p) return false;  // a broadcast operand from inside
           continue;
         }
-        if (tensors[x].bytes != m.in_row_bytes * m.rows.in_h) return false;
+        if (tensors[x].bytes != m.in_row(k) * m.rows.in_h) return false;
         const int from = tensors[x].producer;
-        if (from >= p && from < j && member[from]->out_row_bytes != m.in_row_bytes) return false;
+        if (from >= p && from < j && member[from]->out_row_bytes != m.in_row(k)) return false;
       }
       if (j == q) break;
       const int x = pending[j].outputs[0];
@@ -362,13 +382,13 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
           if (from >= p && from <= q) {  // a band of this stripe: all of it, or the rows this layer reads
             const int b = band[from - p];
             const int b0 = stripes[s][from - p].out0;
-            if (r.in0 == b0 && r.in_rows() * m.in_row_bytes == tensors[b].bytes) {
+            if (r.in0 == b0 && r.in_rows() * m.in_row(k) == tensors[b].bytes) {
               l.inputs.push_back(b);
             } else {
               npu::SegmentTensor sx{fmt::format("{} rows {}..{}", tensors[b].name, r.in0, r.in1 - 1),
-                                    r.in_rows() * m.in_row_bytes, false, 0, tensors[b].producer};
+                                    r.in_rows() * m.in_row(k), false, 0, tensors[b].producer};
               sx.slice_of = b;
-              sx.slice_offset = (r.in0 - b0) * m.in_row_bytes;
+              sx.slice_offset = (r.in0 - b0) * m.in_row(k);
               l.inputs.push_back(add_tensor(std::move(sx), "rows of " + tensors[b].name));
             }
             continue;
@@ -379,9 +399,9 @@ StatusOr<int> PlanCascades(std::vector<PendingLayer>& pending, std::vector<npu::
           }
           const int xr = root(x);
           npu::SegmentTensor sx{fmt::format("{} rows {}..{}", tensors[xr].name, r.in0, r.in1 - 1),
-                                r.in_rows() * m.in_row_bytes, false, 0, tensors[xr].producer};
+                                r.in_rows() * m.in_row(k), false, 0, tensors[xr].producer};
           sx.slice_of = xr;
-          sx.slice_offset = (xr != x ? tensors[x].slice_offset : 0) + r.in0 * m.in_row_bytes;
+          sx.slice_offset = (xr != x ? tensors[x].slice_offset : 0) + r.in0 * m.in_row(k);
           l.inputs.push_back(add_tensor(std::move(sx), "rows of " + tensors[xr].name));
         }
         npu::SegmentTensor sy;

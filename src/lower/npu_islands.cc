@@ -19,10 +19,18 @@ Status PlaceIslandsBySegmentTime(std::vector<partition::NodePlacement>& ps, cons
     ASSIGN_OR_RETURN(npu::SimResult s, npu::Simulate(b.program, t));
     return s.total.cycles / t.clock_hz;
   };
+  // A node reading a move absorbed into it (AbsorbedInto: its NPU layer reads the move's input
+  // through strides) stays with that move, which is never a candidate: on the NPU it would read
+  // the CPU's moved tensor as if it were the move's input (IslandsKeepAnAbsorbedMoveWithItsReader).
+  auto reads_absorbed_move = [&](const Node& n) {
+    for (const Value* v : n.inputs())
+      if (const Node* m = v ? v->producer() : nullptr; m && AbsorbedInto(*m) == &n) return true;
+    return false;
+  };
   auto candidate = [&](const partition::NodePlacement& p) {
     const bool by_cost = p.code == partition::ReasonCode::kCpuCheaper || p.code == partition::ReasonCode::kBoundary;
     return p.unit == Unit::kCpu && p.legal && by_cost &&
-           !o.pins.count(p.node->name()) && !IsMoveNode(*p.node);
+           !o.pins.count(p.node->name()) && !IsMoveNode(*p.node) && !reads_absorbed_move(*p.node);
   };
   const size_t n = ps.size();
   for (size_t i = 0; i < n; ++i) {

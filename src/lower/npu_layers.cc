@@ -445,8 +445,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     // and NHWC orders differ is read or written planar (tests/lower/npu_float_boundary_test.cc).
     const Dims& d = y->type.dims;
     if (!q && x->type.dtype == DType::kI16) v.eltwise.a_bytes = 2;
-    if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {
-      if (v.eltwise.a_bytes == 2) return Unimplemented("a planar int16 model output");
+    if (d.size() == 4 && d[1] > 1 && d[2] * d[3] > 1) {  // an int16 output too (2-byte NHWC side)
       v.eltwise.planes = d[1];
       v.eltwise.pixels = d[2] * d[3];
     }
@@ -496,9 +495,11 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     const char* what = add ? "add" : "mul";
     const Value* a = n.input(0);
     const Value* b = n.input(3);
-    // int16 operands or result (the mixed precision's points) on the add: 2-byte elements.
-    auto bytes = [&](const Value* v) { return v->type.dtype == DType::kI16 && add ? 2 : is8(v) ? 1 : 0; };
-    if (!bytes(a) || !bytes(b) || !bytes(y)) return Unimplemented("dtype not 8-bit{}", add ? " or int16" : "");
+    // int16 operands or result (the mixed precision's points): 2-byte elements; a multiply
+    // takes one int16 operand at most (two int16 differences multiply past int32).
+    auto bytes = [&](const Value* v) { return v->type.dtype == DType::kI16 ? 2 : is8(v) ? 1 : 0; };
+    if (!bytes(a) || !bytes(b) || !bytes(y)) return Unimplemented("dtype not 8-bit or int16");
+    if (!add && bytes(a) == 2 && bytes(b) == 2) return Unimplemented("a product of two int16 operands");
     if (!a->type.IsStatic() || !b->type.IsStatic() || !y->type.IsStatic()) return Unimplemented("dynamic shape");
     // How an operand covers the result in the NPU's layout: the whole tensor, one channel row
     // (the innermost dim: C of a 4-d NHWC tensor, the last dim otherwise) or one value.
@@ -544,14 +545,14 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
                                        wide ? quant::kWideAddLeftShift : quant::kAddLeftShift);
       if (!p.ok()) return Unimplemented("{}", p.status().message());
       v.eltwise = npu::EltwiseLayer::Add(n.name(), NumElements(yd), *p);
-      v.eltwise.a_bytes = bytes(va);
-      v.eltwise.b_bytes = bytes(vb);
-      v.eltwise.y_bytes = bytes(y);
     } else {
       auto p = quant::MakeQuantizedMul(fa, s8(va, za), fb, s8(vb, zb), fy, s8(y, zy), qmin, qmax);
       if (!p.ok()) return Unimplemented("{}", p.status().message());
       v.eltwise = npu::EltwiseLayer::Mul(n.name(), NumElements(yd), *p);
     }
+    v.eltwise.a_bytes = bytes(va);
+    v.eltwise.b_bytes = bytes(vb);
+    v.eltwise.y_bytes = bytes(y);
     npu::EltwiseLayer& e = v.eltwise;
     e.broadcast = swap ? *ca : *cb;
     if (e.broadcast == B::kRow) e.cols = yd[channel];

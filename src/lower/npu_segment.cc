@@ -341,7 +341,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
         l.inputs = {tensor(c.scores->input(0)), tensor(c.scores->input(3))};
         attention_of[c.context] = static_cast<int>(pending.size());
         pending.push_back(std::move(l));
-        for (const Node* m : {c.scores, c.softmax, c.context})
+        for (const Node* m : c.nodes())
           b.notes[m->name()] = fmt::format("in attention layer '{}'", c.context->name());
       } else if (&n == c.context) {
         PendingLayer& l = pending[attention_of.at(&n)];

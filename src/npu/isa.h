@@ -62,6 +62,8 @@ enum class VecOp : uint8_t {
   kDwConv,
   // Quantized multiply, imm = za, zb, zo, mult, shift, lo, hi (quant::QuantizedMul):
   //   dst = clamp(zo + Mul((a - za) * (b - zb), mult, shift), lo, hi)
+  // An int16 side has element bytes 2 at imm[kAddBytesImm..+2] = a, b, dst as for kAdd (at
+  // most one operand: the product of two int16 differences passes int32), timed at the i16 rate.
   kMul,
   // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM); with
   // imm[kLutBytesImm] = 2 the source is int16 (2 bytes, strides in bytes) and dst =
@@ -105,11 +107,12 @@ inline constexpr int64_t kResizeTapBytes = 12;
 inline constexpr int kBroadcastImm = 11;
 // kRequantize: bytes of a destination element (0 or 1: int8; 2: int16).
 inline constexpr int kRequantBytesImm = 3;
-// kDequantize: bytes of a source element (0 or 1: int8; 2: an int16 model output, dense rows).
+// kDequantize: bytes of a source element (0 or 1: int8; 2: an int16 model output, dense rows
+// or, with kPitchImm, interleaved NHWC int16: stride and pitch in bytes).
 inline constexpr int kDequantBytesImm = 5;
 // kLut: bytes of a source element (0 or 1: int8; 2: int16, a 65536-entry table).
 inline constexpr int kLutBytesImm = 0;
-// kAdd: element bytes of a, b and dst at kAddBytesImm, +1, +2, and the lift's left shift.
+// kAdd, kMul: element bytes of a, b and dst at kAddBytesImm, +1, +2; kAdd: the lift's left shift.
 inline constexpr int kAddBytesImm = 12;
 inline constexpr int kAddShiftImm = 15;
 // kQuantize / kDequantize: the i8 side's column pitch (0 or 1: dense). COPY with

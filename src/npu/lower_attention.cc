@@ -18,7 +18,7 @@ enum Sem : int32_t {
   kKvFree, kKvFull,  // K and V of a head: load -> exec
   kQFree, kQFull,    // a block's Q rows: load -> exec
   kS1Free, kS1Full,  // the scores' accumulators: exec -> vector
-  kPFree, kPFull,    // the probabilities (int8): vector -> exec
+  kPFree, kPFull,    // the probabilities (int8; with an int16 softmax after its rescale): vector -> exec
   kS2Free, kS2Full,  // the context's accumulators: exec -> vector
   kOFree, kOFull,    // the output rows: vector -> store
   kNumSems
@@ -59,7 +59,9 @@ std::array<int64_t, 3> VStrides(const AttentionLayer& l) {
 struct Layout {
   int nbuf = 1, cores = 1, blocks = 1;
   int64_t k_slot = 0, v_slot = 0, kv_slot = 0;
-  int64_t q = 0, s = 0, p = 0, o = 0, slot = 0;  // per buffer slot: Q rows, scores, probabilities, output rows
+  // Per buffer slot: Q rows, scores, the int16 probabilities (an int16 softmax; else 0), the
+  // 8-bit probabilities, output rows.
+  int64_t q = 0, s = 0, p16 = 0, p = 0, o = 0, slot = 0;
   int64_t params = 0, params_bytes = 0, s_cols = 0, o_cols = 0;
   // Offsets in the parameter block: the exp table at 0, then the scores' and the output's
   // requantization blocks (full chunk, then the last chunk's when narrower).
@@ -78,13 +80,15 @@ Layout LayoutOf(const AttentionLayer& l, const Target& t, const AttentionTiling&
   y.v_slot = AlignUp(int64_t{l.keys} * l.v_depth, al);
   y.kv_slot = y.k_slot + y.v_slot;
   y.q = AlignUp(R * l.depth, al);
-  y.s = AlignUp(R * l.keys, al);
-  y.p = y.s;
+  const int64_t es = l.wide ? 2 : 1;  // bytes of a score
+  y.s = AlignUp(R * l.keys * es, al);
+  y.p16 = l.wide ? y.s : 0;
+  y.p = AlignUp(R * l.keys, al);
   y.o = AlignUp(R * l.v_depth, al);
-  y.slot = y.q + y.s + y.p + y.o;
+  y.slot = y.q + y.s + y.p16 + y.p + y.o;
   y.s_cols = std::min<int64_t>(l.keys, kRequantCols);
   y.o_cols = std::min<int64_t>(l.v_depth, kRequantCols);
-  y.s_full = kSoftmaxParamsBytes;
+  y.s_full = l.wide ? kWideSoftmaxParamsBytes : kSoftmaxParamsBytes;
   y.s_tail = y.s_full + 12 * y.s_cols;
   y.o_full = y.s_tail + 12 * (l.keys % y.s_cols);
   y.o_tail = y.o_full + 12 * y.o_cols;
@@ -116,6 +120,8 @@ std::string AttentionTiling::ToString() const {
 StatusOr<AttentionFootprint> CheckAttentionTiling(const AttentionLayer& l, const Target& t, const AttentionTiling& tl) {
   RETURN_IF_ERROR(CheckShapes(l));
   if (tl.block_rows < 1 || tl.cores < 1) return InvalidArgument("attention '{}': tiling {}", l.name, tl.ToString());
+  if (l.wide && t.vector_cores.VecRate("i16") <= 0)
+    return InvalidArgument("attention '{}': an int16 softmax, but the vector cores of {} take no i16", l.name, t.name);
   const Layout y = LayoutOf(l, t, tl);
   if (y.nbuf * y.acc_slot > t.ai_cores.accumulator_bytes)
     return InvalidArgument("attention '{}': {} rows x {} keys need {} accumulator bytes, the core has {}", l.name,
@@ -125,7 +131,7 @@ StatusOr<AttentionFootprint> CheckAttentionTiling(const AttentionLayer& l, const
                            y.per_core, y.cores, t.shared_sram.bytes);
   if (int64_t{tl.block_rows} * std::max(l.keys, l.v_depth) * 4 > INT32_MAX)
     return InvalidArgument("attention '{}': a block of {} rows is too large", l.name, tl.block_rows);
-  return AttentionFootprint{y.per_core * y.cores, (y.s + y.p) * y.nbuf * y.cores};
+  return AttentionFootprint{y.per_core * y.cores, (y.s + y.p16 + y.p) * y.nbuf * y.cores};
 }
 
 StatusOr<Program> LowerAttention(const AttentionLayer& l, const Target& t, const AttentionTiling& tl) {
@@ -138,7 +144,12 @@ StatusOr<Program> LowerAttention(const AttentionLayer& l, const Target& t, const
   Program p;
   {
     std::vector<uint8_t>& c = p.dram_init;
-    for (int32_t v : l.softmax.exp_table) Append(c, v);
+    if (l.wide) {
+      for (int32_t v : l.wide_softmax.exp_hi) Append(c, v);
+      for (int32_t v : l.wide_softmax.exp_lo) Append(c, v);
+    } else {
+      for (int32_t v : l.softmax.exp_table) Append(c, v);
+    }
     AppendRequant(c, y.s_cols, l.s_bias, l.s_mult);
     AppendRequant(c, l.keys % y.s_cols, l.s_bias, l.s_mult);
     AppendRequant(c, y.o_cols, l.o_bias, l.o_mult);
@@ -260,7 +271,7 @@ StatusOr<Program> LowerAttention(const AttentionLayer& l, const Target& t, const
       e.Wait(QueueKind::kExecute, kS2Free);
       const int64_t vb = base + kv[j] * y.kv_slot + y.k_slot;
       Instr mm{.op = Opcode::kMatMul};
-      mm.a_addr = slot(j) + y.q + y.s;
+      mm.a_addr = slot(j) + y.q + y.s + y.p16;
       mm.a_stride = l.keys;
       mm.b_addr = vb;
       mm.b_trans = v_trans;
@@ -278,13 +289,14 @@ StatusOr<Program> LowerAttention(const AttentionLayer& l, const Target& t, const
       if (last_of_head(j)) e.Signal(QueueKind::kExecute, kKvFree);
     };
     auto requant = [&](int64_t src, int64_t dst, int rows, int64_t cols, int64_t pcols, int64_t full, int64_t tail,
-                       int32_t zero, int32_t lo, int32_t hi) {
+                       int32_t zero, int32_t lo, int32_t hi, int64_t ey) {  // ey: bytes of a result
       for (int64_t c0 = 0; c0 < cols; c0 += pcols) {
         Instr rq{.op = Opcode::kVec, .vec = VecOp::kRequantize};
         rq.src = src + c0 * 4;
         rq.src_stride = static_cast<int32_t>(cols * 4);
-        rq.dst = dst + c0;
-        rq.dst_stride = static_cast<int32_t>(cols);
+        rq.dst = dst + c0 * ey;
+        rq.dst_stride = static_cast<int32_t>(cols * ey);
+        if (ey == 2) rq.imm[kRequantBytesImm] = 2;
         rq.params = params + (c0 + pcols <= cols ? full : tail);
         rq.rows = rows;
         rq.cols = static_cast<int32_t>(std::min(pcols, cols - c0));
@@ -297,29 +309,44 @@ StatusOr<Program> LowerAttention(const AttentionLayer& l, const Target& t, const
     auto softmax = [&](int64_t j) {  // vector: requantize the scores, softmax them
       e.Wait(QueueKind::kVector, kS1Full);
       e.Wait(QueueKind::kVector, kPFree);
+      const int64_t es = l.wide ? 2 : 1;
       const int64_t s = slot(j) + y.q, pb = s + y.s;
-      requant(acc1(j), s, nrows(j), l.keys, y.s_cols, y.s_full, y.s_tail, l.s_zero, l.s_min, l.s_max);
+      requant(acc1(j), s, nrows(j), l.keys, y.s_cols, y.s_full, y.s_tail, l.s_zero, l.s_min, l.s_max, es);
       e.Signal(QueueKind::kVector, kS1Free);
+      const quant::SoftmaxOutput& so = l.wide ? static_cast<const quant::SoftmaxOutput&>(l.wide_softmax) : l.softmax;
       Instr sm{.op = Opcode::kVec, .vec = VecOp::kSoftmax};
       sm.src = s;
       sm.dst = pb;
       sm.rows = nrows(j);
       sm.cols = l.keys;
-      sm.src_stride = sm.dst_stride = l.keys;
+      sm.src_stride = sm.dst_stride = static_cast<int32_t>(l.keys * es);
       sm.params = params;
-      sm.imm[0] = l.softmax.inv_y.multiplier;
-      sm.imm[1] = l.softmax.inv_y.shift;
-      sm.imm[2] = l.softmax.y_zero_point;
-      sm.imm[3] = l.softmax.qmin;
-      sm.imm[4] = l.softmax.qmax;
+      sm.imm[0] = so.inv_y.multiplier;
+      sm.imm[1] = so.inv_y.shift;
+      sm.imm[2] = so.y_zero_point;
+      sm.imm[3] = so.qmin;
+      sm.imm[4] = so.qmax;
+      if (l.wide) sm.imm[kWideImm] = 1;
       e.Add(QueueKind::kVector, sm);
+      if (l.wide) {  // the int16 probabilities to the 8-bit ones the context reads
+        const quant::RescaleParams& r = l.narrow;
+        Instr rs{.op = Opcode::kVec, .vec = VecOp::kRescale,
+                 .imm = {r.x_zero_point, r.y_zero_point, r.m.multiplier, r.m.shift, r.qmin, r.qmax, 2, 1}};
+        rs.src = pb;
+        rs.dst = pb + y.p16;
+        rs.rows = nrows(j);
+        rs.cols = l.keys;
+        rs.src_stride = static_cast<int32_t>(l.keys * 2);
+        rs.dst_stride = l.keys;
+        e.Add(QueueKind::kVector, rs);
+      }
       e.Signal(QueueKind::kVector, kPFull);
     };
     auto output = [&](int64_t j) {  // vector: requantize the context; store it
       e.Wait(QueueKind::kVector, kS2Full);
       e.Wait(QueueKind::kVector, kOFree);
-      const int64_t ob = slot(j) + y.q + y.s + y.p;
-      requant(acc2(j), ob, nrows(j), l.v_depth, y.o_cols, y.o_full, y.o_tail, l.o_zero, l.o_min, l.o_max);
+      const int64_t ob = slot(j) + y.q + y.s + y.p16 + y.p;
+      requant(acc2(j), ob, nrows(j), l.v_depth, y.o_cols, y.o_full, y.o_tail, l.o_zero, l.o_min, l.o_max, 1);
       e.Signal(QueueKind::kVector, kS2Free);
       e.Signal(QueueKind::kVector, kOFull);
       e.Wait(QueueKind::kStore, kOFull);

@@ -15,6 +15,13 @@
 // (S and P) per buffer slot instead of the whole keys x keys, so any sequence length fits.
 // The heads' row blocks are dealt to the cores in contiguous runs (a core reloads K and V
 // only when its head changes).
+//
+// With an int16 softmax (the mixed precision's int16 point at the softmax, `wide`): the
+// scores' requantize writes int16 S (2 bytes a value), the VEC softmax runs the wide
+// arithmetic (quant/int16_norm.h, isa.h kWideImm) into int16 P, and a VEC rescale narrows P to
+// the 8-bit probabilities the context's MATMUL reads (the QLinearRequantize the quantizer puts
+// before it) — the four unfused layers' instructions, so again bit for bit
+// (NpuAttentionTest.Int16SoftmaxMatchesReference).
 #pragma once
 
 #include <array>
@@ -26,7 +33,9 @@
 #include "npu/target.h"
 #include "npu/tiler.h"
 #include "quant/fixed_point.h"
+#include "quant/int16_norm.h"
 #include "quant/int_norm.h"
+#include "quant/rescale.h"
 
 namespace edgec::npu {
 
@@ -44,12 +53,18 @@ struct AttentionLayer {
   int32_t s_min = -128, s_max = 127, o_min = -128, o_max = 127;
   quant::FixedPointMultiplier s_mult, o_mult;
   quant::SoftmaxParams softmax;
+  // An int16 softmax: s_zero / s_min / s_max in int16 terms, its parameters, and the rescale
+  // of its int16 output to the 8-bit probabilities (p_zero).
+  bool wide = false;
+  quant::WideSoftmaxParams wide_softmax;
+  quant::RescaleParams narrow;
   int64_t q_bytes() const { return int64_t{heads} * rows * depth; }
   int64_t o_bytes() const { return int64_t{heads} * rows * v_depth; }
   int64_t macs() const { return int64_t{heads} * rows * keys * (depth + v_depth); }
   // DRAM bytes the unfused chain moves for its scores and probabilities (each written once
   // and read once) when they do not stay on chip.
-  int64_t unfused_scores_traffic() const { return 4 * int64_t{heads} * rows * keys; }
+  // With an int16 softmax: int16 scores and probabilities and the 8-bit ones, each written and read.
+  int64_t unfused_scores_traffic() const { return (wide ? 10 : 4) * int64_t{heads} * rows * keys; }
 };
 
 struct AttentionTiling {

@@ -82,9 +82,12 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   // An int16 lookup (a = 2 bytes, y = 1) reads one table of 65536 entries, shared by the cores.
   const bool wide_lut = l.op == VecOp::kLut && l.a_bytes == 2;
   const bool wide_dq = l.op == VecOp::kDequantize && l.a_bytes == 2;  // an int16 model output
-  if (wide_dq && l.planes > 0) return InvalidArgument("eltwise layer '{}': a planar int16 dequantize", l.name);
-  if (wide && l.op != VecOp::kRescale && l.op != VecOp::kAdd && !(wide_lut && l.y_bytes == 1) && !wide_dq)
-    return InvalidArgument("eltwise layer '{}': int16 values on a {} (only add, rescale, lookup)", l.name, VecOpName(l.op));
+  if (wide && l.op != VecOp::kRescale && l.op != VecOp::kAdd && l.op != VecOp::kMul && !(wide_lut && l.y_bytes == 1) &&
+      !wide_dq)
+    return InvalidArgument("eltwise layer '{}': int16 values on a {} (only add, mul, rescale, lookup)", l.name,
+                           VecOpName(l.op));
+  if (l.op == VecOp::kMul && l.a_bytes == 2 && l.b_bytes == 2)
+    return InvalidArgument("eltwise layer '{}': a product of two int16 operands", l.name);
   if (l.binary() && l.b_bytes == 2 && !l.b_const.empty())
     return InvalidArgument("eltwise layer '{}': a constant int16 b", l.name);
   using B = EltwiseLayer::Broadcast;
@@ -159,13 +162,15 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       e.Add(QueueKind::kLoad, in);
     }
   };
-  // A planar tile: C rows of n f32 values (one per channel) <-> n pixels x C i8 values.
+  // A planar tile: C rows of n f32 values (one per channel) <-> n pixels x C i8 values (or
+  // int16 ones, 2 bytes each, on the output side: an int16 model output).
   auto emit_planar_tile = [&](CoreEmitter& e, int64_t i, int s) {
     const int64_t C = l.planes, HW = l.pixels;
     const int64_t img = i / tiles_per_image, p0 = i % tiles_per_image * px, n = std::min(px, HW - p0);
     const int64_t sa = e.core * per_core + s * slot, sy = sa + AlignUp(chunk * ea, al);
     const bool q = l.op == VecOp::kQuantize;
-    const int64_t f32_at = (img * C * HW + p0) * 4, i8_at = (img * HW + p0) * C;
+    const int64_t e8 = q ? ey : ea;  // bytes of an element of the integer side
+    const int64_t f32_at = (img * C * HW + p0) * 4, i8_at = (img * HW + p0) * C * e8;
     auto planes_dma = [&](Opcode op, int64_t dram, int64_t sram, int16_t region) {
       Instr in = ContiguousDma(op, dram, sram, n * 4, region);
       if (C > 1) {
@@ -177,7 +182,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
     };
     auto loads = [&] {
       e.Add(QueueKind::kLoad, q ? planes_dma(Opcode::kDmaLoad, *a_addr + f32_at, sa, a_region)
-                                : ContiguousDma(Opcode::kDmaLoad, *a_addr + i8_at, sa, n * C, a_region));
+                                : ContiguousDma(Opcode::kDmaLoad, *a_addr + i8_at, sa, n * C * e8, a_region));
     };
     auto compute = [&] {
       Instr v{.op = Opcode::kVec, .vec = l.op};
@@ -186,13 +191,14 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       v.dst = sy;
       v.rows = static_cast<int32_t>(C);
       v.cols = static_cast<int32_t>(n);
-      v.src_stride = static_cast<int32_t>(q ? n * 4 : 1);
+      v.src_stride = static_cast<int32_t>(q ? n * 4 : e8);
       v.dst_stride = static_cast<int32_t>(q ? 1 : n * 4);
-      v.imm[kPitchImm] = static_cast<int32_t>(C);
+      v.imm[kPitchImm] = static_cast<int32_t>(C * e8);
+      if (wide_dq) v.imm[kDequantBytesImm] = 2;
       e.Add(QueueKind::kVector, v);
     };
     auto store = [&] {
-      e.Add(QueueKind::kStore, q ? ContiguousDma(Opcode::kDmaStore, *y_addr + i8_at, sy, n * C, y_region)
+      e.Add(QueueKind::kStore, q ? ContiguousDma(Opcode::kDmaStore, *y_addr + i8_at, sy, n * C * e8, y_region)
                                  : planes_dma(Opcode::kDmaStore, *y_addr + f32_at, sy, y_region));
     };
     EmitStreamedTile(e, kSems, loads, compute, store);
@@ -220,7 +226,7 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       v.src2_stride = static_cast<int32_t>(n * eb);
       v.dst_stride = static_cast<int32_t>(n * ey);
       std::copy(std::begin(l.imm), std::end(l.imm), v.imm);
-      if (l.op == VecOp::kAdd && wide) {
+      if (binary && wide) {
         v.imm[kAddBytesImm] = static_cast<int32_t>(ea);
         v.imm[kAddBytesImm + 1] = static_cast<int32_t>(eb);
         v.imm[kAddBytesImm + 2] = static_cast<int32_t>(ey);

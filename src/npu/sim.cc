@@ -81,7 +81,7 @@ int64_t SramEnd(const Instr& in) {
         if (in.imm[kRequantBytesImm] == 2)  // int16 destination
           end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 2 * int64_t{in.cols});
       }
-      if (in.vec == VecOp::kAdd && in.op == Opcode::kVec) {  // int16 sides (isa.h kAddBytesImm)
+      if ((in.vec == VecOp::kAdd || in.vec == VecOp::kMul) && in.op == Opcode::kVec) {  // int16 sides (kAddBytesImm)
         auto bytes = [&](int i) { return int64_t{in.imm[kAddBytesImm + i] == 2 ? 2 : 1}; };
         end = std::max({end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + bytes(2) * in.cols,
                         in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + bytes(0) * in.cols,
@@ -100,7 +100,8 @@ int64_t SramEnd(const Instr& in) {
         end = std::max(end, (in.vec == VecOp::kQuantize ? in.dst : in.src) +
                                 int64_t{std::max(in.rows, 1) - 1} *
                                     (in.vec == VecOp::kQuantize ? in.dst_stride : in.src_stride) +
-                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] + 1);
+                                int64_t{std::max(in.cols, 1) - 1} * in.imm[kPitchImm] +
+                                (in.vec == VecOp::kDequantize && in.imm[kDequantBytesImm] == 2 ? 2 : 1));
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec && in.imm[kDequantBytesImm] == 2)  // int16 rows
         end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
       if (in.vec == VecOp::kDequantize && in.op == Opcode::kVec)  // f32 destination rows
@@ -149,14 +150,14 @@ double VecCycles(const Target& t, const Instr& in) {
   if (in.op == Opcode::kVec && in.vec == VecOp::kResize) elems = int64_t{in.rows} * in.win_w * in.cols * 4;
   // An int16 norm / softmax runs at the vector cores' declared i16 rate (isa.h kWideImm).
   // So does a rescale with a 2-byte side (isa.h kRescale), a requantize writing int16 and an
-  // add with an int16 side (kRequantBytesImm, kAddBytesImm).
+  // add or multiply with an int16 side (kRequantBytesImm, kAddBytesImm).
   const bool wide = in.op == Opcode::kVec &&
                     (((in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) && in.imm[kWideImm] == 1) ||
                      (in.vec == VecOp::kRescale && (in.imm[6] == 2 || in.imm[7] == 2)) ||
                      (in.vec == VecOp::kRequantize && in.imm[kRequantBytesImm] == 2) ||
                      (in.vec == VecOp::kLut && in.imm[kLutBytesImm] == 2) ||
-                     (in.vec == VecOp::kAdd && (in.imm[kAddBytesImm] == 2 || in.imm[kAddBytesImm + 1] == 2 ||
-                                                in.imm[kAddBytesImm + 2] == 2)));
+                     ((in.vec == VecOp::kAdd || in.vec == VecOp::kMul) &&
+                      (in.imm[kAddBytesImm] == 2 || in.imm[kAddBytesImm + 1] == 2 || in.imm[kAddBytesImm + 2] == 2)));
   const bool f32 = in.op == Opcode::kVec && (in.vec == VecOp::kQuantize || in.vec == VecOp::kDequantize);
   const double rate = wide  ? std::max(t.vector_cores.VecRate("i16"), 1e-9)
                       : f32 ? std::max(t.vector_cores.VecRate("f32"), 1e-9)

@@ -258,13 +258,12 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     const bool q = in.vec == VecOp::kQuantize;
     float scale;
     std::memcpy(&scale, &imm[0], sizeof scale);
-    const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source, dense rows only
+    const bool wide = !q && imm[kDequantBytesImm] == 2;  // an int16 source (rows, or interleaved by the pitch)
     const int64_t in_elem = q ? 4 : wide ? 2 : 1, out_elem = q ? 1 : 4;
     const int64_t pitch = imm[kPitchImm];
-    if (wide && pitch > 1) return InvalidArgument("VEC dequantize: an int16 source with a column pitch");
     if (pitch > 1) {  // the i8 side interleaved: element c of row r at base + r * stride + c * pitch
       const int64_t i8_base = q ? in.dst : in.src, i8_stride = q ? in.dst_stride : in.src_stride;
-      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + 1;
+      const int64_t span = int64_t{in.rows - 1} * i8_stride + int64_t{in.cols - 1} * pitch + (q ? 1 : in_elem);
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, i8_base, span, q ? "VEC destination tile" : "VEC source tile"));
       // One chunk when the rows interleave densely (stride 1, pitch = rows), else one per element.
       const bool dense = q && i8_stride == 1 && pitch == in.rows;
@@ -284,7 +283,9 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
             if (dense) all.bytes[at] = b;
             else e.chunks.push_back(WriteChunk{in.dst + at, {b}});
           } else {
-            const float y = static_cast<float>(int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + at)} - imm[1]) * scale;
+            const int32_t v = wide ? int32_t{Load<int16_t>(mem, Space::kSram, 0, in.src + at)}
+                                   : int32_t{Load<int8_t>(mem, Space::kSram, 0, in.src + at)};
+            const float y = static_cast<float>(v - imm[1]) * scale;
             std::memcpy(row.bytes.data() + 4 * c, &y, sizeof y);
           }
         }
@@ -339,8 +340,8 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
       in.vec == VecOp::kLut || in.vec == VecOp::kRequantize) {
     const bool from_acc = in.op == Opcode::kVec && in.vec == VecOp::kRequantize;
     // Element bytes: an int16 destination of a requantize, int16 operands or result of an add
-    // (isa.h kRequantBytesImm, kAddBytesImm); 1 otherwise.
-    const bool add = in.op == Opcode::kVec && in.vec == VecOp::kAdd;
+    // or a multiply (isa.h kRequantBytesImm, kAddBytesImm); 1 otherwise.
+    const bool add = in.op == Opcode::kVec && (in.vec == VecOp::kAdd || in.vec == VecOp::kMul);
     auto width = [](int32_t v) -> int64_t { return v == 2 ? 2 : 1; };
     const int64_t ea = add ? width(imm[kAddBytesImm]) : 1, eb = add ? width(imm[kAddBytesImm + 1]) : 1;
     const int64_t ey = from_acc ? width(imm[kRequantBytesImm]) : add ? width(imm[kAddBytesImm + 2]) : 1;
@@ -397,10 +398,8 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
           for (int32_t c = 0; c < in.cols; ++c) put(ch.bytes, c, quant::QuantizedAdd(load(ea, src + ea * c), b_at(c), p));
         } else {
           const quant::QuantizedMulParams mul{imm[0], imm[1], imm[2], Mult(imm[3], imm[4]), imm[5], imm[6]};
-          for (int32_t c = 0; c < in.cols; ++c) {
-            const int32_t y = quant::QuantizedMul(Load<int8_t>(mem, Space::kSram, 0, src + c), b_at(c), mul);
-            ch.bytes[c] = static_cast<uint8_t>(static_cast<int8_t>(y));
-          }
+          if (ea == 2 && eb == 2) return InvalidArgument("VEC mul: two int16 operands (the product passes int32)");
+          for (int32_t c = 0; c < in.cols; ++c) put(ch.bytes, c, quant::QuantizedMul(load(ea, src + ea * c), b_at(c), mul));
         }
       }
       e.chunks.push_back(std::move(ch));
