@@ -514,16 +514,22 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
   // Room for late weights (npu_segment_room.h): early layers tiled again for less SRAM.
   if (opt.room_for_weights && t.ai_cores.count > 1 && !layers.empty()) {
     bool retiled = false;
+    std::map<std::string, RetiledNode> capped;
     auto attempt = [&](const std::vector<int64_t>& caps, double to_beat) -> StatusOr<double> {
       auto saved = std::make_tuple(pending, b, layers, tensors);
       for (size_t i = 0; i < caps.size(); ++i) {
         PendingLayer& l = pending[i];
         if (caps[i] <= 0 || l.stripe || l.attention) continue;
         const npu::Target sub = SubTarget(t, l.target.ai_cores.count, std::min(caps[i], l.target.shared_sram.bytes));
-        auto r = RetileLayer(l, sub, OperandOptions(l, b.plan, opt));
-        if (!r.ok()) continue;
-        r->cycles -= t.dispatch_overhead_cycles;
-        Adopt(l, *r);
+        const npu::TilerOptions o = OperandOptions(l, b.plan, opt);
+        const std::string key = SameTilingKey(l, sub.shared_sram.bytes, o);
+        if (!capped.count(key)) {  // one tiling per cap for every variant and every like layer
+          auto r = RetileLayer(l, sub, o);
+          if (!r.ok()) continue;
+          r->cycles -= t.dispatch_overhead_cycles;
+          capped[key] = std::move(*r);
+        }
+        TakeTiling(l, capped[key]);
         l.target = sub;
       }
       RETURN_IF_ERROR(lower_and_plan());
@@ -538,16 +544,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       retiled |= cycles < to_beat;
       return cycles;
     };
-    std::vector<double> cycles;
-    std::vector<int64_t> work, weights, live(pending.size(), 0);
-    for (size_t i = 0; i < pending.size(); ++i) {
-      cycles.push_back(pending[i].cycles);
-      work.push_back(b.plan_layers[i].work_bytes);
-      weights.push_back(b.plan_layers[i].const_bytes);
-      for (const npu::SramPlanTensor& x : b.plan_tensors)
-        if (x.first <= static_cast<int>(i) && x.last > static_cast<int>(i)) live[i] += x.bytes;
-    }
-    RETURN_IF_ERROR(TryRoomForLateWeights(cycles, work, weights, live, t, as_tiled, attempt, b.listing));
+    RETURN_IF_ERROR(TryRoomForLateWeights(pending, b.plan_layers, b.plan_tensors, t, as_tiled, attempt, b.listing));
     if (retiled && opt.lead_ins == 1) RETURN_IF_ERROR(schedule_weights(opt.lead_ins).status());
   }
   std::string layer_lines;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "support/status.h"
+#include "ir/op.h"
+#include "lower/npu_layers.h"
 
 namespace edgec::lower {
 
@@ -25,23 +27,45 @@ RoomCut CriticalCut(const std::vector<double>& cycles, const std::vector<int64_t
   return cut;
 }
 
-Status TryRoomForLateWeights(const std::vector<double>& cycles, const std::vector<int64_t>& work_bytes,
-                             const std::vector<int64_t>& const_bytes, const std::vector<int64_t>& live_bytes,
-                             const npu::Target& t, double base,
+Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std::vector<npu::SramPlanLayer>& plan_layers,
+                             const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, double base,
                              const TryCaps& attempt, std::string& listing) {
+  std::vector<double> cycles;
+  std::vector<int64_t> work_bytes, const_bytes, live_bytes(layers.size(), 0);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    cycles.push_back(layers[i].cycles);
+    work_bytes.push_back(plan_layers[i].work_bytes);
+    const_bytes.push_back(plan_layers[i].const_bytes);
+    for (const npu::SramPlanTensor& x : plan_tensors)  // live across the cut after layer i
+      if (x.first <= static_cast<int>(i) && x.last > static_cast<int>(i)) live_bytes[i] += x.bytes;
+  }
   const RoomCut cut = CriticalCut(cycles, const_bytes, live_bytes, t.shared_sram.bytes, t.dram_bytes_per_cycle());
   const int L = static_cast<int>(work_bytes.size());
-  const int behind = cut.layer + 1;  // the early layers: 0 .. cut.layer
-  // Worth trying only when later layers have weights to stream into the room.
-  int64_t late = 0;
-  for (int i = behind; i < L; ++i) late += const_bytes[i];
-  if (behind < 2 || late < t.shared_sram.bytes / 8) return Status::Ok();
+  // The early layers: up to the critical cut, or up to where the tail's weights take longer to
+  // stream than the tail computes (from there the DRAM is the bottleneck).
+  std::vector<double> compute(L);
+  for (int i = 0; i < L; ++i)
+    compute[i] = std::max(0.0, cycles[i] - static_cast<double>(const_bytes[i]) / t.dram_bytes_per_cycle());
+  int tail = L;  // the first layer whose tail (it and every later layer) is DRAM-bound
+  double c = 0, w = 0;
+  for (int i = L - 1; i >= 0; --i) {
+    c += compute[i];
+    w += static_cast<double>(const_bytes[i]) / t.dram_bytes_per_cycle();
+    if (w >= c) tail = i;
+  }
+  std::vector<int> sets;
+  for (int early : {cut.layer + 1, tail}) {
+    int64_t late = 0;  // worth trying only when later layers have weights to stream into the room
+    for (int i = early; i < L; ++i) late += const_bytes[i];
+    if (early >= 2 && late >= t.shared_sram.bytes / 8 && std::find(sets.begin(), sets.end(), early) == sets.end())
+      sets.push_back(early);
+  }
   std::string figures;
   double best = base;
   std::string kept = "none";
   std::vector<int64_t> held(work_bytes);  // each layer's SRAM bound after the variants kept
-  for (const int early : {behind, behind / 2}) {
-    for (const int64_t cap : {t.shared_sram.bytes / 4, t.shared_sram.bytes / 8}) {
+  for (const int early : sets) {
+    for (const int64_t cap : {t.shared_sram.bytes / 4}) {
       std::vector<int64_t> caps(early, 0);
       bool shrinks = false;  // a variant within what is kept changes nothing
       for (int i = 0; i < early; ++i)
@@ -61,6 +85,27 @@ Status TryRoomForLateWeights(const std::vector<double>& cycles, const std::vecto
                            "{:.0f} cycles; kept: {}\n",
                            cut.layer, cut.cycles, figures, base, kept);
   return Status::Ok();
+}
+
+std::string SameTilingKey(const PendingLayer& l, int64_t cap, const npu::TilerOptions& operands) {
+  const std::string common = fmt::format("{} {} {} {}", cap, l.target.ai_cores.count, operands.on_chip_inputs,
+                                         operands.on_chip_outputs);
+  auto shape = IsVectorNode(*l.node) || l.attention ? StatusOr<npu::ConvLayer>(InvalidArgument("not a GEMM layer"))
+                                                    : GemmLayerShape(*l.node);
+  if (!shape.ok()) return fmt::format("node {} {}", l.node->name(), common);
+  const npu::ConvLayer& c = *shape;
+  return fmt::format("gemm {} {}x{}x{}x{} -> {} k{}x{} s{}x{} d{}x{} p{},{},{},{} {} {} {}", common, c.batch, c.in_h,
+                     c.in_w, c.channels, c.out_channels, c.kernel_h, c.kernel_w, c.stride_h, c.stride_w, c.dilation_h,
+                     c.dilation_w, c.pad_top, c.pad_left, c.pad_bottom, c.pad_right, c.fp16, c.weights_from_input,
+                     OpName(l.node->op()));
+}
+
+void TakeTiling(PendingLayer& l, const RetiledNode& r) {
+  l.placement.tiling = r.placement.tiling;
+  l.placement.vector_tiling = r.placement.vector_tiling;
+  l.placement.plan = r.placement.plan;
+  l.placement.npu_cycles = r.placement.npu_cycles;
+  l.cycles = r.cycles;
 }
 
 }  // namespace edgec::lower

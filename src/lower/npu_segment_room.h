@@ -2,12 +2,15 @@
 // SRAM, so that the weight slots and lead-ins of the late, weight-bound layers find ranges free
 // from those early steps on and their weights stream while the early layers compute.
 //
-// The early layers are those up to the segment's critical cut (CriticalCut below): the
-// MAC- or vector-bound ones whose tiles can shrink at little cost while the room they leave
-// holds later weights. A global cap on the tiles was slower (docs/npu.md: the late layers lose
-// their efficiency), so only the early layers (all of them, or the first half) are capped,
-// at SRAM/4 and SRAM/8, each variant planned with the segment's whole weight-stream choice
-// (npu_lead_ins.h) and simulated; the segment keeps the fastest, never a slower one.
+// The early layers, two candidate sets: those up to the segment's critical cut (CriticalCut
+// below), and those before its DRAM-bound tail (the first layer from which the tail's weights
+// take longer to stream than the tail computes). Early layers are MAC- or vector-bound: their
+// tiles can shrink at little cost while the room they leave holds later weights. A global cap
+// on the tiles was slower (docs/npu.md: the late layers lose their efficiency), so only the
+// early layers are capped, at SRAM/4 (SRAM/8 and the first half of each set were tried and
+// won nothing measurable: docs/npu.md); each variant is planned and simulated with the ring's
+// chunks spread, the segment keeps the fastest (never a slower one) and gives it the whole
+// weight-stream choice (npu_lead_ins.h).
 // Guarded by NpuSegmentRoomTest (tests/lower/npu_segment_room_test.cc).
 #pragma once
 
@@ -17,6 +20,9 @@
 #include <vector>
 
 #include "support/status.h"
+#include "lower/npu_pending_layer.h"
+#include "lower/npu_segment.h"
+#include "npu/sram_plan.h"
 #include "npu/target.h"
 
 namespace edgec::lower {
@@ -38,12 +44,19 @@ RoomCut CriticalCut(const std::vector<double>& cycles, const std::vector<int64_t
 // `to_beat`, else it is undone.
 using TryCaps = std::function<StatusOr<double>(const std::vector<int64_t>& caps, double to_beat)>;
 
-// Tries the variants (above) over a segment whose layers take `cycles` alone with SRAM tiles of
-// `work_bytes` and constant images of `const_bytes`, simulated in `base` cycles as it is; adds a
-// line to `listing` with every variant's figures and the one kept.
-Status TryRoomForLateWeights(const std::vector<double>& cycles, const std::vector<int64_t>& work_bytes,
-                             const std::vector<int64_t>& const_bytes, const std::vector<int64_t>& live_bytes,
-                             const npu::Target& t, double base,
+// Tries the variants (above) over a segment of `layers` (their cycles alone) planned as `plan_layers`
+// and `plan_tensors`, simulated in `base` cycles as it is; adds a line to `listing` with every
+// variant's figures and the ones kept.
+Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std::vector<npu::SramPlanLayer>& plan_layers,
+                             const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, double base,
                              const TryCaps& attempt, std::string& listing);
+
+// Layers with the same key get the same tiling for the same SRAM cap (a GEMM layer's shape, its
+// cores and on-chip operands; any other layer its node): the variants tile a repeated block's
+// layers once.
+std::string SameTilingKey(const PendingLayer& l, int64_t cap, const npu::TilerOptions& operands);
+
+// Layer `l` takes the tiling of `r` (chosen for it or for a layer of the same key), keeping its node.
+void TakeTiling(PendingLayer& l, const RetiledNode& r);
 
 }  // namespace edgec::lower
