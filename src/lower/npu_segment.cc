@@ -547,6 +547,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     RETURN_IF_ERROR(TryRoomForLateWeights(pending, b.plan_layers, b.plan_tensors, t, as_tiled, attempt, b.listing));
     if (retiled && opt.lead_ins == 1) RETURN_IF_ERROR(schedule_weights(opt.lead_ins).status());
   }
+  RETURN_IF_ERROR(ListSramAwareBound(b, t));
   std::string layer_lines;
   for (size_t i = 0; i < pending.size(); ++i)
     layer_lines += fmt::format(";   layer {} {}{}: {}{}\n", i, pending[i].attention ? "attention " : "",

@@ -8,6 +8,7 @@
 #include "support/status.h"
 #include "ir/op.h"
 #include "lower/npu_layers.h"
+#include "npu/sim.h"
 
 namespace edgec::lower {
 
@@ -98,6 +99,52 @@ std::string SameTilingKey(const PendingLayer& l, int64_t cap, const npu::TilerOp
                      c.in_w, c.channels, c.out_channels, c.kernel_h, c.kernel_w, c.stride_h, c.stride_w, c.dilation_h,
                      c.dilation_w, c.pad_top, c.pad_left, c.pad_bottom, c.pad_right, c.fp16, c.weights_from_input,
                      OpName(l.node->op()));
+}
+
+double SramAwareBound(const std::vector<double>& work, const std::vector<int64_t>& after_bytes,
+                      const std::vector<int64_t>& live_bytes, int64_t sram_bytes, double dram_bytes_per_cycle,
+                      int* cut) {
+  double best = 0;
+  for (size_t k = 0; k < work.size() && k < after_bytes.size() && k < live_bytes.size(); ++k) {
+    const double room = static_cast<double>(std::max<int64_t>(0, sram_bytes - live_bytes[k]));
+    const double v = work[k] + std::max(0.0, static_cast<double>(after_bytes[k]) - room) / dram_bytes_per_cycle;
+    if (v > best) {
+      best = v;
+      if (cut) *cut = static_cast<int>(k);
+    }
+  }
+  return best;
+}
+
+Status ListSramAwareBound(NpuSegmentBuild& b, const npu::Target& t) {
+  const int L = static_cast<int>(b.plan_layers.size());
+  if (L < 2 || b.program.instrs.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(b.program, t));
+  std::vector<double> work(L);
+  std::vector<int64_t> after(L, 0), live(L, 0);
+  double macs = 0, vector = 0, constants = 0;
+  for (int k = 0; k < L; ++k) {
+    if (k < static_cast<int>(sim.layers.size())) {
+      macs += static_cast<double>(sim.layers[k].stats.macs);
+      vector += sim.layers[k].stats.busy[static_cast<int>(npu::QueueKind::kVector)];
+    }
+    work[k] = std::max(macs / t.peak_int8_macs_per_cycle(), vector / std::max(1, t.vector_cores.count));
+    for (int j = k + 1; j < L; ++j) after[k] += b.plan_layers[j].const_bytes;
+    for (const npu::SramPlanTensor& x : b.plan_tensors) {
+      if (x.first <= k && x.last > k) live[k] += x.bytes;
+      if (!x.dram_reason.empty() && x.first > k) after[k] += x.bytes;  // an output written after the cut
+    }
+    constants += static_cast<double>(b.plan_layers[k].const_bytes);
+  }
+  int cut = -1;
+  const double bound = SramAwareBound(work, after, live, t.shared_sram.bytes, t.dram_bytes_per_cycle(), &cut);
+  const double plain = std::max(work[L - 1], constants / t.dram_bytes_per_cycle());
+  b.listing += fmt::format(";   SRAM-aware lower bound: {:.0f} cycles at the cut after layer {} ({} B of later "
+                           "constants and outputs, {} B live across it); MAC/vector/constants bound {:.0f}; "
+                           "segment {:.0f} cycles\n",
+                           std::max(bound, plain), cut, cut >= 0 ? after[cut] : 0, cut >= 0 ? live[cut] : 0, plain,
+                           sim.total.cycles);
+  return Status::Ok();
 }
 
 void TakeTiling(PendingLayer& l, const RetiledNode& r) {

@@ -51,6 +51,18 @@ Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std:
                              const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, double base,
                              const TryCaps& attempt, std::string& listing);
 
+// The SRAM-aware lower bound of a built segment (issue 29), added to its listing: over every
+// cut k, the MAC-array and vector-core work of layers <= k at peak (the larger of the two) plus,
+// at the DRAM bandwidth, the constant bytes of layers > k and the outputs they write, less the
+// SRAM the tensors live across the cut leave. Any schedule that keeps whole tensors must stream
+// what the SRAM cannot hold at the cut after the work before it; the issue's bound (max of the
+// MAC, vector and DRAM terms) is its plain part. Guarded by
+// NpuSegmentRoomTest.SramAwareBoundCountsWhatTheSramCannotHold.
+double SramAwareBound(const std::vector<double>& work, const std::vector<int64_t>& after_bytes,
+                      const std::vector<int64_t>& live_bytes, int64_t sram_bytes, double dram_bytes_per_cycle,
+                      int* cut = nullptr);
+Status ListSramAwareBound(NpuSegmentBuild& b, const npu::Target& t);
+
 // Layers with the same key get the same tiling for the same SRAM cap (a GEMM layer's shape, its
 // cores and on-chip operands; any other layer its node): the variants tile a repeated block's
 // layers once.

@@ -44,6 +44,19 @@ TEST(NpuSegmentRoomTest, CriticalCutIsWhereTheComputeEnds) {
   EXPECT_EQ(CriticalCut({1, 1, 1, 1, 1}, weights, live, 2 << 20, 30.0).layer, 0);
 }
 
+// Work at peak up to each cut, bytes to stream after it, bytes live across it.
+TEST(NpuSegmentRoomTest, SramAwareBoundCountsWhatTheSramCannotHold) {
+  const std::vector<double> work = {10, 20, 30};
+  const std::vector<int64_t> after = {3000, 1000, 0}, live = {500, 500, 0};
+  int cut = -1;
+  // After layer 0: 2500 B the SRAM cannot hold at 10 B/cycle, after 10 cycles of work.
+  EXPECT_DOUBLE_EQ(SramAwareBound(work, after, live, 1000, 10.0, &cut), 260.0);
+  EXPECT_EQ(cut, 0);
+  // An SRAM that holds all of it: only the work remains, the most of it at the last cut.
+  EXPECT_DOUBLE_EQ(SramAwareBound(work, after, live, 4000, 10.0, &cut), 30.0);
+  EXPECT_EQ(cut, 2);
+}
+
 // x[1,32,56,56] -> six 3x3 convs (64 channels, 56x56) -> global average pool -> 1x1 convs
 // 64 -> 1024 -> 1024: early layers with large tiles, late layers with 1.1 MB of weights.
 Graph Model() {
