@@ -512,7 +512,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
   };
   ASSIGN_OR_RETURN(const double as_tiled, schedule_weights(opt.lead_ins));
   // Room for late weights (npu_segment_room.h): early layers tiled again for less SRAM.
-  if (opt.room_for_weights && t.ai_cores.count > 1 && !layers.empty()) {
+  if (opt.room_for_weights > 0 && t.ai_cores.count > 1 && !layers.empty()) {
     bool retiled = false;
     std::map<std::string, RetiledNode> capped;
     auto attempt = [&](const std::vector<int64_t>& caps, double to_beat) -> StatusOr<double> {
@@ -544,7 +544,8 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       retiled |= cycles < to_beat;
       return cycles;
     };
-    RETURN_IF_ERROR(TryRoomForLateWeights(pending, b.plan_layers, b.plan_tensors, t, as_tiled, attempt, b.listing));
+    RETURN_IF_ERROR(TryRoomForLateWeights(pending, b.plan_layers, b.plan_tensors, t, t.shared_sram.bytes *
+                                          opt.room_for_weights / 16, as_tiled, attempt, b.listing));
     if (retiled && opt.lead_ins == 1) RETURN_IF_ERROR(schedule_weights(opt.lead_ins).status());
   }
   RETURN_IF_ERROR(ListSramAwareBound(b, t));

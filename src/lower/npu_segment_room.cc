@@ -29,8 +29,8 @@ RoomCut CriticalCut(const std::vector<double>& cycles, const std::vector<int64_t
 }
 
 Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std::vector<npu::SramPlanLayer>& plan_layers,
-                             const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, double base,
-                             const TryCaps& attempt, std::string& listing) {
+                             const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, int64_t cap,
+                             double base, const TryCaps& attempt, std::string& listing) {
   std::vector<double> cycles;
   std::vector<int64_t> work_bytes, const_bytes, live_bytes(layers.size(), 0);
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -66,19 +66,17 @@ Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std:
   std::string kept = "none";
   std::vector<int64_t> held(work_bytes);  // each layer's SRAM bound after the variants kept
   for (const int early : sets) {
-    for (const int64_t cap : {t.shared_sram.bytes / 4}) {
-      std::vector<int64_t> caps(early, 0);
-      bool shrinks = false;  // a variant within what is kept changes nothing
-      for (int i = 0; i < early; ++i)
-        if (held[i] > cap) caps[i] = cap, shrinks = true;
-      if (!shrinks) continue;
-      ASSIGN_OR_RETURN(double cycles_with, attempt(caps, best));
-      figures += fmt::format("{}layers 0..{} at {} B: {:.0f}", figures.empty() ? "" : ", ", early - 1, cap, cycles_with);
-      if (cycles_with < best) {
-        best = cycles_with;
-        kept = fmt::format("{}layers 0..{} at {} B", kept == "none" ? "" : kept + " then ", early - 1, cap);
-        for (int i = 0; i < early; ++i) held[i] = std::min(held[i], cap);
-      }
+    std::vector<int64_t> caps(early, 0);
+    bool shrinks = false;  // a variant within what is kept changes nothing
+    for (int i = 0; i < early; ++i)
+      if (held[i] > cap) caps[i] = cap, shrinks = true;
+    if (!shrinks) continue;
+    ASSIGN_OR_RETURN(double cycles_with, attempt(caps, best));
+    figures += fmt::format("{}layers 0..{} at {} B: {:.0f}", figures.empty() ? "" : ", ", early - 1, cap, cycles_with);
+    if (cycles_with < best) {
+      best = cycles_with;
+      kept = fmt::format("{}layers 0..{} at {} B", kept == "none" ? "" : kept + " then ", early - 1, cap);
+      for (int i = 0; i < early; ++i) held[i] = std::min(held[i], cap);
     }
   }
   if (!figures.empty())

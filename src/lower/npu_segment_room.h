@@ -7,10 +7,10 @@
 // take longer to stream than the tail computes). Early layers are MAC- or vector-bound: their
 // tiles can shrink at little cost while the room they leave holds later weights. A global cap
 // on the tiles was slower (docs/npu.md: the late layers lose their efficiency), so only the
-// early layers are capped, at SRAM/4 (SRAM/8 and the first half of each set were tried and
-// won nothing measurable: docs/npu.md); each variant is planned and simulated with the ring's
-// chunks spread, the segment keeps the fastest (never a slower one) and gives it the whole
-// weight-stream choice (npu_lead_ins.h).
+// early layers are capped, at 5/16 of the SRAM (TilerOptions::room_for_weights; SRAM/4, 3/8,
+// SRAM/8 and the first half of each set measured in docs/npu.md); each variant is planned and
+// simulated with the ring's chunks spread, the segment keeps the fastest (never a slower one)
+// and gives it the whole weight-stream choice (npu_lead_ins.h).
 // Guarded by NpuSegmentRoomTest (tests/lower/npu_segment_room_test.cc).
 #pragma once
 
@@ -44,12 +44,13 @@ RoomCut CriticalCut(const std::vector<double>& cycles, const std::vector<int64_t
 // `to_beat`, else it is undone.
 using TryCaps = std::function<StatusOr<double>(const std::vector<int64_t>& caps, double to_beat)>;
 
-// Tries the variants (above) over a segment of `layers` (their cycles alone) planned as `plan_layers`
-// and `plan_tensors`, simulated in `base` cycles as it is; adds a line to `listing` with every
+// Tries the variants (above) with the early layers' SRAM capped at `cap` bytes over a segment of
+// `layers` (their cycles alone) planned as `plan_layers` and `plan_tensors`, simulated in `base`
+// cycles as it is; adds a line to `listing` with every
 // variant's figures and the ones kept.
 Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std::vector<npu::SramPlanLayer>& plan_layers,
-                             const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, double base,
-                             const TryCaps& attempt, std::string& listing);
+                             const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, int64_t cap,
+                             double base, const TryCaps& attempt, std::string& listing);
 
 // The SRAM-aware lower bound of a built segment (issue 29), added to its listing: over every
 // cut k, the MAC-array and vector-core work of layers <= k at peak (the larger of the two) plus,
