@@ -535,7 +535,8 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
       RETURN_IF_ERROR(lower_and_plan());
       bool bands = true;  // a cascade's bands stay on chip (as when the cascades were kept)
       for (size_t i = 0; i < pending.size(); ++i)
-        for (int x : pending[i].outputs) bands &= !pending[i].stripe || tensors[x].slice_of >= 0 || b.plan.tensors[x].in_sram;
+        for (int x : pending[i].outputs)
+          bands &= !pending[i].stripe || tensors[x].slice_of >= 0 || b.plan.tensors[x].in_sram;
       // Each variant with the ring spread alone (one simulation, never faster than the whole
       // choice), the kept one with the whole choice below.
       ASSIGN_OR_RETURN(double cycles, bands ? schedule_weights(opt.lead_ins == 1 ? 3 : opt.lead_ins)

@@ -28,7 +28,8 @@ RoomCut CriticalCut(const std::vector<double>& cycles, const std::vector<int64_t
   return cut;
 }
 
-Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std::vector<npu::SramPlanLayer>& plan_layers,
+Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers,
+                             const std::vector<npu::SramPlanLayer>& plan_layers,
                              const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, int64_t cap,
                              double base, const TryCaps& attempt, std::string& listing) {
   std::vector<double> cycles;

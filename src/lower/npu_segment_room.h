@@ -48,7 +48,8 @@ using TryCaps = std::function<StatusOr<double>(const std::vector<int64_t>& caps,
 // `layers` (their cycles alone) planned as `plan_layers` and `plan_tensors`, simulated in `base`
 // cycles as it is; adds a line to `listing` with every
 // variant's figures and the ones kept.
-Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers, const std::vector<npu::SramPlanLayer>& plan_layers,
+Status TryRoomForLateWeights(const std::vector<PendingLayer>& layers,
+                             const std::vector<npu::SramPlanLayer>& plan_layers,
                              const std::vector<npu::SramPlanTensor>& plan_tensors, const npu::Target& t, int64_t cap,
                              double base, const TryCaps& attempt, std::string& listing);
 

@@ -114,7 +114,8 @@ TEST(NpuSegmentRoomTest, EarlyLayersTiledForLessSramMakeRoomBitForBit) {
   Built with = Compile(g, t, 4), without = Compile(g, t, 0);  // early layers at SRAM/4, or as tiled
   const size_t line = with.result.listing.find("room for late weights");
   ASSERT_NE(line, std::string::npos) << with.result.listing;
-  EXPECT_NE(with.result.listing.find("kept: layers 0..", line), std::string::npos) << with.result.listing.substr(line, 300);
+  EXPECT_NE(with.result.listing.find("kept: layers 0..", line), std::string::npos)
+      << with.result.listing.substr(line, 300);
   EXPECT_EQ(without.result.listing.find("room for late weights"), std::string::npos);
   ASSERT_FALSE(with.program.instrs.empty());
   auto sw = npu::Simulate(with.program, t);
