@@ -13,7 +13,8 @@
 namespace edgec::lower {
 
 Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& tensors, const npu::Target& t,
-                  bool keep_weights, bool clear, const AssemblePlan& assemble, int mode) {
+                  bool keep_weights, bool clear, const AssemblePlan& assemble, int mode, double* cycles) {
+  if (cycles) *cycles = -1;
   if (mode == 0 || b.program.instrs.empty() || t.ai_cores.count <= 1) return Status::Ok();
   ASSIGN_OR_RETURN(npu::SimResult base, npu::Simulate(b.program, t));
   const double without = base.total.cycles;
@@ -60,6 +61,7 @@ Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& ten
       best_program = std::move(program);
     }
   }
+  if (cycles) *cycles = best_plan ? best : without;
   if (tried.empty()) return Status::Ok();
   b.listing += fmt::format(";   lead-in weight slots: {}; without {:.0f} cycles: {}\n", figures, without,
                            best_plan ? "kept" : "not kept");
@@ -70,6 +72,50 @@ Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& ten
     ASSIGN_OR_RETURN(b.program, assemble(b.plan));
   }
   return Status::Ok();
+}
+
+StatusOr<double> ScheduleWeightStream(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& tensors,
+                                      const npu::Target& t, bool keep_weights, const AssemblePlan& assemble,
+                                      int mode) {
+  ASSIGN_OR_RETURN(b.program, assemble(b.plan));
+  // Tensors placed clear of the previous layer let layers overlap but change where the weight
+  // slots go: the segment keeps them when it simulates faster with them (resnet18 on
+  // edge-large is faster without: docs/npu.md).
+  bool cleared = true;
+  if (!b.program.instrs.empty()) {
+    npu::SramPlan stay = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
+                                       t.ai_cores.count > 1, keep_weights, false);
+    bool moved = false;
+    for (size_t x = 0; x < tensors.size(); ++x) {
+      const int r = tensors[x].slice_of;
+      if (r >= 0) {  // a slice is where its tensor is
+        stay.tensors[x].in_sram = stay.tensors[r].in_sram;
+        stay.tensors[x].addr = stay.tensors[r].addr + tensors[x].slice_offset;
+      }
+      moved |= stay.tensors[x].in_sram && stay.tensors[x].addr != b.plan.tensors[x].addr;
+    }
+    if (moved) {
+      ASSIGN_OR_RETURN(npu::Program other, assemble(stay));
+      ASSIGN_OR_RETURN(npu::SimResult clear, npu::Simulate(b.program, t));
+      ASSIGN_OR_RETURN(npu::SimResult kept, npu::Simulate(other, t));
+      if (kept.total.cycles < clear.total.cycles) {
+        cleared = false;
+        b.plan = std::move(stay);
+        b.program = std::move(other);
+      } else {
+        ASSIGN_OR_RETURN(b.program, assemble(b.plan));
+      }
+      b.listing += fmt::format(";   tensors clear of the previous layer: segment {:.0f} cycles with, {:.0f} "
+                               "without: {}\n",
+                               clear.total.cycles, kept.total.cycles,
+                               kept.total.cycles < clear.total.cycles ? "not kept" : "kept");
+    }
+  }
+  double cycles = -1;
+  RETURN_IF_ERROR(TryLeadIns(b, tensors, t, keep_weights, cleared, assemble, mode, &cycles));
+  if (cycles >= 0 || b.program.instrs.empty()) return std::max(cycles, 0.0);
+  ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(b.program, t));
+  return sim.total.cycles;
 }
 
 }  // namespace edgec::lower

@@ -27,8 +27,16 @@ using AssemblePlan = std::function<StatusOr<npu::Program>(const npu::SramPlan&)>
 // `clear`: the kept plan moves tensors clear of the previous layer. On return `b.plan` and
 // `b.program` are the fastest of the variants (the layers and tensors bound to it) and the listing
 // says both figures. `mode`: TilerOptions::lead_ins (0 never, 1 the fastest, 2 the fastest with lead-ins,
-// 3 the ring spread alone).
+// 3 the ring spread alone). `cycles`, when given: the kept program's simulated cycles (-1 when
+// nothing was simulated).
 Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& tensors, const npu::Target& t,
-                  bool keep_weights, bool clear, const AssemblePlan& assemble, int mode);
+                  bool keep_weights, bool clear, const AssemblePlan& assemble, int mode, double* cycles = nullptr);
+
+// The weight stream's schedule over `b.plan`: assembles it, keeps the tensors clear of the
+// previous layer when the segment simulates faster so (else the plan without the move), then
+// TryLeadIns with `mode`. Returns the segment's simulated cycles (0 for an empty program).
+StatusOr<double> ScheduleWeightStream(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& tensors,
+                                      const npu::Target& t, bool keep_weights, const AssemblePlan& assemble,
+                                      int mode);
 
 }  // namespace edgec::lower

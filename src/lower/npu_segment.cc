@@ -17,6 +17,7 @@
 #include "lower/npu_layers.h"
 #include "lower/npu_lead_ins.h"
 #include "lower/npu_pending_layer.h"
+#include "lower/npu_segment_room.h"
 #include "npu/sim.h"
 #include "npu/vector_tiler.h"
 
@@ -478,13 +479,6 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     }
     schedule += cascades;
   }
-  for (size_t i = 0; i < pending.size(); ++i)
-    b.listing += fmt::format(";   layer {} {}{}: {}{}\n", i, pending[i].attention ? "attention " : "", pending[i].node->Label(),
-                             pending[i].placement.plan,
-                             pending[i].group_first >= 0
-                                 ? fmt::format(" on cores {}..{}", pending[i].core_base,
-                                               pending[i].core_base + layers[i].program.cores_used - 1)
-                                 : "");
   b.listing += attention_listing + schedule;
   for (const PendingLayer& l : pending) {
     if (!l.attention) continue;
@@ -512,41 +506,59 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
     if (layers.empty()) return npu::Program{};
     return npu::AssembleSegment(layers, tensors, t, fmt::format("{} ({} layers)", name, layers.size()));
   };
-  ASSIGN_OR_RETURN(b.program, assemble(b.plan));
-  // Tensors placed clear of the previous layer let layers overlap but change where the weight
-  // slots go: the segment keeps them when it simulates faster with them (resnet18 on
-  // edge-large is faster without: docs/npu.md).
-  bool cleared = true;
-  if (!layers.empty()) {
-    npu::SramPlan stay = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
-                                       t.ai_cores.count > 1, keep_weights, false);
-    bool moved = false;
-    for (size_t x = 0; x < tensors.size(); ++x) {
-      const int r = tensors[x].slice_of;
-      if (r >= 0) {  // a slice is where its tensor is
-        stay.tensors[x].in_sram = stay.tensors[r].in_sram;
-        stay.tensors[x].addr = stay.tensors[r].addr + tensors[x].slice_offset;
+  // The weight stream's schedule over the plan (npu_lead_ins.h): the segment's cycles.
+  auto schedule_weights = [&](int mode) -> StatusOr<double> {
+    return ScheduleWeightStream(b, tensors, t, keep_weights, assemble, mode);
+  };
+  ASSIGN_OR_RETURN(const double as_tiled, schedule_weights(opt.lead_ins));
+  // Room for late weights (npu_segment_room.h): early layers tiled again for less SRAM.
+  if (opt.room_for_weights > 0 && t.ai_cores.count > 1 && !layers.empty()) {
+    bool retiled = false;
+    std::map<std::string, RetiledNode> capped;
+    auto attempt = [&](const std::vector<int64_t>& caps, double to_beat) -> StatusOr<double> {
+      auto saved = std::make_tuple(pending, b, layers, tensors);
+      for (size_t i = 0; i < caps.size(); ++i) {
+        PendingLayer& l = pending[i];
+        if (caps[i] <= 0 || l.stripe || l.attention) continue;
+        const npu::Target sub = SubTarget(t, l.target.ai_cores.count, std::min(caps[i], l.target.shared_sram.bytes));
+        const npu::TilerOptions o = OperandOptions(l, b.plan, opt);
+        const std::string key = SameTilingKey(l, sub.shared_sram.bytes, o);
+        if (!capped.count(key)) {  // one tiling per cap for every variant and every like layer
+          auto r = RetileLayer(l, sub, o);
+          if (!r.ok()) continue;
+          r->cycles -= t.dispatch_overhead_cycles;
+          capped[key] = std::move(*r);
+        }
+        TakeTiling(l, capped[key]);
+        l.target = sub;
       }
-      moved |= stay.tensors[x].in_sram && stay.tensors[x].addr != b.plan.tensors[x].addr;
-    }
-    if (moved) {
-      ASSIGN_OR_RETURN(npu::Program other, assemble(stay));
-      ASSIGN_OR_RETURN(npu::SimResult clear, npu::Simulate(b.program, t));
-      ASSIGN_OR_RETURN(npu::SimResult kept, npu::Simulate(other, t));
-      if (kept.total.cycles < clear.total.cycles) {
-        cleared = false;
-        b.plan = std::move(stay);
-        b.program = std::move(other);
-      } else {
-        ASSIGN_OR_RETURN(b.program, assemble(b.plan));
-      }
-      b.listing += fmt::format(";   tensors clear of the previous layer: segment {:.0f} cycles with, {:.0f} "
-                               "without: {}\n",
-                               clear.total.cycles, kept.total.cycles,
-                               kept.total.cycles < clear.total.cycles ? "not kept" : "kept");
-    }
+      RETURN_IF_ERROR(lower_and_plan());
+      bool bands = true;  // a cascade's bands stay on chip (as when the cascades were kept)
+      for (size_t i = 0; i < pending.size(); ++i)
+        for (int x : pending[i].outputs)
+          bands &= !pending[i].stripe || tensors[x].slice_of >= 0 || b.plan.tensors[x].in_sram;
+      // Each variant with the ring spread alone (one simulation, never faster than the whole
+      // choice), the kept one with the whole choice below.
+      ASSIGN_OR_RETURN(double cycles, bands ? schedule_weights(opt.lead_ins == 1 ? 3 : opt.lead_ins)
+                                            : StatusOr<double>(1e300));
+      if (cycles >= to_beat) std::tie(pending, b, layers, tensors) = std::move(saved);
+      retiled |= cycles < to_beat;
+      return cycles;
+    };
+    RETURN_IF_ERROR(TryRoomForLateWeights(pending, b.plan_layers, b.plan_tensors, t, t.shared_sram.bytes *
+                                          opt.room_for_weights / 16, as_tiled, attempt, b.listing));
+    if (retiled && opt.lead_ins == 1) RETURN_IF_ERROR(schedule_weights(opt.lead_ins).status());
   }
-  RETURN_IF_ERROR(TryLeadIns(b, tensors, t, keep_weights, cleared, assemble, opt.lead_ins));
+  RETURN_IF_ERROR(ListSramAwareBound(b, t));
+  std::string layer_lines;
+  for (size_t i = 0; i < pending.size(); ++i)
+    layer_lines += fmt::format(";   layer {} {}{}: {}{}\n", i, pending[i].attention ? "attention " : "",
+                               pending[i].node->Label(), pending[i].placement.plan,
+                               pending[i].group_first >= 0
+                                   ? fmt::format(" on cores {}..{}", pending[i].core_base,
+                                                 pending[i].core_base + layers[i].program.cores_used - 1)
+                                   : "");
+  b.listing = layer_lines + b.listing;
   if (!layers.empty()) {
     // A view's name for its tensor's DRAM region (the runtime finds values by name).
     for (auto& [x, names] : names_of)

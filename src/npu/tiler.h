@@ -41,6 +41,10 @@ struct TilerOptions {
   // Lead-in weight slots and spread slot chunks of a segment (lower/npu_lead_ins.h): 0 never,
   // 1 where the segment simulates faster with them, 2 lead-ins always, 3 the spread alone (tests).
   int lead_ins = 1;
+  // The early layers of a segment tiled again for this many sixteenths of the SRAM, leaving
+  // room for the late layers' weights (lower/npu_segment_room.h), where the segment simulates
+  // faster; 0: never.
+  int room_for_weights = 5;
 };
 
 // Turns the DMAs of a one-layer program that address the on-chip operands of `opt` into
