@@ -39,7 +39,7 @@ struct SegmentInfo {
   std::vector<std::string> nodes, inputs, outputs;
   int npu_layers = 0;                // layers of the SRAM plan (stripes of a cascade count each)
   int npu_cores = 0;                 // cores the program uses
-  int64_t npu_program_bytes = 0;     // the instruction stream's encoding
+  int64_t npu_program_bytes = 0;     // the instruction stream's encoding, without the constants
   int64_t npu_constant_bytes = 0;    // weights and parameters in the program's DRAM image
   int64_t sram_peak = 0;             // the largest SRAM occupancy over its layers
   // The SRAM plan's tensors: kept in SRAM from producer to last consumer, inside a cascade (only

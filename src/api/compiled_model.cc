@@ -105,8 +105,9 @@ std::vector<SegmentInfo> CompiledModel::segments() const {
     if (s.unit == artifact_io::Unit::kNpu) {
       i.npu_layers = static_cast<int>(s.layer_plan.size());
       i.npu_cores = s.npu.instructions.empty() ? 0 : s.npu.cores_used;
-      i.npu_program_bytes = static_cast<int64_t>(s.npu.instructions.size());
       i.npu_constant_bytes = static_cast<int64_t>(impl_->file->npu_dram_init(k).size());
+      // The stored program (npu/isa.h EncodeProgram) carries the constant image too.
+      i.npu_program_bytes = std::max<int64_t>(0, static_cast<int64_t>(s.npu.instructions.size()) - i.npu_constant_bytes);
       for (const artifact_io::LayerSram& l : s.layer_plan) i.sram_peak = std::max(i.sram_peak, l.occupancy);
       // By the reasons the plan writes (npu/sram_plan.cc, lower/npu_cascade.cc: "cascaded: ...").
       for (const artifact_io::TensorSram& t : s.sram_plan) {
