@@ -276,11 +276,10 @@ class TaskSim {
     AccountInto(stats_, in);
     AccountInto(Layer(in).stats, in);
   }
-  LayerSpan& Layer(const Instr& in) { return LayerAt(in.layer); }
-  LayerSpan& LayerAt(int layer) {
+  LayerSpan& Layer(const Instr& in) {
     auto& layers = result_->layers;
-    if (layer >= static_cast<int>(layers.size())) layers.resize(layer + 1);
-    return layers[layer];
+    if (in.layer >= static_cast<int>(layers.size())) layers.resize(in.layer + 1);
+    return layers[in.layer];
   }
   void AccountInto(Stats& st, const Instr& in) {
     st.instructions++;
@@ -466,11 +465,17 @@ class TaskSim {
   void Attribute(double dt) {
     if (dt <= 0) return;
     running_layers_.clear();
-    for (const Queue& q : queues_)
-      if (q.running) running_layers_.push_back(p_.instrs[q.list[q.next]].layer);
-    std::sort(running_layers_.begin(), running_layers_.end());
-    running_layers_.erase(std::unique(running_layers_.begin(), running_layers_.end()), running_layers_.end());
-    for (int l : running_layers_) LayerAt(l).attributed += dt / static_cast<double>(running_layers_.size());
+    ++attribute_step_;
+    for (const Queue& q : queues_) {
+      if (!q.running) continue;
+      const Instr& in = p_.instrs[q.list[q.next]];
+      Layer(in);  // the layer's entry exists (it may grow the list: indices are kept)
+      if (in.layer >= static_cast<int>(counted_in_.size())) counted_in_.resize(in.layer + 1, 0);
+      if (counted_in_[in.layer] == attribute_step_) continue;  // once per interval
+      counted_in_[in.layer] = attribute_step_;
+      running_layers_.push_back(in.layer);
+    }
+    for (int l : running_layers_) result_->layers[l].attributed += dt / static_cast<double>(running_layers_.size());
   }
 
   void Finish(Queue& q, double start) {
@@ -542,6 +547,8 @@ class TaskSim {
   std::vector<ActiveDma> dmas_;
   double now_ = 0;
   std::vector<int> running_layers_;
+  std::vector<int64_t> counted_in_;  // per layer: the last interval Attribute counted it in
+  int64_t attribute_step_ = 0;
   Stats stats_;
 };
 
