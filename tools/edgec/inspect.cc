@@ -41,6 +41,13 @@ void PrintHistogram(const std::map<std::string, int>& h) {
   for (auto& [op, n] : v) fmt::print("  {:<24} {:>6}\n", op, n);
 }
 
+// [{"name", "type"}] of a model's inputs or outputs.
+nlohmann::json ValuesJson(const std::vector<ValueInfo>& vs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ValueInfo& v : vs) out.push_back({{"name", v.name}, {"type", v.type}});
+  return out;
+}
+
 // --json: {"model", "ir_version", "opset", "producer", "inputs", "outputs": [{"name", "type"}],
 // "ops": {op: count}, "parameters", "parameter_bytes", "layers": [{"name", "op", "output",
 // "macs"}] (every layer with MACs; -1: unknown), "total_macs"}. Input shapes are bound as
@@ -50,11 +57,6 @@ int PrintJson(const InspectFlags& f, Model& m, const OnnxFileInfo& info) {
   if (!shapes.ok()) return ReportError(shapes.status().message());
   Status st = m.BindInputShapes(*shapes, 1);
   if (!st.ok()) return ReportError(st.message());
-  auto values = [](const std::vector<ValueInfo>& vs) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const ValueInfo& v : vs) out.push_back({{"name", v.name}, {"type", v.type}});
-    return out;
-  };
   int64_t total = 0;
   nlohmann::json layers = nlohmann::json::array();
   for (const NodeInfo& n : m.nodes()) {
@@ -64,7 +66,7 @@ int PrintJson(const InspectFlags& f, Model& m, const OnnxFileInfo& info) {
   }
   nlohmann::json j = {{"model", f.model},          {"ir_version", info.ir_version},
                       {"opset", info.opset},       {"producer", info.producer},
-                      {"inputs", values(m.inputs())}, {"outputs", values(m.outputs())},
+                      {"inputs", ValuesJson(m.inputs())}, {"outputs", ValuesJson(m.outputs())},
                       {"ops", info.op_histogram},  {"parameters", m.parameter_count()},
                       {"parameter_bytes", m.parameter_bytes()}, {"layers", layers},
                       {"total_macs", total}};
@@ -80,11 +82,6 @@ bool IsCompiledModel(const std::string& path) {
 }
 
 nlohmann::json CompiledJson(const InspectFlags& f, const CompiledModel& c) {
-  auto values = [](const std::vector<ValueInfo>& vs) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const ValueInfo& v : vs) out.push_back({{"name", v.name}, {"type", v.type}});
-    return out;
-  };
   nlohmann::json segments = nlohmann::json::array(), placements = nlohmann::json::array();
   for (const SegmentInfo& s : c.segments()) {
     nlohmann::json j = {{"unit", UnitName(s.unit)}, {"nodes", s.nodes}, {"inputs", s.inputs}, {"outputs", s.outputs}};
@@ -102,8 +99,8 @@ nlohmann::json CompiledJson(const InspectFlags& f, const CompiledModel& c) {
     placements.push_back({{"node", p.node}, {"op", p.op}, {"unit", UnitName(p.unit)}, {"reason", p.reason},
                           {"code", p.code}, {"macs", p.macs}});
   return {{"model", f.model},          {"compiled", true},      {"producer", c.producer()},
-          {"source_model", c.source_model()}, {"target", c.target_name()}, {"inputs", values(c.inputs())},
-          {"outputs", values(c.outputs())}, {"segments", segments}, {"placements", placements}};
+          {"source_model", c.source_model()}, {"target", c.target_name()}, {"inputs", ValuesJson(c.inputs())},
+          {"outputs", ValuesJson(c.outputs())}, {"segments", segments}, {"placements", placements}};
 }
 
 // A compiled model: what `edgec compile` said about it, read back from the file.
