@@ -10,11 +10,8 @@
 // keeps oneDNN's): a rule, never a timing. tests/kernels/cpu/conv3x3_s2_wino_test.cc: against
 // the reference conv over pads, odd sizes, channel counts, batches, biases, activations and
 // threads, and the same bits at 1 and 2 threads.
-#include "ir/conv_geometry.h"
-#include "ir/epilogue.h"
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
+#include "kernels/cpu/own_conv.h"
 #include "kernels/cpu/vec/wino_s2.h"
 #include "support/status.h"
 
@@ -34,32 +31,26 @@ class WinoS2ConvKernel final : public Kernel {
     ParallelFor(threads_, n_ * groups, 1, [&](int64_t begin, int64_t end) {
       float* mine = static_cast<float*>(scratch) + omp_get_thread_num() * per_thread_floats_;
       vec::WinoS2Rows r{nullptr, ih_, iw_, c_, pad_top_, pad_left_, weights_.data(),
-                        bias_.empty() ? nullptr : bias_.data(), m_, nullptr, oh_, ow_, mine, mine + v_floats_};
+                        epi_.bias_or_null(), m_, nullptr, oh_, ow_, mine, mine + v_floats_};
       for (int64_t g = begin; g < end; ++g) {
         const int64_t n = g / groups, ty = g % groups * group_rows_, rows = std::min(group_rows_, tile_rows - ty);
         r.x = x + n * ih_ * iw_ * c_;
         r.y = y + n * oh_ * ow_ * m_;
         vec::WinoS2TileRowsAvx512(r, ty, rows);
-        if (act_.kind != Activation::kNone) {
-          float* yr = r.y + 2 * ty * ow_ * m_;
-          RunUnary(act_fn_, yr, yr, std::min(2 * rows, oh_ - 2 * ty) * ow_ * m_, 1);
-        }
+        epi_.Activate(r.y + 2 * ty * ow_ * m_, std::min(2 * rows, oh_ - 2 * ty) * ow_ * m_);
       }
     });
     return Status::Ok();
   }
   size_t scratch_bytes() const override { return threads_ * per_thread_floats_ * sizeof(float); }
   std::string Describe() const override {
-    std::string s = "own winograd 3x3 stride 2 nhwc avx512 f32 (F(2,2) on the even taps)";
-    if (act_.kind != Activation::kNone) s += fmt::format(" (epilogue: {})", ActivationToString(act_));
-    return s;
+    return "own winograd 3x3 stride 2 nhwc avx512 f32 (F(2,2) on the even taps)" + epi_.Words();
   }
 
   int64_t n_ = 0, c_ = 0, ih_ = 0, iw_ = 0, m_ = 0, oh_ = 0, ow_ = 0, pad_top_ = 0, pad_left_ = 0;
   int64_t group_rows_ = 1, v_floats_ = 0, per_thread_floats_ = 0;
-  std::vector<float> weights_, bias_;
-  ActivationSpec act_;
-  vec::UnaryFn act_fn_;
+  std::vector<float> weights_;
+  OwnConvEpilogue epi_;
   int threads_ = 1;
 };
 
@@ -76,46 +67,25 @@ float AxisTap(int kind, const float* w, int64_t stride) {
 }  // namespace
 
 KernelOr CreateWinoS2ConvKernel(const KernelRequest& req) {
-  if (req.op != OpKind::kConv && req.op != OpKind::kFusedConv) return Refuse(req, "not a convolution");
   if (!req.tuning.winograd) return Refuse(req, "Winograd is turned off");
   if (VectorIsa() != "avx512") return Refuse(req, "the stride-2 Winograd conv needs AVX-512");
-  if (req.inputs.size() < 2 || !Present(req.inputs[0]) || !Present(req.inputs[1])) return Refuse(req, "X or W absent");
-  const TensorDesc& x = req.inputs[0];
-  const TensorDesc& w = req.inputs[1];
-  const TensorDesc& y = req.outputs[0];
-  const Tensor* wc = ConstantOrNull(req, 1);
-  if (!wc || x.dtype != DType::kF32 || w.dtype != DType::kF32 || y.dtype != DType::kF32) return Refuse(req, "needs f32 and a constant W");
-  if (x.dims.size() != 4 || w.dims.size() != 4 || y.dims.size() != 4) return Refuse(req, "needs 2 spatial dims");
+  ASSIGN_OR_RETURN(OwnConv conv, ReadOwnConv(req));
+  const TensorDesc& x = *conv.x;
+  const TensorDesc& y = *conv.y;
   if (x.layout != Layout::kNHWC || !IsDense(x) || y.layout != Layout::kNHWC || !IsDense(y)) {
     return Refuse(req, "needs dense NHWC activations");
   }
-  if (req.attrs->GetInt("group", 1) != 1 || w.dims[2] != 3 || w.dims[3] != 3) return Refuse(req, "needs a 3x3 kernel, one group");
+  const Dims& ks = conv.geom.kernel;
+  if (ks[0] != 3 || ks[1] != 3) return Refuse(req, "needs a 3x3 kernel");
   const int64_t c = x.dims[1], m = y.dims[1];
-  if (c % 16 != 0 || m % 16 != 0 || w.dims[0] != m || w.dims[1] != c) return Refuse(req, "needs multiples of 16 channels");
+  if (c % 16 != 0 || m % 16 != 0) return Refuse(req, "needs multiples of 16 channels");
   if (c * m > kMaxWeightPairs) return Refuse(req, "{} x {} channels: the transformed weights would leave L2", c, m);
-  if (req.op == OpKind::kFusedConv && InputOrNull(req, 3)) return Refuse(req, "a residual");
-  const Dims ws(w.dims.begin() + 2, w.dims.end());
-  WindowAttrOptions options;
-  options.kernel_from_weights = &ws;
-  auto attrs = ReadWindowAttrs(*req.attrs, 2, options);
-  if (!attrs.ok()) return attrs.status().WithContext(req.label);
-  auto geom = ForwardWindowGeometry(*attrs, Dims(x.dims.begin() + 2, x.dims.end()));
-  if (!geom.ok()) return geom.status().WithContext(req.label);
-  for (int i = 0; i < 2; ++i) {
-    if (geom->strides[i] != 2 || geom->dilations[i] != 1) return Refuse(req, "needs stride 2, no dilation");
-    if (geom->out[i] != y.dims[2 + i] || geom->pad_begin[i] < 0) return Refuse(req, "output dims disagree with the window");
-  }
+  if (conv.geom.strides[0] != 2 || conv.geom.strides[1] != 2) return Refuse(req, "needs stride 2");
 
   auto k = std::make_unique<WinoS2ConvKernel>();
-  if (req.op == OpKind::kFusedConv) {
-    auto a = ReadActivation(*req.attrs);
-    if (!a.ok()) return a.status().WithContext(req.label);
-    k->act_ = *a;
-    k->act_fn_ = ToUnaryFn(k->act_);
-  }
   k->n_ = x.dims[0], k->c_ = c, k->ih_ = x.dims[2], k->iw_ = x.dims[3];
   k->m_ = m, k->oh_ = y.dims[2], k->ow_ = y.dims[3];
-  k->pad_top_ = geom->pad_begin[0], k->pad_left_ = geom->pad_begin[1];
+  k->pad_top_ = conv.geom.pad_begin[0], k->pad_left_ = conv.geom.pad_begin[1];
   k->threads_ = std::max(1, req.threads);
   // Tile rows go together until they hold 16 tiles (blocks of 6, 5 and 5): a narrow image's
   // row alone makes blocks too small to keep the FMA units busy. Each thread keeps a group at
@@ -127,7 +97,7 @@ KernelOr CreateWinoS2ConvKernel(const KernelRequest& req) {
   k->v_floats_ = tiles * 25 * c;
   k->per_thread_floats_ = (k->v_floats_ + tiles * 4 * m + 15) / 16 * 16;
   // W [m][c][3][3] -> [row kind][column kind][c][m].
-  const float* src = wc->data<float>();
+  const float* src = conv.w->data<float>();
   k->weights_.resize(16 * c * m);
   for (int qa = 0; qa < 4; ++qa) {
     for (int qb = 0; qb < 4; ++qb) {
@@ -142,11 +112,7 @@ KernelOr CreateWinoS2ConvKernel(const KernelRequest& req) {
       }
     }
   }
-  if (const Tensor* b = ConstantOrNull(req, 2)) {
-    k->bias_.assign(b->data<float>(), b->data<float>() + m);
-  } else if (InputOrNull(req, 2)) {
-    return Refuse(req, "the bias is not constant");
-  }
+  k->epi_ = std::move(conv.epilogue);
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

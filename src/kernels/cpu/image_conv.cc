@@ -11,11 +11,8 @@
 // sessions of one model must give the same bits (ApiSession.FromBytesRunsAsFromFile).
 // tests/kernels/cpu/image_conv_test.cc: against the reference conv over strides, pads,
 // kernel sizes, channel counts and activations.
-#include "ir/conv_geometry.h"
-#include "ir/epilogue.h"
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/common.h"
 #include "kernels/cpu/context.h"
+#include "kernels/cpu/own_conv.h"
 #include "kernels/cpu/vec/image_conv.h"
 #include "support/status.h"
 
@@ -32,7 +29,7 @@ class ImageConvKernel final : public Kernel {
     ParallelFor(threads_, n_ * oh_, 1, [&](int64_t begin, int64_t end) {
       const float* rows[4 * kMaxKernelRows];
       const float* weights[4 * kMaxKernelRows];
-      vec::ImageConvRow r{rows, weights, 0, static_cast<int>(kw_), iw_, ow_, oc_, sw_, pw_, bias_.empty() ? nullptr : bias_.data()};
+      vec::ImageConvRow r{rows, weights, 0, static_cast<int>(kw_), iw_, ow_, oc_, sw_, pw_, epi_.bias_or_null()};
       for (int64_t row = begin; row < end; ++row) {
         const int64_t n = row / oh_, oy = row % oh_;
         r.count = 0;
@@ -47,22 +44,19 @@ class ImageConvKernel final : public Kernel {
         }
         float* yr = y + row * ow_ * oc_;
         vec::ImageConvRowAvx512(r, yr);
-        if (act_.kind != Activation::kNone) RunUnary(act_fn_, yr, yr, ow_ * oc_, 1);
+        epi_.Activate(yr, ow_ * oc_);
       }
     });
     return Status::Ok();
   }
   std::string Describe() const override {
-    std::string s = "own image conv nchw -> nhwc avx512 f32";
-    if (act_.kind != Activation::kNone) s += fmt::format(" (epilogue: {})", ActivationToString(act_));
-    return s + note_;
+    return "own image conv nchw -> nhwc avx512 f32" + epi_.Words() + note_;
   }
 
   static constexpr int64_t kMaxKernelRows = 16;
   int64_t n_ = 0, c_ = 0, ih_ = 0, iw_ = 0, oc_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0, sh_ = 1, sw_ = 1, ph_ = 0, pw_ = 0;
-  std::vector<float> packed_, bias_;
-  ActivationSpec act_;
-  vec::UnaryFn act_fn_;
+  std::vector<float> packed_;
+  OwnConvEpilogue epi_;
   int threads_ = 1;
   std::string note_;
 };
@@ -70,61 +64,32 @@ class ImageConvKernel final : public Kernel {
 }  // namespace
 
 KernelOr CreateImageConvKernel(const KernelRequest& req) {
-  if (req.op != OpKind::kConv && req.op != OpKind::kFusedConv) return Refuse(req, "not a convolution");
   if (VectorIsa() != "avx512") return Refuse(req, "the image conv needs AVX-512");
-  if (req.inputs.size() < 2 || !Present(req.inputs[0]) || !Present(req.inputs[1])) return Refuse(req, "X or W absent");
-  const TensorDesc& x = req.inputs[0];
-  const TensorDesc& w = req.inputs[1];
-  const TensorDesc& y = req.outputs[0];
-  const Tensor* wc = ConstantOrNull(req, 1);
-  if (!wc || x.dtype != DType::kF32 || w.dtype != DType::kF32 || y.dtype != DType::kF32) return Refuse(req, "needs f32 and a constant W");
-  if (x.dims.size() != 4 || w.dims.size() != 4 || y.dims.size() != 4) return Refuse(req, "needs 2 spatial dims");
+  ASSIGN_OR_RETURN(OwnConv conv, ReadOwnConv(req));
+  const TensorDesc& x = *conv.x;
+  const TensorDesc& y = *conv.y;
   if (x.layout != Layout::kRowMajor || !IsDense(x) || y.layout != Layout::kNHWC || !IsDense(y)) {
     return Refuse(req, "needs a dense row-major source and a dense NHWC output");
   }
-  if (x.dims[1] > 4 || req.attrs->GetInt("group", 1) != 1) return Refuse(req, "needs at most 4 input channels, one group");
-  if (y.dims[1] % 16 != 0 || y.dims[1] > 64 || w.dims[0] != y.dims[1] || w.dims[1] != x.dims[1]) {
-    return Refuse(req, "needs 16, 32, 48 or 64 output channels");
-  }
-  if (req.op == OpKind::kFusedConv && InputOrNull(req, 3)) return Refuse(req, "a residual");
-  const Dims ws(w.dims.begin() + 2, w.dims.end());
-  WindowAttrOptions options;
-  options.kernel_from_weights = &ws;
-  auto attrs = ReadWindowAttrs(*req.attrs, 2, options);
-  if (!attrs.ok()) return attrs.status().WithContext(req.label);
-  auto geom = ForwardWindowGeometry(*attrs, Dims(x.dims.begin() + 2, x.dims.end()));
-  if (!geom.ok()) return geom.status().WithContext(req.label);
-  for (int i = 0; i < 2; ++i) {
-    if (geom->dilations[i] != 1) return Refuse(req, "dilated");
-    if (geom->out[i] != y.dims[2 + i] || geom->pad_begin[i] < 0) return Refuse(req, "output dims disagree with the window");
-  }
-  if (ws[0] > ImageConvKernel::kMaxKernelRows) return Refuse(req, "a kernel of more than 16 rows");
+  if (x.dims[1] > 4) return Refuse(req, "needs at most 4 input channels");
+  if (y.dims[1] % 16 != 0 || y.dims[1] > 64) return Refuse(req, "needs 16, 32, 48 or 64 output channels");
+  if (conv.geom.kernel[0] > ImageConvKernel::kMaxKernelRows) return Refuse(req, "a kernel of more than 16 rows");
 
   auto k = std::make_unique<ImageConvKernel>();
-  if (req.op == OpKind::kFusedConv) {
-    auto a = ReadActivation(*req.attrs);
-    if (!a.ok()) return a.status().WithContext(req.label);
-    k->act_ = *a;
-    k->act_fn_ = ToUnaryFn(k->act_);
-  }
   k->n_ = x.dims[0], k->c_ = x.dims[1], k->ih_ = x.dims[2], k->iw_ = x.dims[3];
   k->oc_ = y.dims[1], k->oh_ = y.dims[2], k->ow_ = y.dims[3];
-  k->kh_ = ws[0], k->kw_ = ws[1];
-  k->sh_ = geom->strides[0], k->sw_ = geom->strides[1];
-  k->ph_ = geom->pad_begin[0], k->pw_ = geom->pad_begin[1];
+  k->kh_ = conv.geom.kernel[0], k->kw_ = conv.geom.kernel[1];
+  k->sh_ = conv.geom.strides[0], k->sw_ = conv.geom.strides[1];
+  k->ph_ = conv.geom.pad_begin[0], k->pw_ = conv.geom.pad_begin[1];
   k->threads_ = std::max(1, req.threads);
   // [oc][c][ky][kx] -> [c][ky][kx][oc]
-  const float* src = wc->data<float>();
+  const float* src = conv.w->data<float>();
   const int64_t taps = k->c_ * k->kh_ * k->kw_;
   k->packed_.resize(taps * k->oc_);
   for (int64_t o = 0; o < k->oc_; ++o) {
     for (int64_t t = 0; t < taps; ++t) k->packed_[t * k->oc_ + o] = src[o * taps + t];
   }
-  if (const Tensor* b = ConstantOrNull(req, 2)) {
-    k->bias_.assign(b->data<float>(), b->data<float>() + k->oc_);
-  } else if (InputOrNull(req, 2)) {
-    return Refuse(req, "the bias is not constant");
-  }
+  k->epi_ = std::move(conv.epilogue);
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
