@@ -278,13 +278,18 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
   return p;
 }
 
-std::string FormatProfile(const Profile& p, int top) {
+std::vector<const OpProfile*> SlowestOps(const Profile& p, int top) {
   std::vector<const OpProfile*> rows;
   for (const auto& o : p.ops) rows.push_back(&o);
   if (top > 0) {
     std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->attributed_s > b->attributed_s; });
     if (static_cast<int>(rows.size()) > top) rows.resize(top);
   }
+  return rows;
+}
+
+std::string FormatProfile(const Profile& p, int top) {
+  const std::vector<const OpProfile*> rows = SlowestOps(p, top);
   const bool energy = p.energy_uj >= 0;
   std::string s = fmt::format("{:<32} {:<12} {:<4} {:>9} {:>10} {:>6} {:>11} {:>6} {:>10} {:>10} {:<26}{} {}\n", "node", "op",
                               "unit", "time ms", "span cyc", "share", "MACs", "util", "DRAM B", "copies", "top stall (cycles)",

@@ -102,6 +102,10 @@ inline int DmaTrack(int core, int engine) { return 1 + 16 * core + 4 + engine; }
 StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a, const ArtifactRunResult& r,
                                bool timeline = true);
 
+// The `top` ops with the most attributed time, slowest first (ties in graph order); every op
+// in graph order when top <= 0. The console table and the HTML report list these.
+std::vector<const OpProfile*> SlowestOps(const Profile& p, int top);
+
 // The per-op table (top `top` rows by time first when top > 0, else graph order) and totals.
 std::string FormatProfile(const Profile& p, int top = 0);
 nlohmann::json ProfileJson(const Profile& p);

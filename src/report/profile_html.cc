@@ -103,10 +103,7 @@ std::string ProfileHtml(const Profile& p) {
     h += "<h2>Energy per layer</h2>\n" +
          BarsSvg("MACs x pJ/MAC + DRAM bytes x pJ/B + on-chip bytes x pJ/B (the target's energy figures)", "uJ", bars, width);
   }
-  std::vector<const OpProfile*> top;
-  for (const auto& o : p.ops) top.push_back(&o);
-  std::stable_sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->attributed_s > b->attributed_s; });
-  if (top.size() > 25) top.resize(25);
+  const std::vector<const OpProfile*> top = SlowestOps(p, 25);
   h += "<h2>Slowest ops</h2>\n<p class=\"sub\">time: the latency attributed to the node (NPU layers that run at "
        "once split it, so the shares add up to 100%); span: its first to last NPU instruction (spans overlap: weights "
        "stream in ahead of their layer, tiles pipeline)</p>\n"
