@@ -223,17 +223,23 @@ StatusOr<CompileResult> CompileGraph(const Graph& g, const npu::Target& t, const
   }
   RETURN_IF_ERROR(flush_npu());
   flush();
-  ASSIGN_OR_RETURN(memory::MemoryPlan plan, memory::PlanMemory(g));
+  // The plan holds the static values; a dynamic part (values whose shape the data decides, the
+  // detections after a NonMaxSuppression) is allocated when it runs, as on the CPU path.
+  std::vector<std::string> dynamic;
+  const Graph planned = memory::StaticPart(g, &dynamic);
+  ASSIGN_OR_RETURN(memory::MemoryPlan plan, memory::PlanMemory(planned));
   m.arena_bytes = plan.arena_bytes;
   // A model whose plan needs more than the arena cap is refused at compile time, with the
   // planned figure (tests/bad_models/run.py: "arena over the cap").
   RETURN_IF_ERROR(CheckArenaBytes(plan.arena_bytes, "the compiled model's memory plan", plan.Largest()));
-  for (const Node* n : g.nodes())
+  for (const Node* n : planned.nodes())
     for (const Value* v : n->outputs())
       if (const memory::ValueMemory* vm = v ? plan.Find(v) : nullptr) m.values.push_back({v->name(), vm->offset, vm->bytes});
-  for (const Value* v : g.inputs())
+  for (const Value* v : planned.inputs())
     if (const memory::ValueMemory* vm = plan.Find(v)) m.values.push_back({v->name(), vm->offset, vm->bytes});
   r.memory_summary = plan.Summary();
+  if (!dynamic.empty())
+    r.memory_summary += fmt::format("; {} value(s) of data-dependent shape allocated when they are made", dynamic.size());
   return r;
 }
 

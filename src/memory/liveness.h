@@ -110,4 +110,13 @@ StatusOr<Liveness> ComputeLiveness(const Graph& g, std::span<Node* const> order 
 StatusOr<MemoryPlan> PlanMemory(const Graph& g, std::span<Node* const> order = {},
                                 const PlanOptions& options = {});
 
+// The part of `g` a static plan can hold: a copy without the nodes that make a value of unknown
+// shape or read one (a data-dependent NonMaxSuppression and what follows it, which run after
+// the static steps with their outputs allocated then: runtime/plan.h's dynamic part). The
+// static values those nodes read become graph outputs (live to the end, as the dynamic part
+// reads them last), and a dynamic graph output becomes an empty constant. `left_out`, when
+// given, gets the names of the values left out. A graph without such nodes is copied as it is.
+// Guarded by MemoryStaticPart.LeavesOutTheDynamicTail.
+Graph StaticPart(const Graph& g, std::vector<std::string>* left_out = nullptr);
+
 }  // namespace edgec::memory

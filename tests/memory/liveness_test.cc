@@ -395,5 +395,44 @@ TEST(Liveness, EmptyGraphPassesItsInputThrough) {
   EXPECT_EQ(p->lower_bound, 448);
 }
 
+// A detector's tail: boxes -> NonMaxSuppression (a data-dependent count) -> Gather. The static
+// part keeps the backbone, plans the values the tail reads as outputs (live to the end) and
+// leaves out the two values of unknown shape; the full graph cannot be planned at all.
+TEST(MemoryStaticPart, LeavesOutTheDynamicTail) {
+  Builder t;
+  Value* x = t.Input("x", {1, 64});
+  Value* feat = t.Op(OpKind::kRelu, {x}, {1, 64});
+  Value* boxes = t.Op(OpKind::kSigmoid, {feat}, {1, 64});
+  Value* scores = t.Op(OpKind::kTanh, {feat}, {1, 64});
+  Value* keep = t.Op(OpKind::kNonMaxSuppression, {boxes, scores}, {kUnknownDim, 3}, DType::kI64);
+  Value* picked = t.Op(OpKind::kGather, {boxes, keep}, {kUnknownDim, 3, 64});
+  t.g.MarkOutput(scores);
+  t.g.MarkOutput(picked);
+  ASSERT_FALSE(Plan(t.g).ok());
+
+  std::vector<std::string> left;
+  const Graph s = StaticPart(t.g, &left);
+  EXPECT_EQ(left, (std::vector<std::string>{keep->name(), picked->name()}));
+  ASSERT_EQ(s.nodes().size(), 3u);
+  const Value* sb = s.FindValue(boxes->name());
+  ASSERT_NE(sb, nullptr);
+  EXPECT_TRUE(sb->is_graph_output()) << "the tail reads boxes after the static steps";
+  EXPECT_TRUE(s.FindValue(scores->name())->is_graph_output());
+  EXPECT_EQ(s.FindValue(keep->name()), nullptr);
+  auto p = Plan(s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  // boxes (a graph output of the static part now) lives to the last step, so it never shares
+  // its bytes with scores, made after it.
+  EXPECT_EQ(B(*p, sb).request.last_use, B(*p, s.FindValue(scores->name())).request.last_use);
+  ExpectNoOverlap(*p);
+
+  // Without a dynamic value the copy is the graph itself.
+  Builder u;
+  u.g.MarkOutput(u.Op(OpKind::kRelu, {u.Input("y", {8})}, {8}));
+  left = {"stale"};
+  EXPECT_EQ(StaticPart(u.g, &left).nodes().size(), 1u);
+  EXPECT_TRUE(left.empty());
+}
+
 }  // namespace
 }  // namespace edgec::memory
