@@ -3,6 +3,7 @@
 // between threads.
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ir/conv_geometry.h"
 #include "kernels/cpu/common.h"
@@ -52,37 +53,52 @@ class AveragePoolKernel final : public Kernel {
               s += q;
               if (!IntegerSums()) f += static_cast<double>(static_cast<float>(q) * sx_);
             }
-          y[((b * c_ + c) * oh_ + oh) * ow_ + ow] = Requantize(s, f, at);
+          y[((b * c_ + c) * oh_ + oh) * ow_ + ow] =
+              table_.empty() ? Requantize(s, f, at) : table_[table_of_[at] * table_size() + s + 255 * window_];
         }
         continue;
       }
-      std::fill(isum, isum + c_, 0);
-      if (!IntegerSums()) std::fill(fsum, fsum + c_, 0.0);
-      for (int64_t ih = h0; ih < h1; ++ih)
-        for (int64_t iw = w0; iw < w1; ++iw) {
-          const uint8_t* px = x + ((b * h_ + ih) * w_ + iw) * c_;
-          if (!IntegerSums()) {
-            for (int64_t c = 0; c < c_; ++c) fsum[c] += static_cast<double>(static_cast<float>(Load(px[c]) - zx_) * sx_);
-            continue;
+      if (IntegerSums() && avx512_ && h1 > h0 && w1 > w0) {
+        vec::WindowSumsAvx512(x + ((b * h_ + h0) * w_ + w0) * c_, h1 - h0, w1 - w0, w_ * c_, c_, x_u8_, isum);
+      } else {
+        std::fill(isum, isum + c_, 0);
+        if (!IntegerSums()) std::fill(fsum, fsum + c_, 0.0);
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) {
+            const uint8_t* px = x + ((b * h_ + ih) * w_ + iw) * c_;
+            if (!IntegerSums()) {
+              for (int64_t c = 0; c < c_; ++c) fsum[c] += static_cast<double>(static_cast<float>(Load(px[c]) - zx_) * sx_);
+              continue;
+            }
+            const int64_t c0 = HasAvx2() ? vec::AddBytesAvx2(px, c_, x_u8_, isum) : 0;
+            for (int64_t c = c0; c < c_; ++c) isum[c] += Load(px[c]);
           }
-          int64_t c = 0;
-          if (HasAvx512()) c = vec::AddBytesAvx512(px, c_, x_u8_, isum);
-          else if (HasAvx2()) c = vec::AddBytesAvx2(px, c_, x_u8_, isum);
-          for (; c < c_; ++c) isum[c] += Load(px[c]);
-        }
+      }
       uint8_t* py = y + ((b * oh_ + oh) * ow_ + ow) * c_;
       const int32_t shift = static_cast<int32_t>(inside) * zx_;  // the window's zero points
-      for (int64_t c = 0; c < c_; ++c) py[c] = Requantize(isum[c] - shift, fsum[c], at);
+      const int64_t channels = c_;  // a local: the byte stores below may alias the members
+      if (!table_.empty()) {  // the requantized value of every possible sum of this divisor
+        const uint8_t* t = table_.data() + table_of_[at] * table_size() + 255 * window_ - shift;
+        for (int64_t c = 0; c < channels; ++c) py[c] = t[isum[c]];
+        continue;
+      }
+      for (int64_t c = 0; c < channels; ++c) isum[c] -= shift;
+      int64_t c = 0;
+      // The float mode's requantization of the pixel's channels 8 at a time (the global pool's
+      // AVX-512 row: the same operations, this window's divisor as the count).
+      if (!fixed_point_ && avx512_ && divisor_[at] > 0)
+        c = vec::RequantizeSumsAvx512(fsum, isum, c_, py, {divisor_[at], sx_, sy_, zy_, qmin_, qmax_, exact_});
+      for (; c < c_; ++c) py[c] = Requantize(isum[c], fsum[c], at);
     }
   }
   int32_t Load(uint8_t v) const { return x_u8_ ? v : static_cast<int8_t>(v); }
   bool IntegerSums() const { return fixed_point_ || exact_; }
   // Output position `at`'s value from its window's sums (the reference's two modes).
-  uint8_t Requantize(int32_t isum, double fsum, int64_t at) const {
-    const int64_t d = divisor_[at];
+  uint8_t Requantize(int32_t isum, double fsum, int64_t at) const { return Requantize(isum, fsum, divisor_[at], mult_.empty() ? quant::FixedPointMultiplier{} : mult_[at]); }
+  uint8_t Requantize(int32_t isum, double fsum, int64_t d, const quant::FixedPointMultiplier& m) const {
     int32_t r;
     if (fixed_point_) {
-      r = d > 0 ? quant::Requantize(isum, mult_[at], zy_, qmin_, qmax_) : std::clamp(zy_, qmin_, qmax_);
+      r = d > 0 ? quant::Requantize(isum, m, zy_, qmin_, qmax_) : std::clamp(zy_, qmin_, qmax_);
     } else {
       if (exact_) fsum = static_cast<double>(isum) * static_cast<double>(sx_);
       float f = d > 0 ? static_cast<float>(fsum / static_cast<double>(d)) / sy_ : 0.f;
@@ -93,9 +109,10 @@ class AveragePoolKernel final : public Kernel {
     return static_cast<uint8_t>(r);
   }
   std::string Describe() const override {
-    return fmt::format("own quantized average pool {}x{}{}{}", kh_, kw_,
+    return fmt::format("own quantized average pool {}x{}{}{}{}", kh_, kw_,
                        fixed_point_ ? " (fixed point)" : exact_ ? " (integer sums: exact scale)" : "",
-                       !nhwc_ || !IntegerSums() ? "" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "");
+                       !nhwc_ || !IntegerSums() ? "" : HasAvx512() ? " avx512" : HasAvx2() ? " avx2" : "",
+                       table_.empty() ? "" : ", requantized by lookup");
   }
   float sx_ = 1, sy_ = 1;
   int32_t zx_ = 0, zy_ = 0, qmin_ = 0, qmax_ = 255;
@@ -105,6 +122,23 @@ class AveragePoolKernel final : public Kernel {
   std::vector<int64_t> divisor_;                   // per output position of a plane
   std::vector<quant::FixedPointMultiplier> mult_;  // per output position (fixed point)
   int threads_ = 1;
+  bool avx512_ = false;  // HasAvx512() when the kernel was made
+  // With integer sums, the output of every possible window sum s in [-255·window, 255·window]
+  // per distinct divisor, computed by Requantize itself (so the same bits): a lookup per
+  // output instead of the requantization's divisions. table_of_: the table of each position.
+  std::vector<uint8_t> table_;
+  std::vector<int32_t> table_of_;
+  int64_t table_size() const { return 2 * 255 * window_ + 1; }
+  void BuildTables() {
+    std::map<int64_t, int32_t> index;
+    for (size_t at = 0; at < divisor_.size(); ++at) {
+      auto [it, fresh] = index.emplace(divisor_[at], static_cast<int32_t>(index.size()));
+      table_of_.push_back(it->second);
+      if (!fresh) continue;
+      for (int64_t s = -255 * window_; s <= 255 * window_; ++s)
+        table_.push_back(Requantize(static_cast<int32_t>(s), 0.0, static_cast<int64_t>(at)));
+    }
+  }
 };
 
 }  // namespace
@@ -149,6 +183,10 @@ KernelOr CreateQuantizedAveragePoolKernel(const KernelRequest& req) {
     }
   }
   k->threads_ = std::max(1, req.threads);
+  k->avx512_ = HasAvx512();
+  // Tables when they are small (at most 1 MiB: a 3x3 window's is 4591 bytes per divisor).
+  std::set<int64_t> divisors(k->divisor_.begin(), k->divisor_.end());
+  if (k->IntegerSums() && static_cast<int64_t>(divisors.size()) * k->table_size() <= (int64_t{1} << 20)) k->BuildTables();
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

@@ -106,10 +106,13 @@ int64_t RequantizeSumsAvx512(const double* fsum, const int32_t* isum, int64_t n,
 
 // --- QLinearAveragePool ---
 
-// isum[c] += px[c] (u8 or i8) for the pixel's channels: AVX2 8 at a time (returns the first
-// channel not done), AVX-512 16 at a time with a masked tail (all of them).
+// isum[c] += px[c] (u8 or i8) for the pixel's channels, 8 at a time (returns the first
+// channel not done).
 int64_t AddBytesAvx2(const uint8_t* px, int64_t channels, bool u8, int32_t* isum);
-int64_t AddBytesAvx512(const uint8_t* px, int64_t channels, bool u8, int32_t* isum);
+// isum[c] = the sum of a window's `rows` x `cols` NHWC pixels from `first` (rows `row_stride`
+// bytes apart) for every channel: 16 channels in one register over the whole window.
+void WindowSumsAvx512(const uint8_t* first, int64_t rows, int64_t cols, int64_t row_stride, int64_t channels, bool u8,
+                      int32_t* isum);
 
 // --- QLinearConv: the one-pixel GEMV and the image interleave ---
 
