@@ -1,4 +1,5 @@
 // Shape inference for the quant family (see ops.def).
+#include "ir/conv_geometry.h"
 #include "ir/infer.h"
 #include "ir/infer_conv.h"
 #include "ir/infer_matmul.h"
@@ -301,6 +302,39 @@ Status QLinearGlobalAveragePool(InferContext& ctx) {
   Dims d(x.rank(), 1);
   d[0] = x.dims[0];
   d[1] = x.dims[1];
+  ctx.output(0) = MakeType(out, d);
+  return Status::Ok();
+}
+
+// --- QLinearAveragePool(X, X_scale, X_zp, Y_scale, Y_zp) ---
+
+Status QLinearAveragePool(InferContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(4, 5));
+  for (int i : {0, 1, 3}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
+  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
+  const char* names[] = {"", "X scale", "X zero point", "Y scale", "Y zero point"};
+  for (int i : {1, 2, 3, 4}) RETURN_IF_ERROR(ExpectSingleValue(ctx, i, names[i]));
+  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
+  const DType out = ctx.has_input(4) ? ctx.input_type(4).dtype : ctx.input_type(0).dtype;
+  if (out != DType::kU8 && out != DType::kI8)
+    return ctx.Error("input 4 (Y zero point) has dtype {}, expected u8 or i8", DTypeName(out));
+  const int64_t include = ctx.attrs().GetInt("count_include_pad", 0);
+  if (include != 0 && include != 1) return ctx.Error("attribute count_include_pad is {}, expected 0 or 1", include);
+  const TensorType& x = ctx.input_type(0);
+  if (!x.rank_known) {
+    ctx.output(0) = UnknownRank(out);
+    return Status::Ok();
+  }
+  if (x.rank() < 3 || x.rank() > 5)
+    return ctx.Error("input 0 is {}, expected 3 to 5 dims (N, C, 1 to 3 spatial)", x.ToString());
+  WindowAttrOptions options;
+  options.allow_ceil_mode = true;
+  auto attrs = ReadWindowAttrs(ctx.attrs(), x.rank() - 2, options);
+  if (!attrs.ok()) return attrs.status().WithContext(ctx.label());
+  auto g = ForwardWindowGeometry(*attrs, Dims(x.dims.begin() + 2, x.dims.end()));
+  if (!g.ok()) return g.status().WithContext(ctx.label());
+  Dims d = {x.dims[0], x.dims[1]};
+  d.insert(d.end(), g->out.begin(), g->out.end());
   ctx.output(0) = MakeType(out, d);
   return Status::Ok();
 }

@@ -123,7 +123,13 @@ StripeLayer StripeOf(const Member& m, const npu::StripeRows& r) {
       l.pad_bottom = r.pad_bottom;
     };
     if (s.vec.kind == VectorLayer::Kind::kDepthwise) set(s.vec.depthwise);
-    else if (s.vec.kind == VectorLayer::Kind::kPool) set(s.vec.pool);
+    else if (s.vec.kind == VectorLayer::Kind::kPool) {
+      set(s.vec.pool);
+      // An average pool's multipliers per output pixel (its border divisors): the stripe's rows'.
+      std::vector<quant::FixedPointMultiplier>& pm = s.vec.pool.pixel_mult;
+      const int64_t ow = s.vec.pool.out_w();
+      if (!pm.empty()) pm = std::vector<quant::FixedPointMultiplier>(pm.begin() + r.out0 * ow, pm.begin() + r.out1 * ow);
+    }
     else s.vec.eltwise.elements = r.out_rows() * m.row_elems;
   }
   return s;

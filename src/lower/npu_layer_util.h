@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "npu/lower.h"
 #include "npu/lower_norm.h"
 #include "support/status.h"
 
@@ -31,5 +32,9 @@ inline bool Is8(const Value* x) { return x->type.dtype == DType::kU8 || x->type.
 // A QLinearLayerNormalization / QLinearGroupNormalization / QLinearSoftmax as a VEC norm or
 // softmax layer (npu_norm_layer.cc).
 StatusOr<npu::NormLayer> NormLayerOf(const Node& n);
+
+// A QLinearAveragePool (8-bit, 2-d, no dilation) as a VEC avgpool layer, a multiplier per
+// output pixel where the divisors differ (npu_avg_pool_layer.cc).
+StatusOr<npu::PoolLayer> AveragePoolLayerOf(const Node& n);
 
 }  // namespace edgec::lower

@@ -356,7 +356,7 @@ bool IsFloatBoundary(const Node& n) {
 bool IsVectorNode(const Node& n) {
   return IsFloatBoundary(n) || n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
          n.op() == OpKind::kQLinearSoftmax || n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul || n.op() == OpKind::kQuantizedLookup ||
-         n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || IsDepthwise(n) || IsMoveNode(n) ||
+         n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || n.op() == OpKind::kQLinearAveragePool || IsDepthwise(n) || IsMoveNode(n) ||
          n.op() == OpKind::kResize || n.op() == OpKind::kQLinearRequantize;
 }
 
@@ -413,6 +413,12 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   if (n.op() == OpKind::kGather && n.input(1) && !n.input(1)->is_constant()) {
     ASSIGN_OR_RETURN(v.gather, GatherLayerOf(n));
     v.kind = VectorLayer::Kind::kGather;
+    v.output_u8 = n.output(0)->type.dtype == DType::kU8;
+    return v;
+  }
+  if (n.op() == OpKind::kQLinearAveragePool) {
+    ASSIGN_OR_RETURN(v.pool, AveragePoolLayerOf(n));
+    v.kind = VectorLayer::Kind::kPool;
     v.output_u8 = n.output(0)->type.dtype == DType::kU8;
     return v;
   }

@@ -54,6 +54,9 @@ enum class VecOp : uint8_t {
   // load); output pixels at dst + q * dst_stride.
   kMaxPool,
   // imm = zi, zo, mult, shift, lo, hi: dst = Requantize(sum(v - zi), mult, shift, zo, lo, hi).
+  // With imm[kPoolPixelMultImm] = 1 each output pixel q of the instruction (row-major over
+  // its output rows x columns) has its own: params = int32 mult[q], then int32 shift[q]
+  // (PoolPixelParamsBytes); a divisor per window, the border's and ceil_mode's own.
   kAvgPool,
   // Depthwise convolution over a pool-shaped tile (one MAC per lane per window position):
   // params = weights int8 [win_h * win_w][cols], then at params + DwParamsOffset(...) int32
@@ -119,6 +122,9 @@ inline constexpr int kAddShiftImm = 15;
 // imm[kPitchImm] > 1 writes element c of row r at dst + r * dst_stride + c * pitch: a byte
 // transpose in SRAM (rows x cols -> cols x rows with dst_stride 1, pitch rows), timed as a copy.
 inline constexpr int kPitchImm = 4;
+// kAvgPool: 1 = a multiplier and shift per output pixel at params (see kAvgPool).
+inline constexpr int kPoolPixelMultImm = 6;
+inline int64_t PoolPixelParamsBytes(int64_t pixels) { return 8 * pixels; }
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
 // Bytes of a VEC norm's parameter block for `cols` channels (8-byte aligned), and of the softmax's.

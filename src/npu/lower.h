@@ -197,6 +197,10 @@ struct PoolLayer {
   // Average: y = Requantize(sum(x - zi), mult, zo, lo, hi) with mult ~ s_x / (s_y * window).
   int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
   quant::FixedPointMultiplier mult;
+  // Average with a divisor per window (count_include_pad = 0 beside padding, ceil_mode's
+  // extra windows): one multiplier per output pixel of a plane, row-major [out_h][out_w],
+  // in place of `mult`; each row tile loads its rows' (isa.h kAvgPool's per-pixel form).
+  std::vector<quant::FixedPointMultiplier> pixel_mult;
   int out_h() const { return (in_h + pad_top + pad_bottom - kernel_h) / stride_h + 1; }
   int out_w() const { return (in_w + pad_left + pad_right - kernel_w) / stride_w + 1; }
 };

@@ -26,8 +26,11 @@ struct WindowOp {
   int8_t pad = 0;  // the byte padding on load holds
   VecOp vec = VecOp::kMaxPool;
   int32_t imm[12] = {};
+  // With `params_per_row` the blocks are per output-row tile instead (the average pool's
+  // per-pixel multipliers): params_bytes(tile rows), fill_params(first row, rows, block).
   std::function<int64_t(int64_t tc)> params_bytes = {};
   std::function<void(int64_t c0, int64_t tc, uint8_t* block)> fill_params = {};
+  bool params_per_row = false;
   // A lookup epilogue: the offset of a 256-byte table in a tile's parameter block; a VEC lut
   // maps the output tile in place after the window VEC, before the store.
   std::function<int64_t(int64_t tc)> table_at = {};
@@ -47,7 +50,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
   const int wp = (OW - 1) * w.stride_w + w.kernel_w;  // padded input columns used
   const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * tile_c, al);
   const int64_t out_slot = AlignUp(int64_t{tile_rows} * OW * tile_c, al);
-  const int64_t par_slot = w.params_bytes ? AlignUp(w.params_bytes(tile_c), al) : 0;
+  const int64_t par_slot = w.params_bytes ? AlignUp(w.params_bytes(w.params_per_row ? tile_rows : tile_c), al) : 0;
   const int64_t per_core = nbuf * (in_slot + out_slot + par_slot);
   const int64_t tiles_h = CeilDiv(OH, tile_rows), tiles_c = CeilDiv(C, tile_c);
   const int64_t tiles = tiles_h * tiles_c * w.batch;
@@ -56,11 +59,14 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
     return InvalidArgument("{} layer '{}': tile {} rows x {} channels needs {} bytes of SRAM, the target has {}", w.what,
                            w.name, tile_rows, tile_c, per_core * cores, t.shared_sram.bytes);
   Program p;
-  std::vector<int64_t> block(tiles_c + 1, 0);  // parameter blocks per channel tile
+  // Parameter blocks per channel tile, or per row tile (params_per_row): block i covers
+  // [i * step, i * step + size(i)).
+  const int64_t blocks = w.params_per_row ? tiles_h : tiles_c, step = w.params_per_row ? tile_rows : tile_c;
+  auto size = [&](int64_t i) { return std::min<int64_t>(step, (w.params_per_row ? OH : C) - i * step); };
+  std::vector<int64_t> block(blocks + 1, 0);
   if (w.params_bytes)
-    for (int64_t ct = 0; ct < tiles_c; ++ct)
-      block[ct + 1] = block[ct] + AlignUp(w.params_bytes(std::min<int64_t>(tile_c, C - ct * tile_c)), 64);
-  const int64_t par_bytes = block[tiles_c];
+    for (int64_t i = 0; i < blocks; ++i) block[i + 1] = block[i] + AlignUp(w.params_bytes(size(i)), 64);
+  const int64_t par_bytes = block[blocks];
   const int64_t in_addr = AlignUp(par_bytes, 64), in_bytes = int64_t{w.batch} * w.in_h * w.in_w * C;
   const int64_t out_addr = AlignUp(in_addr + in_bytes, 64), out_bytes = int64_t{w.batch} * OH * OW * C;
   p.dram_bytes = out_addr + out_bytes;
@@ -70,8 +76,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
   if (image) *image = {in_addr, in_bytes, out_addr, out_bytes};
   if (w.fill_params) {
     p.dram_init.assign(par_bytes, 0);
-    for (int64_t ct = 0; ct < tiles_c; ++ct)
-      w.fill_params(ct * tile_c, std::min<int64_t>(tile_c, C - ct * tile_c), p.dram_init.data() + block[ct]);
+    for (int64_t i = 0; i < blocks; ++i) w.fill_params(i * step, size(i), p.dram_init.data() + block[i]);
   }
   p.cores_used = cores;
   p.semaphores = kNumSems;
@@ -89,10 +94,10 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
                    sin, w.pad, in_region);
       if (!w.params_bytes) return;
       Instr lp{.op = Opcode::kDmaLoad};
-      lp.dram_addr = block[g.channel_tile];
+      lp.dram_addr = block[w.params_per_row ? oh0 / tile_rows : g.channel_tile];
       lp.region = 0;
       lp.sram_addr = spar;
-      lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(w.params_bytes(tc));
+      lp.row_bytes = lp.sram_row_bytes = static_cast<int32_t>(w.params_bytes(w.params_per_row ? th : tc));
       EmitDma(e, t, lp);
     };
     auto compute = [&] {
@@ -142,6 +147,24 @@ StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, 
              .vec = l.max ? VecOp::kMaxPool : VecOp::kAvgPool};
   const int32_t imm[] = {l.x_zero_point, l.y_zero_point, l.mult.multiplier, l.mult.shift, l.act_min, l.act_max};
   std::copy(std::begin(imm), std::end(imm), w.imm);
+  if (!l.pixel_mult.empty()) {
+    // A multiplier per output pixel: each row tile's block holds its rows' (isa.h kAvgPool).
+    const int OW = l.out_w();
+    if (l.max || static_cast<int64_t>(l.pixel_mult.size()) != int64_t{l.out_h()} * OW)
+      return InvalidArgument("pool layer '{}': {} per-pixel multipliers for a {}x{} {} pool", l.name,
+                             l.pixel_mult.size(), l.out_h(), OW, l.max ? "max" : "average");
+    w.imm[kPoolPixelMultImm] = 1;
+    w.params_per_row = true;
+    w.params_bytes = [OW](int64_t rows) { return PoolPixelParamsBytes(rows * OW); };
+    w.fill_params = [&l, OW](int64_t r0, int64_t rows, uint8_t* b) {
+      auto* ints = reinterpret_cast<int32_t*>(b);
+      const int64_t n = rows * OW;
+      for (int64_t q = 0; q < n; ++q) {
+        ints[q] = l.pixel_mult[r0 * OW + q].multiplier;
+        ints[n + q] = l.pixel_mult[r0 * OW + q].shift;
+      }
+    };
+  }
   ASSIGN_OR_RETURN(Program p, LowerWindowOp(w, t, tile_rows, tile_c, double_buffer, image));
   p.task_names = {fmt::format("{} ({} {}x{})", l.name, l.max ? "maxpool" : "avgpool", l.kernel_h, l.kernel_w)};
   return p;

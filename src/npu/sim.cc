@@ -72,6 +72,8 @@ int64_t SramEnd(const Instr& in) {
                        in.dst + oh * ow * in.dst_stride);
         if (in.vec == VecOp::kDwConv)
           end = std::max(end, in.params + DwParamsOffset(int64_t{in.win_h} * in.win_w, in.cols) + int64_t{12} * in.cols);
+        if (in.vec == VecOp::kAvgPool && in.imm[kPoolPixelMultImm] == 1)
+          end = std::max(end, in.params + PoolPixelParamsBytes(oh * ow));
       }
       if (in.op == Opcode::kCopy && in.imm[kPitchImm] > 1)  // a transposing copy
         end = std::max(end, in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride +

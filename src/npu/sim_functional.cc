@@ -418,11 +418,20 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   const int64_t window = int64_t{in.win_h} * in.win_w, poff = DwParamsOffset(window, in.cols);
   if (in.vec == VecOp::kDwConv)
     RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, poff + int64_t{12} * in.cols, "depthwise params"));
+  const bool pixel_mult = in.vec == VecOp::kAvgPool && imm[kPoolPixelMultImm] == 1;
+  if (pixel_mult)
+    RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, PoolPixelParamsBytes(int64_t{oh} * ow), "avgpool multipliers"));
   for (int32_t y = 0; y < oh; ++y) {
     for (int32_t x = 0; x < ow; ++x) {
       const int64_t dst = in.dst + (int64_t{y} * ow + x) * in.dst_stride;
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, in.cols, "pool destination pixel"));
       WriteChunk ch{dst, std::vector<uint8_t>(in.cols)};
+      quant::FixedPointMultiplier avg = Mult(imm[2], imm[3]);
+      if (pixel_mult) {
+        const int64_t q = int64_t{y} * ow + x;
+        avg = Mult(Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * q),
+                   Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (int64_t{oh} * ow + q)));
+      }
       for (int32_t c = 0; c < in.cols; ++c) {
         int32_t best = -128, sum = 0, dot = 0;
         for (int32_t i = 0; i < in.win_h; ++i) {
@@ -439,7 +448,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
         if (in.vec == VecOp::kMaxPool) {
           out = best;
         } else if (in.vec == VecOp::kAvgPool) {
-          out = quant::Requantize(sum, Mult(imm[2], imm[3]), imm[1], imm[4], imm[5]);
+          out = quant::Requantize(sum, avg, imm[1], imm[4], imm[5]);
         } else {
           const int64_t pc = in.params + poff + 4 * int64_t{c};
           const int32_t bias = Load<int32_t>(mem, Space::kSram, 0, pc);

@@ -21,6 +21,7 @@ std::string TargetOpName(OpKind op) {
   if (op == OpKind::kQLinearAdd) return "Add";
   if (op == OpKind::kQLinearMul) return "Mul";
   if (op == OpKind::kQLinearGlobalAveragePool) return "GlobalAveragePool";
+  if (op == OpKind::kQLinearAveragePool) return "AveragePool";
   if (op == OpKind::kQLinearLayerNormalization) return "LayerNormalization";
   if (op == OpKind::kQLinearGroupNormalization) return "GroupNormalization";
   if (op == OpKind::kQLinearSoftmax) return "Softmax";

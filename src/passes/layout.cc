@@ -132,6 +132,7 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       c.layout_inputs.push_back(0);
       return c;
     case OpKind::kQLinearGlobalAveragePool:  // scales and zero points are constants
+    case OpKind::kQLinearAveragePool:
       for (int i = 1; i < n.num_inputs(); ++i) {
         if (n.input(i) && !n.input(i)->is_constant()) return std::nullopt;
       }

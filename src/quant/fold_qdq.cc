@@ -409,6 +409,22 @@ StatusOr<std::string> FoldGlobalAveragePool(Graph& g, Node* n, const FoldOptions
                             RequantAttrs(options), n, q);
 }
 
+// Folds DQ(x) → AveragePool → Q (per-tensor constant parameters, 8-bit) into one
+// QLinearAveragePool with the pool's attributes. Returns why not ("" when folded).
+StatusOr<std::string> FoldAveragePool(Graph& g, Node* n, const FoldOptions& options) {
+  Node* dq = DqOf(n->input(0));
+  if (std::string why = WhyNotQuantizedInput(dq, 0); !why.empty()) return why;
+  Node* q = nullptr;
+  if (std::string why = MatchOutputQ(n->output(0), nullptr, &q); !why.empty()) return why;
+  Attributes attrs = n->attrs;
+  const Attributes requant = RequantAttrs(options);
+  for (const auto& [name, value] : requant.map()) attrs.Set(name, value);
+  return ReplaceByIntegerOp(g, OpKind::kQLinearAveragePool, n,
+                            {dq->input(0), dq->input(1), ZeroPointOf(g, dq, dq->input(0)->type.dtype), q->input(1),
+                             ZeroPointOf(g, q, q->output(0)->type.dtype)},
+                            std::move(attrs), n, q);
+}
+
 // Folds DQ(x) → LayerNormalization / GroupNormalization / InstanceNormalization / Softmax → Q
 // (per-tensor constant parameters, constant f32 Scale and B) into its integer form
 // (QLinearLayerNormalization, QLinearGroupNormalization with num_groups = C for an
@@ -495,8 +511,10 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
       continue;
     }
     const bool binary = (n->op() == OpKind::kAdd && options.integer_add) || (n->op() == OpKind::kMul && options.integer_mul);
-    if (binary || n->op() == OpKind::kGlobalAveragePool) {
-      ASSIGN_OR_RETURN(std::string why, binary ? FoldBinary(g, n, options) : FoldGlobalAveragePool(g, n, options));
+    if (binary || n->op() == OpKind::kGlobalAveragePool || n->op() == OpKind::kAveragePool) {
+      ASSIGN_OR_RETURN(std::string why, binary                                     ? FoldBinary(g, n, options)
+                                        : n->op() == OpKind::kAveragePool ? FoldAveragePool(g, n, options)
+                                                                          : FoldGlobalAveragePool(g, n, options));
       if (why.empty()) ++s.folded;
       else s.skipped.push_back(n->Label() + ": " + why);
       continue;

@@ -15,6 +15,7 @@
 //   DQ(a_q) + DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearAdd(a_q, b_q)
 //   DQ(a_q) · DQ(b_q) ─► [Relu|Clip] ─► Q                    ⇒  QLinearMul(a_q, b_q)
 //   DQ(x_q) ─► GlobalAveragePool ─► Q                        ⇒  QLinearGlobalAveragePool(x_q)
+//   DQ(x_q) ─► AveragePool ─► Q                              ⇒  QLinearAveragePool(x_q)
 //   DQ(x_q) ─► LayerNormalization ─► Q                       ⇒  QLinearLayerNormalization(x_q)
 //   DQ(x_q) ─► GroupNormalization | InstanceNormalization ─► Q ⇒ QLinearGroupNormalization(x_q)
 //   DQ(x_q) ─► Softmax (last axis) ─► Q                      ⇒  QLinearSoftmax(x_q)

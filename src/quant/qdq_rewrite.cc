@@ -232,7 +232,8 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
   // Ops with an integer form between quantized values get their output quantized too, so
   // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
   // values (after its Relu), a Mul of two quantizable ones (a squeeze-excitation block's
-  // x · gate) and a GlobalAveragePool of one (a classifier head's pool of SiLU(z)) — their
+  // x · gate) and a GlobalAveragePool or AveragePool of one (a classifier head's pool of
+  // SiLU(z), an inception branch's 3x3 pool, a DenseNet transition's 2x2) — their
   // operands become points —, a Concat of quantized values and the ops that only move values
   // (Reshape, Transpose, Slice, ...; calibration gives those their input's parameters).
   // Topological order lets chains follow; a Mul's operands, made points after their other
@@ -262,7 +263,8 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       const bool mul_of_points = n->op() == OpKind::kMul && n->num_inputs() == 2 && !MatchUnaryIsland(n) &&
                                  !ElementwiseIslandSource(n) && quantizable(n->input(0)) &&
                                  quantizable(n->input(1));
-      const bool pool_of_point = n->op() == OpKind::kGlobalAveragePool && quantizable(n->input(0));
+      const bool pool_of_point =
+          (n->op() == OpKind::kGlobalAveragePool || n->op() == OpKind::kAveragePool) && quantizable(n->input(0));
       const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
       const bool moves_a_point =
           (HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n)) && is_point(n->input(0)) &&

@@ -77,6 +77,8 @@ void CheckNode(const Node& n, const std::vector<Tensor>& data, Counts& counts) {
           auto ch = npu::ChoosePoolTiling(vl->pool, t, opt);
           ASSERT_TRUE(ch.ok()) << ch.status().ToString();
           progs.push_back(npu::LowerPool(vl->pool, t, ch->tile_rows, ch->tile_c, db, nullptr));
+          progs.push_back(npu::LowerPool(vl->pool, t, 1, 16, db, nullptr));  // many tiles: row and channel tiles
+          how = ch->ToString();
           break;
         }
         case VectorLayer::Kind::kNorm: {
@@ -601,6 +603,93 @@ TEST(NpuVectorOpsTest, CeilModeMaxPoolMatchesReference) {
     CheckNode(*n, {RandomQ(dt, d, rng)}, c);
   }
   EXPECT_GE(past_the_end, 5);
+}
+
+// QLinearAveragePool: padding (count_include_pad 0 and 1), ceil_mode, strides larger than the
+// kernel, one-row and one-column images, u8 and i8, a fused clamp. One multiplier when every
+// window has the same divisor, else one per output pixel (each row tile loads its rows'); bit
+// for bit with the reference's fixed-point mode on every target and buffering, with the
+// tiler's tiles and one-row tiles.
+TEST(NpuVectorOpsTest, AveragePoolMatchesReference) {
+  std::mt19937 rng(71);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  int per_pixel = 0, one = 0, past_the_end = 0;
+  for (int i = 0; i < 16; ++i) {
+    const DType xt = i % 2 ? DType::kU8 : DType::kI8, yt = i % 3 ? DType::kU8 : DType::kI8;
+    const bool ceil = i % 4 >= 2, include = i % 3 == 1;
+    const int64_t kh = U(1, 3), kw = U(1, 3), sh = U(ceil ? 2 : 1, kh + 1), sw = U(ceil ? 2 : 1, kw + 1);
+    const int64_t pt = U(0, kh - 1), pl = U(0, kw - 1), pb = U(0, kh - 1), pr = U(0, kw - 1);
+    Dims d = {U(1, 2), 1 + 2 * U(0, 12), kh + U(0, 8), kw + U(0, 8)};
+    if (i % 5 == 3 && kh == 1) d[2] = 1;  // one row
+    if (i % 5 == 4 && kw == 1) d[3] = 1;  // one column
+    // ceil_mode: the padded rows one past a whole number of strides, so a last window starts
+    // inside the input and reaches past the end pads.
+    if (ceil) d[2] += (1 - (d[2] + pt + pb - kh) % sh + sh) % sh;
+    Graph g;
+    Attributes a = FixedPoint();
+    a.Set("kernel_shape", Ints{kh, kw});
+    a.Set("strides", Ints{sh, sw});
+    a.Set("pads", Ints{pt, pl, pb, pr});
+    a.Set("ceil_mode", int64_t{ceil});
+    a.Set("count_include_pad", int64_t{include});
+    if (i % 4 == 1) a.Set("edgec_qmin", int64_t{yt == DType::kU8 ? 100 : -20});  // a fused ReLU
+    Node* n = AddNode(g, OpKind::kQLinearAveragePool,
+                      {g.AddInput("x", MakeType(xt, d)), Scale(g, "sx", 0.01f * U(1, 9)), Zp(g, "zx", xt, xt == DType::kU8 ? U(0, 255) : U(-128, 127)),
+                       Scale(g, "sy", 0.007f * U(1, 9)), Zp(g, "zy", yt, yt == DType::kU8 ? U(0, 255) : U(-128, 127))},
+                      a);
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << ": " << v.status().ToString();
+    (v->pool.pixel_mult.empty() ? one : per_pixel) += 1;
+    const Dims& y = n->output(0)->type.dims;
+    past_the_end += ceil && ((y[2] - 1) * sh + kh > d[2] + pt + pb || (y[3] - 1) * sw + kw > d[3] + pl + pr);
+    CheckNode(*n, {RandomQ(xt, d, rng)}, c);
+  }
+  EXPECT_GE(per_pixel, 6);
+  EXPECT_GE(one, 2);
+  EXPECT_GE(past_the_end, 2);
+}
+
+// The inception branch's 3x3 s1 p1 pool without the padding in the divisor: the corners
+// divide by 4, the edges by 6, the interior by 9 (three multipliers over the plane).
+TEST(NpuVectorOpsTest, AveragePoolExcludingPaddingHasTheBordersDivisors) {
+  Graph g;
+  Attributes a = FixedPoint();
+  a.Set("kernel_shape", Ints{3, 3});
+  a.Set("pads", Ints{1, 1, 1, 1});
+  Node* n = AddNode(g, OpKind::kQLinearAveragePool,
+                    {g.AddInput("x", MakeType(DType::kU8, {1, 24, 6, 5})), Scale(g, "sx", 0.02f), Zp(g, "zx", DType::kU8, 128),
+                     Scale(g, "sy", 0.02f), Zp(g, "zy", DType::kU8, 128)},
+                    a);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto v = VectorLayerOf(*n);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const auto& m = v->pool.pixel_mult;
+  ASSERT_EQ(m.size(), 30u);
+  // x_scale / y_scale = 1: the multipliers are 1/4, 1/6, 1/9.
+  EXPECT_NEAR(m[0].Real(), 1.0 / 4, 1e-9);
+  EXPECT_NEAR(m[1].Real(), 1.0 / 6, 1e-9);
+  EXPECT_NEAR(m[6].Real(), 1.0 / 9, 1e-9);
+  EXPECT_NEAR(m[29].Real(), 1.0 / 4, 1e-9);
+  std::mt19937 rng(73);
+  Counts c;
+  CheckNode(*n, {RandomQ(DType::kU8, {1, 24, 6, 5}, rng)}, c);
+}
+
+TEST(NpuVectorOpsTest, AveragePoolWithDilationsIsRefusedByName) {
+  Graph g;
+  Attributes a = FixedPoint();
+  a.Set("kernel_shape", Ints{2, 2});
+  a.Set("dilations", Ints{2, 2});
+  Node* n = AddNode(g, OpKind::kQLinearAveragePool,
+                    {g.AddInput("x", MakeType(DType::kI8, {1, 4, 7, 7})), Scale(g, "sx", 0.02f), Zp(g, "zx", DType::kI8, 0),
+                     Scale(g, "sy", 0.02f), Zp(g, "zy", DType::kI8, 0)},
+                    a);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto v = VectorLayerOf(*n);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("dilations [2, 2]"), std::string::npos) << v.status().message();
 }
 
 }  // namespace

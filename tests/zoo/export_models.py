@@ -407,6 +407,37 @@ class Mnv3FpnDb(nn.Module):
         return torch.sigmoid(self.head(fused))
 
 
+class PoolBranches(nn.Module):
+    """Average pools as small CNNs use them: an inception block's pool branch (3x3 stride 1
+    pad 1, the padding left out of the divisor) beside 1x1 and 3x3 convolutions, a DenseNet
+    transition (1x1 conv, 2x2 stride 2 pool), a ceil_mode 3x3 stride 2 pool whose last
+    windows reach past the input, and one counting its padding."""
+
+    def __init__(self, width=16, classes=10):
+        super().__init__()
+        w = width
+        self.stem = nn.Sequential(nn.Conv2d(3, w, 3, stride=2, padding=1, bias=False),
+                                  nn.BatchNorm2d(w), nn.ReLU())
+        self.b1 = nn.Conv2d(w, w // 2, 1)
+        self.b3 = nn.Sequential(nn.Conv2d(w, w // 2, 3, padding=1), nn.ReLU())
+        self.bp = nn.Sequential(nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False),
+                                nn.Conv2d(w, w // 2, 1), nn.ReLU())
+        self.transition = nn.Sequential(nn.BatchNorm2d(3 * w // 2), nn.ReLU(),
+                                        nn.Conv2d(3 * w // 2, w, 1, bias=False),
+                                        nn.AvgPool2d(2, stride=2))
+        self.ceil_pool = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        self.conv = nn.Sequential(nn.Conv2d(w, 2 * w, 3, padding=1), nn.ReLU())
+        self.include_pool = nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=True)
+        self.fc = nn.Linear(2 * w, classes)
+
+    def forward(self, x):
+        x = self.stem(x)                                                   # 32x32
+        x = torch.cat([F.relu(self.b1(x)), self.b3(x), self.bp(x)], dim=1)
+        x = self.ceil_pool(self.transition(x))                             # 16x16, then 9x9
+        x = self.include_pool(self.conv(x))                                # 5x5
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 # ---------------------------------------------------------------------------------------
 # The zoo
 
@@ -428,6 +459,10 @@ MODELS["mobilenet_v3_small"] = torchvision_spec("mobilenet_v3_small")
 MODELS["squeezenet1_1"] = torchvision_spec("squeezenet1_1")
 MODELS["shufflenet_v2_x1_0"] = torchvision_spec("shufflenet_v2_x1_0")
 MODELS["efficientnet_b0"] = torchvision_spec("efficientnet_b0")
+MODELS["pool_branches"] = dict(
+    build=PoolBranches,
+    inputs=lambda rng: {"input": rng.standard_normal((1, 3, 64, 64)).astype(np.float32)},
+    outputs=["output"], recalibrate=True, input_shape=(3, 64, 64), expect_ops=("AveragePool",))
 MODELS["transformer"] = dict(
     build=TransformerModel,
     inputs=lambda rng: {"input": rng.standard_normal((1, 128, 256)).astype(np.float32)},

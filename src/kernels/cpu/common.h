@@ -41,6 +41,7 @@ KernelOr CreateQuantizeKernel(const KernelRequest& req);   // int8_quantize.cc
 KernelOr CreateLookupKernel(const KernelRequest& req);     // int8_lookup.cc
 KernelOr CreateQuantizedBinaryKernel(const KernelRequest& req);  // int8_binary.cc (QLinearAdd, QLinearMul)
 KernelOr CreateQuantizedGlobalAveragePoolKernel(const KernelRequest& req);  // int8_global_pool.cc
+KernelOr CreateQuantizedAveragePoolKernel(const KernelRequest& req);  // int8_avg_pool.cc
 KernelOr CreateCastKernel(const KernelRequest& req);       // cast_compare.cc (non-f32 Cast)
 KernelOr CreateCompareKernel(const KernelRequest& req);    // cast_compare.cc (Equal, Less, ... -> bool)
 KernelOr CreateIntArithKernel(const KernelRequest& req);   // int_arith.cc (i64/i32 Add, Sub, Mul)

@@ -150,6 +150,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateKernel(const KernelRequest& request) {
       return CreateQuantizedBinaryKernel(req);
     case OpKind::kQLinearGlobalAveragePool:
       return CreateQuantizedGlobalAveragePoolKernel(req);
+    case OpKind::kQLinearAveragePool:
+      return CreateQuantizedAveragePoolKernel(req);
     default:
       return Refuse(req, "no fast CPU kernel for {}", OpName(req.op));
   }

@@ -2,6 +2,8 @@
 // accumulation of zero-point-shifted operands, then requantization in f32 with round half
 // to even and saturation to the output type.
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cmath>
 #include <limits>
 
@@ -9,6 +11,8 @@
 #include "kernels/ref/elementwise_util.h"
 #include "kernels/ref/kernel.h"
 #include "kernels/ref/matmul_util.h"
+#include "ir/conv_geometry.h"
+#include "quant/avg_pool.h"
 #include "quant/fixed_point.h"
 #include "quant/output_table.h"
 #include "quant/ratio_forms.h"
@@ -419,6 +423,80 @@ Status QLinearGlobalAveragePool(KernelContext& ctx) {
     out[c] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(rq.qmin)), static_cast<float>(rq.qmax)));
   }
   for (int64_t c = 0; c < planes; ++c) StoreFromDouble(y.dtype(), y.raw(), c, out[c]);
+  return Status::Ok();
+}
+
+// --- quantized average pool ---
+
+Status QLinearAveragePool(KernelContext& ctx) {
+  const Tensor& x = *ctx.inputs[0];
+  const float sx = ReadScales(*ctx.inputs[1]).at(0), sy = ReadScales(*ctx.inputs[3]).at(0);
+  const int32_t zx = ReadZeroPoints(ctx.input(2)).at(0), zy = ReadZeroPoints(ctx.input(4)).at(0);
+  Tensor& y = ctx.outputs[0];
+  const int spatial = static_cast<int>(x.rank()) - 2;
+  if (spatial < 1 || spatial > 3) return ctx.Error("input 0 {} has {} spatial dims, expected 1 to 3", x.TypeString(), spatial);
+  WindowAttrOptions options;
+  options.allow_ceil_mode = true;
+  auto attrs = ReadWindowAttrs(ctx.attrs, spatial, options);
+  if (!attrs.ok()) return attrs.status().WithContext(ctx.label);
+  auto g = ForwardWindowGeometry(*attrs, Dims(x.dims().begin() + 2, x.dims().end()));
+  if (!g.ok()) return g.status().WithContext(ctx.label);
+  const bool include_pad = ctx.attrs.GetInt("count_include_pad", 0) != 0;
+  const std::vector<int64_t> divisor = quant::AveragePoolDivisors(*g, include_pad);
+  ASSIGN_OR_RETURN(Requantizer rq, MakeRequantizer(ctx, {1.f}, {1.0}, y.dtype()));
+  // The fixed-point multiplier of each distinct divisor (a handful: border classes).
+  std::map<int64_t, quant::FixedPointMultiplier> mult;
+  if (rq.fixed_point) {
+    for (int64_t d : divisor) {
+      if (d <= 0 || mult.count(d)) continue;
+      auto m = quant::AveragePoolMultiplier(sx, sy, d);
+      if (!m.ok()) return ctx.Error("requantization multiplier for divisor {}: {}", d, m.status().message());
+      mult[d] = *m;
+    }
+  }
+  // Spatial dims padded to 3 (depth, height, width), as the float pool walks them.
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, st{1, 1, 1}, dil{1, 1, 1}, pb{0, 0, 0};
+  for (int i = 0; i < spatial; ++i) {
+    const int a = 3 - spatial + i;
+    in[a] = g->in[i], out[a] = g->out[i], k[a] = g->kernel[i], st[a] = g->strides[i], dil[a] = g->dilations[i];
+    pb[a] = g->pad_begin[i];
+  }
+  const int64_t planes = x.dim(0) * x.dim(1), in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
+  for (int64_t c = 0; c < planes; ++c) {
+    for (int64_t o = 0; o < out_plane; ++o) {
+      const int64_t o3[3] = {o / (out[1] * out[2]), o / out[2] % out[1], o % out[2]};
+      int32_t isum = 0;
+      double fsum = 0;
+      for (int64_t kd = 0; kd < k[0]; ++kd) {
+        const int64_t id = o3[0] * st[0] - pb[0] + kd * dil[0];
+        if (id < 0 || id >= in[0]) continue;
+        for (int64_t kh = 0; kh < k[1]; ++kh) {
+          const int64_t ih = o3[1] * st[1] - pb[1] + kh * dil[1];
+          if (ih < 0 || ih >= in[1]) continue;
+          for (int64_t kw = 0; kw < k[2]; ++kw) {
+            const int64_t iw = o3[2] * st[2] - pb[2] + kw * dil[2];
+            if (iw < 0 || iw >= in[2]) continue;
+            const int64_t q = LoadAsInt64(x.dtype(), x.raw(), c * in_plane + (id * in[1] + ih) * in[2] + iw) - zx;
+            isum += static_cast<int32_t>(q);
+            fsum += static_cast<double>(static_cast<float>(q) * sx);  // f32 DQ, the pool's f64 sum
+          }
+        }
+      }
+      const int64_t d = divisor[o];
+      int32_t r;
+      if (rq.fixed_point) {
+        r = d > 0 ? quant::Requantize(isum, mult[d], zy, rq.qmin, rq.qmax) : std::clamp(zy, rq.qmin, rq.qmax);
+      } else {
+        // The island's arithmetic: the f32 pool output (0 for an empty window), f32 Quantize.
+        const float pooled = d > 0 ? static_cast<float>(fsum / static_cast<double>(d)) : 0.f;
+        float v = pooled / sy;
+        if (std::isnan(v)) v = 0;
+        const float f = std::nearbyint(v) + static_cast<float>(zy);
+        r = static_cast<int32_t>(std::min(std::max(f, static_cast<float>(rq.qmin)), static_cast<float>(rq.qmax)));
+      }
+      StoreFromDouble(y.dtype(), y.raw(), c * out_plane + o, r);
+    }
+  }
   return Status::Ok();
 }
 

@@ -104,6 +104,16 @@ struct PoolRequant {
 };
 int64_t RequantizeSumsAvx512(const double* fsum, const int32_t* isum, int64_t n, uint8_t* y, const PoolRequant& p);
 
+// --- QLinearAveragePool ---
+
+// isum[c] += px[c] (u8 or i8) for the pixel's channels, 8 at a time (returns the first
+// channel not done).
+int64_t AddBytesAvx2(const uint8_t* px, int64_t channels, bool u8, int32_t* isum);
+// isum[c] = the sum of a window's `rows` x `cols` NHWC pixels from `first` (rows `row_stride`
+// bytes apart) for every channel: 16 channels in one register over the whole window.
+void WindowSumsAvx512(const uint8_t* first, int64_t rows, int64_t cols, int64_t row_stride, int64_t channels, bool u8,
+                      int32_t* isum);
+
 // --- QLinearConv: the one-pixel GEMV and the image interleave ---
 
 // acc[16 b + j] = sum over the row's 4·quads bytes of x times the packed s8 weights of
