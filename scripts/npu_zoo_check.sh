@@ -12,7 +12,7 @@
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 unet_small transformer bert_tiny sd_unet mnv3_fpn_db}")
+MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf unet_small transformer bert_tiny sd_unet mnv3_fpn_db}")
 read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"
