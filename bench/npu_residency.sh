@@ -10,7 +10,7 @@
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0}")
+MODELS=("${@:-resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf}")
 read -r -a MODELS <<< "${MODELS[*]}"
 read -r -a TARGETS <<< "${TARGETS:-edge-default edge-mcu edge-large}"
 EDGEC="$BUILD/bin/edgec"

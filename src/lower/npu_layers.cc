@@ -75,8 +75,13 @@ Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer&
   if (x.size() != 4) return Unimplemented("{}-d conv (only 2-d)", static_cast<int>(x.size()) - 2);
   const int64_t group = n.attrs.GetInt("group", 1);
   if (group != 1) {
+    // Depthwise runs on the vector cores (DepthwiseLayer); other groups on the MAC array
+    // (ConvLayer::group), each N tile within one group.
     if (group == x[1] && group == w[0]) return Unimplemented("depthwise conv not lowered (group={})", group);
-    return Unimplemented("group conv (group={}) is not mapped to the MAC array", group);
+    if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
+      return Unimplemented("group={} does not divide {} input and {} output channels into {}-channel weights", group,
+                           x[1], w[0], w[1]);
+    l.group = static_cast<int>(group);
   }
   const Dims kernel = {w[2], w[3]};
   WindowAttrOptions o;
@@ -242,7 +247,7 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n) {
   l.weights.resize(K * N);
   const int8_t* wd = o.weights->data<int8_t>();
   if (op == OpKind::kQLinearConv) {
-    const int C = l.channels, KH = l.kernel_h, KW = l.kernel_w;
+    const int C = l.group_in(), KH = l.kernel_h, KW = l.kernel_w;  // OIHW with I = C / group
     for (int oc = 0; oc < N; ++oc)
       for (int c = 0; c < C; ++c)
         for (int kh = 0; kh < KH; ++kh)

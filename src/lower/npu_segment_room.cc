@@ -94,8 +94,8 @@ std::string SameTilingKey(const PendingLayer& l, int64_t cap, const npu::TilerOp
                                                     : GemmLayerShape(*l.node);
   if (!shape.ok()) return fmt::format("node {} {}", l.node->name(), common);
   const npu::ConvLayer& c = *shape;
-  return fmt::format("gemm {} {}x{}x{}x{} -> {} k{}x{} s{}x{} d{}x{} p{},{},{},{} {} {} {}", common, c.batch, c.in_h,
-                     c.in_w, c.channels, c.out_channels, c.kernel_h, c.kernel_w, c.stride_h, c.stride_w, c.dilation_h,
+  return fmt::format("gemm {} {}x{}x{}x{} -> {} g{} k{}x{} s{}x{} d{}x{} p{},{},{},{} {} {} {}", common, c.batch, c.in_h,
+                     c.in_w, c.channels, c.out_channels, c.group, c.kernel_h, c.kernel_w, c.stride_h, c.stride_w, c.dilation_h,
                      c.dilation_w, c.pad_top, c.pad_left, c.pad_bottom, c.pad_right, c.fp16, c.weights_from_input,
                      OpName(l.node->op()));
 }

@@ -14,8 +14,8 @@ std::vector<KStep> KSteps(const ConvLayer& l, const Tiling& t) {
   for (int kh = 0; kh < l.kernel_h; ++kh) {
     for (int kw = 0; kw < l.kernel_w; kw += t.kw_group) {
       const int g = std::min(t.kw_group, l.kernel_w - kw);
-      for (int c0 = 0; c0 < l.channels; c0 += t.tile_c) {
-        const int tc = std::min(t.tile_c, l.channels - c0);
+      for (int c0 = 0; c0 < l.group_in(); c0 += t.tile_c) {  // relative to the tile's group
+        const int tc = std::min(t.tile_c, l.group_in() - c0);
         steps.push_back({kh, kw, g, c0, tc, off});
         off += int64_t{g} * tc;
       }
@@ -93,7 +93,17 @@ std::string Tiling::ToString() const {
                      team() > 1 ? fmt::format(" in teams of {}x{}", team_m, team_n) : "");
 }
 
+Status CheckGroups(const ConvLayer& l) {
+  if (l.group < 1 || l.channels % l.group || l.out_channels % l.group)
+    return InvalidArgument("layer '{}': group {} does not divide {} input and {} output channels", l.name, l.group,
+                           l.channels, l.out_channels);
+  if (l.group > 1 && l.weights_from_input)
+    return InvalidArgument("layer '{}': group {} with a right operand from an input", l.name, l.group);
+  return Status::Ok();
+}
+
 StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tl) {
+  RETURN_IF_ERROR(CheckGroups(l));
   if (tl.tile_h < 1 || tl.tile_w < 1 || tl.tile_c < 1 || tl.kw_group < 1 || tl.tile_n < 1 || tl.cores < 1 ||
       tl.team_m < 1 || tl.team_n < 1)
     return InvalidArgument("tiling {}: every tile size must be >= 1", tl.ToString());
@@ -102,17 +112,22 @@ StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tilin
   if (tl.band && tl.team() > 1) return InvalidArgument("tiling {}: band mode has no teams", tl.ToString());
   if (tl.cores > t.ai_cores.count)
     return InvalidArgument("tiling {}: the target has {} cores", tl.ToString(), t.ai_cores.count);
-  if (tl.kw_group > 1 && tl.tile_c < l.channels)
-    return InvalidArgument("tiling {}: folding kernel columns needs all {} channels per step", tl.ToString(), l.channels);
+  if (tl.kw_group > 1 && tl.tile_c < l.group_in())
+    return InvalidArgument("tiling {}: folding kernel columns needs all {} channels per step", tl.ToString(), l.group_in());
+  // An N tile (a team's block of team_n tiles) never straddles a group: its K steps read its
+  // group's channels only. Guarded by NpuGroupedConvTest.RefusesTilesAcrossGroups.
+  if (l.group > 1 && l.group_out() % (int64_t{tl.tile_n} * tl.team_n) != 0)
+    return InvalidArgument("tiling {}: {} output channels per group are not a multiple of the block's {}", tl.ToString(),
+                           l.group_out(), int64_t{tl.tile_n} * tl.team_n);
   if (tl.tile_w < l.out_w() && tl.tile_h > 1)
     return InvalidArgument("tiling {}: a tile of several rows must span the whole output width", tl.ToString());
   if (tl.band && (tl.resident != Resident::kWeights || tl.kw_group != 1 || tl.tile_w != l.out_w()))
     return InvalidArgument("tiling {}: band mode needs resident weights, kw_group 1 and full-width tiles", tl.ToString());
   if (l.weights_from_input && (tl.band || tl.team_m != 1))
     return InvalidArgument("tiling {}: a right operand from an input needs team_m 1 and no band mode", tl.ToString());
-  if (tl.im2col && (!tl.band || tl.tile_c != l.channels))
+  if (tl.im2col && (!tl.band || tl.tile_c != l.group_in()))
     return InvalidArgument("tiling {}: im2col needs band mode and all {} channels in one step", tl.ToString(),
-                           l.channels);
+                           l.group_in());
   const Layout y = MakeLayout(l, t, tl);
   Footprint f;
   f.sram_per_team = y.per_team;

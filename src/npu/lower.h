@@ -11,6 +11,13 @@
 //
 // A MatMul [M, K] x [K, N] is the conv with IH = M, IW = 1, C = K, OC = N, a 1x1 kernel.
 //
+// A grouped conv (ConvLayer::group G > 1, ONNX semantics: G divides C and OC) is the conv
+// whose K x N weight matrix is block-diagonal; only its diagonal blocks are stored, as one
+// dense matrix [kh][kw][C/G][OC] (K = kh * kw * C/G rows, column oc in group oc / (OC/G)).
+// An N tile never straddles a group (Tiling::tile_n * team_n divides OC/G): its K steps read
+// only its group's C/G input channels, a channel slice of each NHWC pixel (the pixel pitch
+// stays C), and its weight columns are its group's block. Guarded by NpuGroupedConvTest.
+//
 // Band mode (Tiling::band) instead loads each tile's input rows (with the halo) once per
 // channel chunk and issues one MATMUL per output row and kernel position on the shifted
 // window in SRAM: KH*KW times less input traffic and whole-row DMAs, at the price of more,
@@ -47,11 +54,12 @@ struct ConvLayer {
   int batch = 1, in_h = 1, in_w = 1, channels = 1, out_channels = 1;
   int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int group = 1;      // groups of input and output channels (see above); 1: a plain conv
   bool fp16 = false;  // fp16 operands (2 bytes each): timing only
   // Quantization (int8): activations asymmetric per tensor, weights symmetric.
   int32_t x_zero_point = 0, y_zero_point = 0;
   int32_t act_min = -128, act_max = 127;  // fused ReLU: act_min = y_zero_point
-  // Data (empty for shape-only estimates): weights HWIO [kh][kw][c][oc], bias int32[oc],
+  // Data (empty for shape-only estimates): weights HWIO [kh][kw][c][oc] (c < group_in()), bias int32[oc],
   // requantization per output channel (or one for all).
   std::vector<int8_t> weights;
   std::vector<int32_t> bias;
@@ -82,7 +90,11 @@ struct ConvLayer {
   int out_h() const { return (in_h + pad_top + pad_bottom - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
   int out_w() const { return (in_w + pad_left + pad_right - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
   int64_t m() const { return int64_t{batch} * out_h() * out_w(); }
-  int64_t k() const { return int64_t{kernel_h} * kernel_w * channels; }
+  int group_in() const { return channels / group; }        // input channels of a group
+  int group_out() const { return out_channels / group; }   // output channels of a group
+  // First input channel of the group that output channel `oc` belongs to.
+  int group_c0(int oc) const { return group > 1 ? oc / group_out() * group_in() : 0; }
+  int64_t k() const { return int64_t{kernel_h} * kernel_w * group_in(); }
   int64_t n() const { return out_channels; }
   int64_t macs() const { return m() * k() * n(); }
   int elem_bytes() const { return fp16 ? 2 : 1; }
@@ -102,9 +114,9 @@ const char* ResidentName(Resident r);
 
 struct Tiling {
   int tile_h = 1, tile_w = 1;  // output pixels per tile (rows x cols), M = tile_h * tile_w
-  int tile_c = 1;              // input channels per K step
-  int kw_group = 1;            // kernel columns folded into one K step (needs tile_c == C)
-  int tile_n = 1;              // output channels per tile
+  int tile_c = 1;              // input channels per K step (of the group's C/G)
+  int kw_group = 1;            // kernel columns folded into one K step (needs tile_c == C/G)
+  int tile_n = 1;              // output channels per tile (with team_n, a divisor of OC/G)
   Resident resident = Resident::kWeights;
   bool double_buffer = true;
   int cores = 1;
@@ -129,6 +141,8 @@ struct Footprint {
   int64_t sram_per_team = 0, sram_total = 0, acc_per_core = 0;
 };
 StatusOr<Footprint> CheckTiling(const ConvLayer& l, const Target& t, const Tiling& tiling);
+// The layer's group count divides its input and output channels (and no right operand input).
+Status CheckGroups(const ConvLayer& l);
 
 // Where the lowering put the layer's tensors in the DRAM image.
 struct LayerImage {

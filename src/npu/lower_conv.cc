@@ -154,9 +154,14 @@ void ConvLowering::PlanWork() {
   const int64_t n_blocks = CeilDiv(n_tiles_, tl_.team_n);
   std::vector<std::vector<Block>> groups;
   if (tl_.resident == Resident::kInput) {
+    // The resident input tiles hold one channel group's K: a new item where the group changes.
+    const int64_t group_blocks = l_.group_out() / (int64_t{tl_.team_n} * tl_.tile_n);
     for (int64_t mb = 0; mb < m_blocks; ++mb) {
       groups.emplace_back();
-      for (int64_t nb = 0; nb < n_blocks; ++nb) groups.back().push_back({mb, nb});
+      for (int64_t nb = 0; nb < n_blocks; ++nb) {
+        if (l_.group > 1 && nb > 0 && nb % group_blocks == 0) groups.emplace_back();
+        groups.back().push_back({mb, nb});
+      }
     }
   } else {
     for (int64_t nb = 0; nb < n_blocks; ++nb) {
@@ -220,7 +225,7 @@ void ConvLowering::LoadInput(std::vector<Instr>& jobs, const OutTile& tile, cons
       const int64_t iy0 = int64_t{o.oh0} * l_.stride_h + int64_t{s.kh} * l_.dilation_h - l_.pad_top;
       const int64_t ix0 = int64_t{o.ow0} * l_.stride_w + int64_t{s.kw0 + j} * l_.dilation_w - l_.pad_left;
       Instr in{.op = Opcode::kDmaLoad};
-      in.dram_addr = in_addr_ + (((int64_t{o.b} * IH + iy0) * IW + ix0) * C + s.c0) * es_;
+      in.dram_addr = in_addr_ + (((int64_t{o.b} * IH + iy0) * IW + ix0) * C + l_.group_c0(o.n0) + s.c0) * es_;
       in.region = kInputRegion;
       in.sram_addr = at + j * s.tc * es_;
       in.row_bytes = in.sram_row_bytes = static_cast<int32_t>(s.tc * es_);
@@ -316,6 +321,7 @@ void ConvLowering::EmitResidentLoad(Core& c, const Block& first, int64_t rdst) {
 // stream slot at `sdst` (then, with im2col, the tile's im2col rows laid out from it on chip).
 void ConvLowering::EmitBandLoad(Core& c, const OutTile& o, int c0, int tc, int64_t sdst) {
   const int64_t IW = l_.in_w, IH = l_.in_h, C = l_.channels;
+  c0 += l_.group_c0(o.n0);  // the tile's group's channels
   const int OW = l_.out_w();
   const int rows = (o.th - 1) * l_.stride_h + (l_.kernel_h - 1) * l_.dilation_h + 1;
   const int wp = (OW - 1) * l_.stride_w + (l_.kernel_w - 1) * l_.dilation_w + 1;
@@ -364,7 +370,7 @@ void ConvLowering::EmitBandLoad(Core& c, const OutTile& o, int c0, int tc, int64
       g.on_chip = true;
       g.region = kLocalSramRegion;
       g.dram_addr = sdst + (int64_t{kh} * l_.dilation_h * wp + int64_t{kg} * l_.dilation_w) * pix;
-      g.sram_addr = col + (int64_t{kh} * l_.kernel_w + kg) * C * es_;
+      g.sram_addr = col + (int64_t{kh} * l_.kernel_w + kg) * l_.group_in() * es_;
       g.row_bytes = g.sram_row_bytes = static_cast<int32_t>(per * pix);
       g.ndims = 2;
       g.dims[0] = {o.th, int64_t{l_.stride_h} * row, int64_t{OW} * l_.k() * es_, 0, o.th};
@@ -377,7 +383,7 @@ void ConvLowering::EmitBandLoad(Core& c, const OutTile& o, int c0, int tc, int64
 // Band mode: per channel chunk, the band load, then one MATMUL per (output row, kernel
 // position) on the shifted window, or one MATMUL of the whole K on the im2col rows.
 void ConvLowering::EmitBandSteps(Core& c, const OutTile& o, int64_t acc, int64_t rdst) {
-  const int C = l_.channels, OW = l_.out_w();
+  const int C = l_.group_in(), OW = l_.out_w();
   const int wp = (OW - 1) * l_.stride_w + (l_.kernel_w - 1) * l_.dilation_w + 1;
   for (int c0 = 0, si = 0; c0 < C; c0 += tl_.tile_c, ++si) {
     const int tc = std::min(tl_.tile_c, C - c0);

@@ -31,13 +31,20 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
     if (tm >= OW) m_shapes.insert({std::min(OH, tm / OW), OW});
     else m_shapes.insert({1, tm});
   }
+  const int CG = l.group_in(), NG = l.group_out();  // a grouped conv's K steps and N tiles stay in a group
   std::set<std::pair<int, int>> k_steps;  // (kw_group, tile_c)
-  for (int tc : Powers(R, std::max(R, l.channels))) {
-    tc = std::min(tc, l.channels);
+  for (int tc : Powers(R, std::max(R, CG))) {
+    tc = std::min(tc, CG);
     k_steps.insert({1, tc});
-    if (tc == l.channels && l.kernel_w > 1) k_steps.insert({l.kernel_w, tc});
+    if (tc == CG && l.kernel_w > 1) k_steps.insert({l.kernel_w, tc});
   }
-  const std::vector<int> ns = Powers(C, std::max(C, l.out_channels));
+  std::vector<int> ns = Powers(C, std::max(C, l.out_channels));
+  if (l.group > 1) {  // divisors of the group's output channels (the group's width when narrower than the array)
+    std::set<int> d;
+    for (int tn : Powers(C, std::max(C, NG)))
+      if (NG % std::min(tn, NG) == 0) d.insert(std::min(tn, NG));
+    ns.assign(d.begin(), d.end());
+  }
   std::set<int> cores = {t.ai_cores.count, std::max(1, t.ai_cores.count / 2), std::max(1, t.ai_cores.count / 4), 1};
   std::vector<bool> buffering;
   if (opt.allow_double) buffering.push_back(true);
@@ -66,7 +73,7 @@ std::vector<Tiling> TilingCandidates(const ConvLayer& l, const Target& t, const 
                 const int64_t btiles = CeilDiv(OH, th) * l.batch * CeilDiv(l.out_channels, b.tile_n);
                 if ((nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok()) out.push_back(b);
                 b.im2col = true;  // few channels: the array's rows take the whole kernel
-                if (tc == l.channels && tc < R && (nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok())
+                if (tc == CG && tc < R && (nc == 1 || btiles >= nc / 2) && CheckTiling(l, t, b).ok())
                   out.push_back(b);
               }
               // Teams: blocks of team_m x team_n tiles, at least one per row and column of the
@@ -118,13 +125,14 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl, con
   const int T = tl.team();
   const int64_t tiles = CeilDiv(mt, tl.team_m) * CeilDiv(nt, tl.team_n), tm = int64_t{tl.tile_h} * tl.tile_w;
   const int64_t tn = tl.tile_n, K = l.k(), bm = tm * tl.team_m, bn = tn * tl.team_n;
-  const int64_t steps = CeilDiv(l.kernel_w, tl.kw_group) * l.kernel_h * CeilDiv(l.channels, tl.tile_c);
+  const int64_t CG = l.group_in();  // a grouped conv's K steps read their group's channels
+  const int64_t steps = CeilDiv(l.kernel_w, tl.kw_group) * l.kernel_h * CeilDiv(CG, tl.tile_c);
   const int64_t kstep = K / std::max<int64_t>(1, steps);
   double tile_compute = steps * MatMulCycles(t, tm, kstep, tn, l.fp16);
   if (tl.band) {
-    const int64_t csteps = CeilDiv(l.channels, tl.tile_c);
+    const int64_t csteps = CeilDiv(CG, tl.tile_c);
     tile_compute = double(tl.tile_h) * l.kernel_h * l.kernel_w * csteps *
-                   MatMulCycles(t, tl.tile_w, std::min(tl.tile_c, l.channels), tn, l.fp16);
+                   MatMulCycles(t, tl.tile_w, std::min<int64_t>(tl.tile_c, CG), tn, l.fp16);
     if (tl.im2col) tile_compute = MatMulCycles(t, tm, K, tn, l.fp16);
   }
   const int64_t teams = tl.cores / T;
@@ -153,8 +161,8 @@ double EstimateCycles(const ConvLayer& l, const Target& t, const Tiling& tl, con
       if (tl.band) {
         const double rows = double(tl.tile_h - 1) * l.stride_h + double(l.kernel_h - 1) * l.dilation_h + 1;
         const double wp = double(l.out_w() - 1) * l.stride_w + double(l.kernel_w - 1) * l.dilation_w + 1;
-        in_bytes = tiles * rows * wp * l.channels * es;
-        dmas_per_tile = 2 + CeilDiv(l.channels, tl.tile_c) * 2 + (tl.im2col ? l.kernel_h : 0);
+        in_bytes = tiles * rows * wp * CG * es;
+        dmas_per_tile = 2 + CeilDiv(CG, tl.tile_c) * 2 + (tl.im2col ? l.kernel_h : 0);
       }
       break;
     case Resident::kInput:
@@ -202,6 +210,7 @@ StatusOr<SimResult> SimulateTiling(const ConvLayer& l, const Target& t, const Ti
 }
 
 StatusOr<TilerResult> ChooseTiling(const ConvLayer& l, const Target& t, const TilerOptions& opt) {
+  RETURN_IF_ERROR(CheckGroups(l));
   const std::vector<Tiling> cands = TilingCandidates(l, t, opt);
   if (cands.empty())
     return InvalidArgument("layer '{}' ({}x{}x{}): no tiling fits {} bytes of SRAM and {} accumulator bytes", l.name,

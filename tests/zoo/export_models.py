@@ -459,6 +459,8 @@ MODELS["mobilenet_v3_small"] = torchvision_spec("mobilenet_v3_small")
 MODELS["squeezenet1_1"] = torchvision_spec("squeezenet1_1")
 MODELS["shufflenet_v2_x1_0"] = torchvision_spec("shufflenet_v2_x1_0")
 MODELS["efficientnet_b0"] = torchvision_spec("efficientnet_b0")
+# Grouped 3x3 convs (groups of 16 channels) in every block: the NPU's grouped conv mapping.
+MODELS["regnet_x_400mf"] = torchvision_spec("regnet_x_400mf")
 MODELS["pool_branches"] = dict(
     build=PoolBranches,
     inputs=lambda rng: {"input": rng.standard_normal((1, 3, 64, 64)).astype(np.float32)},
