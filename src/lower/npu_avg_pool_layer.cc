@@ -32,16 +32,7 @@ StatusOr<npu::PoolLayer> AveragePoolLayerOf(const Node& n) {
   npu::PoolLayer l;
   l.name = n.name();
   l.max = false;
-  l.batch = static_cast<int>(xd[0]);
-  l.channels = static_cast<int>(xd[1]);
-  l.in_h = static_cast<int>(xd[2]);
-  l.in_w = static_cast<int>(xd[3]);
-  l.kernel_h = static_cast<int>(g.kernel[0]);
-  l.kernel_w = static_cast<int>(g.kernel[1]);
-  l.stride_h = static_cast<int>(g.strides[0]);
-  l.stride_w = static_cast<int>(g.strides[1]);
-  l.pad_top = static_cast<int>(g.pad_begin[0]);
-  l.pad_left = static_cast<int>(g.pad_begin[1]);
+  FillWindow(l, xd, g);
   // ceil_mode's last windows reach past the end pads: more end padding (the zero point, which
   // adds nothing to a sum) makes the floor-rounded count the ceil-rounded one; their divisors
   // stay the reference's (they never count positions past the end pads).

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/conv_geometry.h"
 #include "ir/graph.h"
 #include "npu/lower.h"
 #include "npu/lower_norm.h"
@@ -27,6 +28,23 @@ std::pair<int32_t, int32_t> ClampInI8(const Node& n, bool output_u8);
 // The clamp of an int16 output (the mixed precision's int16 point): [edgec_qmin, edgec_qmax]
 // within the int16 range.
 std::pair<int32_t, int32_t> ClampInI16(const Node& n);
+// The geometry fields every NPU window layer has (conv, depthwise, pool), from an NCHW input
+// and the resolved window.
+template <typename Layer>
+void FillWindow(Layer& l, const Dims& x, const WindowGeometry& g) {
+  l.batch = static_cast<int>(x[0]);
+  l.channels = static_cast<int>(x[1]);
+  l.in_h = static_cast<int>(x[2]);
+  l.in_w = static_cast<int>(x[3]);
+  l.kernel_h = static_cast<int>(g.kernel[0]);
+  l.kernel_w = static_cast<int>(g.kernel[1]);
+  l.stride_h = static_cast<int>(g.strides[0]);
+  l.stride_w = static_cast<int>(g.strides[1]);
+  l.pad_top = static_cast<int>(g.pad_begin[0]);
+  l.pad_left = static_cast<int>(g.pad_begin[1]);
+  l.pad_bottom = static_cast<int>(g.pad_end[0]);
+  l.pad_right = static_cast<int>(g.pad_end[1]);
+}
 inline bool Is8(const Value* x) { return x->type.dtype == DType::kU8 || x->type.dtype == DType::kI8; }
 
 // A QLinearLayerNormalization / QLinearGroupNormalization / QLinearSoftmax as a VEC norm or

@@ -52,23 +52,6 @@ std::pair<int32_t, int32_t> ClampInI16(const Node& n) {
 
 namespace {
 
-// The geometry fields every NPU window layer has (conv, depthwise, pool), from an NCHW input
-// and the resolved window.
-template <typename Layer>
-void FillWindow(Layer& l, const Dims& x, const WindowGeometry& g) {
-  l.batch = static_cast<int>(x[0]);
-  l.channels = static_cast<int>(x[1]);
-  l.in_h = static_cast<int>(x[2]);
-  l.in_w = static_cast<int>(x[3]);
-  l.kernel_h = static_cast<int>(g.kernel[0]);
-  l.kernel_w = static_cast<int>(g.kernel[1]);
-  l.stride_h = static_cast<int>(g.strides[0]);
-  l.stride_w = static_cast<int>(g.strides[1]);
-  l.pad_top = static_cast<int>(g.pad_begin[0]);
-  l.pad_left = static_cast<int>(g.pad_begin[1]);
-  l.pad_bottom = static_cast<int>(g.pad_end[0]);
-  l.pad_right = static_cast<int>(g.pad_end[1]);
-}
 
 // Fills the conv geometry of `l` from a 4-d input and OIHW weights.
 Status ConvGeometry(const Node& n, const Dims& x, const Dims& w, npu::ConvLayer& l) {
