@@ -281,9 +281,11 @@ Status QuantizedLookup(InferContext& ctx) {
   return Status::Ok();
 }
 
-// --- QLinearGlobalAveragePool(X, X_scale, X_zp, Y_scale, Y_zp) ---
+namespace {
 
-Status QLinearGlobalAveragePool(InferContext& ctx) {
+// The operands of a quantized pool (X, X_scale, X_zp, Y_scale, Y_zp): per-tensor scales and zero
+// points, X of a quantized type; returns Y's dtype (u8 or i8: Y_zp's, else X's).
+StatusOr<DType> QuantizedPoolOperands(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(4, 5));
   for (int i : {0, 1, 3}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
   RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
@@ -293,6 +295,15 @@ Status QLinearGlobalAveragePool(InferContext& ctx) {
   const DType out = ctx.has_input(4) ? ctx.input_type(4).dtype : ctx.input_type(0).dtype;
   if (out != DType::kU8 && out != DType::kI8)
     return ctx.Error("input 4 (Y zero point) has dtype {}, expected u8 or i8", DTypeName(out));
+  return out;
+}
+
+}  // namespace
+
+// --- QLinearGlobalAveragePool(X, X_scale, X_zp, Y_scale, Y_zp) ---
+
+Status QLinearGlobalAveragePool(InferContext& ctx) {
+  ASSIGN_OR_RETURN(const DType out, QuantizedPoolOperands(ctx));
   const TensorType& x = ctx.input_type(0);
   if (!x.rank_known) {
     ctx.output(0) = UnknownRank(out);
@@ -309,15 +320,7 @@ Status QLinearGlobalAveragePool(InferContext& ctx) {
 // --- QLinearAveragePool(X, X_scale, X_zp, Y_scale, Y_zp) ---
 
 Status QLinearAveragePool(InferContext& ctx) {
-  RETURN_IF_ERROR(ctx.ExpectInputs(4, 5));
-  for (int i : {0, 1, 3}) RETURN_IF_ERROR(ctx.ExpectRequired(i));
-  RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantTypes));
-  const char* names[] = {"", "X scale", "X zero point", "Y scale", "Y zero point"};
-  for (int i : {1, 2, 3, 4}) RETURN_IF_ERROR(ExpectSingleValue(ctx, i, names[i]));
-  RETURN_IF_ERROR(ExpectZeroPointLike(ctx, 2, 1, ctx.input_type(0).dtype));
-  const DType out = ctx.has_input(4) ? ctx.input_type(4).dtype : ctx.input_type(0).dtype;
-  if (out != DType::kU8 && out != DType::kI8)
-    return ctx.Error("input 4 (Y zero point) has dtype {}, expected u8 or i8", DTypeName(out));
+  ASSIGN_OR_RETURN(const DType out, QuantizedPoolOperands(ctx));
   const int64_t include = ctx.attrs().GetInt("count_include_pad", 0);
   if (include != 0 && include != 1) return ctx.Error("attribute count_include_pad is {}, expected 0 or 1", include);
   const TensorType& x = ctx.input_type(0);
