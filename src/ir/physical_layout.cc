@@ -58,7 +58,9 @@ bool IsDenseRowMajor(const Dims& dims, const Strides& strides) {
     if (dims[i] == 0) return true;  // no elements: any strides address nothing
     if (dims[i] == 1) continue;
     if (strides[i] != expected) return false;
-    expected *= dims[i];
+    // Saturates as RowMajorStrides does: a shape past int64 elements is refused later, by name.
+    if (__builtin_mul_overflow(expected, dims[i], &expected))
+      expected = std::numeric_limits<int64_t>::max();
   }
   return true;
 }
@@ -81,7 +83,8 @@ bool IsDenseInSomeOrder(const Dims& dims, const Strides& strides) {
   int64_t expected = 1;
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
     if (strides[*it] != expected) return false;
-    expected *= dims[*it];
+    if (__builtin_mul_overflow(expected, dims[*it], &expected))
+      expected = std::numeric_limits<int64_t>::max();
   }
   return true;
 }

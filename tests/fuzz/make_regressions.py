@@ -180,3 +180,18 @@ graph = helper.make_graph(
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 model.ir_version = 8
 write("onnx_import", "concat_dims_past_int64.onnx", model.SerializeToString())
+
+# fuzz_onnx_import: an input of unknown shape reshaped to [2^31, 2^31, 2^31, 8] (2^96
+# elements) and transposed: the views pass's density check (ir/physical_layout.cc
+# IsDenseRowMajor) multiplied the dims past int64 (signed overflow).
+big = 1 << 31
+graph = helper.make_graph(
+    [helper.make_node("Reshape", ["x", "s"], ["r"]),
+     helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3]),
+     helper.make_node("Relu", ["t"], ["y"])],
+    "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    [helper.make_tensor("s", TensorProto.INT64, [4], [big, big, big, 8])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+write("onnx_import", "density_past_int64.onnx", model.SerializeToString())

@@ -4,6 +4,8 @@
 // by hand; graphs that must not change; reference numbers unchanged.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "layout_test_util.h"
 
 namespace edgec {
@@ -30,6 +32,22 @@ TEST(PhysicalLayout, StridesOfLayouts) {
   EXPECT_FALSE(IsDenseRowMajor({1, 8, 4, 5}, *nhwc));
   EXPECT_TRUE(IsDenseInSomeOrder({1, 8, 4, 5}, *nhwc));
   EXPECT_FALSE(IsDenseInSomeOrder({1, 8, 4, 5}, *padded));
+}
+
+// A fuzzed model declared [2^31, 2^31, 2^31, 8]: the element count passes int64. The density
+// checks saturate as RowMajorStrides does instead of overflowing (undefined behaviour), so the
+// shape reaches the check that refuses it by name.
+TEST(PhysicalLayout, DensityOfShapesPastInt64) {
+  const int64_t big = int64_t{1} << 31;
+  Dims dims{big, big, big, 8};
+  Strides rm = RowMajorStrides(dims);
+  EXPECT_EQ(rm[0], std::numeric_limits<int64_t>::max());
+  EXPECT_TRUE(IsDenseRowMajor(dims, rm));
+  EXPECT_TRUE(IsDenseInSomeOrder(dims, rm));
+  Strides off = rm;
+  off[1] += 8;
+  EXPECT_FALSE(IsDenseRowMajor(dims, off));
+  EXPECT_FALSE(IsDenseInSomeOrder(dims, off));
 }
 
 TEST(PhysicalLayout, ReshapeStrides) {
