@@ -1,5 +1,6 @@
 #include "ir/infer.h"
 
+#include <algorithm>
 #include <array>
 
 #include "ir/graph.h"
@@ -143,6 +144,17 @@ StatusOr<std::vector<TensorType>> InferNodeTypes(const Node& node) {
   InferContext ctx(node.op(), node.attrs, node.Label(), std::move(ins), node.num_outputs());
   RETURN_IF_ERROR(ExpectTensorInputs(ctx));
   RETURN_IF_ERROR(GetInferFn(node.op())(ctx));
+  // A static output whose bytes pass int64 (a Reshape or Expand to dims no device holds) is
+  // refused here, by name, so that no pass's cost or layout arithmetic overflows on it
+  // (fuzz_onnx_import; tests/fuzz/make_regressions.py density_past_int64.onnx).
+  for (size_t i = 0; i < ctx.outputs().size(); ++i) {
+    const TensorType& t = ctx.outputs()[i];
+    if (!t.IsStatic()) continue;
+    auto bytes = CheckedNumElements(t.dims, std::max<size_t>(DTypeSize(t.dtype), 1));
+    if (bytes.ok()) continue;
+    const Value* out = static_cast<int>(i) < node.num_outputs() ? node.output(static_cast<int>(i)) : nullptr;
+    return ctx.Error("output {} '{}' {}: {}", i, out ? out->name() : "", t.ToString(), bytes.status().message());
+  }
   return std::move(ctx.outputs());
 }
 

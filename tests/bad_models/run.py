@@ -149,6 +149,12 @@ m = model_of([helper.make_node("ConstantOfShape", ["shape"], ["y"], name="fill")
              inits=[shape])
 case("computed tensor of 4 TiB", ["run", save(m, "computed_huge.onnx")],
      ["computed_huge.onnx", "needs an arena of 4398046511168 bytes", "'y' of node 'fill'", "--max-arena-bytes"])
+shape = numpy_helper.from_array(np.array([1 << 31, 1 << 31, 1 << 31, 8], np.int64), "shape")
+m = model_of([helper.make_node("Reshape", ["x", "shape"], ["r"], name="grow"),
+              helper.make_node("Transpose", ["r"], ["y"], name="swap", perm=[0, 2, 1, 3])],
+             [vi("x", None)], [vi("y", None)], inits=[shape])
+case("computed shape of 2^96 elements", ["optimize", "-O", "3", save(m, "computed_past_int64.onnx"), "-o", path("cp.onnx")],
+     ["computed_past_int64.onnx", "Reshape 'grow'", "'r'", "overflows int64"])
 
 # --- graph structure ---
 m = model_of([helper.make_node("Relu", ["a"], ["a"], name="self")], [vi("x", [1])], [vi("a", [1])])
