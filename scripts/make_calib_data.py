@@ -9,6 +9,12 @@ subfolder per sample holding <input>.npy each (the layout `edgec quantize --cali
 Integer inputs (token ids) are uniform in [0, 1000). Dynamic dims become 1. --images
 writes PNGs instead (uniform random pixels, 256x256) to exercise the image path.
 Different seeds give disjoint sample streams (calibrate with one, evaluate with another).
+
+A float input of shape [1, 40, T] is taken as a log-mel spectrogram (40 mel coefficients as
+channels, T frames of 10 ms at 16 kHz: the keyword spotters kws_tcresnet and speech_lstm):
+it gets the log-mel features of a synthetic speech-like signal computed here (a pitch that
+glides, its harmonics under three moving formant envelopes, voiced and unvoiced stretches,
+noise), standardized per sample to zero mean and unit variance, instead of noise.
 """
 import argparse
 import os
@@ -22,6 +28,55 @@ DTYPES = {1: np.float32, 7: np.int64, 6: np.int32}
 
 def sanitize(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+MEL_BANDS, SAMPLE_RATE, HOP, WINDOW, FFT = 40, 16000, 160, 400, 512
+
+
+def is_log_mel(dims):
+    return len(dims) == 3 and dims[0] == 1 and dims[1] == MEL_BANDS and dims[2] > 1
+
+
+def mel_filters():
+    """HTK-style triangular filters, [MEL_BANDS, FFT // 2 + 1], 20 Hz to 8 kHz."""
+    mel = lambda f: 2595 * np.log10(1 + f / 700)
+    edges = 700 * (10 ** (np.linspace(mel(20), mel(SAMPLE_RATE / 2), MEL_BANDS + 2) / 2595) - 1)
+    freqs = np.linspace(0, SAMPLE_RATE / 2, FFT // 2 + 1)
+    f = np.zeros((MEL_BANDS, freqs.size))
+    for m in range(MEL_BANDS):
+        lo, mid, hi = edges[m:m + 3]
+        f[m] = np.clip(np.minimum((freqs - lo) / (mid - lo), (hi - freqs) / (hi - mid)), 0, None)
+    return f
+
+
+def speech_like_log_mel(rng, frames):
+    """Log-mel features [1, MEL_BANDS, frames] of a synthetic utterance."""
+    n = (frames - 1) * HOP + WINDOW
+    t = np.arange(n) / SAMPLE_RATE
+    # A pitch gliding between two random values, harmonics up to 4 kHz.
+    swing = 0.5 + 0.5 * np.sin(2 * np.pi * rng.uniform(0.5, 3) * t)
+    f0 = rng.uniform(90, 140) + rng.uniform(20, 110) * swing
+    phase = 2 * np.pi * np.cumsum(f0) / SAMPLE_RATE
+    # Three formants moving between vowel-like positions.
+    centres = [(rng.uniform(300, 800), rng.uniform(250, 850)),
+               (rng.uniform(900, 2200), rng.uniform(850, 2300)),
+               (rng.uniform(2300, 3200), rng.uniform(2200, 3300))]
+    glide = 0.5 + 0.5 * np.sin(2 * np.pi * rng.uniform(1, 4) * t + rng.uniform(0, 2 * np.pi))
+    voiced = np.zeros(n)
+    for h in range(1, int(4000 / 90) + 1):
+        fh = h * f0
+        env = sum(np.exp(-0.5 * ((fh - (a + (b - a) * glide)) / (80 + 40 * k)) ** 2) / (k + 1)
+                  for k, (a, b) in enumerate(centres))
+        voiced += np.where(fh < SAMPLE_RATE / 2, env, 0) * np.sin(h * phase)
+    # Syllables: voiced stretches, a noise burst (a fricative) between some, silence at the ends.
+    gate = np.clip(np.sin(np.pi * rng.uniform(2, 5) * t / t[-1] + rng.uniform(0, 0.5)), 0, None) ** 0.5
+    fricative = rng.standard_normal(n) * (1 - gate) * rng.uniform(0.05, 0.3)
+    x = voiced * gate + fricative + rng.standard_normal(n) * rng.uniform(0.005, 0.03)
+    frames_of = np.lib.stride_tricks.sliding_window_view(x, WINDOW)[::HOP][:frames]
+    power = np.abs(np.fft.rfft(frames_of * np.hanning(WINDOW), FFT)) ** 2
+    logmel = np.log(power @ mel_filters().T + 1e-6).T  # [MEL_BANDS, frames]
+    logmel = (logmel - logmel.mean()) / (logmel.std() + 1e-6)
+    return np.ascontiguousarray(logmel[None], dtype=np.float32)
 
 
 def main():
@@ -60,7 +115,9 @@ def main():
     for k in range(a.count):
         values = {}
         for name, dims, dt in inputs:
-            if dt == np.float32:
+            if dt == np.float32 and is_log_mel(dims):
+                values[name] = speech_like_log_mel(rng, dims[2])
+            elif dt == np.float32:
                 values[name] = rng.standard_normal(dims).astype(np.float32)
             else:
                 values[name] = rng.integers(0, 1000, size=dims).astype(dt)

@@ -2,7 +2,8 @@
 # Compiled zoo models (the seven CNNs, regnet_x_400mf (grouped convs), pool_branches (average pools), unet_small,
 # transformer, bert_tiny, sd_unet, the mnv3_fpn_db detector exported at 256x256 here, since
 # its 640x640 copy takes minutes to simulate on every target, and detector_nms, whose
-# NonMaxSuppression tail runs on the CPU with outputs of data-dependent size):
+# NonMaxSuppression tail runs on the CPU with outputs of data-dependent size, and kws_tcresnet
+# and speech_lstm, whose 1-d convolutions and pools run as 2-d with H = 1):
 # `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
 # every target in targets/ (double buffering) and on the default target with single
 # buffering. Each model is quantized once (i8 activations) with generated calibration data;
@@ -14,7 +15,7 @@
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf pool_branches unet_small transformer bert_tiny sd_unet mnv3_fpn_db detector_nms}")
+MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf pool_branches unet_small transformer bert_tiny sd_unet mnv3_fpn_db detector_nms kws_tcresnet speech_lstm}")
 read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"

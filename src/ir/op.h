@@ -50,6 +50,15 @@ enum OpTrait : uint32_t {
   // A float function of one input that the quantizer may tabulate as a 256-entry lookup
   // between a DequantizeLinear and a QuantizeLinear.
   kTabulable = 1u << 6,
+  // A window op over [N, C, spatial...] whose NPU lowering is 2-d only: the lift-1d-windows
+  // pass (passes/lift_1d_windows.cc) computes a 1-d one as its 2-d form with H = 1 — input 0
+  // and the output gain a unit dim 2, kernel_shape, strides, dilations and pads their H entry
+  // (pads [0, b, 0, e]), constant operands of rank >= 2 (weights) a unit dim before the last.
+  kLiftsTo2d = 1u << 7,
+  // Each output element reads its data inputs at its own spatial position only (an integer
+  // elementwise op, a Concat): a region of kLiftsTo2d ops lifted to 2-d takes it along. kUnary
+  // and kBroadcast ops are so too and need not say it.
+  kPerPosition = 1u << 8,
 };
 }  // namespace op_trait
 using op_trait::OpTrait;

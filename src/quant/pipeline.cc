@@ -109,7 +109,9 @@ StatusOr<Graph> Int8Executable(const Graph& qdq) {
   (void)s;
   // Attention's [1, H, S, d] tensors as 3-d: the NPU keeps them row-major (passes/attention_3d.cc).
   // A split by Gathers of a reshaped tensor as Slices (passes/gather_as_slice.cc).
-  RETURN_IF_ERROR(driver::Optimize(g, 0, "attention-3d,gather-as-slice", ctx));
+  // 1-d convolutions and pools as 2-d with H = 1: the NPU lowers them in 2-d only
+  // (passes/lift_1d_windows.cc).
+  RETURN_IF_ERROR(driver::Optimize(g, 0, "attention-3d,gather-as-slice,lift-1d-windows", ctx));
   return g;
 }
 

@@ -307,6 +307,42 @@ class SpeechLstm(nn.Module):
         return self.classify(x[:, -1]), h
 
 
+class KwsTcResnet(nn.Module):
+    """A TC-ResNet-style keyword spotter: the 40 log-mel coefficients of [1, 40, 101] as
+    channels, 1-d convolutions over the frames: a k3 stem, three residual blocks (conv k9
+    stride 2 + BN + ReLU, conv k9 + BN, a 1x1 stride-2 conv + BN shortcut, add, ReLU), a
+    depthwise-separable block, a max pool, an average pool (k3), a global average pool and a
+    linear classifier over 12 keywords."""
+
+    def __init__(self, features=40, widths=(24, 32, 48, 64), classes=12):
+        super().__init__()
+        self.stem = nn.Conv1d(features, widths[0], 3, padding=1, bias=False)
+        self.blocks = nn.ModuleList()
+        for cin, cout in zip(widths[:-1], widths[1:]):
+            self.blocks.append(nn.ModuleDict(dict(
+                body=nn.Sequential(nn.Conv1d(cin, cout, 9, stride=2, padding=4, bias=False),
+                                   nn.BatchNorm1d(cout), nn.ReLU(),
+                                   nn.Conv1d(cout, cout, 9, padding=4, bias=False), nn.BatchNorm1d(cout)),
+                shortcut=nn.Sequential(nn.Conv1d(cin, cout, 1, stride=2, bias=False), nn.BatchNorm1d(cout)))))
+        c = widths[-1]
+        self.separable = nn.Sequential(
+            nn.Conv1d(c, c, 9, padding=4, groups=c, bias=False), nn.BatchNorm1d(c), nn.ReLU(),
+            nn.Conv1d(c, c, 1, bias=False), nn.BatchNorm1d(c), nn.ReLU())
+        # count_include_pad=False: torch exports the padded average pool as one AveragePool
+        # (with the default it adds a Pad in front).
+        self.pools = nn.Sequential(
+            nn.MaxPool1d(2), nn.AvgPool1d(3, stride=1, padding=1, count_include_pad=False),
+            nn.AdaptiveAvgPool1d(1))
+        self.classify = nn.Linear(c, classes)
+
+    def forward(self, mel):
+        x = self.stem(mel)
+        for b in self.blocks:
+            x = torch.relu(b["body"](x) + b["shortcut"](x))
+        x = self.pools(self.separable(x))
+        return self.classify(torch.flatten(x, 1))
+
+
 class DetectorNms(nn.Module):
     """A one-class detector head on a small conv backbone: per cell a box (centre offset and
     log size) and a score, decoded to corners, then NonMaxSuppression keeps the boxes that
@@ -489,6 +525,12 @@ MODELS["speech_lstm"] = dict(
     build=SpeechLstm,
     inputs=lambda rng: {"mel": rng.standard_normal((1, 40, 98)).astype(np.float32)},
     outputs=["logits", "gru_state"], recalibrate=True, input_shape=(40, 98))
+# 1-d convolutions and pools over the frames (the NPU runs them as 2-d with H = 1).
+MODELS["kws_tcresnet"] = dict(
+    build=KwsTcResnet,
+    inputs=lambda rng: {"mel": rng.standard_normal((1, 40, 101)).astype(np.float32)},
+    outputs=["logits"], recalibrate=True, input_shape=(40, 101),
+    expect_ops=("Conv", "MaxPool", "AveragePool", "GlobalAveragePool"))
 MODELS["detector_nms"] = dict(
     build=DetectorNms,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
