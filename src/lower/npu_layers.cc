@@ -262,12 +262,12 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
   wo.kernel_from_weights = &kernel;
   ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, wo));
   ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
-  for (int64_t d : g.dilations)
-    if (d != 1) return Unimplemented("dilated depthwise conv not lowered");
   ASSIGN_OR_RETURN(QuantizedOperands o, QuantizedOperandsOf(n, C));
   npu::DepthwiseLayer l;
   l.name = n.name();
   FillWindow(l, x, g);
+  l.dilation_h = static_cast<int>(g.dilations[0]);
+  l.dilation_w = static_cast<int>(g.dilations[1]);
   l.x_zero_point = o.x_zero_point;
   l.y_zero_point = o.y_zero_point;
   l.act_min = o.act_min;
