@@ -136,6 +136,12 @@ inline int32_t WindowDilation(const int32_t* imm, int axis) {
   return d > 1 ? d : 1;
 }
 inline int64_t WindowExtent(int32_t win, int32_t dilation) { return int64_t{win - 1} * dilation + 1; }
+// kDwConv: the channel multiplier at imm[kDwMultiplierImm] (0 or 1: none). With m > 1 the
+// source tile has cols / m channels (pixel pitch src_stride) and output column c reads source
+// column c / m: a depthwise conv with m filters per input channel (sim_test.cc's dilated
+// depthwise tests, NpuDilatedDepthwiseTest.ChannelMultiplier*).
+inline constexpr int kDwMultiplierImm = 7;
+inline int32_t DwMultiplier(const int32_t* imm) { return imm[kDwMultiplierImm] > 1 ? imm[kDwMultiplierImm] : 1; }
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
 // Bytes of a VEC norm's parameter block for `cols` channels (8-byte aligned), and of the softmax's.

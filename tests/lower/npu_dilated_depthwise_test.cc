@@ -1,5 +1,5 @@
-// Dilated depthwise QLinearConvs compiled into NPU segments (lower/npu_layers.cc
-// DepthwiseLayerOf with dilations, lower.h DepthwiseLayer): placed on the NPU's vector cores
+// Dilated depthwise QLinearConvs, and depthwise ones with a channel multiplier, compiled into
+// NPU segments (lower/npu_layers.cc DepthwiseLayerOf, lower.h DepthwiseLayer): placed on the NPU's vector cores
 // with no fallback, and npu-sim equals the reference kernels and the CPU's int8 kernels bit for
 // bit, on every target; in a cascade (a chain whose first inner tensor does not fit edge-mcu's
 // SRAM) the stripes carry the dilated halo ((k - 1) * d + 1 rows) and still reproduce the
@@ -28,19 +28,21 @@ using Ints = std::vector<int64_t>;
 using testing_quant::Add;
 using testing_quant::Normal;
 
-// A depthwise conv of `c` channels, kernel k, dilation d, stride s, pads [top, left, bottom, right].
-Value* Depthwise(Graph& g, Value* x, int c, int k, int d, int s, Ints pads, uint32_t seed, const std::string& name) {
+// A depthwise conv of `c` channels (m filters each), kernel k, dilation d, stride s, pads
+// [top, left, bottom, right].
+Value* Depthwise(Graph& g, Value* x, int c, int k, int d, int s, Ints pads, uint32_t seed, const std::string& name,
+                 int m = 1) {
   Attributes a;
   a.Set("group", int64_t{c});
   a.Set("dilations", Ints{d, d});
   a.Set("strides", Ints{s, s});
   a.Set("pads", pads);
-  return Add(g, OpKind::kConv, {x, g.AddConstant(name + ".w", Normal({c, 1, k, k}, seed, 0.3)),
-                                g.AddConstant(name + ".b", Normal({c}, seed + 1, 0.1))}, a, name);
+  return Add(g, OpKind::kConv, {x, g.AddConstant(name + ".w", Normal({c * m, 1, k, k}, seed, 0.3)),
+                                g.AddConstant(name + ".b", Normal({c * m}, seed + 1, 0.1))}, a, name);
 }
 
 // x[1,cin,h,w] -> conv 3x3 (32) -> relu -> the depthwise convs of `dws` -> conv kxk (16) -> y.
-struct Dw { int k, d, s; Ints pads; };
+struct Dw { int k, d, s; Ints pads; int m = 1; };
 Graph Chain(int cin, int h, int w, const std::vector<Dw>& dws, int last_k = 3) {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, cin, h, w}));
@@ -49,13 +51,16 @@ Graph Chain(int cin, int h, int w, const std::vector<Dw>& dws, int last_k = 3) {
   Value* a = Add(g, OpKind::kConv, {x, g.AddConstant("w1", Normal({32, cin, 3, 3}, 71, 0.2)),
                                     g.AddConstant("b1", Normal({32}, 72, 0.1))}, p1, "conv1");
   Value* v = Add(g, OpKind::kRelu, {a}, {}, "relu");
-  for (size_t i = 0; i < dws.size(); ++i)
-    v = Depthwise(g, v, 32, dws[i].k, dws[i].d, dws[i].s, dws[i].pads, 80 + 2 * static_cast<uint32_t>(i),
-                  "dw" + std::to_string(i));
+  int c = 32;
+  for (size_t i = 0; i < dws.size(); ++i) {
+    v = Depthwise(g, v, c, dws[i].k, dws[i].d, dws[i].s, dws[i].pads, 80 + 2 * static_cast<uint32_t>(i),
+                  "dw" + std::to_string(i), dws[i].m);
+    c *= dws[i].m;
+  }
   Attributes p3;
   const int64_t half = last_k / 2;
   p3.Set("pads", Ints{half, half, half, half});
-  Value* y = Add(g, OpKind::kConv, {v, g.AddConstant("w3", Normal({16, 32, last_k, last_k}, 75, 0.05)),
+  Value* y = Add(g, OpKind::kConv, {v, g.AddConstant("w3", Normal({16, c, last_k, last_k}, 75, 0.05)),
                                     g.AddConstant("b3", Normal({16}, 76, 0.1))}, p3, "conv3");
   g.MarkOutput(y);
   EXPECT_TRUE(InferShapes(g).ok());
@@ -137,6 +142,20 @@ TEST(NpuDilatedDepthwiseTest, PlacedOnTheNpuAndBitExactOnEveryTarget) {
   for (const npu::Target& t : *targets) {
     const Result r = CompileAndRun(g, t, x, true, t.name);
     EXPECT_EQ(r.dw_on_npu.size(), 3u) << t.name;
+    EXPECT_TRUE(r.same_as_cpu) << t.name << ": npu-sim != cpu";
+    EXPECT_TRUE(r.same_as_reference) << t.name << ": npu-sim != the reference kernels";
+  }
+}
+
+TEST(NpuDilatedDepthwiseTest, ChannelMultiplierPlacedOnTheNpuAndBitExact) {
+  // group = 32 with 64 and then 192 outputs: multipliers 2 and 3 (the second dilated, stride 2).
+  const Graph g = Chain(8, 15, 17, {{3, 1, 1, {1, 1, 1, 1}, 2}, {3, 2, 2, {2, 2, 2, 2}, 3}});
+  const Tensor x = Normal({1, 8, 15, 17}, 79);
+  auto targets = npu::ListTargets();
+  ASSERT_TRUE(targets.ok() && targets->size() >= 3u);
+  for (const npu::Target& t : *targets) {
+    const Result r = CompileAndRun(g, t, x, true, t.name + "_mult");
+    EXPECT_EQ(r.dw_on_npu.size(), 2u) << t.name;
     EXPECT_TRUE(r.same_as_cpu) << t.name << ": npu-sim != cpu";
     EXPECT_TRUE(r.same_as_reference) << t.name << ": npu-sim != the reference kernels";
   }

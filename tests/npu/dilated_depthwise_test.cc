@@ -1,7 +1,8 @@
 // Dilated depthwise convolutions on the vector cores (lower.h DepthwiseLayer, isa.h
 // kWindowDilationImm): the lowered program, run by the functional simulator, against the
 // integer formula with window position (ky, kx) reading input pixel
-// (oy * stride + ky * dilation - pad, ox * stride + kx * dilation - pad), bit for bit. The
+// (oy * stride + ky * dilation - pad, ox * stride + kx * dilation - pad) (and output channel o
+// input channel o / multiplier), bit for bit. The
 // cases cover dilations 2 and 3 (and unequal ones), strides 1 and 2, padding on every side,
 // odd sizes, row tiles of 1..3 rows whose halos ((k - 1) * d + 1 input rows) overlap their
 // neighbours', channel tiles, several cores and both bufferings, on every target.
@@ -39,8 +40,9 @@ std::vector<Target> AllTargets() {
 }
 
 // The integer formula of a depthwise convolution, NHWC; padding holds the input zero point.
+// With a multiplier m, output channel o reads input channel o / m.
 std::vector<int8_t> Reference(const DepthwiseLayer& l, const std::vector<int8_t>& x) {
-  const int C = l.channels, OH = l.out_h(), OW = l.out_w();
+  const int C = l.out_channels(), Cin = l.channels, OH = l.out_h(), OW = l.out_w();
   std::vector<int8_t> y(int64_t{l.batch} * OH * OW * C);
   for (int b = 0; b < l.batch; ++b)
     for (int oy = 0; oy < OH; ++oy)
@@ -52,7 +54,7 @@ std::vector<int8_t> Reference(const DepthwiseLayer& l, const std::vector<int8_t>
               const int iy = oy * l.stride_h + ky * l.dilation_h - l.pad_top;
               const int ix = ox * l.stride_w + kx * l.dilation_w - l.pad_left;
               if (iy < 0 || iy >= l.in_h || ix < 0 || ix >= l.in_w) continue;
-              acc += (x[((int64_t{b} * l.in_h + iy) * l.in_w + ix) * C + c] - l.x_zero_point) *
+              acc += (x[((int64_t{b} * l.in_h + iy) * l.in_w + ix) * Cin + c / l.multiplier] - l.x_zero_point) *
                      l.weights[(int64_t{ky} * l.kernel_w + kx) * C + c];
             }
           const auto& m = l.requant.size() == 1 ? l.requant[0] : l.requant[c];
@@ -64,11 +66,11 @@ std::vector<int8_t> Reference(const DepthwiseLayer& l, const std::vector<int8_t>
 
 void FillData(DepthwiseLayer& l, std::mt19937& rng) {
   auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  l.weights.resize(int64_t{l.kernel_h} * l.kernel_w * l.channels);
+  l.weights.resize(int64_t{l.kernel_h} * l.kernel_w * l.out_channels());
   for (auto& w : l.weights) w = static_cast<int8_t>(U(-127, 127));
   l.bias.clear();
   l.requant.clear();
-  for (int c = 0; c < l.channels; ++c) {
+  for (int c = 0; c < l.out_channels(); ++c) {
     l.bias.push_back(U(-3000, 3000));
     l.requant.push_back(*quant::QuantizeMultiplier(0.002 * U(1, 20)));
   }
@@ -111,7 +113,8 @@ StatusOr<Run> RunNpu(const DepthwiseLayer& l, const std::vector<int8_t>& x, cons
 std::string Describe(const DepthwiseLayer& l) {
   std::ostringstream s;
   s << "dw " << l.batch << "x" << l.in_h << "x" << l.in_w << "x" << l.channels << " k" << l.kernel_h << "x"
-    << l.kernel_w << " s" << l.stride_h << "x" << l.stride_w << " d" << l.dilation_h << "x" << l.dilation_w << " pad "
+    << l.kernel_w << " s" << l.stride_h << "x" << l.stride_w << " d" << l.dilation_h << "x" << l.dilation_w << " m"
+    << l.multiplier << " pad "
     << l.pad_top << "," << l.pad_left << "," << l.pad_bottom << "," << l.pad_right;
   return s.str();
 }
@@ -225,6 +228,51 @@ TEST(NpuDilatedDepthwiseTest, TheBandHoldsTheDilatedHalo) {
     EXPECT_EQ(WindowDilation(in.imm, 1), 3);
   }
   EXPECT_EQ(vecs, 4);
+}
+
+TEST(NpuDilatedDepthwiseTest, ChannelMultiplierMatchesTheFormula) {
+  // A depthwise conv with m = 2..4 filters per input channel (ONNX group = C, M = m * C):
+  // output channel o reads input channel o / m. Channel tiles of 16 and 32 output channels
+  // (rounded down to a multiple of m, so a tile reads whole input channels) split the filters
+  // of one input channel when m does not divide them; with dilation and stride too.
+  std::mt19937 rng(41);
+  auto U = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int checked = 0, split = 0;
+  for (int i = 0; i < 12; ++i) {
+    DepthwiseLayer l;
+    l.in_h = U(5, 17);
+    l.in_w = U(5, 17);
+    l.channels = U(1, 24);
+    l.multiplier = 2 + i % 3;
+    l.kernel_h = l.kernel_w = 3;
+    l.stride_h = l.stride_w = U(1, 2);
+    l.dilation_h = l.dilation_w = U(1, 2);
+    l.pad_top = l.pad_left = l.pad_bottom = l.pad_right = l.dilation_h;
+    FillData(l, rng);
+    std::vector<int8_t> x(int64_t{l.in_h} * l.in_w * l.channels);
+    for (auto& v : x) v = static_cast<int8_t>(U(-128, 127));
+    const std::vector<int8_t> want = Reference(l, x);
+    for (const Target& t : AllTargets()) {
+      for (auto [rows, ch, db] : {std::tuple{2, 16, true}, std::tuple{3, 32, false}, std::tuple{100, 1000, true}}) {
+        auto r = RunNpu(l, x, t, rows, ch, db);
+        if (!r.ok()) {
+          EXPECT_NE(r.status().message().find("needs"), std::string::npos) << r.status().message();
+          continue;
+        }
+        EXPECT_EQ(r->y, want) << Describe(l) << " on " << t.name << " tile " << rows << "x" << ch;
+        EXPECT_EQ(r->total.macs, l.macs()) << Describe(l);
+        split += ch % l.multiplier != 0 && ch < l.out_channels();
+        ++checked;
+      }
+      auto vt = ChooseDepthwiseTiling(l, t);
+      ASSERT_TRUE(vt.ok()) << vt.status().ToString();
+      auto r = RunNpu(l, x, t, vt->tile_rows, vt->tile_c, vt->double_buffer);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->y, want) << Describe(l) << " on " << t.name << " tile " << vt->ToString();
+    }
+  }
+  EXPECT_GT(checked, 60);
+  EXPECT_GT(split, 5) << "too few tiles whose channel count the multiplier does not divide";
 }
 
 }  // namespace
