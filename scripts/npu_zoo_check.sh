@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiled zoo models (the seven CNNs, regnet_x_400mf (grouped convs), pool_branches (average pools), unet_small,
 # transformer, bert_tiny, sd_unet, the mnv3_fpn_db detector exported at 256x256 here, since
-# its 640x640 copy takes minutes to simulate on every target, and detector_nms, whose
+# its 640x640 copy takes minutes to simulate on every target, lraspp_mobilenet_v3_large (dilated
+# depthwise convs on the vector cores) exported at 128x128 here, detector_nms, whose
 # NonMaxSuppression tail runs on the CPU with outputs of data-dependent size, and kws_tcresnet
 # and speech_lstm, whose 1-d convolutions and pools run as 2-d with H = 1):
 # `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
@@ -15,7 +16,7 @@
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf pool_branches unet_small transformer bert_tiny sd_unet mnv3_fpn_db detector_nms kws_tcresnet speech_lstm}")
+MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf pool_branches unet_small transformer bert_tiny sd_unet mnv3_fpn_db lraspp_mobilenet_v3_large detector_nms kws_tcresnet speech_lstm}")
 read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"
@@ -26,6 +27,10 @@ for m in "${MODELS[@]}"; do
   onnx="$BUILD/zoo/$m/model.onnx"
   if [[ $m == mnv3_fpn_db ]]; then  # the same seeded model at 256x256
     /usr/bin/python3 tests/zoo/export_models.py "$WORK/zoo" --only "$m" --image-size 256 > /dev/null 2>&1
+    onnx="$WORK/zoo/$m/model.onnx"
+  fi
+  if [[ $m == lraspp_mobilenet_v3_large ]]; then  # the same seeded model at 128x128
+    /usr/bin/python3 tests/zoo/export_models.py "$WORK/zoo" --only "$m" --image-size 128 > /dev/null 2>&1
     onnx="$WORK/zoo/$m/model.onnx"
   fi
   if [[ ! -f "$onnx" ]]; then echo "skip $m: $onnx missing"; continue; fi

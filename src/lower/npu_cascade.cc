@@ -47,9 +47,9 @@ std::optional<Member> MemberOf(const PendingLayer& l, const npu::Target& t) {
     if (m.vec.kind == VectorLayer::Kind::kDepthwise) {
       const npu::DepthwiseLayer& d = m.vec.depthwise;
       if (d.batch != 1) return std::nullopt;
-      m.rows = {d.in_h, d.out_h(), d.kernel_h, d.stride_h, d.pad_top};
+      m.rows = {d.in_h, d.out_h(), d.extent_h(), d.stride_h, d.pad_top};  // the dilated window's rows
       m.in_row_bytes = int64_t{d.in_w} * d.channels;
-      m.out_row_bytes = int64_t{d.out_w()} * d.channels;
+      m.out_row_bytes = int64_t{d.out_w()} * d.out_channels();
       m.row_cycles = static_cast<double>(d.macs()) / d.out_h() / vec_peak;
     } else if (m.vec.kind == VectorLayer::Kind::kPool) {
       const npu::PoolLayer& p = m.vec.pool;

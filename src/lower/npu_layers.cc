@@ -256,32 +256,37 @@ StatusOr<npu::DepthwiseLayer> DepthwiseLayerOf(const Node& n) {
   ASSIGN_OR_RETURN(Dims x, StaticDims(n, 0));
   ASSIGN_OR_RETURN(Dims w, StaticDims(n, 3));
   const int64_t C = x[1];
-  if (w.size() != 4 || w[0] != C || w[1] != 1) return Unimplemented("depthwise weights {} for {} channels", DimsToString(w), C);
+  // M = multiplier * C filters of one input channel each: output channel o reads input o / multiplier.
+  if (w.size() != 4 || w[0] < C || w[0] % C || w[1] != 1)
+    return Unimplemented("depthwise weights {} for {} channels", DimsToString(w), C);
+  const int64_t M = w[0];
   const Dims kernel = {w[2], w[3]};
   WindowAttrOptions wo;
   wo.kernel_from_weights = &kernel;
   ASSIGN_OR_RETURN(WindowAttrs a, ReadWindowAttrs(n.attrs, 2, wo));
   ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindowGeometry(a, Dims{x[2], x[3]}));
-  for (int64_t d : g.dilations)
-    if (d != 1) return Unimplemented("dilated depthwise conv not lowered");
-  ASSIGN_OR_RETURN(QuantizedOperands o, QuantizedOperandsOf(n, C));
+  ASSIGN_OR_RETURN(QuantizedOperands o, QuantizedOperandsOf(n, M));
   npu::DepthwiseLayer l;
   l.name = n.name();
   FillWindow(l, x, g);
+  l.dilation_h = static_cast<int>(g.dilations[0]);
+  l.dilation_w = static_cast<int>(g.dilations[1]);
+  l.multiplier = static_cast<int>(M / C);
   l.x_zero_point = o.x_zero_point;
   l.y_zero_point = o.y_zero_point;
   l.act_min = o.act_min;
   l.act_max = o.act_max;
   const int64_t window = int64_t{l.kernel_h} * l.kernel_w;
-  l.weights.resize(window * C);
+  l.weights.resize(window * M);
   const int8_t* wd = o.weights->data<int8_t>();
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t k = 0; k < window; ++k) l.weights[k * C + c] = wd[c * window + k];
+  for (int64_t c = 0; c < M; ++c)
+    for (int64_t k = 0; k < window; ++k) l.weights[k * M + c] = wd[c * window + k];
   l.bias = std::move(o.bias);
   l.requant = std::move(o.requant);
   ASSIGN_OR_RETURN(l.output_table, NpuOutputTable(n));
-  if (l.out_h() != n.output(0)->type.dims[2] || l.out_w() != n.output(0)->type.dims[3])
-    return Unimplemented("depthwise output {} is not the window count", DimsToString(n.output(0)->type.dims));
+  const Dims& yd = n.output(0)->type.dims;
+  if (yd.size() != 4 || yd[1] != M || l.out_h() != yd[2] || l.out_w() != yd[3])
+    return Unimplemented("depthwise output {} is not {} channels by the window count", DimsToString(yd), M);
   return l;
 }
 

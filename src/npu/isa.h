@@ -50,8 +50,9 @@ enum class VecOp : uint8_t {
   kAdd,
   kRelu,     // dst = max(src, imm[0] (the zero point))
   // Pools over an HWC tile of in_h x in_w pixels (pixel p at src + p * src_stride, `cols`
-  // channels), window win_h x win_w, strides stride_h/w, no padding (padding is done by the
-  // load); output pixels at dst + q * dst_stride.
+  // channels), window win_h x win_w, strides stride_h/w, dilations at imm[kWindowDilationImm]
+  // (WindowDilation), no padding (padding is done by the load); output pixels at
+  // dst + q * dst_stride.
   kMaxPool,
   // imm = zi, zo, mult, shift, lo, hi: dst = Requantize(sum(v - zi), mult, shift, zo, lo, hi).
   // With imm[kPoolPixelMultImm] = 1 each output pixel q of the instruction (row-major over
@@ -125,6 +126,22 @@ inline constexpr int kPitchImm = 4;
 // kAvgPool: 1 = a multiplier and shift per output pixel at params (see kAvgPool).
 inline constexpr int kPoolPixelMultImm = 6;
 inline int64_t PoolPixelParamsBytes(int64_t pixels) { return 8 * pixels; }
+// Window ops (kMaxPool, kAvgPool, kDwConv): the dilation along H at imm[kWindowDilationImm]
+// and along W at the next (0 or 1: a dense window). Window position (i, j) of output pixel
+// (y, x) reads tile pixel (y * stride_h + i * dil_h, x * stride_w + j * dil_w): the window
+// spans WindowExtent = (win - 1) * dil + 1 tile pixels (sim_test.cc DilatedDwConv*).
+inline constexpr int kWindowDilationImm = 8;
+inline int32_t WindowDilation(const int32_t* imm, int axis) {
+  const int32_t d = imm[kWindowDilationImm + axis];
+  return d > 1 ? d : 1;
+}
+inline int64_t WindowExtent(int32_t win, int32_t dilation) { return int64_t{win - 1} * dilation + 1; }
+// kDwConv: the channel multiplier at imm[kDwMultiplierImm] (0 or 1: none). With m > 1 the
+// source tile has cols / m channels (pixel pitch src_stride) and output column c reads source
+// column c / m: a depthwise conv with m filters per input channel (sim_test.cc's dilated
+// depthwise tests, NpuDilatedDepthwiseTest.ChannelMultiplier*).
+inline constexpr int kDwMultiplierImm = 7;
+inline int32_t DwMultiplier(const int32_t* imm) { return imm[kDwMultiplierImm] > 1 ? imm[kDwMultiplierImm] : 1; }
 // Byte offset of the int32 parameters after a depthwise tile's weights (4-byte aligned).
 inline int64_t DwParamsOffset(int64_t window, int64_t cols) { return (window * cols + 3) / 4 * 4; }
 // Bytes of a VEC norm's parameter block for `cols` channels (8-byte aligned), and of the softmax's.

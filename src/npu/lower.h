@@ -221,29 +221,41 @@ struct PoolLayer {
 StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, int tile_c, bool double_buffer,
                             LayerImage* image);
 
-// Int8 depthwise convolution (group = channels, one 2-d filter per channel, no dilation) on
-// the vector cores (one task), NHWC, tiled like the pools: each tile loads its input band with
-// the halo (padded with the input zero point on load) and its channels' parameter block
-// (weights, bias, multiplier, shift: one DMA, the lowering lays them out per channel tile),
-// and one VEC dwconv computes, requantizes and clamps (isa.h).
+// Int8 depthwise convolution (group = channels, `multiplier` 2-d filters per channel,
+// dilations >= 1) on the vector cores (one task), NHWC, tiled like the pools: each tile loads its input band
+// with the halo ((kernel - 1) * dilation + 1 rows at stride 1, padded with the input zero point
+// on load) and its channels' parameter block (weights, bias, multiplier, shift: one DMA, the
+// lowering lays them out per channel tile), and one VEC dwconv computes, requantizes and
+// clamps (isa.h; the dilation rides in imm[kWindowDilationImm]). Guarded by
+// tests/npu/dilated_depthwise_test.cc.
 struct DepthwiseLayer {
   std::string name = "dw";
   int batch = 1, in_h = 1, in_w = 1, channels = 1;
-  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  // Output channels per input channel (ONNX's group = C with M = multiplier * C outputs):
+  // output channel o reads input channel o / multiplier. `channels` counts the input's.
+  int multiplier = 1;
   int32_t x_zero_point = 0, y_zero_point = 0, act_min = -128, act_max = 127;
-  // Data (empty for timing only): weights [kh][kw][c], bias int32[c] (the zero-point term is
-  // not folded in: the VEC subtracts the input zero point), requantization per channel or one.
+  // Data (empty for timing only): weights [kh][kw][o], bias int32[o] (the zero-point term is
+  // not folded in: the VEC subtracts the input zero point), requantization per output channel
+  // or one; o over the out_channels().
   std::vector<int8_t> weights;
   std::vector<int32_t> bias;
   std::vector<quant::FixedPointMultiplier> requant;
   // A lookup epilogue as for ConvLayer::output_table: the table rides in each channel tile's
   // parameter block and a VEC lut maps the output tile before the store.
   std::vector<int8_t> output_table;
-  int out_h() const { return (in_h + pad_top + pad_bottom - kernel_h) / stride_h + 1; }
-  int out_w() const { return (in_w + pad_left + pad_right - kernel_w) / stride_w + 1; }
-  int64_t macs() const { return int64_t{batch} * out_h() * out_w() * channels * kernel_h * kernel_w; }
+  // Input rows / columns one window spans (dilation included).
+  int extent_h() const { return (kernel_h - 1) * dilation_h + 1; }
+  int extent_w() const { return (kernel_w - 1) * dilation_w + 1; }
+  int out_h() const { return (in_h + pad_top + pad_bottom - extent_h()) / stride_h + 1; }
+  int out_w() const { return (in_w + pad_left + pad_right - extent_w()) / stride_w + 1; }
+  int out_channels() const { return channels * multiplier; }
+  int64_t macs() const { return int64_t{batch} * out_h() * out_w() * out_channels() * kernel_h * kernel_w; }
 };
+// Tiles of `tile_rows` output rows x `tile_c` output channels (rounded down to a multiple of
+// the multiplier, so a tile reads whole input channels).
 StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int tile_rows, int tile_c,
                                  bool double_buffer);
 

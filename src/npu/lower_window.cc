@@ -22,6 +22,10 @@ constexpr int32_t kNumSems = 13;
 struct WindowOp {
   std::string name, what;  // what: "pool", "depthwise" (messages)
   int batch = 1, in_h = 1, in_w = 1, channels = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int dilation_h = 1, dilation_w = 1;  // a window spans (kernel - 1) * dilation + 1 input rows / columns
+  // Output channels per input channel (depthwise): `channels` counts the output's, the input
+  // has channels / multiplier, and a channel tile is a multiple of the multiplier.
+  int multiplier = 1;
   int pad_top = 0, pad_left = 0, out_h = 0, out_w = 0;
   int8_t pad = 0;  // the byte padding on load holds
   VecOp vec = VecOp::kMaxPool;
@@ -39,16 +43,21 @@ struct WindowOp {
 StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_rows, int tile_c, bool double_buffer,
                                 LayerImage* image) {
   const int OH = w.out_h, OW = w.out_w, C = w.channels;
-  if (OH < 1 || OW < 1 || w.kernel_h < 1 || w.kernel_w < 1 || w.stride_h < 1 || w.stride_w < 1)
+  if (OH < 1 || OW < 1 || w.kernel_h < 1 || w.kernel_w < 1 || w.stride_h < 1 || w.stride_w < 1 ||
+      w.dilation_h < 1 || w.dilation_w < 1)
     return InvalidArgument("{} layer '{}': bad window or empty output", w.what, w.name);
   if (tile_rows < 1 || tile_c < 1) return InvalidArgument("{} layer '{}': bad tile", w.what, w.name);
   tile_rows = std::min(tile_rows, OH);
   tile_c = std::min(tile_c, C);
+  const int mult = std::max(1, w.multiplier), Cin = C / mult;
+  if (C % mult) return InvalidArgument("{} layer '{}': {} channels for a multiplier of {}", w.what, w.name, C, mult);
+  tile_c = std::max(mult, tile_c / mult * mult);
   const int nbuf = double_buffer ? 2 : 1;
   const int64_t al = t.shared_sram.alignment;
-  const int band_rows = (tile_rows - 1) * w.stride_h + w.kernel_h;
-  const int wp = (OW - 1) * w.stride_w + w.kernel_w;  // padded input columns used
-  const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * tile_c, al);
+  const int extent_h = static_cast<int>(WindowExtent(w.kernel_h, w.dilation_h));
+  const int band_rows = (tile_rows - 1) * w.stride_h + extent_h;
+  const int wp = (OW - 1) * w.stride_w + static_cast<int>(WindowExtent(w.kernel_w, w.dilation_w));  // padded input columns used
+  const int64_t in_slot = AlignUp(int64_t{band_rows} * wp * (tile_c / mult), al);
   const int64_t out_slot = AlignUp(int64_t{tile_rows} * OW * tile_c, al);
   const int64_t par_slot = w.params_bytes ? AlignUp(w.params_bytes(w.params_per_row ? tile_rows : tile_c), al) : 0;
   const int64_t per_core = nbuf * (in_slot + out_slot + par_slot);
@@ -67,7 +76,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
   if (w.params_bytes)
     for (int64_t i = 0; i < blocks; ++i) block[i + 1] = block[i] + AlignUp(w.params_bytes(size(i)), 64);
   const int64_t par_bytes = block[blocks];
-  const int64_t in_addr = AlignUp(par_bytes, 64), in_bytes = int64_t{w.batch} * w.in_h * w.in_w * C;
+  const int64_t in_addr = AlignUp(par_bytes, 64), in_bytes = int64_t{w.batch} * w.in_h * w.in_w * Cin;
   const int64_t out_addr = AlignUp(in_addr + in_bytes, 64), out_bytes = int64_t{w.batch} * OH * OW * C;
   p.dram_bytes = out_addr + out_bytes;
   p.regions = {{w.name + ".input", in_addr, in_bytes}, {w.name + ".output", out_addr, out_bytes}};
@@ -84,14 +93,14 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
   auto emit_tile = [&](CoreEmitter& e, int64_t i, int s) {
     const GridTile g = GridTileAt(i, OH, tile_rows, C, tile_c);
     const int b = g.batch, oh0 = g.row0, c0 = g.c0, th = g.rows, tc = g.chans;
-    const int rows = (th - 1) * w.stride_h + w.kernel_h;
+    const int rows = (th - 1) * w.stride_h + extent_h;
     const int64_t base = e.core * per_core;
     const int64_t sin = base + s * in_slot, sout = base + nbuf * in_slot + s * out_slot,
                   spar = base + nbuf * (in_slot + out_slot) + s * par_slot;
     const int64_t iy0 = int64_t{oh0} * w.stride_h - w.pad_top, ix0 = -w.pad_left;
     auto load = [&] {
-      EmitBandLoad(e, t, in_addr + int64_t{b} * w.in_h * w.in_w * C, w.in_h, w.in_w, C, iy0, ix0, rows, wp, c0, tc,
-                   sin, w.pad, in_region);
+      EmitBandLoad(e, t, in_addr + int64_t{b} * w.in_h * w.in_w * Cin, w.in_h, w.in_w, Cin, iy0, ix0, rows, wp,
+                   c0 / mult, tc / mult, sin, w.pad, in_region);
       if (!w.params_bytes) return;
       Instr lp{.op = Opcode::kDmaLoad};
       lp.dram_addr = block[w.params_per_row ? oh0 / tile_rows : g.channel_tile];
@@ -103,7 +112,7 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
     auto compute = [&] {
       Instr v{.op = Opcode::kVec, .vec = w.vec};
       v.src = sin;
-      v.src_stride = tc;
+      v.src_stride = tc / mult;
       v.dst = sout;
       v.dst_stride = tc;
       if (w.params_bytes) v.params = spar;
@@ -116,6 +125,11 @@ StatusOr<Program> LowerWindowOp(const WindowOp& w, const Target& t, int tile_row
       v.stride_h = w.stride_h;
       v.stride_w = w.stride_w;
       std::copy(std::begin(w.imm), std::end(w.imm), v.imm);
+      if (mult > 1) v.imm[kDwMultiplierImm] = mult;
+      if (w.dilation_h > 1 || w.dilation_w > 1) {  // a dense window keeps the zeros (programs as before)
+        v.imm[kWindowDilationImm] = w.dilation_h;
+        v.imm[kWindowDilationImm + 1] = w.dilation_w;
+      }
       e.Add(QueueKind::kVector, v);
       if (!w.table_at) return;
       Instr lut{.op = Opcode::kVec, .vec = VecOp::kLut};
@@ -172,15 +186,18 @@ StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, 
 
 StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int tile_rows, int tile_c,
                                  bool double_buffer) {
-  const int C = l.channels;
+  const int C = l.out_channels();
   const int64_t window = int64_t{l.kernel_h} * l.kernel_w;
+  if (l.multiplier < 1 || l.channels < 1)
+    return InvalidArgument("depthwise layer '{}': {} channels, multiplier {}", l.name, l.channels, l.multiplier);
   if (!l.weights.empty() && (static_cast<int64_t>(l.weights.size()) != window * C ||
                              static_cast<int>(l.bias.size()) != C ||
                              (l.requant.size() != 1 && static_cast<int>(l.requant.size()) != C)))
     return InvalidArgument("depthwise layer '{}': weights, bias or requantization do not match {} channels", l.name, C);
   WindowOp w{.name = l.name, .what = "depthwise", .batch = l.batch, .in_h = l.in_h, .in_w = l.in_w,
              .channels = C, .kernel_h = l.kernel_h, .kernel_w = l.kernel_w, .stride_h = l.stride_h,
-             .stride_w = l.stride_w, .pad_top = l.pad_top, .pad_left = l.pad_left, .out_h = l.out_h(),
+             .stride_w = l.stride_w, .dilation_h = l.dilation_h, .dilation_w = l.dilation_w,
+             .multiplier = l.multiplier, .pad_top = l.pad_top, .pad_left = l.pad_left, .out_h = l.out_h(),
              .out_w = l.out_w(), .pad = static_cast<int8_t>(l.x_zero_point), .vec = VecOp::kDwConv};
   const int32_t imm[] = {l.x_zero_point, l.y_zero_point, l.act_min, l.act_max};
   std::copy(std::begin(imm), std::end(imm), w.imm);
@@ -208,7 +225,10 @@ StatusOr<Program> LowerDepthwise(const DepthwiseLayer& l, const Target& t, int t
     };
   }
   ASSIGN_OR_RETURN(Program p, LowerWindowOp(w, t, tile_rows, tile_c, double_buffer, nullptr));
-  p.task_names = {fmt::format("{} (depthwise {}x{}, {} ch)", l.name, l.kernel_h, l.kernel_w, C)};
+  p.task_names = {l.dilation_h == 1 && l.dilation_w == 1
+                      ? fmt::format("{} (depthwise {}x{}, {} ch)", l.name, l.kernel_h, l.kernel_w, C)
+                      : fmt::format("{} (depthwise {}x{} dilation {}x{}, {} ch)", l.name, l.kernel_h, l.kernel_w,
+                                    l.dilation_h, l.dilation_w, C)};
   return p;
 }
 

@@ -31,12 +31,16 @@ bool IsWindowOp(const Instr& in) {
   return in.op == Opcode::kVec && (in.vec == VecOp::kMaxPool || in.vec == VecOp::kAvgPool || in.vec == VecOp::kDwConv);
 }
 
-// Output pixels x channels x window positions of a window op.
-int64_t WindowElements(const Instr& in) {
-  const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
-  const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
-  return oh * ow * in.cols * in.win_h * in.win_w;
+// Output rows / columns of a window op's tile (a dilated window spans WindowExtent pixels).
+int64_t WindowOutH(const Instr& in) {
+  return in.stride_h ? (in.in_h - WindowExtent(in.win_h, WindowDilation(in.imm, 0))) / in.stride_h + 1 : 0;
 }
+int64_t WindowOutW(const Instr& in) {
+  return in.stride_w ? (in.in_w - WindowExtent(in.win_w, WindowDilation(in.imm, 1))) / in.stride_w + 1 : 0;
+}
+
+// Output pixels x channels x window positions of a window op (the taps, not the extent).
+int64_t WindowElements(const Instr& in) { return WindowOutH(in) * WindowOutW(in) * in.cols * in.win_h * in.win_w; }
 
 }  // namespace
 
@@ -66,8 +70,7 @@ int64_t SramEnd(const Instr& in) {
                         in.imm[kWideImm] == 1;
       int64_t end = in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + in.cols * (wide ? 2 : 1);
       if (IsWindowOp(in)) {
-        const int64_t oh = in.stride_h ? (in.in_h - in.win_h) / in.stride_h + 1 : 0;
-        const int64_t ow = in.stride_w ? (in.in_w - in.win_w) / in.stride_w + 1 : 0;
+        const int64_t oh = WindowOutH(in), ow = WindowOutW(in);
         end = std::max(in.src + (int64_t{in.in_h} * in.in_w) * in.src_stride,
                        in.dst + oh * ow * in.dst_stride);
         if (in.vec == VecOp::kDwConv)

@@ -409,12 +409,17 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
   if (in.vec == VecOp::kNorm || in.vec == VecOp::kSoftmax) return NormOrSoftmax(in, mem);
   if (in.vec == VecOp::kResize) return Resize(in, mem);
   // Pools.
-  if (in.win_h <= 0 || in.win_w <= 0 || in.stride_h <= 0 || in.stride_w <= 0 || in.in_h < in.win_h ||
-      in.in_w < in.win_w)
-    return InvalidArgument("pool window {}x{} stride {}x{} does not fit the {}x{} tile", in.win_h,
-                           in.win_w, in.stride_h, in.stride_w, in.in_h, in.in_w);
-  const int32_t oh = (in.in_h - in.win_h) / in.stride_h + 1, ow = (in.in_w - in.win_w) / in.stride_w + 1;
-  RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src, (int64_t{in.in_h} * in.in_w - 1) * in.src_stride + in.cols, "pool source tile"));
+  const int32_t dil_h = WindowDilation(imm, 0), dil_w = WindowDilation(imm, 1);
+  const int64_t ext_h = WindowExtent(in.win_h, dil_h), ext_w = WindowExtent(in.win_w, dil_w);
+  if (in.win_h <= 0 || in.win_w <= 0 || in.stride_h <= 0 || in.stride_w <= 0 || in.in_h < ext_h || in.in_w < ext_w)
+    return InvalidArgument("pool window {}x{} dilation {}x{} stride {}x{} does not fit the {}x{} tile", in.win_h,
+                           in.win_w, dil_h, dil_w, in.stride_h, in.stride_w, in.in_h, in.in_w);
+  const int32_t oh = static_cast<int32_t>((in.in_h - ext_h) / in.stride_h + 1),
+                ow = static_cast<int32_t>((in.in_w - ext_w) / in.stride_w + 1);
+  // A depthwise multiplier m: output column c reads source column c / m (isa.h kDwMultiplierImm).
+  const int32_t mult = in.vec == VecOp::kDwConv ? DwMultiplier(imm) : 1;
+  RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.src, (int64_t{in.in_h} * in.in_w - 1) * in.src_stride + in.cols / mult,
+                        "pool source tile"));
   const int64_t window = int64_t{in.win_h} * in.win_w, poff = DwParamsOffset(window, in.cols);
   if (in.vec == VecOp::kDwConv)
     RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, poff + int64_t{12} * in.cols, "depthwise params"));
@@ -436,8 +441,8 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
         int32_t best = -128, sum = 0, dot = 0;
         for (int32_t i = 0; i < in.win_h; ++i) {
           for (int32_t j = 0; j < in.win_w; ++j) {
-            const int64_t p = int64_t{y * in.stride_h + i} * in.in_w + x * in.stride_w + j;
-            const int32_t v = Load<int8_t>(mem, Space::kSram, 0, in.src + p * in.src_stride + c);
+            const int64_t p = int64_t{y * in.stride_h + i * dil_h} * in.in_w + x * in.stride_w + j * dil_w;
+            const int32_t v = Load<int8_t>(mem, Space::kSram, 0, in.src + p * in.src_stride + c / mult);
             best = std::max(best, v);
             sum += v - imm[0];
             if (in.vec == VecOp::kDwConv)

@@ -151,7 +151,7 @@ StatusOr<VectorTiling> ChooseResizeTiling(const ResizeLayer& l, const Target& t,
 StatusOr<VectorTiling> ChooseDepthwiseTiling(const DepthwiseLayer& l, const Target& t, const TilerOptions& opt) {
   DepthwiseLayer shape = l;  // timing does not need the data
   shape.weights.clear();
-  return ChooseWindowTiling(fmt::format("depthwise layer '{}'", l.name), l.out_h(), l.channels, t, opt,
+  return ChooseWindowTiling(fmt::format("depthwise layer '{}'", l.name), l.out_h(), l.out_channels(), t, opt,
                             [&](int r, int c, bool db) { return LowerDepthwise(shape, t, r, c, db); });
 }
 

@@ -96,7 +96,7 @@ StatusOr<std::vector<Tensor>> CpuInt8(const Node& n, const std::vector<const Ten
     }
     // Depthwise: the same integer conv, with the depthwise layer's bias and requantization.
     const npu::DepthwiseLayer& d = v.depthwise;
-    q.layer.out_channels = d.channels;
+    q.layer.out_channels = d.out_channels();
     q.layer.bias = d.bias;
     q.layer.requant = d.requant;
     q.layer.y_zero_point = d.y_zero_point;

@@ -443,6 +443,21 @@ class Mnv3FpnDb(nn.Module):
         return torch.sigmoid(self.head(fused))
 
 
+class LrasppMnv3(nn.Module):
+    """torchvision's lraspp_mobilenet_v3_large (21 classes, random weights): a MobileNetV3
+    backbone whose last stage runs dilated (dilation 2) depthwise convolutions at output
+    stride 16, and the LR-ASPP head (a pooled sigmoid gate, a low-level classifier, bilinear
+    resizes). torchvision returns a dict; the export takes its "out"."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            weights=None, weights_backbone=None, num_classes=21)
+
+    def forward(self, image):
+        return self.net(image)["out"]
+
+
 class PoolBranches(nn.Module):
     """Average pools as small CNNs use them: an inception block's pool branch (3x3 stride 1
     pad 1, the padding left out of the divisor) beside 1x1 and 3x3 convolutions, a DenseNet
@@ -542,6 +557,13 @@ MODELS["mnv3_fpn_db"] = dict(
     inputs=lambda rng, size: {"image": rng.standard_normal((1, 3, size, size)).astype(np.float32)},
     outputs=["probability"], recalibrate=True, input_shape=(3, 320, 320),
     expect_ops=("Resize", "Concat", "ConvTranspose", "BatchNormalization", "Sigmoid"))
+# Semantic segmentation with dilated depthwise convolutions (the NPU's vector cores): the
+# zoo's copy is 256x256; scripts/npu_zoo_check.sh simulates it at 128x128 (--image-size).
+MODELS["lraspp_mobilenet_v3_large"] = dict(
+    build=LrasppMnv3, image_size=256,
+    inputs=lambda rng, size: {"image": rng.standard_normal((1, 3, size, size)).astype(np.float32)},
+    outputs=["out"], recalibrate=True, input_shape=(3, 256, 256),
+    expect_ops=("Resize", "HardSigmoid", "GlobalAveragePool"))
 MODELS["refine_loop"] = dict(
     build=RefineLoop, script=True,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
