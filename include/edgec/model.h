@@ -242,7 +242,9 @@ class EDGEC_API Model {
   Status QuantizeFromDirectory(const std::string& dir, const QuantizeOptions& options, int64_t limit,
                                QuantizeReport* report);
   // Folds the Q/DQ patterns of a QDQ model into integer ops, as a CPU session of it does
-  // first (SessionOptions::fold_qdq); `summary` may be null.
+  // first (SessionOptions::fold_qdq); integer 1-d convolutions and pools then become their
+  // 2-d form with H = 1 between an Unsqueeze and a Squeeze (the int8 kernels are 2-d);
+  // `summary` may be null.
   Status FoldQdq(const QdqFoldOptions& options, QdqFoldSummary* summary);
   // Writes the graph as ONNX (QDQ form when quantized) for any other runtime to check.
   Status SaveOnnx(const std::string& path) const;

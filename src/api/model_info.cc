@@ -9,6 +9,7 @@
 #include "ir/cost.h"
 #include "passes/pass.h"
 #include "quant/fold_qdq.h"
+#include "quant/pipeline.h"
 #include "runtime/reference_executor.h"
 #include "runtime/shape_binding.h"
 #include "support/status.h"
@@ -94,7 +95,7 @@ Status Model::SaveOnnx(const std::string& path, const OnnxSaveOptions& options) 
 Status Model::FoldQdq(const QdqFoldOptions& options, QdqFoldSummary* summary) {
   quant::FoldOptions fo;
   fo.fixed_point = options.fixed_point;
-  auto folded = quant::FoldQdqToInteger(impl_->graph, fo);
+  auto folded = quant::FoldQdqForCpu(impl_->graph, fo);
   if (!folded.ok()) return folded.status().WithContext(impl_->name);
   if (summary) {
     summary->folded = folded->folded;

@@ -3,7 +3,7 @@
 #include "api/cpu_runner.h"
 #include "api/session_impl.h"
 #include "kernels/cpu/kernel.h"
-#include "quant/fold_qdq.h"
+#include "quant/pipeline.h"
 
 namespace edgec {
 inline namespace v1 {
@@ -33,7 +33,7 @@ StatusOr<Session> Session::Create(const Model& model, const SessionOptions& opti
   if (options.fold_qdq && HasQdq(g)) {
     quant::FoldOptions fo;
     fo.fixed_point = options.fixed_point;
-    auto folded = quant::FoldQdqToInteger(g, fo);
+    auto folded = quant::FoldQdqForCpu(g, fo);
     if (!folded.ok()) return folded.status().WithContext(model.name());
   }
   auto impl = std::make_unique<Impl>();

@@ -115,6 +115,13 @@ StatusOr<Graph> Int8Executable(const Graph& qdq) {
   return g;
 }
 
+StatusOr<FoldSummary> FoldQdqForCpu(Graph& g, const FoldOptions& options) {
+  ASSIGN_OR_RETURN(FoldSummary s, FoldQdqToInteger(g, options));
+  passes::PassContext ctx;
+  RETURN_IF_ERROR(driver::Optimize(g, 0, "lift-1d-windows", ctx));
+  return s;
+}
+
 namespace {
 
 // Runs a graph many times: the CPU plan when it builds, else the reference executor.

@@ -9,6 +9,7 @@
 #include "support/status.h"
 #include "ir/graph.h"
 #include "quant/calibrate.h"
+#include "quant/fold_qdq.h"
 #include "quant/qdq_rewrite.h"
 
 namespace edgec::quant {
@@ -35,6 +36,12 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table);
 // A copy of a QDQ graph with the Q/DQ patterns folded into integer ops (fold_qdq.h), after
 // fuse-layernorm and fuse-groupnorm (a QDQ file holds them decomposed).
 StatusOr<Graph> Int8Executable(const Graph& qdq);
+
+// The CPU's fold of a QDQ graph (`edgec run/bench --int8`, Session on a QDQ model,
+// Model::FoldQdq): FoldQdqToInteger, then 1-d convolutions and pools as 2-d with H = 1
+// (passes/lift_1d_windows.cc), as a compiled model's CPU part runs them: the int8 kernels
+// are 2-d, a 1-d one would fall to the reference kernel.
+StatusOr<FoldSummary> FoldQdqForCpu(Graph& g, const FoldOptions& options);
 
 // Agreement of a candidate's outputs with the reference (float) outputs over samples:
 // per output, the worst and mean cosine similarity, top-1 agreement (argmax over the

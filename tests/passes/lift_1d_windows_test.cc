@@ -19,9 +19,8 @@ namespace {
 using namespace testing_passes;
 using testing_quant::Normal;
 
-// The float graph calibrated on seeded samples, rewritten to QDQ and folded to integer ops,
-// without the passes Int8Executable runs after the fold (the graph this pass sees).
-Graph Integer(Graph g, const Dims& x) {
+// The float graph calibrated on seeded samples and rewritten to QDQ.
+Graph Qdq(Graph g, const Dims& x) {
   EXPECT_TRUE(quant::PrepareForQuantization(g).ok());
   std::vector<quant::Sample> samples;
   for (uint32_t i = 0; i < 3; ++i) samples.push_back({{"x", Normal(x, 40 + i)}});
@@ -29,6 +28,13 @@ Graph Integer(Graph g, const Dims& x) {
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_TRUE(quant::RewriteToQdq(g, *table, {}).ok());
   EXPECT_TRUE(RunPasses(g, "fuse-layernorm,fuse-groupnorm").ok());  // as Int8Executable does first
+  return g;
+}
+
+// That QDQ graph folded to integer ops, without the passes Int8Executable runs after the fold
+// (the graph this pass sees).
+Graph Integer(Graph g, const Dims& x) {
+  g = Qdq(std::move(g), x);
   EXPECT_TRUE(quant::FoldQdqToInteger(g).ok());
   return g;
 }
@@ -52,7 +58,7 @@ Value* Conv1d(LayoutBuilder& b, Value* x, int64_t c, int64_t m, int64_t k, Attri
 
 // x [1, 8, 40] -> conv k3 -> relu -> conv k9 s2 (+ 1x1 s2 shortcut) -> add -> relu -> max pool
 // k2 s2 -> average pool k3 -> global average pool -> flatten -> gemm.
-Graph ResidualChain() {
+Graph ResidualChainFloat() {
   LayoutBuilder b;
   Value* x = b.Input("x", {1, 8, 40});
   Value* c0 = b.Op(OpKind::kRelu, {Conv1d(b, x, 8, 16, 3, Window({3}, {1}, {1, 1}), 1, "conv0")});
@@ -68,8 +74,10 @@ Graph ResidualChain() {
   Attributes tb;
   tb.Set("transB", int64_t{1});
   Value* fc = b.Op(OpKind::kGemm, {f, b.Const(Normal({12, 16}, 7, 0.3), "wf"), b.Const(Normal({12}, 8, 0.1), "bf")}, tb, "fc");
-  return Integer(b.Done({fc}), {1, 8, 40});
+  return b.Done({fc});
 }
+
+Graph ResidualChain() { return Integer(ResidualChainFloat(), {1, 8, 40}); }
 
 // Depthwise (dilated), grouped and auto_pad convs, a channel Concat, a gate (x · tanh(x)), a
 // group norm and a ceil-mode max pool.
@@ -151,6 +159,26 @@ TEST(Lift1dWindows, ChainBecomes2dWithOneEntryAndExitsOnly) {
   EXPECT_GE(Rewrites(*ctx, "1-d window op -> 2-d"), 6);
   ExpectSameOutputs(before, g, 0.0);
   ExpectSameOutputs(before, g, 0.0, 99);
+}
+
+// The CPU's fold (`edgec run/bench --int8`, a Session or Model::FoldQdq on a QDQ model) lifts
+// too: its int8 kernels are 2-d, a 1-d conv would run on the reference kernel.
+TEST(Lift1dWindows, TheCpuFoldLiftsToo) {
+  const Graph qdq = Qdq(ResidualChainFloat(), {1, 8, 40});
+  Graph plain = qdq.Clone();
+  ASSERT_TRUE(quant::FoldQdqToInteger(plain).ok());
+  Graph cpu = qdq.Clone();
+  auto folded = quant::FoldQdqForCpu(cpu, {});
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  EXPECT_GT(folded->folded, 0);
+  int convs = 0;
+  for (const Node* n : cpu.nodes())
+    if (n->op() == OpKind::kQLinearConv && n->name().rfind("fc", 0) != 0) {
+      EXPECT_EQ(n->input(0)->type.rank(), 4) << n->name() << "\n" << PrintGraph(cpu);
+      ++convs;
+    }
+  EXPECT_EQ(convs, 3) << PrintGraph(cpu);
+  ExpectSameOutputs(plain, cpu, 0.0);
 }
 
 TEST(Lift1dWindows, DepthwiseGroupedAutoPadConcatGroupNormKeepTheNumbers) {
