@@ -80,23 +80,12 @@ bool IsAnchor(const Node& n) {
          n.op() == OpKind::kQLinearSoftmax;
 }
 
-struct Groups {
-  std::map<Value*, Value*> parent;
-  Value* Find(Value* v) {
-    auto it = parent.find(v);
-    if (it == parent.end()) return parent[v] = v;
-    if (it->second == v) return v;
-    return it->second = Find(it->second);
-  }
-  void Join(Value* a, Value* b) { parent[Find(a)] = Find(b); }
-};
-
 Dims Squeezed(const Dims& d) { return Dims(d.begin() + 1, d.end()); }
 
 }  // namespace
 
 Status RunAttention3d(Graph& g, PassContext& ctx, const PassOptions&) {
-  Groups groups;
+  ValueGroups groups;
   std::map<Value*, bool> blocked, anchored;
   std::vector<std::pair<Node*, std::vector<Value*>>> ties;
   for (Node* n : g.nodes()) {

@@ -80,17 +80,6 @@ std::optional<std::vector<Value*>> TiedValues(const Node& n) {
   return vs;
 }
 
-struct Groups {
-  std::map<Value*, Value*> parent;
-  Value* Find(Value* v) {
-    auto it = parent.find(v);
-    if (it == parent.end()) return parent[v] = v;
-    if (it->second == v) return v;
-    return it->second = Find(it->second);
-  }
-  void Join(Value* a, Value* b) { parent[Find(a)] = Find(b); }
-};
-
 Dims WithUnitH(const Dims& d) { return {d[0], d[1], 1, d[2]}; }
 
 // A node of a lifted region in its 2-d form: constants, window attributes, axis.
@@ -118,7 +107,7 @@ void LiftNode(Graph& g, Node* n) {
 }  // namespace
 
 Status RunLift1dWindows(Graph& g, PassContext& ctx, const PassOptions&) {
-  Groups groups;
+  ValueGroups groups;
   std::vector<std::pair<Node*, std::vector<Value*>>> ties;
   for (Node* n : g.nodes()) {
     std::optional<std::vector<Value*>> vs = TiedValues(*n);

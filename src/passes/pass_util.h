@@ -1,6 +1,7 @@
 // Small helpers every pass uses: use queries, constants, dead-node removal, provenance.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -39,5 +40,18 @@ void AbsorbProvenance(Node* into, const Node* from);
 StatusOr<Node*> AddInferredNode(Graph& g, OpKind op, const std::string& name,
                                 std::vector<Value*> inputs, Attributes attrs, int num_outputs = 1,
                                 const Node* origin = nullptr);
+
+// Values joined into groups (union-find): the passes that change a region's rank join the
+// values each node ties together (attention_3d.cc, lift_1d_windows.cc).
+struct ValueGroups {
+  std::map<Value*, Value*> parent;
+  Value* Find(Value* v) {
+    auto it = parent.find(v);
+    if (it == parent.end()) return parent[v] = v;
+    if (it->second == v) return v;
+    return it->second = Find(it->second);
+  }
+  void Join(Value* a, Value* b) { parent[Find(a)] = Find(b); }
+};
 
 }  // namespace edgec::passes
