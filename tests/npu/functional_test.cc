@@ -5,9 +5,7 @@
 // integer requantization of src/quant/fixed_point.h.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <tuple>
 
 #include "../kernels/conv_test_util.h"
@@ -21,22 +19,12 @@ namespace {
 using testing_conv::Attrs;
 using testing_conv::Ints;
 
+// The built-in target and targets/*.json, as `edgec targets` lists them (npu::ListTargets).
 std::vector<Target> AllTargets() {
-  std::vector<Target> out = {DefaultTarget()};
-  for (const char* name : {"edge-mcu", "edge-large"}) {
-    for (const char* prefix : {"", "../", "../../"}) {
-      std::ifstream in(std::string(prefix) + "targets/" + name + ".json");
-      if (!in) continue;
-      std::stringstream ss;
-      ss << in.rdbuf();
-      auto t = ParseTargetText(ss.str(), name);
-      EXPECT_TRUE(t.ok()) << t.status().ToString();
-      if (t.ok()) out.push_back(*t);
-      break;
-    }
-  }
-  EXPECT_EQ(out.size(), 3u) << "targets/*.json not found from the test's working directory";
-  return out;
+  auto t = ListTargets();
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t.ok() ? t->size() : 0u, 3u) << "targets/*.json not found from the test's working directory";
+  return t.ok() ? *t : std::vector<Target>{DefaultTarget()};
 }
 
 struct Case {
