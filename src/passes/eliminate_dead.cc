@@ -5,6 +5,7 @@
 //          %d = Reshape(%c, [1, 64]) (c is [1, 64]); %e = Transpose(%d) {perm=[0, 1]}
 //          %f = Pad(%e, [0, 0, 0, 0]); %g = Relu(%f); %unused = Exp(%x)
 // After:   %g = Relu(%x)
+// A Slice of the same shape stays when a step is negative: it reverses its axis.
 #include <algorithm>
 
 #include "ir/physical_layout.h"
@@ -58,7 +59,21 @@ Value* PassThrough(const Node* n) {
       }
       return x;
     }
-    case OpKind::kSlice: case OpKind::kTile: case OpKind::kConcat:
+    case OpKind::kSlice: {
+      // Same shape is not enough: a negative step keeps the shape and reverses the axis
+      // (torch's F.pad exports its pads through Slice(step -1); EliminateDead.ReversingSliceStays).
+      // With every step positive, an unchanged shape means every element in order.
+      if (!same_type) return nullptr;
+      if (n->num_inputs() > 4 && n->input(4)) {
+        const Tensor* steps = ConstantOf(n->input(4));
+        if (!steps) return nullptr;
+        for (int64_t s : steps->ToInt64Vector()) {
+          if (s <= 0) return nullptr;
+        }
+      }
+      return x;
+    }
+    case OpKind::kTile: case OpKind::kConcat:
       return n->num_inputs() >= 1 && same_type && (n->op() != OpKind::kConcat || n->num_inputs() == 1) ? x : nullptr;
     default:
       return nullptr;
