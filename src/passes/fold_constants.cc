@@ -8,6 +8,7 @@
 // An If whose condition is constant is replaced by the nodes of the branch it takes.
 #include <algorithm>
 
+#include "ir/infer.h"
 #include "passes/inline_branch.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
@@ -32,15 +33,36 @@ bool Foldable(const Node* n) {
   return true;
 }
 
+Status FoldSweep(Graph& g, PassContext& ctx, bool* inlined);
+
 }  // namespace
 
 Status RunFoldConstants(Graph& g, PassContext& ctx, const PassOptions&) {
   if (!ctx.evaluator) return Internal("fold-constants needs an evaluator (set by the driver)");
+  // A branch inlined below brings nodes typed for any input (a branch is inferred alone):
+  // the graph is inferred again and swept again, so that its Shape -> Gather -> Equal
+  // chains fold and the Ifs nested in it inline too (silero VAD's decoder;
+  // FreezeInputs.IfOnAFrozenInputBecomesItsBranch).
+  constexpr int kMaxSweeps = 16;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool inlined = false;
+    RETURN_IF_ERROR(FoldSweep(g, ctx, &inlined));
+    if (!inlined) break;
+    RETURN_IF_ERROR(InferShapes(g));
+  }
+  ctx.stats().nodes_removed += RemoveDeadNodes(g);
+  return Status::Ok();
+}
+
+namespace {
+
+Status FoldSweep(Graph& g, PassContext& ctx, bool* inlined) {
   for (Node* n : g.nodes()) {
     // An If on a constant condition becomes its taken branch.
     if (n->op() == OpKind::kIf && n->input(0) && n->input(0)->is_constant()) {
       RETURN_IF_ERROR(InlineIfBranch(g, n));
       ctx.stats().rewrites["inlined If branch"]++;
+      *inlined = true;
       continue;
     }
     if (!Foldable(n)) continue;
@@ -82,8 +104,8 @@ Status RunFoldConstants(Graph& g, PassContext& ctx, const PassOptions&) {
     }
     if (replaced_all) ctx.stats().rewrites[std::string("folded ") + std::string(OpName(n->op()))]++;
   }
-  ctx.stats().nodes_removed += RemoveDeadNodes(g);
   return Status::Ok();
 }
 
+}  // namespace
 }  // namespace edgec::passes
