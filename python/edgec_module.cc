@@ -350,6 +350,14 @@ PYBIND11_MODULE(_edgec, m) {
           },
           py::arg("name"), py::arg("shape"))
       .def(
+          "freeze_inputs",
+          [](std::shared_ptr<edgec::Model> self, const py::dict& values) {
+            std::vector<py::array> keep;
+            Check(self->FreezeInputs(Views(values, self->inputs(), keep)));
+            return self;
+          },
+          py::arg("values"), "Makes inputs constants ({name: value}); what depends only on them folds.")
+      .def(
           "quantize",
           [](std::shared_ptr<edgec::Model> self, py::iterable calib, const std::string& method, bool per_channel,
              const std::string& dtype, std::vector<std::string> keep_float, std::vector<std::string> int16,

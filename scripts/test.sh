@@ -52,6 +52,7 @@ part "memory plan vs lower bound on the zoo" "$BUILD/bin/memory_plan_zoo" "$BUIL
 part "profile HTML report in headless Chromium (plots drawn, no console errors)" /usr/bin/python3 tests/report/html_render_test.py "$BUILD"
 part "bounded soak: 2000 runs, outputs identical, RSS growth < 1%" bash tests/report/soak_test.sh "$BUILD" 2000
 part "NPU: compiled zoo CNNs, npu-sim == cpu bit for bit on every target" bash scripts/npu_zoo_check.sh "$BUILD"
+part "trained silero VAD (npm): float vs ORT, --freeze sr, int8 npu-sim == cpu" /usr/bin/python3 tests/zoo/silero_vad.py "$BUILD"
 part "no zoo step on a reference kernel (dynamic parts and subgraphs too)" /usr/bin/python3 tests/zoo/fast_steps.py "$BUILD"
 
 echo "=== summary ==="

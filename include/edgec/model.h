@@ -225,6 +225,12 @@ class EDGEC_API Model {
   // Binds several inputs at once; every other symbolic input dim becomes `default_dim` (0:
   // stays symbolic). Shapes are inferred through the graph.
   Status BindInputShapes(const std::map<std::string, std::vector<int64_t>>& dims, int64_t default_dim = 0);
+  // Makes inputs constants: each named input takes the given value for good and leaves the
+  // model's inputs, so that what depends only on it folds (silero VAD's `sr`: an If on
+  // sr == 16000 becomes its 16 kHz branch). Shapes are inferred again. Fails naming the
+  // input when it is unknown or the value's dtype or dims contradict its declaration. The
+  // data is copied.
+  Status FreezeInputs(const std::map<std::string, TensorView>& values);
   // Runs the named optimization pipeline (0-3), or an explicit pass list ("fold-constants,...").
   Status Optimize(int level = 3);
   Status Optimize(const std::string& pipeline);

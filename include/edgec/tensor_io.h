@@ -30,6 +30,11 @@ EDGEC_API TensorView RandomTensor(DataType dtype, std::vector<int64_t> dims, uin
 // "1x3x224x224" (also "1,3,224,224") as dims; an error names the text.
 EDGEC_API StatusOr<std::vector<int64_t>> ParseDimsText(const std::string& text);
 
+// Values written as text, "16000" or "0.5,1,2", as a tensor of this dtype and dims (an owning
+// view): the count must be the dims' product; an integer or bool dtype takes only integral
+// values in its range (bool: 0, 1, true, false). An error names the text and the value.
+EDGEC_API StatusOr<TensorView> TensorFromText(const std::string& text, DataType dtype, std::vector<int64_t> dims);
+
 // "f32[1,3,224,224]".
 EDGEC_API std::string TypeString(const TensorView& tensor);
 

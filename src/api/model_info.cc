@@ -80,6 +80,15 @@ Status Model::BindInputShapes(const std::map<std::string, std::vector<int64_t>>&
   return ::edgec::BindInputShapes(impl_->graph, bound, default_dim).WithContext(impl_->name);
 }
 
+Status Model::FreezeInputs(const std::map<std::string, TensorView>& values) {
+  std::map<std::string, Tensor> owned;
+  for (const auto& [name, view] : values) {
+    if (view.data() == nullptr && view.numel() > 0) return InvalidArgument("freeze: input '{}' has no data", name);
+    owned.emplace(name, api::BorrowTensor(view).Clone());
+  }
+  return ::edgec::FreezeInputs(impl_->graph, owned).WithContext(impl_->name);
+}
+
 Status Model::SaveOnnx(const std::string& path, const OnnxSaveOptions& options) const {
   Graph out = impl_->graph.Clone();
   if (!options.keep_fused) {

@@ -26,6 +26,66 @@ StatusOr<Dims> ParseDims(const std::string& text) {
   return d;
 }
 
+Status FreezeInputs(Graph& g, const std::map<std::string, Tensor>& values) {
+  for (const auto& [name, value] : values) {
+    Value* v = g.FindValue(name);
+    if (!v || !v->is_graph_input()) {
+      std::string names;
+      for (const Value* in : g.inputs()) names += (names.empty() ? "'" : ", '") + in->name() + "'";
+      return NotFound("'{}' is not an input of the model (inputs: {})", name, names.empty() ? "none" : names);
+    }
+    const TensorType& t = v->type;
+    if (!t.IsDenseTensor()) return InvalidArgument("input '{}' is {}: only a tensor can be frozen", name, t.ToString());
+    if (t.dtype != value.dtype()) {
+      return InvalidArgument("input '{}' is {}, the frozen value is {}", name, t.ToString(), value.TypeString());
+    }
+    bool fits = !t.rank_known || t.rank() == static_cast<int>(value.dims().size());
+    for (size_t i = 0; fits && t.rank_known && i < value.dims().size(); ++i)
+      fits = t.dims[i] < 0 || t.dims[i] == value.dims()[i];
+    if (!fits) {
+      return InvalidArgument("input '{}' is {}, the frozen value is {}", name, t.ToString(), value.TypeString());
+    }
+  }
+  // The graph is built anew with the frozen inputs as constants of the same names (the
+  // Graph keeps its inputs' list to itself).
+  Graph f;
+  f.name = g.name;
+  std::unordered_map<const Value*, Value*> map;
+  auto copy_meta = [](const Value* from, Value* to) {
+    to->physical = from->physical;
+    to->quant = from->quant;
+  };
+  for (const Value* in : g.inputs()) {
+    if (auto it = values.find(in->name()); it != values.end()) continue;
+    map[in] = f.AddInput(in->name(), in->type);
+    copy_meta(in, map[in]);
+  }
+  for (const auto& [name, value] : values) map[g.FindValue(name)] = f.AddConstant(name, value);
+  for (const Value* c : g.constants()) {
+    map[c] = f.AddConstant(c->name(), c->constant());
+    map[c]->type = c->type;
+    copy_meta(c, map[c]);
+  }
+  for (const Node* n : g.nodes()) {
+    std::vector<Value*> ins;
+    for (const Value* v : n->inputs()) ins.push_back(v ? map.at(v) : nullptr);
+    std::vector<std::string> outs;
+    for (const Value* o : n->outputs()) outs.push_back(o->name());
+    Node* m = f.AddNode(n->op(), n->name(), std::move(ins), n->num_outputs(), std::move(outs));
+    m->attrs = n->attrs;
+    m->provenance = n->provenance;
+    m->opset = n->opset;
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      map[n->output(i)] = m->output(i);
+      m->output(i)->type = n->output(i)->type;
+      copy_meta(n->output(i), m->output(i));
+    }
+  }
+  for (const Value* o : g.outputs()) f.MarkOutput(map.at(o));
+  g = std::move(f);
+  return BindInputShapes(g, {}, 0);
+}
+
 Status BindInputShapes(Graph& g, const std::map<std::string, Dims>& shapes, int64_t default_dim) {
   for (auto& [name, dims] : shapes) {
     Value* v = g.FindValue(name);

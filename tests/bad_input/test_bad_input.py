@@ -137,6 +137,19 @@ case("malformed npy", ["run", good, "--input", "x=" + path("bad.npy")], ["bad.np
 case("missing npy", ["run", good, "--input", "x=" + path("nope.npy")], ["nope.npy"])
 case("input flag without =", ["run", good, "--input", "x"], ["--input", "NAME=VALUE"])
 
+# --- --freeze (an input made a constant) ---
+m = model_of([helper.make_node("Cast", ["sr"], ["srf"], to=TensorProto.FLOAT, name="cast1"),
+              helper.make_node("Mul", ["x", "srf"], ["y"], name="mul1")],
+             [vi("x", [1, 3]), vi("sr", [], TensorProto.INT64)], [vi("y", [1, 3])])
+rate = save(m, "rate.onnx")
+case("--freeze an unknown input", ["run", rate, "--freeze", "rate=16000"], ["rate.onnx", "'rate'", "'x', 'sr'"])
+case("--freeze a value that is no number", ["compile", rate, "--freeze", "sr=16k", "--calib", path("no_calib"),
+                                            "-o", path("r.edgec")], ["rate.onnx", "--freeze sr", "'16k'"])
+case("--freeze a fraction for an integer input", ["quantize", rate, "--freeze", "sr=16000.5", "-o", path("r.onnx")],
+     ["--freeze sr", "16000.5", "i64"])
+case("--freeze two values for a scalar", ["optimize", rate, "--freeze", "sr=1,2"], ["--freeze sr", "2 value(s)"])
+case("--freeze with a wrong-dtype .npy", ["run", rate, "--freeze", "sr=" + path("x13.npy")], ["'sr'", "i64", "f32[1, 3]"])
+
 # --- value-dependent errors inside kernels ---
 m = model_of([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape1")],
              [vi("x", [2, 3])], [vi("y", None)],

@@ -20,6 +20,7 @@ namespace edgec::cli {
 namespace {
 
 struct BenchFlags {
+  std::vector<std::string> freeze;
   std::string model;
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
@@ -66,6 +67,7 @@ int BenchMain(const BenchFlags& f) {
   auto t0 = clock::now();
   auto m = Model::Load(f.model);
   if (!m.ok()) return ReportError(m.status().message());
+  if (Status fz = ApplyFreeze(*m, f.freeze, f.model); !fz.ok()) return ReportError(fz.message());
   auto inputs = GatherInputs(m->inputs(), f.inputs, f.shapes, f.seed, nullptr);
   if (!inputs.ok()) return ReportError(fmt::format("{}: {}", f.model, inputs.status().message()));
   if (f.int8) {
@@ -147,6 +149,7 @@ VerbMain AddBenchVerb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("bench", "Measure a model's CPU latency, throughput and memory");
   sub->add_option("model", flags->model, "ONNX model file")->required();
   sub->add_option("--input,-i", flags->inputs, "NAME=FILE.npy (seeded random data for inputs not given)");
+  sub->add_option("--freeze", flags->freeze, "NAME=VALUE: make input NAME a constant (a number, a comma list, or a .npy file), so what depends on it folds");
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: dims for a random input with symbolic dims");
   sub->add_option("--threads", flags->threads, "threads (0 = all cores)")->capture_default_str();
   sub->add_option("--runs", flags->runs, "timed runs")->check(CLI::PositiveNumber)->capture_default_str();

@@ -25,6 +25,7 @@ namespace edgec::cli {
 namespace {
 
 struct CompileFlags {
+  std::vector<std::string> freeze;
   std::string model, target = "default", calib, output, method = "entropy", dtype = "i8";
   std::vector<std::string> sets, shapes, emit;
   std::string sram_svg, json;
@@ -71,6 +72,7 @@ int CompileMain(const CompileFlags& f) {
   }
   auto m = Model::Load(f.model);
   if (!m.ok()) return ReportError(m.status().message());
+  if (Status fz = ApplyFreeze(*m, f.freeze, f.model); !fz.ok()) return ReportError(fz.message());
   auto bound = ParseShapes(f.shapes);
   if (!bound.ok()) return ReportError(bound.status().message());
   Status st = m->BindInputShapes(*bound, f.calib.empty() ? 1 : 0);
@@ -155,6 +157,7 @@ VerbMain AddCompileVerb(CLI::App& app) {
   sub->add_option("--limit", flags->limit, "use the first N calibration inputs (0 = all)");
   sub->add_option("--method", flags->method, "calibrator (with --calib)")->capture_default_str();
   sub->add_option("--dtype", flags->dtype, "activation dtype when quantizing: i8 or u8")->capture_default_str();
+  sub->add_option("--freeze", flags->freeze, "NAME=VALUE: make input NAME a constant (a number, a comma list, or a .npy file), so what depends on it folds");
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's dims (default with --calib: the samples' dims)");
   sub->add_option("-o,--output", flags->output, "the .edgec file to write")->required();
   sub->add_option("--emit", flags->emit, "asm FILE: also write the NPU instruction listing")->expected(2);

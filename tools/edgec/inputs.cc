@@ -1,5 +1,6 @@
 #include "tools/edgec/inputs.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 
@@ -70,6 +71,42 @@ StatusOr<std::map<std::string, TensorView>> GatherInputs(const std::vector<Value
     }
   }
   return inputs;
+}
+
+Status ApplyFreeze(Model& m, const std::vector<std::string>& freeze_flags, const std::string& path) {
+  if (freeze_flags.empty()) return Status::Ok();
+  auto text = ParseAssignments(freeze_flags, "--freeze");
+  if (!text.ok()) return text.status().WithContext(path);
+  const std::vector<ValueInfo> inputs = m.inputs();
+  std::map<std::string, TensorView> values;
+  for (auto& [name, value] : *text) {
+    const ValueInfo* in = nullptr;
+    for (const ValueInfo& v : inputs) in = v.name == name ? &v : in;
+    if (!in) {
+      std::string names;
+      for (const ValueInfo& v : inputs) names += (names.empty() ? "'" : ", '") + v.name + "'";
+      return BadInput("{}: --freeze '{}': the model has no input of that name (inputs: {})", path, name, names);
+    }
+    if (value.size() > 4 && value.compare(value.size() - 4, 4, ".npy") == 0) {
+      auto t = ReadNpyFile(value);
+      if (!t.ok()) return t.status().WithContext(fmt::format("{}: --freeze {}", path, name));
+      values[name] = std::move(t).value();
+      continue;
+    }
+    std::vector<int64_t> dims = in->dims;
+    bool symbolic = false;
+    for (int64_t d : dims) symbolic |= d < 0;
+    if (symbolic) {
+      if (dims.size() > 1)
+        return BadInput("{}: --freeze {}: the input is {}, with symbolic dims; give its value as a .npy file", path,
+                        name, in->type);
+      dims = {static_cast<int64_t>(std::count(value.begin(), value.end(), ',')) + 1};
+    }
+    auto t = TensorFromText(value, in->dtype, dims);
+    if (!t.ok()) return t.status().WithContext(fmt::format("{}: --freeze {}", path, name));
+    values[name] = std::move(t).value();
+  }
+  return m.FreezeInputs(values);
 }
 
 std::string SanitizeFileName(const std::string& name) {

@@ -37,6 +37,12 @@ StatusOr<std::map<std::string, TensorView>> GatherInputs(const std::vector<Value
                                                          const std::vector<std::string>& shape_flags, uint64_t seed,
                                                          std::vector<std::string>* random_names);
 
+// Applies `--freeze name=VALUE` flags (Model::FreezeInputs): VALUE is a number or a comma
+// list ("16000", "1,0"), read in the input's declared dtype and dims (a rank-0 or rank-1
+// input with symbolic dims takes the list's length), or a .npy file. Fails naming the model
+// file `path`, the flag and the input.
+Status ApplyFreeze(Model& m, const std::vector<std::string>& freeze_flags, const std::string& path);
+
 // `--int8` on a model without QuantizeLinear/DequantizeLinear would silently run in float:
 // fails naming the model and the command that makes a QDQ model of it.
 Status RequireQdq(const Model& m, const std::string& model);

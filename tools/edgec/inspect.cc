@@ -17,6 +17,7 @@ namespace edgec::cli {
 namespace {
 
 struct InspectFlags {
+  std::vector<std::string> freeze;
   std::string model;
   std::vector<std::string> shapes;
   bool all_layers = false, json = false;
@@ -176,6 +177,9 @@ int InspectMain(const InspectFlags& f) {
   if (IsCompiledModel(f.model)) return InspectCompiled(f);
   OnnxFileInfo info;
   auto m = Model::Load(f.model, &info);
+  if (m.ok()) {
+    if (Status fz = ApplyFreeze(*m, f.freeze, f.model); !fz.ok()) return ReportError(fz.message());
+  }
   if (f.json && m.ok()) return PrintJson(f, *m, info);
   fmt::print("model: {}\n", f.model);
   if (info.ir_version) {
@@ -268,6 +272,7 @@ VerbMain AddInspectVerb(CLI::App& app) {
   auto flags = std::make_shared<InspectFlags>();
   CLI::App* sub = app.add_subcommand("inspect", "Show a model's inputs, outputs, ops, parameters and MACs");
   sub->add_option("model", flags->model, "ONNX model file, or a compiled model (.edgec)")->required();
+  sub->add_option("--freeze", flags->freeze, "NAME=VALUE: make input NAME a constant (a number, a comma list, or a .npy file), so what depends on it folds");
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's symbolic dims");
   sub->add_flag("--all-layers", flags->all_layers,
                "list every layer with MACs, not the first 40 (a compiled model: every node's unit and reason)");

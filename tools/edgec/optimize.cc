@@ -17,6 +17,7 @@ namespace edgec::cli {
 namespace {
 
 struct OptimizeFlags {
+  std::vector<std::string> freeze;
   std::string model;
   std::string output;
   int level = 3;
@@ -45,6 +46,7 @@ std::string Bytes(int64_t b) {
 int OptimizeMain(const OptimizeFlags& f) {
   auto m = Model::Load(f.model);
   if (!m.ok()) return ReportError(m.status().message());
+  if (Status fz = ApplyFreeze(*m, f.freeze, f.model); !fz.ok()) return ReportError(fz.message());
   auto shapes = ParseShapes(f.shapes);
   if (!shapes.ok()) return ReportError(shapes.status().message());
   // Symbolic dims stay symbolic unless --shape binds them.
@@ -162,6 +164,7 @@ VerbMain AddOptimizeVerb(CLI::App& app) {
                   "explicit pipeline, e.g. 'eliminate-dead,fold-constants,layout{to=nhwc}' "
                   "(overrides -O)");
   sub->add_option("--print-after", flags->print_after, "print the IR after pass NAME (or 'all')");
+  sub->add_option("--freeze", flags->freeze, "NAME=VALUE: make input NAME a constant (a number, a comma list, or a .npy file), so what depends on it folds");
   sub->add_option("--shape", flags->shapes, "NAME=1x3x224x224: bind an input's symbolic dims");
   sub->add_flag("--verify-each", flags->verify_each, "re-check shapes and types after every pass");
   sub->add_flag("--explain", flags->explain, "say which patterns did not match where, and why");

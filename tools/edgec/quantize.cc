@@ -16,6 +16,7 @@ namespace edgec::cli {
 namespace {
 
 struct QuantizeFlags {
+  std::vector<std::string> freeze;
   std::string model, output, calib, eval, scales_in, scales_out, json;
   std::string method = "entropy";
   double percentile = 99.99;
@@ -83,6 +84,7 @@ void PrintErrorReport(const QuantizeFlags& f, const QuantizeReport& r) {
 int QuantizeMain(const QuantizeFlags& f) {
   auto m = Model::Load(f.model);
   if (!m.ok()) return ReportError(m.status().message());
+  if (Status fz = ApplyFreeze(*m, f.freeze, f.model); !fz.ok()) return ReportError(fz.message());
   auto shapes = ParseShapes(f.shapes);
   if (!shapes.ok()) return ReportError(shapes.status().message());
   QuantizeOptions o;
@@ -166,6 +168,7 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("quantize", "Calibrate and quantize a model to INT8 (QDQ ONNX)");
   sub->add_option("model", f->model, "ONNX model file")->required();
   sub->add_option("--output,-o", f->output, "write the QDQ model here");
+  sub->add_option("--freeze", f->freeze, "NAME=VALUE: make input NAME a constant (a number, a comma list, or a .npy file), so what depends on it folds");
   sub->add_option("--shape", f->shapes,
                   "NAME=1x3x640x640: bind an input's symbolic dims (default: the calibration samples' dims)");
   sub->add_option("--calib", f->calib,

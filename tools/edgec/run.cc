@@ -31,6 +31,7 @@ int RunMain(const RunFlags& f) {
   if (!f.device.empty()) return ReportError(fmt::format("{}: --device needs a compiled model (.edgec, edgec compile)", f.model));
   auto m = Model::Load(f.model);
   if (!m.ok()) return ReportError(m.status().message());
+  if (Status fz = ApplyFreeze(*m, f.freeze, f.model); !fz.ok()) return ReportError(fz.message());
   if (f.int8)
     if (Status st = RequireQdq(*m, f.model); !st.ok()) return ReportError(st.message());
   std::vector<std::string> generated;
@@ -107,6 +108,7 @@ VerbMain AddRunVerb(CLI::App& app) {
   sub->add_option("--input,-i", flags->inputs,
                   "NAME=FILE.npy for a graph input (repeatable); inputs not given get seeded "
                   "random data");
+  sub->add_option("--freeze", flags->freeze, "NAME=VALUE: make input NAME a constant (a number, a comma list, or a .npy file), so what depends on it folds");
   sub->add_option("--shape", flags->shapes,
                   "NAME=1x3x224x224: dims for a random input whose dims are symbolic");
   sub->add_option("--output-dir,-o", flags->output_dir,

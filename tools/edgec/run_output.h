@@ -15,6 +15,7 @@
 namespace edgec::cli {
 
 struct RunFlags {
+  std::vector<std::string> freeze;  // --freeze NAME=VALUE (ONNX models)
   std::string model;
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
