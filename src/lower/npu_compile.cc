@@ -107,6 +107,7 @@ StatusOr<npu::Program> LowerNode(const Node& n, const npu::Target& t, const part
         break;
       case VectorLayer::Kind::kMove: prog = npu::LowerMove(v.move, t, vt.chunk, vt.double_buffer); break;
       case VectorLayer::Kind::kGather: prog = npu::LowerGather(v.gather, t, vt.chunk, vt.double_buffer); break;
+      case VectorLayer::Kind::kArgMax: prog = npu::LowerArgMax(v.argmax, t, vt.chunk, vt.double_buffer); break;
       case VectorLayer::Kind::kNorm: prog = npu::LowerNorm(v.norm, t, vt.chunk, vt.double_buffer); break;
       case VectorLayer::Kind::kPool:
         prog = npu::LowerPool(v.pool, t, vt.tile_rows, vt.tile_c, vt.double_buffer, nullptr);

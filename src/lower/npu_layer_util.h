@@ -55,4 +55,16 @@ StatusOr<npu::NormLayer> NormLayerOf(const Node& n);
 // output pixel where the divisors differ (npu_avg_pool_layer.cc).
 StatusOr<npu::PoolLayer> AveragePoolLayerOf(const Node& n);
 
+// A GlobalMaxPool, ReduceMax or ReduceMin of an 8-bit tensor as a VEC max (min) pool
+// (npu_reduce_layer.cc): in the NPU's byte order the tensor is O x R x I (kept dims outside,
+// the reduced ones, kept dims inside) and the layer is a pool of O rows of a 1 x R image with
+// I channels, one window of R pixels per row. Spatial axes (I = C), the channel axis of a 4-d
+// tensor or the last axis (I = 1), keepdims 0 or 1 when the kept dims keep their byte order.
+StatusOr<npu::PoolLayer> ReducePoolLayerOf(const Node& n);
+
+// An ArgMax / ArgMin of an 8-bit tensor over the innermost dim of its NPU layout (the channel
+// axis of a 4-d tensor, the last axis otherwise), keepdims 0 or 1, select_last_index 0 or 1,
+// as a VEC argmax writing the graph's int64 indices (npu_reduce_layer.cc).
+StatusOr<npu::ArgMaxLayer> ArgMaxLayerOf(const Node& n);
+
 }  // namespace edgec::lower

@@ -328,7 +328,7 @@ bool IsMoveNode(const Node& n) {
   switch (n.op()) {
     case OpKind::kConcat: case OpKind::kTranspose: case OpKind::kSlice: case OpKind::kSplit: case OpKind::kGather:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kDepthToSpace: case OpKind::kChannelShuffle:
+    case OpKind::kDepthToSpace: case OpKind::kChannelShuffle: case OpKind::kPad:
       return true;
     default:
       return false;
@@ -350,7 +350,9 @@ bool IsVectorNode(const Node& n) {
   return IsFloatBoundary(n) || n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
          n.op() == OpKind::kQLinearSoftmax || n.op() == OpKind::kQLinearAdd || n.op() == OpKind::kQLinearMul || n.op() == OpKind::kQuantizedLookup ||
          n.op() == OpKind::kMaxPool || n.op() == OpKind::kQLinearGlobalAveragePool || n.op() == OpKind::kQLinearAveragePool || IsDepthwise(n) || IsMoveNode(n) ||
-         n.op() == OpKind::kResize || n.op() == OpKind::kQLinearRequantize;
+         n.op() == OpKind::kResize || n.op() == OpKind::kQLinearRequantize || n.op() == OpKind::kGlobalMaxPool ||
+         n.op() == OpKind::kReduceMax || n.op() == OpKind::kReduceMin || n.op() == OpKind::kArgMax ||
+         n.op() == OpKind::kArgMin;
 }
 
 int64_t MacsOf(const Node& n) {
@@ -406,6 +408,17 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   if (n.op() == OpKind::kGather && n.input(1) && !n.input(1)->is_constant()) {
     ASSIGN_OR_RETURN(v.gather, GatherLayerOf(n));
     v.kind = VectorLayer::Kind::kGather;
+    v.output_u8 = n.output(0)->type.dtype == DType::kU8;
+    return v;
+  }
+  if (n.op() == OpKind::kArgMax || n.op() == OpKind::kArgMin) {
+    ASSIGN_OR_RETURN(v.argmax, ArgMaxLayerOf(n));
+    v.kind = VectorLayer::Kind::kArgMax;
+    return v;
+  }
+  if (n.op() == OpKind::kGlobalMaxPool || n.op() == OpKind::kReduceMax || n.op() == OpKind::kReduceMin) {
+    ASSIGN_OR_RETURN(v.pool, ReducePoolLayerOf(n));
+    v.kind = VectorLayer::Kind::kPool;
     v.output_u8 = n.output(0)->type.dtype == DType::kU8;
     return v;
   }
@@ -641,6 +654,7 @@ StatusOr<npu::VectorTiling> ChooseVectorTiling(const VectorLayer& v, const npu::
     case K::kDepthwise: return npu::ChooseDepthwiseTiling(v.depthwise, t, opt);
     case K::kResize: return npu::ChooseResizeTiling(v.resize, t, opt);
     case K::kGather: return npu::ChooseGatherTiling(v.gather, t, opt);
+    case K::kArgMax: return npu::ChooseArgMaxTiling(v.argmax, t, opt);
   }
   return Internal("vector layer kind {} has no tiler", static_cast<int>(v.kind));
 }

@@ -53,8 +53,13 @@ StatusOr<QuantizedLayer> QuantizedLayerOf(const Node& n);
 // (npu/lower_norm.h) with quant/int_norm.h's parameters. A Resize of an 8-bit NCHW tensor over
 // H and W with an integer form (quant/int_resize.h: nearest or linear, constant scales or
 // sizes) is a VEC resize layer, or DMA replication for nearest by integer factors.
+// A Pad of an 8-bit or int16 tensor (constant, reflect, edge; crops too) is a move whose
+// constant border the DMA pads on load (npu/move.h kFillInput); GlobalMaxPool, ReduceMax and
+// ReduceMin of 8-bit tensors are VEC max / min pools and ArgMax / ArgMin over the innermost dim
+// of the NPU layout a VEC argmax writing int64 indices (npu_reduce_layer.cc; tests/lower/
+// npu_pad_test.cc, npu_reduce_segment_test.cc, NpuVectorOpsTest.MaxMinReductions*, ArgMax*).
 struct VectorLayer {
-  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize, kGather } kind = Kind::kEltwise;
+  enum class Kind { kEltwise, kPool, kDepthwise, kMove, kNorm, kResize, kGather, kArgMax } kind = Kind::kEltwise;
   npu::EltwiseLayer eltwise;
   npu::PoolLayer pool;
   npu::DepthwiseLayer depthwise;
@@ -62,6 +67,7 @@ struct VectorLayer {
   npu::NormLayer norm;
   npu::ResizeLayer resize;
   npu::GatherLayer gather;  // a Gather of a constant table by computed indices
+  npu::ArgMaxLayer argmax;  // ArgMax / ArgMin over the innermost dim (int64 indices)
   bool output_u8 = false;
 };
 // The model's float boundary: a QuantizeLinear of an f32 graph input to 8 bits, or a

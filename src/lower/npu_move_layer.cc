@@ -109,6 +109,140 @@ StatusOr<npu::MoveLayer> OwnMoveLayerOf(const Node& n) {
   return ElementMoveOf(n, ins, std::move(m));
 }
 
+// Where a run of output positions on one axis of a Pad reads: `count` positions from
+// `out_start` copy input positions src_start, src_start + step, ... (step 0: an edge
+// repeated), or are the pad value (`fill`).
+struct PadRun {
+  int64_t out_start, count, src_start, step;
+  bool fill;
+};
+
+// A reflect index as the reference's (kernels/ref/movement.cc): position `i` relative to the
+// kept interior of `length` elements, mirrored without repeating the border element.
+int64_t Reflected(int64_t i, int64_t length) {
+  if (length == 1) return 0;
+  const int64_t period = 2 * (length - 1);
+  const int64_t m = ((i % period) + period) % period;
+  return m < length ? m : period - m;
+}
+
+// The boxes of a Pad of an 8-bit (or, by the caller's widening, int16) tensor, in elements:
+// the kept interior is one box (negative pads crop it); in constant mode each padded axis adds
+// two fill slabs (full extent on the later axes, the interior on the earlier ones: rows of a
+// padded H in NHWC are whole output rows); reflect and edge copy every border position from
+// the input, one box per combination of runs over the axes (a reflected row is a run of one,
+// an edge is one run of stride 0). Guarded by NpuPadTest.
+StatusOr<std::vector<npu::MoveBox>> PadBoxes(const Node& n, const Dims& x, const std::vector<int64_t>& xs,
+                                             const std::vector<int64_t>& ys, int8_t& fill) {
+  const int rank = static_cast<int>(x.size());
+  const std::string mode = n.attrs.GetString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") return Unimplemented("pad mode '{}' not lowered", mode);
+  ASSIGN_OR_RETURN(std::vector<int64_t> raw, ConstInts(n, 1, "pads"));
+  std::vector<int64_t> axes;
+  if (n.num_inputs() > 3 && n.input(3)) {
+    ASSIGN_OR_RETURN(axes, ConstInts(n, 3, "pad axes"));
+  } else {
+    for (int a = 0; a < rank; ++a) axes.push_back(a);
+  }
+  if (raw.size() != 2 * axes.size()) return Unimplemented("{} pads for {} axes", raw.size(), axes.size());
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank) return Unimplemented("pad axis {}", axes[i]);
+    begin[a] = raw[i];
+    end[a] = raw[i + axes.size()];
+  }
+  fill = 0;
+  if (mode == "constant" && n.num_inputs() > 2 && n.input(2)) {
+    const Value* cv = n.input(2);
+    if (!cv->is_constant()) return Unimplemented("pad value is not a constant");
+    const Tensor& t = cv->constant();
+    if (t.numel() == 1) {  // empty: 0
+      const int64_t v = t.ToInt64Vector()[0];
+      if (t.dtype() == DType::kI16) {  // a fill byte pads both bytes of each element
+        if ((v & 0xff) != ((v >> 8) & 0xff)) return Unimplemented("int16 pad value {} is not one byte twice", v);
+        fill = static_cast<int8_t>(v & 0xff);
+      } else {
+        fill = static_cast<int8_t>(t.dtype() == DType::kU8 ? v - 128 : v);
+      }
+    } else if (t.numel() > 1) {
+      return Unimplemented("pad value of {} elements", t.numel());
+    }
+  }
+  // Per axis: the interior run, then the border runs.
+  std::vector<int64_t> kept(rank), dst_begin(rank), src_begin(rank);
+  std::vector<std::vector<PadRun>> borders(rank);
+  for (int a = 0; a < rank; ++a) {
+    src_begin[a] = std::max<int64_t>(0, -begin[a]);
+    dst_begin[a] = std::max<int64_t>(0, begin[a]);
+    kept[a] = x[a] - src_begin[a] - std::max<int64_t>(0, -end[a]);
+    if (kept[a] <= 0) return Unimplemented("pad crops axis {} of {} to nothing", a, DimsToString(x));
+    const int64_t out_len = dst_begin[a] + kept[a] + std::max<int64_t>(0, end[a]);
+    for (auto [lo, hi] : {std::pair{int64_t{0}, dst_begin[a]}, std::pair{dst_begin[a] + kept[a], out_len}}) {
+      if (lo >= hi) continue;
+      if (mode == "constant") {
+        borders[a].push_back({lo, hi - lo, 0, 0, true});
+      } else if (mode == "edge") {
+        borders[a].push_back({lo, hi - lo, src_begin[a] + (lo == 0 ? 0 : kept[a] - 1), 0, false});
+      } else {
+        for (int64_t p = lo; p < hi; ++p)
+          borders[a].push_back({p, 1, src_begin[a] + Reflected(p - dst_begin[a], kept[a]), 0, false});
+      }
+    }
+  }
+  auto interior = [&](int a) { return PadRun{dst_begin[a], kept[a], src_begin[a], 1, false}; };
+  auto box_of = [&](const std::vector<PadRun>& runs) {
+    npu::MoveBox b{0, 0, 0, 0, {}, {}, {}};
+    bool is_fill = false;
+    for (int a = 0; a < rank; ++a) is_fill |= runs[a].fill;
+    b.input = is_fill ? npu::kFillInput : 0;
+    for (int a = 0; a < rank; ++a) {
+      const PadRun& r = runs[a];
+      b.counts.push_back(r.count);
+      b.dst_offset += r.out_start * ys[a];
+      b.dst_strides.push_back(ys[a]);
+      b.src_offset += is_fill ? 0 : r.src_start * xs[a];
+      b.src_strides.push_back(is_fill ? ys[a] : r.step * xs[a]);
+    }
+    return b;
+  };
+  std::vector<npu::MoveBox> boxes;
+  std::vector<PadRun> runs(rank);
+  for (int a = 0; a < rank; ++a) runs[a] = interior(a);
+  boxes.push_back(box_of(runs));
+  if (mode == "constant") {  // slabs: interior before axis a, the border on a, full after it
+    for (int a = 0; a < rank; ++a) {
+      for (const PadRun& r : borders[a]) {
+        std::vector<PadRun> s(rank);
+        for (int k = 0; k < rank; ++k) {
+          const int64_t full = dst_begin[k] + kept[k] + std::max<int64_t>(0, end[k]);
+          s[k] = k < a ? interior(k) : k == a ? r : PadRun{0, full, 0, 0, true};
+        }
+        boxes.push_back(box_of(s));
+      }
+    }
+    return boxes;
+  }
+  // reflect / edge: every combination of runs with at least one border run.
+  std::vector<std::vector<PadRun>> choices(rank);
+  for (int a = 0; a < rank; ++a) {
+    choices[a] = {interior(a)};
+    choices[a].insert(choices[a].end(), borders[a].begin(), borders[a].end());
+  }
+  std::vector<size_t> idx(rank, 0);
+  while (true) {
+    int d = rank - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < choices[d].size()) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+    for (int a = 0; a < rank; ++a) runs[a] = choices[a][idx[a]];
+    boxes.push_back(box_of(runs));
+  }
+  return boxes;
+}
+
 // The boxes of `n` in elements (one byte each), appended to `m`.
 StatusOr<npu::MoveLayer> ElementMoveOf(const Node& n, const std::vector<const Value*>& ins, npu::MoveLayer m) {
   const Dims& x = ins[0]->type.dims;
@@ -237,6 +371,11 @@ StatusOr<npu::MoveLayer> ElementMoveOf(const Node& n, const std::vector<const Va
       const int64_t cs = crd ? b * b * xs[1] : xs[1], is = crd ? b * xs[1] : b * c * xs[1], js = crd ? xs[1] : c * xs[1];
       m.boxes.push_back({0, 0, 0, 0, {x[0], c, x[2], b, x[3], b}, {xs[0], cs, xs[2], is, xs[3], js},
                          {ys[0], ys[1], b * ys[2], ys[2], b * ys[3], ys[3]}});
+      break;
+    }
+    case OpKind::kPad: {
+      m.what = "pad";
+      ASSIGN_OR_RETURN(m.boxes, PadBoxes(n, x, xs, ys, m.fill));
       break;
     }
     default: {  // reshape-likes: the same row-major element order, in the NPU's layouts

@@ -46,6 +46,7 @@ const char* VecOpName(VecOp op) {
     case VecOp::kQuantize: return "quantize";
     case VecOp::kDequantize: return "dequantize";
     case VecOp::kRescale: return "rescale";
+    case VecOp::kArgMax: return "argmax";
   }
   return "?";
 }
@@ -317,7 +318,7 @@ StatusOr<Program> DecodeProgram(const std::vector<uint8_t>& bytes) {
     if (!ok) return bad;
     if (in.ndims > kMaxDmaDims)
       return InvalidArgument("NPU program: DMA with {} strided dims (at most {})", in.ndims, kMaxDmaDims);
-    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kRescale)
+    if ((in.op == Opcode::kVec || in.op == Opcode::kCopy) && in.vec > VecOp::kArgMax)
       return InvalidArgument("NPU program: unknown vector operation {}", static_cast<int>(in.vec));
   }
   if (!r.done()) return InvalidArgument("NPU program: trailing bytes after the instructions");

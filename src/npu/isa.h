@@ -102,6 +102,11 @@ enum class VecOp : uint8_t {
   // in bytes): dst = clamp(zo + Mul((src - zi) << 15, mult, shift), lo, hi). Timed at the
   // i16 rate when either side is 2 bytes.
   kRescale,
+  // The index of each row's largest value (imm[0] = 1: its smallest) among `cols` int8 values at
+  // src + r * src_stride, the first such (imm[1] = 1: the last) on ties, written as an int64 at
+  // dst + r * dst_stride: ONNX ArgMax / ArgMin, whose indices are int64. Timed as a max pool
+  // (one compare per element).
+  kArgMax,
 };
 // Bytes of one resize tap (lo, hi, w as int32).
 inline constexpr int64_t kResizeTapBytes = 12;
@@ -125,6 +130,8 @@ inline constexpr int kAddShiftImm = 15;
 inline constexpr int kPitchImm = 4;
 // kAvgPool: 1 = a multiplier and shift per output pixel at params (see kAvgPool).
 inline constexpr int kPoolPixelMultImm = 6;
+// kMaxPool: 1 = the window's minimum instead of its maximum (ReduceMin).
+inline constexpr int kPoolMinImm = 10;
 inline int64_t PoolPixelParamsBytes(int64_t pixels) { return 8 * pixels; }
 // Window ops (kMaxPool, kAvgPool, kDwConv): the dilation along H at imm[kWindowDilationImm]
 // and along W at the next (0 or 1: a dense window). Window position (i, j) of output pixel

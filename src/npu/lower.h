@@ -205,6 +205,8 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
 struct PoolLayer {
   std::string name = "pool";
   bool max = true;
+  // With max: the window minimum instead (ReduceMin; padding on load by 127, isa.h kPoolMinImm).
+  bool min = false;
   int batch = 1, in_h = 1, in_w = 1, channels = 1;
   int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
@@ -291,5 +293,16 @@ struct GatherLayer {
   int64_t rows = 0, row_bytes = 0, count = 0;
 };
 StatusOr<Program> LowerGather(const GatherLayer& l, const Target& t, int64_t chunk, bool double_buffer);
+
+// ArgMax / ArgMin over the innermost dim of the NPU layout (the channels of an NHWC tensor, the
+// last dim otherwise): `rows` rows of `cols` int8 values (region ".input") to one int64 index
+// each (region ".output", 8 bytes a row). Per tile of `chunk` rows one contiguous load, one
+// VEC argmax (isa.h kArgMax), one contiguous store of 8 bytes a row.
+struct ArgMaxLayer {
+  std::string name = "argmax";
+  int64_t rows = 0, cols = 0;
+  bool min = false, last = false;  // ArgMin; select_last_index
+};
+StatusOr<Program> LowerArgMax(const ArgMaxLayer& l, const Target& t, int64_t chunk, bool double_buffer);
 
 }  // namespace edgec::npu

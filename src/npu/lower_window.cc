@@ -157,10 +157,11 @@ StatusOr<Program> LowerPool(const PoolLayer& l, const Target& t, int tile_rows, 
   WindowOp w{.name = l.name, .what = "pool", .batch = l.batch, .in_h = l.in_h, .in_w = l.in_w,
              .channels = l.channels, .kernel_h = l.kernel_h, .kernel_w = l.kernel_w, .stride_h = l.stride_h,
              .stride_w = l.stride_w, .pad_top = l.pad_top, .pad_left = l.pad_left, .out_h = l.out_h(),
-             .out_w = l.out_w(), .pad = static_cast<int8_t>(l.max ? -128 : l.x_zero_point),
+             .out_w = l.out_w(), .pad = static_cast<int8_t>(l.max ? (l.min ? 127 : -128) : l.x_zero_point),
              .vec = l.max ? VecOp::kMaxPool : VecOp::kAvgPool};
   const int32_t imm[] = {l.x_zero_point, l.y_zero_point, l.mult.multiplier, l.mult.shift, l.act_min, l.act_max};
   std::copy(std::begin(imm), std::end(imm), w.imm);
+  if (l.max && l.min) w.imm[kPoolMinImm] = 1;
   if (!l.pixel_mult.empty()) {
     // A multiplier per output pixel: each row tile's block holds its rows' (isa.h kAvgPool).
     const int OW = l.out_w();

@@ -140,11 +140,63 @@ void EmitPitchedPermute(const Unit& u, int64_t src_block, int64_t dst_block, F&&
   }
 }
 
+// The COPYs of any other permuting unit, the fewest of two forms (each COPY costs the vector
+// pipeline's latency, so their count is the unit's time): rows of `row` bytes along the dim
+// with the most of them, one COPY per index of the other dims; or, with one-byte rows, a
+// pitched COPY (isa.h kPitchImm) whose columns are the dim contiguous in the source (written
+// `pitch` apart) and whose rows are the largest other dim, one per index of the rest. A
+// DepthToSpace in CRD mode (torch's PixelShuffle) to 3 channels moves [c][i][j] source bytes
+// of a pixel into rows j·3 + c of output row i: 6 COPYs of 64 × 2 bytes per input row instead
+// of 256 of 3 bytes (NpuVectorOpsTest.CrdDepthToSpaceCopiesFewRuns).
+template <typename F>
+void EmitPermuteCopies(const Unit& u, int64_t src_block, int64_t dst_block, F&& add) {
+  const int n = static_cast<int>(u.dims.size());
+  auto largest = [&](int skip) {
+    int best = -1;
+    for (int d = 0; d < n; ++d)
+      if (d != skip && (best < 0 || u.dims[d].count > u.dims[best].count)) best = d;
+    return best;
+  };
+  int cols_dim = -1;  // the source-contiguous dim of a pitched form
+  if (u.row == 1)
+    for (int d = 0; d < n; ++d)
+      if (u.dims[d].src == 1 && u.dims[d].dst > 1) cols_dim = d;
+  const int plain_rows = largest(-1);
+  const int pitched_rows = cols_dim >= 0 && n >= 2 ? largest(cols_dim) : -1;
+  const bool pitched = pitched_rows >= 0 && u.dims[cols_dim].count > 1;
+  const int rows_dim = pitched ? pitched_rows : plain_rows;
+  std::vector<Dim> rest;
+  for (int d = 0; d < n; ++d)
+    if (d != rows_dim && !(pitched && d == cols_dim)) rest.push_back(u.dims[d]);
+  const Dim& R = u.dims[rows_dim];
+  ForEachIndex(rest, 0, 0, [&](int64_t so, int64_t d) {
+    Instr cp{.op = Opcode::kCopy};
+    cp.src = src_block + so;
+    cp.dst = dst_block + d;
+    cp.rows = static_cast<int32_t>(R.count);
+    cp.src_stride = static_cast<int32_t>(R.src);
+    cp.dst_stride = static_cast<int32_t>(R.dst);
+    if (pitched) {
+      cp.cols = static_cast<int32_t>(u.dims[cols_dim].count);
+      cp.imm[kPitchImm] = static_cast<int32_t>(u.dims[cols_dim].dst);
+    } else {
+      cp.cols = static_cast<int32_t>(u.row);
+    }
+    add(cp);
+  });
+}
+
 // Cuts a box into units of at most `chunk` bytes with at most `strided` dims each.
 void Units(const MoveBox& b, int64_t chunk, int strided, int64_t burst, std::vector<Unit>& out) {
-  const Canonical c = Canonicalize(b);
+  const bool fill = b.input == kFillInput;
+  MoveBox laid = b;  // a fill box is laid out as its destination (rows contiguous there)
+  if (fill) {
+    laid.src_offset = 0;
+    laid.src_strides = b.dst_strides;
+  }
+  const Canonical c = Canonicalize(laid);
   const int n = static_cast<int>(c.dims.size());
-  if (Permutable(c, burst)) {  // tiles of whole outer indices (at least one)
+  if (!fill && Permutable(c, burst)) {  // tiles of whole outer indices (at least one)
     const Dim O = c.dims[0];
     const int64_t per = O.src;  // bytes of one outer index
     const int64_t ob = std::max<int64_t>(1, std::min(O.count, chunk / per));
@@ -158,7 +210,7 @@ void Units(const MoveBox& b, int64_t chunk, int strided, int64_t burst, std::vec
       return;
     }
   }
-  if (Transposable(c)) {  // blocks of a_t x b_t bytes: load rows a_t long, store rows b_t long
+  if (!fill && Transposable(c)) {  // blocks of a_t x b_t bytes: load rows a_t long, store rows b_t long
     const Dim A = c.dims[0], B = c.dims[1];
     int64_t at = std::min<int64_t>({A.count, 128, chunk});
     const int64_t bt = std::min(B.count, std::max<int64_t>(1, chunk / at));
@@ -271,7 +323,7 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
   const int strided = std::min(kMaxDmaDims, t.dma.max_dims - 1);
   std::vector<Unit> units;
   for (const MoveBox& b : l.boxes) {
-    if (b.input < 0 || b.input >= static_cast<int>(l.input_bytes.size()) || b.output < 0 ||
+    if ((b.input < 0 && b.input != kFillInput) || b.input >= static_cast<int>(l.input_bytes.size()) || b.output < 0 ||
         b.output >= static_cast<int>(l.output_bytes.size()) || b.counts.size() != b.src_strides.size() ||
         b.counts.size() != b.dst_strides.size())
       return InvalidArgument("move layer '{}': malformed box", l.name);
@@ -368,20 +420,19 @@ StatusOr<Program> LowerMove(const MoveLayer& l, const Target& t, int64_t chunk, 
             off += u.bytes();
             continue;
           }
-          const Dim& last = u.dims.back();
-          const std::vector<Dim> runs(u.dims.begin(), u.dims.end() - 1);
-          ForEachIndex(runs, 0, 0, [&](int64_t so, int64_t d) {
-            Instr cp{.op = Opcode::kCopy};
-            cp.src = src_block + so;
-            cp.dst = base + off + d;
-            cp.rows = static_cast<int32_t>(last.count);
-            cp.cols = static_cast<int32_t>(u.row);
-            cp.src_stride = static_cast<int32_t>(last.src);
-            cp.dst_stride = static_cast<int32_t>(last.dst);
-            add(vec, QueueKind::kVector, cp);
-          });
+          EmitPermuteCopies(u, src_block, base + off, [&](const Instr& cp) { add(vec, QueueKind::kVector, cp); });
         }
-        lu.region = static_cast<int16_t>(u.input);
+        if (u.input == kFillInput) {  // every row padded with the fill byte: no DRAM read
+          lu = UnitDma(u, true, in_addr[0], base + off);
+          lu.dram_addr = in_addr[0];
+          if (lu.ndims == 0) {
+            lu.ndims = 1;
+            lu.dims[0] = {1, 0, lu.row_bytes, 0, 1};
+          }
+          lu.dims[0].valid_lo = lu.dims[0].valid_hi = 0;
+          lu.pad = l.fill;
+        }
+        lu.region = static_cast<int16_t>(std::max(0, u.input));
         su.region = static_cast<int16_t>(in_addr.size() + u.output);
         add(ld, QueueKind::kLoad, lu);
         add(st, QueueKind::kStore, su);

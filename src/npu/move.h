@@ -23,7 +23,11 @@ namespace edgec::npu {
 
 // Element (i_0, ..., i_k) of the box, 0 <= i_d < counts[d], is copied from byte
 // src_offset + sum(i_d * src_strides[d]) of input `input` to dst_offset + sum(i_d * dst_strides[d])
-// of output `output`. Strides are >= 0.
+// of output `output`. Strides are >= 0. A box whose input is kFillInput reads no tensor: each
+// of its bytes is the layer's `fill` byte, written by a load that pads every row on the way
+// into SRAM (isa.h DmaDim: no DRAM read) and a store; its src strides are ignored. The
+// constant border of a Pad (tests/lower/npu_pad_test.cc).
+inline constexpr int kFillInput = -1;
 struct MoveBox {
   int input = 0, output = 0;
   int64_t src_offset = 0, dst_offset = 0;
@@ -36,6 +40,7 @@ struct MoveLayer {
   std::string what = "copy";  // "concat", "transpose", "slice", "split", "reshape" (task name)
   std::vector<int64_t> input_bytes, output_bytes;  // regions "<name>.input", ".input1", ...; ".output", ".output1", ...
   std::vector<MoveBox> boxes;
+  int8_t fill = 0;  // the byte of the kFillInput boxes (the NPU's i8 terms)
   // Bytes moved (each output byte once).
   int64_t bytes() const;
   // Whether some unit moves rows shorter than the whole innermost dim of both sides, i.e. the

@@ -22,7 +22,10 @@ constexpr double kEps = 1e-6;
 
 double CyclesPerElement(const Target& t, VecOp op, bool copy) {
   // A resize output value is four multiply-accumulates on a lane, as a depthwise tap.
-  auto it = t.vector_cores.cycles_per_element.find(copy ? "copy" : op == VecOp::kResize ? "dwconv" : VecOpName(op));
+  auto it = t.vector_cores.cycles_per_element.find(copy                      ? "copy"
+                                                     : op == VecOp::kResize ? "dwconv"
+                                                     : op == VecOp::kArgMax ? "maxpool"
+                                                                            : VecOpName(op));
   return it == t.vector_cores.cycles_per_element.end() ? 1.0 : it->second;
 }
 
@@ -118,6 +121,9 @@ int64_t SramEnd(const Instr& in) {
         end = std::max(end, in.params + (wide ? WideNormParamsBytes(in.cols) : NormParamsBytes(in.cols)));
       if (in.vec == VecOp::kSoftmax && in.op == Opcode::kVec)
         end = std::max(end, in.params + (wide ? kWideSoftmaxParamsBytes : kSoftmaxParamsBytes));
+      if (in.vec == VecOp::kArgMax && in.op == Opcode::kVec)  // int64 indices (isa.h kArgMax)
+        end = std::max(in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + in.cols,
+                       in.dst + int64_t{std::max(in.rows, 1) - 1} * in.dst_stride + 8);
       if (in.vec == VecOp::kResize && in.op == Opcode::kVec) {
         end = std::max({end, in.src + int64_t{in.in_h} * in.src_stride,
                         in.params + (int64_t{in.imm[0]} + in.rows) * kResizeTapBytes,

@@ -224,6 +224,25 @@ StatusOr<Effect> NormOrSoftmax(const Instr& in, const Memories& mem) {
 }
 
 StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
+  if (in.op == Opcode::kVec && in.vec == VecOp::kArgMax) {  // isa.h kArgMax: an int64 index per row
+    Effect e{Space::kSram, in.core, {}};
+    for (int32_t r = 0; r < in.rows; ++r) {
+      const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src, in.cols, "ARGMAX source row"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, dst, 8, "ARGMAX destination"));
+      int64_t best = 0;
+      int32_t bv = Load<int8_t>(mem, Space::kSram, 0, src);
+      for (int32_t c = 1; c < in.cols; ++c) {
+        const int32_t v = Load<int8_t>(mem, Space::kSram, 0, src + c);
+        const bool better = in.imm[0] == 1 ? (in.imm[1] == 1 ? v <= bv : v < bv) : (in.imm[1] == 1 ? v >= bv : v > bv);
+        if (better) best = c, bv = v;
+      }
+      WriteChunk ch{dst, std::vector<uint8_t>(8)};
+      std::memcpy(ch.bytes.data(), &best, 8);
+      e.chunks.push_back(std::move(ch));
+    }
+    return e;
+  }
   Effect e{Space::kSram, in.core, {}};
   const int32_t* imm = in.imm;
   if (in.op == Opcode::kVec && in.vec == VecOp::kRescale) {
@@ -438,12 +457,13 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
                    Load<int32_t>(mem, Space::kSram, 0, in.params + 4 * (int64_t{oh} * ow + q)));
       }
       for (int32_t c = 0; c < in.cols; ++c) {
-        int32_t best = -128, sum = 0, dot = 0;
+        const bool least = in.vec == VecOp::kMaxPool && imm[kPoolMinImm] == 1;  // isa.h kPoolMinImm
+        int32_t best = least ? 127 : -128, sum = 0, dot = 0;
         for (int32_t i = 0; i < in.win_h; ++i) {
           for (int32_t j = 0; j < in.win_w; ++j) {
             const int64_t p = int64_t{y * in.stride_h + i * dil_h} * in.in_w + x * in.stride_w + j * dil_w;
             const int32_t v = Load<int8_t>(mem, Space::kSram, 0, in.src + p * in.src_stride + c / mult);
-            best = std::max(best, v);
+            best = least ? std::min(best, v) : std::max(best, v);
             sum += v - imm[0];
             if (in.vec == VecOp::kDwConv)
               dot += (v - imm[0]) * Load<int8_t>(mem, Space::kSram, 0, in.params + (int64_t{i} * in.win_w + j) * in.cols + c);

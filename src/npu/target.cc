@@ -164,7 +164,8 @@ const char* kDefaultJson = R"JSON({
                     "Mul", "QuantizedLookup", "Concat", "Transpose", "Slice", "Split", "Gather", "Reshape",
                     "Flatten", "Squeeze", "Unsqueeze", "LayerNormalization",
                     "GroupNormalization", "Softmax", "Resize",
-                    "DepthToSpace"],
+                    "DepthToSpace", "Pad", "GlobalMaxPool", "ReduceMax", "ReduceMin",
+                    "ArgMax", "ArgMin"],
   "supported_dtypes": ["i8", "i32", "f16"]
 })JSON";
 

@@ -105,6 +105,17 @@ StatusOr<VectorTiling> ChooseGatherTiling(const GatherLayer& l, const Target& t,
   return b.best;
 }
 
+StatusOr<VectorTiling> ChooseArgMaxTiling(const ArgMaxLayer& l, const Target& t, const TilerOptions& opt) {
+  const std::set<int64_t> chunks = ItemChunks(l.rows, t);  // rows per tile
+  Best b;
+  b.opt = &opt;
+  for (int64_t chunk : chunks)
+    for (bool db : Bufferings(opt))
+      b.Offer(LowerArgMax(l, t, chunk, db), t, VectorTiling{.chunk = chunk, .double_buffer = db});
+  if (!b.found) return InvalidArgument("argmax layer '{}': no chunk fits: {}", l.name, b.why);
+  return b.best;
+}
+
 StatusOr<VectorTiling> ChooseNormTiling(const NormLayer& l, const Target& t, const TilerOptions& opt) {
   const std::set<int64_t> chunks = ItemChunks(l.items, t);
   Best b;

@@ -28,6 +28,7 @@ struct VectorTiling {
 StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt = {});
 // Data movement (move.h): chunks of 4 KiB up to a quarter of the SRAM, each buffering.
 StatusOr<VectorTiling> ChooseMoveTiling(const MoveLayer& l, const Target& t, const TilerOptions& opt = {});
+StatusOr<VectorTiling> ChooseArgMaxTiling(const ArgMaxLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChooseGatherTiling(const GatherLayer& l, const Target& t, const TilerOptions& opt = {});
 StatusOr<VectorTiling> ChoosePoolTiling(const PoolLayer& l, const Target& t, const TilerOptions& opt = {});
 // Norm and softmax (lower_norm.h): chunks of whole items spreading them over 1..all cores in

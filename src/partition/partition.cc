@@ -153,8 +153,10 @@ std::string NpuSupportDetail(const Node& n, const npu::Target& t, NodePlacement*
   } else {
     for (const Value* v : n.inputs())
       if (IsData(v) && v != index_list && !dtype_ok(v)) return bad_dtype(v);
+    // ArgMax / ArgMin write the graph's int64 indices (a VEC argmax, lower::ArgMaxLayerOf).
+    const bool indices = n.op() == OpKind::kArgMax || n.op() == OpKind::kArgMin;
     for (const Value* v : n.outputs())
-      if (v && !dtype_ok(v)) return bad_dtype(v);
+      if (v && !(indices && v->type.dtype == DType::kI64) && !dtype_ok(v)) return bad_dtype(v);
   }
   auto dynamic = [&](const Value* v) {
     return fail(ReasonCode::kDynamicShape, "dynamic shape", "static shapes", v->type.ToString(), "every dim known",

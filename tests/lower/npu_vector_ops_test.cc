@@ -96,6 +96,13 @@ void CheckNode(const Node& n, const std::vector<Tensor>& data, Counts& counts) {
           how = ch->ToString();
           break;
         }
+        case VectorLayer::Kind::kArgMax: {
+          auto ch = npu::ChooseArgMaxTiling(vl->argmax, t, opt);
+          ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+          for (int64_t chunk : {ch->chunk, int64_t{3}}) progs.push_back(npu::LowerArgMax(vl->argmax, t, chunk, db));
+          how = ch->ToString();
+          break;
+        }
         default:
           FAIL() << "unexpected layer kind";
       }
@@ -573,6 +580,136 @@ TEST(NpuVectorOpsTest, DepthToSpaceMatchesReference) {
   }
   EXPECT_GE(dcr, 6);
   EXPECT_GE(crd, 3);
+}
+
+// torch's PixelShuffle exports DepthToSpace in CRD mode: per pixel the source holds [c][i][j]
+// and output row i takes [j][c], one-byte rows. The permute moves them with pitched COPYs
+// (columns j, rows along w) instead of one COPY per run of 3 bytes (16384 COPYs of 17 cycles
+// for ESPCN's [1, 12, 64, 64] -> [1, 3, 128, 128]); bit for bit on every target.
+TEST(NpuVectorOpsTest, CrdDepthToSpaceCopiesFewRuns) {
+  std::mt19937 rng(62);
+  Graph g;
+  Attributes a;
+  a.Set("blocksize", int64_t{2});
+  a.Set("mode", std::string("CRD"));
+  const Dims d = {1, 12, 64, 64};
+  Node* n = AddNode(g, OpKind::kDepthToSpace, {g.AddInput("x", MakeType(DType::kI8, d))}, a);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto v = VectorLayerOf(*n);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  const npu::Target t = npu::DefaultTarget();
+  auto ch = npu::ChooseMoveTiling(v->move, t, {});
+  ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+  auto p = npu::LowerMove(v->move, t, ch->chunk, ch->double_buffer);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  int copies = 0;
+  for (const npu::Instr& in : p->instrs) copies += in.op == npu::Opcode::kCopy;
+  EXPECT_GT(copies, 0);
+  EXPECT_LE(copies, 64 * 2 * 3) << "one COPY per input row, i and c";
+  Counts c;
+  CheckNode(*n, {RandomQ(DType::kI8, d, rng)}, c);
+}
+
+// GlobalMaxPool, ReduceMax and ReduceMin of 8-bit tensors as VEC max / min pools
+// (lower/npu_reduce_layer.cc): over the spatial axes (I = C channels per window pixel), the
+// channel axis of a 4-d tensor and the last axis of a 3-d one (I = 1), one spatial axis,
+// keepdims 0 and 1, axes as an attribute or an input, u8 and i8, odd sizes; bit for bit with
+// the reference on every target, single and double buffering, the tiler's tiles and one-row tiles.
+TEST(NpuVectorOpsTest, MaxMinReductionsMatchReference) {
+  std::mt19937 rng(63);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  struct R { OpKind op; Ints axes; int64_t keep; int rank; bool axes_input; };
+  const std::vector<R> rs = {
+      {OpKind::kGlobalMaxPool, {}, 1, 4, false},      {OpKind::kReduceMax, {2, 3}, 1, 4, false},
+      {OpKind::kReduceMin, {2, 3}, 0, 4, true},       {OpKind::kReduceMax, {1}, 1, 4, false},
+      {OpKind::kReduceMin, {1}, 0, 4, false},         {OpKind::kReduceMin, {-1}, 1, 3, true},
+      {OpKind::kReduceMax, {2}, 0, 3, false},         {OpKind::kReduceMax, {3}, 1, 4, false},
+      {OpKind::kReduceMin, {-1, -2}, 1, 4, false},    {OpKind::kReduceMax, {1, 2, 3}, 0, 4, false},
+      {OpKind::kGlobalMaxPool, {}, 1, 4, false},      {OpKind::kReduceMin, {1}, 1, 4, true}};
+  int k = 0;
+  for (const R& r : rs) {
+    const DType dt = k % 2 ? DType::kU8 : DType::kI8;
+    const Dims d = r.rank == 4 ? Dims{U(1, 2), U(1, 40), U(1, 13), U(1, 17)} : Dims{U(1, 2), U(1, 30), U(2, 70)};
+    Graph g;
+    Attributes a;
+    std::vector<Value*> in = {g.AddInput("x", MakeType(dt, d))};
+    if (r.op != OpKind::kGlobalMaxPool) {
+      a.Set("keepdims", r.keep);
+      if (r.axes_input) {
+        in.push_back(g.AddConstant("axes", Tensor::FromVector<int64_t>(DType::kI64, {static_cast<int64_t>(r.axes.size())}, r.axes)));
+      } else {
+        a.Set("axes", r.axes);
+      }
+    }
+    Node* n = AddNode(g, r.op, in, a);
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << " " << DimsToString(d) << ": " << v.status().ToString();
+    ASSERT_EQ(v->kind, VectorLayer::Kind::kPool);
+    EXPECT_EQ(v->pool.min, r.op == OpKind::kReduceMin);
+    CheckNode(*n, {RandomQ(dt, d, rng)}, c);
+    ++k;
+  }
+}
+
+// ArgMax / ArgMin over the channels of a 4-d tensor (a segmentation net's class map) and the
+// last axis of a 3-d one, keepdims 0 and 1, select_last_index 0 and 1, u8 and i8; the inputs
+// are drawn from a few values so that ties are common (the first or the last index wins); bit
+// for bit (int64 indices) with the reference on every target and buffering.
+TEST(NpuVectorOpsTest, ArgMaxArgMinMatchReferenceWithTies) {
+  std::mt19937 rng(64);
+  auto U = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  Counts c;
+  int ties = 0;
+  for (int i = 0; i < 16; ++i) {
+    const DType dt = i % 2 ? DType::kU8 : DType::kI8;
+    const bool four = i % 4 != 3;
+    const Dims d = four ? Dims{U(1, 2), U(1, 21), U(1, 9), U(1, 11)} : Dims{U(1, 2), U(1, 7), U(1, 40)};
+    Graph g;
+    Attributes a;
+    a.Set("axis", four ? int64_t{1} : int64_t{-1});
+    a.Set("keepdims", int64_t{i % 3 != 0});
+    a.Set("select_last_index", int64_t{(i / 2) % 2});
+    Node* n = AddNode(g, i % 5 == 4 ? OpKind::kArgMin : OpKind::kArgMax, {g.AddInput("x", MakeType(dt, d))}, a);
+    ASSERT_TRUE(InferShapes(g).ok()) << n->Label();
+    Tensor x = RandomQ(dt, d, rng);
+    auto* b = static_cast<uint8_t*>(x.raw());
+    const uint8_t few[] = {0x00, 0x7f, 0x80, 0xff};  // the extremes of both dtypes, often equal
+    for (int64_t k = 0; k < x.numel(); ++k) b[k] = few[rng() % 4];
+    ties += x.numel() > 8;
+    auto v = VectorLayerOf(*n);
+    ASSERT_TRUE(v.ok()) << n->Label() << " " << DimsToString(d) << ": " << v.status().ToString();
+    ASSERT_EQ(v->kind, VectorLayer::Kind::kArgMax);
+    CheckNode(*n, {x}, c);
+  }
+  EXPECT_GE(ties, 8);
+}
+
+// ArgMax over an axis that is not innermost in the NPU layout is refused with the reason.
+TEST(NpuVectorOpsTest, ArgMaxOverOtherAxisIsRefused) {
+  Graph g;
+  Attributes a;
+  a.Set("axis", int64_t{2});
+  Node* n = AddNode(g, OpKind::kArgMax, {g.AddInput("x", MakeType(DType::kI8, {1, 8, 5, 6}))}, a);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto v = VectorLayerOf(*n);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("over axis 2"), std::string::npos) << v.status().ToString();
+}
+
+// A reduction whose kept dims change their byte order (keepdims 0 over H of a 4-d tensor:
+// NHWC [N, W, C] bytes against a row-major [N, C, W] output) is refused with the reason.
+TEST(NpuVectorOpsTest, ReductionThatReordersIsRefused) {
+  Graph g;
+  Attributes a;
+  a.Set("keepdims", int64_t{0});
+  a.Set("axes", Ints{2});
+  Node* n = AddNode(g, OpKind::kReduceMax, {g.AddInput("x", MakeType(DType::kI8, {1, 8, 5, 6}))}, a);
+  ASSERT_TRUE(InferShapes(g).ok());
+  auto v = VectorLayerOf(*n);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("reorders the kept dims"), std::string::npos) << v.status().ToString();
 }
 
 // MaxPool with ceil_mode (ISNet's RSU blocks: 2×2 stride 2 on odd sizes): the last window
