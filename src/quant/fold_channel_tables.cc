@@ -81,7 +81,8 @@ std::optional<ChannelIsland> MatchChannelIsland(const Node* last) {
   for (const Node* n : in)
     for (const Use& u : n->output(0)->uses())
       if (n != last && !in.count(u.node)) return std::nullopt;
-  ChannelIsland m{.x = x};
+  ChannelIsland m;
+  m.x = x;
   bool own_op = false;  // PRelu or BatchNormalization: no scalar island takes them
   for (const Node* n : in) {
     own_op |= n->op() == OpKind::kPRelu || n->op() == OpKind::kBatchNormalization;
