@@ -185,7 +185,9 @@ void ExpectOnNpuAndBitExact(const Graph& g, const Dims& dims, const std::string&
       int on_npu = 0;
       for (const auto& p : r->model.placements)
         if (p.node.find("/lookup") != std::string::npos) {
-          if (t.SupportsOp("QuantizedLookup")) EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node << ": " << p.reason;
+          if (t.SupportsOp("QuantizedLookup")) {
+            EXPECT_EQ(p.unit, artifact_io::Unit::kNpu) << p.node << ": " << p.reason;
+          }
           on_npu += p.unit == artifact_io::Unit::kNpu;
         }
       EXPECT_EQ(on_npu, t.SupportsOp("QuantizedLookup") ? 1 : 0);  // edge-mcu runs no lookup
@@ -203,7 +205,9 @@ void ExpectOnNpuAndBitExact(const Graph& g, const Dims& dims, const std::string&
       ASSERT_EQ(sim->outputs.size(), 1u);
       EXPECT_TRUE(SameBytes(sim->outputs[0], cpu->outputs[0]));
       for (const LayerRun& lr : sim->layers)
-        if (lr.simulated && lr.stats.cycles > 0) EXPECT_GE(lr.stats.cycles + 1e-6, lr.stats.roofline_cycles(t)) << lr.node;
+        if (lr.simulated && lr.stats.cycles > 0) {
+          EXPECT_GE(lr.stats.cycles + 1e-6, lr.stats.roofline_cycles(t)) << lr.node;
+        }
       std::filesystem::remove(path);
     }
   }
