@@ -273,10 +273,28 @@ Status QuantizedLookup(InferContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectDType(0, kQuantOrWideTypes));
   RETURN_IF_ERROR(ctx.ExpectDType(1, kQuantTypes));
   const TensorType& t = ctx.input_type(1);
-  const int64_t entries = ctx.input_type(0).dtype == DType::kI16 ? 65536 : 256;
-  if (t.rank_known && (t.rank() != 1 || (Known(t.dims[0]) && t.dims[0] != entries)))
-    return ctx.Error("input 1 (table) is {}, expected {} values", t.ToString(), entries);
   const TensorType& x = ctx.input_type(0);
+  const int64_t entries = x.dtype == DType::kI16 ? 65536 : 256;
+  // Per channel (ops.def): Table [C, entries], C = X's dim on `axis`.
+  if (t.rank_known && t.rank() == 2) {
+    if (Known(t.dims[1]) && t.dims[1] != entries)
+      return ctx.Error("input 1 (table) is {}, expected {} values per channel", t.ToString(), entries);
+    if (x.rank_known) {
+      auto a = NormalizeAxis(ctx.attrs().GetInt("axis", 1), x.rank(), "attribute axis");
+      if (!a.ok()) return a.status().WithContext(ctx.label());
+      const int axis = *a;
+      const int64_t c = x.dims[axis];
+      if (Known(c) && Known(t.dims[0]) && t.dims[0] != c)
+        return ctx.Error("input 1 (table) is {}: {} channel tables, but input 0 {} has {} on axis {}", t.ToString(),
+                         t.dims[0], x.ToString(), c, axis);
+    }
+  } else if (t.rank_known && (t.rank() != 1 || (Known(t.dims[0]) && t.dims[0] != entries))) {
+    return ctx.Error("input 1 (table) is {}, expected {} values or [C, {}] (one table per channel)", t.ToString(),
+                     entries, entries);
+  } else if (ctx.attrs().Has("axis")) {
+    return ctx.Error("attribute axis is for a per-channel table [C, {}], but input 1 (table) is {}", entries,
+                     t.ToString());
+  }
   ctx.output(0) = x.rank_known ? MakeType(t.dtype, x.dims) : UnknownRank(t.dtype);
   return Status::Ok();
 }

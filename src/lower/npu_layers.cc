@@ -384,6 +384,41 @@ int64_t MacsOf(const Node& n) {
 
 
 
+namespace {
+
+// A per-channel QuantizedLookup (Table [C, 256], ops.def): one VEC lut with a table per
+// column (isa.h kLutPerColumnImm) when its axis is the NPU's innermost dim: C of a 4-d
+// tensor (NHWC), the last dim otherwise (tests/lower/npu_channel_lookup_test.cc).
+StatusOr<VectorLayer> ChannelLookupLayerOf(const Node& n) {
+  const Value* x = n.input(0);
+  const Value* y = n.output(0);
+  const Tensor* table = ConstInput(n, 1);
+  if (!Is8(x) || !Is8(y)) return Unimplemented("a per-channel lookup of {} values (8-bit only)", DTypeName(x->type.dtype));
+  if (!x->type.IsStatic()) return Unimplemented("dynamic shape");
+  const Dims& d = x->type.dims;
+  const int rank = static_cast<int>(d.size());
+  const int64_t given = n.attrs.GetInt("axis", 1);
+  const int64_t axis = given < 0 ? given + rank : given;
+  const int channel = rank == 4 ? 1 : rank - 1;
+  if (axis != channel)
+    return Unimplemented("a per-channel lookup along axis {} of a {}-d tensor: the NPU's rows hold dim {}", given, rank,
+                         channel);
+  const int64_t channels = d[channel];
+  if (!table || table->rank() != 2 || table->dim(0) != channels || table->dim(1) != 256 || DTypeSize(table->dtype()) != 1)
+    return Unimplemented("the per-channel table is not [{}, 256] constant bytes", channels);
+  const uint8_t flip = y->type.dtype == DType::kU8 ? 0x80 : 0;  // the NPU's i8 terms, as for one table
+  const auto* t = static_cast<const uint8_t*>(table->raw());
+  std::vector<int8_t> npu_table(channels * 256);
+  for (int64_t i = 0; i < channels * 256; ++i) npu_table[i] = static_cast<int8_t>(t[i] ^ flip);
+  VectorLayer v;
+  v.kind = VectorLayer::Kind::kEltwise;
+  v.output_u8 = y->type.dtype == DType::kU8;
+  v.eltwise = npu::EltwiseLayer::ChannelLookup(n.name(), NumElements(d), channels, std::move(npu_table));
+  return v;
+}
+
+}  // namespace
+
 StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
   VectorLayer v;
   if (n.op() == OpKind::kQLinearLayerNormalization || n.op() == OpKind::kQLinearGroupNormalization ||
@@ -489,6 +524,7 @@ StatusOr<VectorLayer> VectorLayerOf(const Node& n) {
     if ((!is8(x) && !wide) || !is8(y)) return Unimplemented("dtype not 8-bit (or an int16 index)");
     if (!x->type.IsStatic()) return Unimplemented("dynamic shape");
     const Tensor* table = ConstInput(n, 1);
+    if (table && table->rank() == 2) return ChannelLookupLayerOf(n);
     if (!table || table->numel() != entries || DTypeSize(table->dtype()) != 1)
       return Unimplemented("lookup table is not {} constant bytes", entries);
     // Index = the NPU's value + 128 (+ 32768) = the reference's index (x - lowest).

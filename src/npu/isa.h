@@ -71,7 +71,8 @@ enum class VecOp : uint8_t {
   kMul,
   // Table lookup: dst = table[src + 128], the 256-byte table at params (SRAM); with
   // imm[kLutBytesImm] = 2 the source is int16 (2 bytes, strides in bytes) and dst =
-  // table[src + 32768] of 65536 bytes, timed at the i16 rate.
+  // table[src + 32768] of 65536 bytes, timed at the i16 rate. With imm[kLutPerColumnImm] = 1
+  // each column has its own 256-byte table (see kLutPerColumnImm), timed as one table.
   kLut,
   // Integer normalization (quant/int_norm.h), imm = zx, zy, lo, hi, per_row: the groups are the
   // rows (per_row = 1) or the whole rows x cols tile (0); column c is channel c of params =
@@ -121,6 +122,9 @@ inline constexpr int kRequantBytesImm = 3;
 inline constexpr int kDequantBytesImm = 5;
 // kLut: bytes of a source element (0 or 1: int8; 2: int16, a 65536-entry table).
 inline constexpr int kLutBytesImm = 0;
+// kLut: 1 = a table per column (a per-channel lookup: ops.def QuantizedLookup with a Table
+// [C, 256]): column c of every row reads the 256 bytes at params + 256 * c (int8 sources only).
+inline constexpr int kLutPerColumnImm = 1;
 // kAdd, kMul: element bytes of a, b and dst at kAddBytesImm, +1, +2; kAdd: the lift's left shift.
 inline constexpr int kAddBytesImm = 12;
 inline constexpr int kAddShiftImm = 15;

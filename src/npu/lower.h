@@ -157,7 +157,9 @@ StatusOr<Program> LowerConv(const ConvLayer& l, const Target& t, const Tiling& t
 // Binary ops (kAdd, kMul) take b of a's shape, one row of `cols` values repeated over a's
 // rows (a per-channel operand in NHWC: the squeeze-excitation gate x[N,C,H,W] * g[N,C,1,1]
 // with N = 1), or one value; a broadcast b is loaded once per core (SRAM-resident), as is the
-// lookup table of kLut. The chunks of a row-broadcast op are whole rows.
+// lookup table of kLut. The chunks of a row-broadcast op are whole rows. A per-channel lookup
+// (ChannelLookup: kLut with broadcast kRow) has a table of 256 values per column of its rows of
+// `cols` channels, loaded once into SRAM shared by the cores (isa.h kLutPerColumnImm).
 struct EltwiseLayer {
   enum class Broadcast { kFull, kRow, kScalar };
   std::string name = "eltwise";
@@ -166,7 +168,7 @@ struct EltwiseLayer {
   int32_t imm[16] = {};    // the VEC immediates (see isa.h)
   Broadcast broadcast = Broadcast::kFull;
   int64_t cols = 0;              // kRow: values in b's row
-  std::vector<int8_t> table = {};    // kLut: 256 values in the NPU's i8 terms, indexed by x + 128
+  std::vector<int8_t> table = {};    // kLut: 256 values in the NPU's i8 terms, indexed by x + 128 (per channel: [cols][256])
   std::vector<int8_t> b_const = {};  // a constant b (empty: b is a region)
   // Region names of a and b: the node's data inputs in order are ".input", ".input1", ...
   std::string a_region = ".input", b_region = ".input1";
@@ -186,6 +188,12 @@ struct EltwiseLayer {
   static EltwiseLayer Add(std::string name, int64_t elements, const quant::QuantizedAddParams& p);
   static EltwiseLayer Mul(std::string name, int64_t elements, const quant::QuantizedMulParams& p);
   static EltwiseLayer Lookup(std::string name, int64_t elements, std::vector<int8_t> table);
+  // A lookup with a table per channel: `table` holds `channels` tables of 256 values, element i
+  // reads table i % channels (the channel innermost: NHWC, or the last dim).
+  static EltwiseLayer ChannelLookup(std::string name, int64_t elements, int64_t channels, std::vector<int8_t> table);
+  bool channel_lookup() const { return op == VecOp::kLut && broadcast == Broadcast::kRow; }
+  // Rows of `cols` values: a row-broadcast operand or a per-channel table.
+  bool whole_rows() const { return (binary() || op == VecOp::kLut) && broadcast == Broadcast::kRow; }
   // The model's float boundary (isa.h kQuantize / kDequantize): zero point and clamp in i8 terms.
   static EltwiseLayer Quantize(std::string name, int64_t elements, float scale, int32_t zero_point, int32_t lo,
                                int32_t hi);

@@ -38,6 +38,14 @@ EltwiseLayer EltwiseLayer::Lookup(std::string name, int64_t elements, std::vecto
   return l;
 }
 
+EltwiseLayer EltwiseLayer::ChannelLookup(std::string name, int64_t elements, int64_t channels,
+                                         std::vector<int8_t> table) {
+  EltwiseLayer l = Lookup(std::move(name), elements, std::move(table));
+  l.broadcast = Broadcast::kRow;
+  l.cols = channels;
+  return l;
+}
+
 EltwiseLayer EltwiseLayer::Quantize(std::string name, int64_t elements, float scale, int32_t zero_point, int32_t lo,
                                     int32_t hi) {
   EltwiseLayer l{.name = std::move(name), .op = VecOp::kQuantize, .elements = elements};
@@ -81,6 +89,10 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
     return InvalidArgument("eltwise layer '{}': int16 values, but the vector cores of {} take no i16", l.name, t.name);
   // An int16 lookup (a = 2 bytes, y = 1) reads one table of 65536 entries, shared by the cores.
   const bool wide_lut = l.op == VecOp::kLut && l.a_bytes == 2;
+  // A per-channel lookup's tables (cols x 256 bytes) are loaded once, shared as the wide table is.
+  const bool channel_lut = l.channel_lookup();
+  if (channel_lut && wide_lut) return InvalidArgument("eltwise layer '{}': a per-channel lookup of int16 values", l.name);
+  const bool shared_table = wide_lut || channel_lut;
   const bool wide_dq = l.op == VecOp::kDequantize && l.a_bytes == 2;  // an int16 model output
   if (wide && l.op != VecOp::kRescale && l.op != VecOp::kAdd && l.op != VecOp::kMul && !(wide_lut && l.y_bytes == 1) &&
       !wide_dq)
@@ -92,11 +104,11 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
     return InvalidArgument("eltwise layer '{}': a constant int16 b", l.name);
   using B = EltwiseLayer::Broadcast;
   const bool binary = l.binary();
-  const B bc = binary ? l.broadcast : B::kFull;
+  const B bc = binary || channel_lut ? l.broadcast : B::kFull;
   if (bc == B::kRow && (l.cols < 1 || l.elements % l.cols || chunk % l.cols))
     return InvalidArgument("eltwise layer '{}': {} elements, chunk {} are not whole rows of {}", l.name, l.elements,
                            chunk, l.cols);
-  if (l.op == VecOp::kLut && l.table.size() != (wide_lut ? 65536u : 256u))
+  if (l.op == VecOp::kLut && static_cast<int64_t>(l.table.size()) != (wide_lut ? 65536 : channel_lut ? 256 * l.cols : 256))
     return InvalidArgument("eltwise layer '{}': lookup table of {} values", l.name, l.table.size());
   if (!l.b_const.empty() && static_cast<int64_t>(l.b_const.size()) != l.b_elements())
     return InvalidArgument("eltwise layer '{}': constant b of {} values, expected {}", l.name, l.b_const.size(),
@@ -113,8 +125,9 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   const int64_t slot = AlignUp(chunk * ea, al) + (b_streamed ? AlignUp(chunk * eb, al) : 0) + AlignUp(chunk * ey, al);
   // Loaded once per core: a broadcast b, or the table.
   const int64_t once = binary && !b_streamed ? AlignUp(l.b_elements() * eb, al)
-                     : l.op == VecOp::kLut && !wide_lut ? AlignUp(256, al) : 0;
-  const int64_t shared = wide_lut ? AlignUp(65536, al) : 0;  // the wide table, before the cores' areas
+                     : l.op == VecOp::kLut && !shared_table ? AlignUp(256, al) : 0;
+  // The wide or per-channel table, before the cores' areas.
+  const int64_t shared = shared_table ? AlignUp(static_cast<int64_t>(l.table.size()), al) : 0;
   // Planar: a tile is `px` pixels of one image (px * C elements <= chunk).
   const int64_t px = planar ? std::max<int64_t>(1, std::min(l.pixels, chunk / l.planes)) : 0;
   if (planar && px * l.planes > chunk)
@@ -146,9 +159,9 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
   auto start_core = [&](CoreEmitter& e) {
     StartStream(e, kSems, nbuf);
     const int64_t base = shared + e.core * per_core, once_addr = base + slot * nbuf;
-    if (wide_lut) {  // core 0 loads the table; every core's vector queue waits for it once
+    if (shared_table) {  // core 0 loads the table; every core's vector queue waits for it once
       if (e.core == 0) {
-        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, 0, 65536, const_region));
+        e.Add(QueueKind::kLoad, ContiguousDma(Opcode::kDmaLoad, 0, 0, static_cast<int64_t>(l.table.size()), const_region));
         e.SignalCores(QueueKind::kLoad, kTableSem, 0, cores);
       }
       e.Wait(QueueKind::kVector, kTableSem);
@@ -240,7 +253,8 @@ StatusOr<Program> LowerEltwise(const EltwiseLayer& l, const Target& t, int64_t c
       } else if (bc == B::kScalar) {
         v.imm[kBroadcastImm] = 1;
       }
-      if (l.op == VecOp::kLut) v.params = wide_lut ? 0 : once_addr;
+      if (l.op == VecOp::kLut) v.params = shared_table ? 0 : once_addr;
+      if (channel_lut) v.imm[kLutPerColumnImm] = 1;
       if (wide_lut) v.imm[kLutBytesImm] = 2;
       if (wide_dq) v.imm[kDequantBytesImm] = 2;
       e.Add(QueueKind::kVector, v);

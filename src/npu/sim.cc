@@ -98,7 +98,8 @@ int64_t SramEnd(const Instr& in) {
       }
       if (in.vec == VecOp::kLut && in.op == Opcode::kVec) {
         const bool wide_lut = in.imm[kLutBytesImm] == 2;
-        end = std::max(end, in.params + (wide_lut ? 65536 : 256));
+        const int64_t tables = in.imm[kLutPerColumnImm] == 1 ? std::max(in.cols, 1) : 1;  // one per column
+        end = std::max(end, in.params + (wide_lut ? 65536 : 256 * tables));
         if (wide_lut) end = std::max(end, in.src + int64_t{std::max(in.rows, 1) - 1} * in.src_stride + 2 * int64_t{in.cols});
       }
       if (in.vec == VecOp::kQuantize && in.op == Opcode::kVec)  // f32 source rows

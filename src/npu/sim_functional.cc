@@ -375,8 +375,12 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
     };
     if (in.op == Opcode::kVec && in.vec == VecOp::kRequantize)
       RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, int64_t{12} * in.cols, "requantize params"));
+    // A table per column (isa.h kLutPerColumnImm): column c's 256 bytes at params + 256 c.
+    const int64_t column_table = in.op == Opcode::kVec && in.vec == VecOp::kLut && imm[kLutPerColumnImm] == 1 ? 256 : 0;
+    if (column_table && wide_lut) return InvalidArgument("VEC lut: a table per column of an int16 source");
     if (in.op == Opcode::kVec && in.vec == VecOp::kLut)
-      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params, wide_lut ? 65536 : 256, "lookup table"));
+      RETURN_IF_ERROR(Check(mem, Space::kSram, 0, in.params,
+                            wide_lut ? 65536 : column_table ? column_table * std::max(in.cols, 1) : 256, "lookup table"));
     const bool scalar_b = imm[kBroadcastImm] == 1;
     for (int32_t r = 0; r < in.rows; ++r) {
       const int64_t src = in.src + int64_t{r} * in.src_stride, dst = in.dst + int64_t{r} * in.dst_stride;
@@ -401,7 +405,7 @@ StatusOr<Effect> Vec(const Instr& in, const Memories& mem) {
           ch.bytes[c] = mem.sram[in.params + int32_t{Load<int16_t>(mem, Space::kSram, 0, src + 2 * c)} + 32768];
       } else if (in.vec == VecOp::kLut) {
         for (int32_t c = 0; c < in.cols; ++c)
-          ch.bytes[c] = mem.sram[in.params + (mem.sram[src + c] ^ 0x80)];  // index = value + 128
+          ch.bytes[c] = mem.sram[in.params + column_table * c + (mem.sram[src + c] ^ 0x80)];  // index = value + 128
       } else {  // add, mul
         const int64_t src2 = in.src2 + int64_t{r} * in.src2_stride;
         RETURN_IF_ERROR(Check(mem, Space::kSram, 0, src2, eb * (scalar_b ? 1 : in.cols), "VEC second source row"));

@@ -56,14 +56,14 @@ std::string VectorTiling::ToString() const {
 
 StatusOr<VectorTiling> ChooseEltwiseTiling(const EltwiseLayer& l, const Target& t, const TilerOptions& opt) {
   // A row-broadcast op moves whole rows: the candidates count rows, not elements.
-  const bool rows = l.binary() && l.broadcast == EltwiseLayer::Broadcast::kRow && l.cols > 0;
+  const bool rows = l.whole_rows() && l.cols > 0;
   const int64_t unit = rows ? l.cols : 1, units = rows ? CeilDiv(l.elements, l.cols) : l.elements;
   std::set<int64_t> chunks;
   for (int64_t cores = 1; cores <= t.ai_cores.count; cores *= 2)
     for (int64_t steps = 1; steps <= 8; steps *= 2) chunks.insert(CeilDiv(units, cores * steps) * unit);
   for (int64_t c = 256; c < l.elements; c *= 2) chunks.insert(rows ? std::max<int64_t>(1, c / unit) * unit : c);
   EltwiseLayer shape = l;  // timing does not need the data
-  if (l.op == VecOp::kLut) shape.table.assign(l.table.size() == 65536 ? 65536 : 256, 0);  // an int16 index: 65536
+  if (l.op == VecOp::kLut) shape.table.assign(l.table.size(), 0);  // 256, 65536 (an int16 index) or 256 per channel
   Best b;
   b.opt = &opt;
   for (int64_t chunk : chunks) {

@@ -558,7 +558,10 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
     s.folded += folded;
   }
   if (options.tabulate) {
-    for (Node* n : g.nodes()) RETURN_IF_ERROR(TabulateIsland(g, n, &s.tabulated).status());
+    for (Node* n : g.nodes()) {
+      ASSIGN_OR_RETURN(const bool done, TabulateIsland(g, n, &s.tabulated));
+      if (!done) RETURN_IF_ERROR(TabulateChannelIsland(g, n, &s.tabulated).status());
+    }
   }
   passes::RemoveDeadNodes(g);
   RETURN_IF_ERROR(g.TopoSort());

@@ -28,12 +28,14 @@
 // parameters is q, so DQ ─► MaxPool ─► Q becomes MaxPool on u8.
 // Q(DQ(x_q)) between an int16 and an 8-bit quantization (the mixed precision's int16 point
 // beside an 8-bit neighbour) becomes one QLinearRequantize(x_q) (quant/rescale.h).
-// A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup.
+// A single-input island DQ ─► U ─► Q or DQ ─► x·U(x) ─► Q becomes a 256-entry table lookup;
+// one with per-channel constants (PRelu, BatchNormalization, Mul by [C,1,1]) a table per channel.
 // Everything else stays as it is: DQ ─► float op ─► Q islands (windowed AveragePool, a Mul by
 // a float constant, ...).
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "support/status.h"
 #include "ir/graph.h"
@@ -86,5 +88,21 @@ std::optional<UnaryIsland> MatchUnaryIsland(const Node* last);
 // of unary ops and arithmetic with scalar constants, such as the Erf GELU), or null. Such an
 // island between a DQ and a Q becomes one table.
 const Value* ElementwiseIslandSource(const Node* last);
+
+// The per-channel island that ends at `last`: up to 8 elementwise nodes computing a function
+// of one value x and of constants that vary along one axis of x only (a PRelu with slope
+// [C,1,1]; a Mul/Add/Sub/Div/Pow by [C,1,1]; a BatchNormalization in inference form, whose
+// statistics are per channel of axis 1; tabulable unary ops with constant parameters), every
+// node but `last` read only inside the island. Such an island between a DQ and a Q becomes
+// one QuantizedLookup with a table per channel (fold_channel_tables.cc; QdqTest.PRelu*,
+// ChannelIsland*). An island of scalar constants only is matched when it holds a PRelu or a
+// BatchNormalization (ElementwiseIslandSource takes the others).
+struct ChannelIsland {
+  std::vector<const Node*> nodes;
+  Value* x = nullptr;
+  int axis = -1;          // the axis of x the constants vary along; -1: none does
+  int64_t channels = 1;   // x's dim on `axis`
+};
+std::optional<ChannelIsland> MatchChannelIsland(const Node* last);
 
 }  // namespace edgec::quant

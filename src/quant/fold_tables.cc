@@ -104,6 +104,34 @@ std::optional<UnaryIsland> MatchUnaryIsland(const Node* last) {
   return m;
 }
 
+StatusOr<Tensor> EvaluateIsland(const Node* dq, const std::vector<Node*>& chain, const Node* q, const Tensor& input) {
+  Graph sub;
+  Value* x = sub.AddInput("q", MakeType(input.dtype(), input.dims()));
+  std::unordered_map<const Value*, Value*> map = {{dq->input(0), x}};
+  auto value_in_sub = [&](Value* v) -> Value* {
+    if (!v) return nullptr;
+    if (auto it = map.find(v); it != map.end()) return it->second;
+    const Tensor* c = ConstantOf(v);
+    Value* nv = sub.AddConstant(v->name(), c->Clone());
+    map[v] = nv;
+    return nv;
+  };
+  std::vector<const Node*> sub_nodes = {dq};
+  sub_nodes.insert(sub_nodes.end(), chain.begin(), chain.end());
+  sub_nodes.push_back(q);
+  for (const Node* n : sub_nodes) {
+    std::vector<Value*> in;
+    for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
+    Node* copy = sub.AddNode(n->op(), n->name(), in, 1, {n->output(0)->name()});
+    copy->attrs = n->attrs;
+    map[n->output(0)] = copy->output(0);
+  }
+  sub.MarkOutput(map[q->output(0)]);
+  RETURN_IF_ERROR(InferShapes(sub));
+  ASSIGN_OR_RETURN(std::vector<Tensor> out, ReferenceExecutor(sub).Run({{"q", input}}));
+  return std::move(out[0]);
+}
+
 // Q(f(DQ(q))) for f = U or x·U(x) (SiLU, x·HardSigmoid(x)) with U an elementwise unary op:
 // a function of q's 256 values, computed once on the reference kernels (so the table
 // equals what the island computes there) and looked up at run time.
@@ -131,37 +159,14 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   const int64_t entries = in_t == DType::kI16 ? 65536 : 256;
 
   // The island on a tensor of every input value, lowest first.
-  Graph sub;
-  Value* x = sub.AddInput("q", MakeType(in_t, {entries}));
-  std::unordered_map<const Value*, Value*> map = {{dq->input(0), x}};
-  auto value_in_sub = [&](Value* v) -> Value* {
-    if (!v) return nullptr;
-    if (auto it = map.find(v); it != map.end()) return it->second;
-    const Tensor* c = ConstantOf(v);
-    Value* nv = sub.AddConstant(v->name(), c->Clone());
-    map[v] = nv;
-    return nv;
-  };
-  std::vector<const Node*> sub_nodes = {dq};
-  sub_nodes.insert(sub_nodes.end(), chain.begin(), chain.end());
-  sub_nodes.push_back(q);
-  for (const Node* n : sub_nodes) {
-    std::vector<Value*> in;
-    for (Value* v : n->inputs()) in.push_back(value_in_sub(v));
-    Node* copy = sub.AddNode(n->op(), n->name(), in, 1, {n->output(0)->name()});
-    copy->attrs = n->attrs;
-    map[n->output(0)] = copy->output(0);
-  }
-  sub.MarkOutput(map[q->output(0)]);
-  RETURN_IF_ERROR(InferShapes(sub));
   Tensor all(in_t, {entries});
   if (in_t == DType::kI16) {
     for (int i = 0; i < 65536; ++i) all.data<int16_t>()[i] = static_cast<int16_t>(i - 32768);
   } else {
     for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(all.raw())[i] = static_cast<uint8_t>(in_t == DType::kI8 ? i ^ 0x80 : i);
   }
-  ASSIGN_OR_RETURN(std::vector<Tensor> table, ReferenceExecutor(sub).Run({{"q", all}}));
-  Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), table[0]);
+  ASSIGN_OR_RETURN(Tensor table, EvaluateIsland(dq, chain, q, all));
+  Value* tv = g.AddConstant(g.FreshName(q->name() + "/table"), std::move(table));
   ASSIGN_OR_RETURN(Node* lookup, passes::AddInferredNode(g, OpKind::kQuantizedLookup, g.FreshName(unary->name() + "/lookup"),
                                                          {dq->input(0), tv}, {}, 1, chain.back()));
   if (!passes::ReplaceValue(g, q->output(0), lookup->output(0)))

@@ -227,7 +227,18 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
     const Node* p = IsFloatActivation(v) ? v->producer() : nullptr;
     if (!p || p->num_outputs() != 1 || o.keep_float.count(p->name())) return false;
     const std::optional<UnaryIsland> island = MatchUnaryIsland(p);
+    if (const std::optional<ChannelIsland> ci = MatchChannelIsland(p); ci && is_point(ci->x)) return true;
     return (island && is_point(island->x)) || is_point(ElementwiseIslandSource(p));
+  };
+  // The last node of a per-channel island of a point (fold_qdq.h MatchChannelIsland: a PRelu,
+  // a standalone BatchNormalization ─► Relu) gets its output quantized, so that the island
+  // folds into one lookup (QdqTest.PReluModelQuantizesWithNoFloatNode).
+  auto ends_channel_island = [&](const Node* n) {
+    const std::optional<ChannelIsland> ci = MatchChannelIsland(n);
+    if (!ci || !is_point(ci->x)) return false;
+    const auto& uses = n->output(0)->uses();
+    const std::optional<ChannelIsland> next = uses.size() == 1 ? MatchChannelIsland(uses[0].node) : std::nullopt;
+    return !next || next->x != ci->x;
   };
   // Ops with an integer form between quantized values get their output quantized too, so
   // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
@@ -294,6 +305,10 @@ std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOption
       // it folds into a lookup and the model ends in one Dequantize
       // (Qdq.OutputSigmoidBecomesALookup).
       if (!is_point(n->output(0)) && MovedToGraphOutput(n->output(0)) && quantizable(n->output(0))) {
+        add(n->output(0));
+        continue;
+      }
+      if (ends_channel_island(n)) {
         add(n->output(0));
         continue;
       }

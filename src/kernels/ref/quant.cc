@@ -374,11 +374,32 @@ Status MatMulInteger(KernelContext& ctx) {
 
 // --- table lookup ---
 
+// Per channel (Table [C, entries], ops.def): element i reads the table of its index along `axis`.
+Status PerChannelLookup(KernelContext& ctx, const Tensor& x, const Tensor& table, int64_t entries) {
+  const int64_t rank = x.rank(), given = ctx.attrs.GetInt("axis", 1);
+  const int64_t axis = given < 0 ? given + rank : given;
+  if (axis < 0 || axis >= rank) return ctx.Error("attribute axis {} is out of range for input 0 {}", given, x.TypeString());
+  const int64_t channels = x.dim(axis);
+  if (table.dim(0) != channels || table.dim(1) != entries)
+    return ctx.Error("input 1 (table) is {}, expected [{}, {}] (one table per channel of axis {})", table.TypeString(),
+                     channels, entries, axis);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+  const auto* t = static_cast<const uint8_t*>(table.raw());
+  auto* y = static_cast<uint8_t*>(ctx.outputs[0].raw());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t index = LoadAsInt64(x.dtype(), x.raw(), i) - (x.dtype() == DType::kI16 ? -32768 : x.dtype() == DType::kI8 ? -128 : 0);
+    y[i] = t[(i / inner) % channels * entries + index];
+  }
+  return Status::Ok();
+}
+
 Status QuantizedLookup(KernelContext& ctx) {
   const Tensor& x = *ctx.inputs[0];
   const Tensor& table = *ctx.inputs[1];
   const auto* t = static_cast<const uint8_t*>(table.raw());
   auto* y = static_cast<uint8_t*>(ctx.outputs[0].raw());
+  if (table.rank() == 2) return PerChannelLookup(ctx, x, table, x.dtype() == DType::kI16 ? 65536 : 256);
   if (x.dtype() == DType::kI16) {  // 65536 entries, Table[x + 32768]
     if (table.numel() != 65536) return ctx.Error("input 1 (table) has {} values, expected 65536", table.numel());
     const int16_t* xp = x.data<int16_t>();
