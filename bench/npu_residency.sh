@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # NPU time and DRAM traffic of the zoo CNNs (with the 1-d keyword spotter kws_tcresnet and the
-# lraspp_mobilenet_v3_large segmentation net, 256x256) against their lower bound, per target.
+# lraspp_mobilenet_v3_large segmentation net, 256x256, and the yolo_small detector, 128x128)
+# against their lower bound, per target.
 # For each model and target: simulated NPU latency, DRAM bytes moved, the lower bound
 # max(MAC array at peak, vector cores at peak, (constants + segment inputs and outputs) /
 # DRAM bandwidth) and NPU time / bound, DRAM bytes / (constants + inputs + outputs).
@@ -11,7 +12,7 @@
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf kws_tcresnet lraspp_mobilenet_v3_large}")
+MODELS=("${@:-resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf kws_tcresnet lraspp_mobilenet_v3_large yolo_small}")
 read -r -a MODELS <<< "${MODELS[*]}"
 read -r -a TARGETS <<< "${TARGETS:-edge-default edge-mcu edge-large}"
 EDGEC="$BUILD/bin/edgec"

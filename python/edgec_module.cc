@@ -147,6 +147,7 @@ py::dict QuantizeReportDict(const edgec::QuantizeReport& r) {
   d["int16_pairs"] = r.int16_pairs;
   d["int16_layers"] = r.int16_layers;
   d["skipped"] = r.skipped;
+  d["float_ops"] = r.float_ops;
   d["error_samples"] = r.error_samples;
   py::list sens;
   for (const auto& l : r.sensitivity) sens.append(SensitivityDict(l));

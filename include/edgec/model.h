@@ -124,6 +124,9 @@ struct QuantizeReport {
   int64_t quantized_nodes = 0;
   int64_t activation_pairs = 0;                   // activation Q/DQ pairs inserted
   std::vector<std::string> skipped;               // nodes left in float, and why
+  std::vector<std::string> float_ops;             // every node computing in float, one line per op kind
+                                                  // and reason with a count: "2 ReduceSum: no integer form"
+  std::vector<std::string> float_nodes;           // the same per node: "ReduceSum '/r': no integer form"
   std::string method;                             // the calibrator (the scale table's)
   DataType activation_dtype = DataType::kI8;
   bool symmetric = false;

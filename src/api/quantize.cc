@@ -155,7 +155,7 @@ Status QuantizeGraph(Graph& g, const std::string& name, const CalibrationSource&
   if (!summary.ok()) return summary.status().WithContext(name);
   EDGEC_COPY_FIELDS(report, table, samples, method, symmetric)
   report.activation_dtype = FromDType(table.dtype);
-  EDGEC_COPY_FIELDS(report, *summary, quantized_nodes, activation_pairs, int16_pairs, skipped)
+  EDGEC_COPY_FIELDS(report, *summary, quantized_nodes, activation_pairs, int16_pairs, skipped, float_ops, float_nodes)
   for (const Node* n : float_graph.nodes())
     if (qo.int16_nodes.count(n->name())) report.int16_layers.push_back(n->Label());
   if (!o.eval_dir.empty()) {

@@ -9,6 +9,7 @@
 #include "passes/pass_util.h"
 #include "quant/fold_util.h"
 #include "quant/int_resize.h"
+#include "quant/points.h"
 #include "runtime/reference_executor.h"
 
 namespace edgec::quant {
@@ -274,14 +275,28 @@ StatusOr<Value*> Fold(Graph& g, const Match& m, const FoldOptions& options) {
 
 // --- int8 data movement: op(DQ(q)) = DQ(op(q)) for ops that only move or compare values ---
 
+// The zero point of the per-tensor DQ `d` as a scalar constant of its integer type.
+Value* ZeroPointConstant(Graph& g, Node* d, const std::string& base) {
+  const DType t = d->input(0)->type.dtype;
+  const int64_t z = ParamsOf(d, t)->zero_point;
+  Tensor c = t == DType::kU8 ? Tensor::FromVector<uint8_t>(t, {}, {static_cast<uint8_t>(z)})
+                             : Tensor::FromVector<int8_t>(t, {}, {static_cast<int8_t>(z)});
+  return g.AddConstant(g.FreshName(base), std::move(c));
+}
+
 // Moves the DQs feeding `n` (a value-moving op) after it: n on the int8 values, then one DQ.
 // MaxPool commutes with DQ because DQ is monotonic; the others only move elements. All data
 // inputs must come from DQs with equal parameters (Concat), the others be constants.
+// A Split (kKeepsValues with several outputs) gives each output its DQ; a Pad that keeps its
+// input's quantization (points.h: PadKeepsQuantization) pads with the zero point, which is
+// DQ(0) exactly (Fold.PadOfZeroIsExact).
 StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
-  if (!(HasTrait(n->op(), op_trait::kMovesValues) || KeepsQuantization(*n)) || n->num_outputs() != 1 ||
-      n->output(0)->is_graph_output())
+  const bool pad = n->op() == OpKind::kPad && PadKeepsQuantization(*n);
+  if (!(HasTrait(n->op(), op_trait::kMovesValues) || KeepsQuantization(*n) || pad)) return false;
+  if (n->num_outputs() != 1 && !(HasTrait(n->op(), op_trait::kKeepsValues) && n->op() != OpKind::kMaxPool))
     return false;
-  if (n->op() == OpKind::kMaxPool && n->num_outputs() > 1) return false;
+  for (const Value* y : n->outputs())
+    if (!y || y->is_graph_output()) return false;
   Node* first = nullptr;
   std::optional<QParams> params;
   std::vector<Value*> inputs;
@@ -302,13 +317,35 @@ StatusOr<bool> PushDequantizeDown(Graph& g, Node* n, int* moved) {
     inputs.push_back(dq->input(0));
   }
   if (!first) return false;
+  if (pad && n->attrs.GetString("mode", "constant") == "constant") {
+    inputs.resize(std::max<size_t>(inputs.size(), 3));
+    inputs[2] = ZeroPointConstant(g, first, n->name() + "/pad_value");
+  }
   ASSIGN_OR_RETURN(Node* moved_op, passes::AddInferredNode(g, n->op(), g.FreshName(n->name() + "/int8"), inputs,
-                                                           n->attrs, 1, n));
-  std::vector<Value*> dq_in = {moved_op->output(0), first->input(1)};
-  if (first->num_inputs() > 2 && first->input(2)) dq_in.push_back(first->input(2));
-  ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(n->name() + "/dq"),
-                                                     dq_in, first->attrs, 1, n));
-  if (!passes::ReplaceValue(g, n->output(0), dq->output(0)))
+                                                           n->attrs, n->num_outputs(), n));
+  for (int k = 0; k < n->num_outputs(); ++k) {
+    std::vector<Value*> dq_in = {moved_op->output(k), first->input(1)};
+    if (first->num_inputs() > 2 && first->input(2)) dq_in.push_back(first->input(2));
+    ASSIGN_OR_RETURN(Node* dq, passes::AddInferredNode(g, OpKind::kDequantizeLinear, g.FreshName(n->name() + "/dq"),
+                                                       dq_in, first->attrs, 1, n));
+    if (!passes::ReplaceValue(g, n->output(k), dq->output(0)))
+      return Internal("{}: cannot replace its output '{}'", n->Label(), n->output(k)->name());
+  }
+  ++*moved;
+  return true;
+}
+
+// ArgMax/ArgMin(DQ(q)) = ArgMax/ArgMin(q): DQ is strictly increasing, so the order and the
+// ties (the same index) are the same (Fold.ArgMaxOfDequantizeIsExact).
+StatusOr<bool> FoldArgReduce(Graph& g, Node* n, int* moved) {
+  if (n->op() != OpKind::kArgMax && n->op() != OpKind::kArgMin) return false;
+  Node* dq = DqOf(n->input(0));
+  if (!dq) return false;
+  auto p = ParamsOf(dq, dq->input(0)->type.dtype);
+  if (!p || !(p->scale > 0) || (p->dtype != DType::kU8 && p->dtype != DType::kI8)) return false;
+  ASSIGN_OR_RETURN(Node* moved_op, passes::AddInferredNode(g, n->op(), g.FreshName(n->name() + "/int8"),
+                                                           {dq->input(0)}, n->attrs, 1, n));
+  if (!passes::ReplaceValue(g, n->output(0), moved_op->output(0)))
     return Internal("{}: cannot replace its output '{}'", n->Label(), n->output(0)->name());
   ++*moved;
   return true;
@@ -503,6 +540,8 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
   FoldSummary s;
   for (Node* n : g.nodes()) {
     if (n->op() == OpKind::kMul && MatchUnaryIsland(n)) continue;  // x·U(x): a table below
+    // An Add/Mul of one value and a scalar constant (x + c, x·c) is an island: a table below.
+    if ((n->op() == OpKind::kAdd || n->op() == OpKind::kMul) && ElementwiseIslandSource(n)) continue;
     if (IsFoldedNormalization(n->op())) {
       if (!options.integer_norm) continue;
       ASSIGN_OR_RETURN(std::string why, FoldNormalization(g, n));
@@ -547,6 +586,8 @@ StatusOr<FoldSummary> FoldQdqToInteger(Graph& g, const FoldOptions& options) {
     for (Node* n : g.nodes()) {
       ASSIGN_OR_RETURN(bool pushed, PushDequantizeDown(g, n, &s.int8_movement));
       changed |= pushed;
+      ASSIGN_OR_RETURN(bool arg, FoldArgReduce(g, n, &s.int8_movement));
+      changed |= arg;
     }
     for (Node* n : g.nodes()) changed |= CancelRequantize(g, n);
     if (!changed) break;

@@ -28,7 +28,8 @@ bool ScalarConstantsFrom(const Node* n, int first) {
 // The elementwise island that ends at `last`, a function of one value *x: elementwise unary
 // ops with scalar constant parameters and Add/Sub/Mul/Div/Pow whose other operands are scalar
 // constants or island values, each read only inside the island, at most 8 nodes in graph
-// order (the Erf GELU x·0.5·(1 + erf(x/√2)) is five; QdqTest.ErfGeluBecomesOneLookup).
+// order; one such node alone (x + c, x·c) is an island too
+// (the Erf GELU x·0.5·(1 + erf(x/√2)) is five; QdqTest.ErfGeluBecomesOneLookup).
 // The island's node set in *in and its source in *x; false when `last` ends no such island.
 bool CollectElementwiseIsland(const Node* last, std::set<const Node*>* in, Value** x) {
   auto allowed = [](const Node* n) {
@@ -60,7 +61,7 @@ bool CollectElementwiseIsland(const Node* last, std::set<const Node*>* in, Value
       }
     }
   }
-  if (!*x || in->size() < 2) return false;
+  if (!*x) return false;
   for (const Node* n : *in)
     for (const Use& u : n->output(0)->uses())
       if (n != last && !in->count(u.node)) return false;
@@ -143,7 +144,9 @@ StatusOr<bool> TabulateIsland(Graph& g, Node* q, int* tabulated) {
   if (!last || !HasSingleUse(last->output(0))) return false;
   std::vector<Node*> chain;  // the island's nodes in graph order
   Value* source = nullptr;
-  if (const std::optional<UnaryIsland> island = MatchUnaryIsland(last)) {
+  // U(x) of a DQ, else the longer island (Tanh(x · c): its unary op's input is no DQ).
+  const std::optional<UnaryIsland> island = MatchUnaryIsland(last);
+  if (island && DqOf(island->x)) {
     chain = {const_cast<Node*>(island->unary)};
     if (island->mul) chain.push_back(const_cast<Node*>(island->mul));
     source = island->x;

@@ -10,6 +10,7 @@
 #include "driver/session.h"
 #include "quant/fold_qdq.h"
 #include "quant/int_resize.h"
+#include "quant/points.h"
 #include "runtime/reference_executor.h"
 #include "support/progress.h"
 
@@ -19,7 +20,7 @@ Status PrepareForQuantization(Graph& g) {
   passes::PassContext ctx;
   RETURN_IF_ERROR(driver::Optimize(g, 2, "", ctx));
   passes::PassContext lower;
-  return driver::Optimize(g, 0, "unfuse,convtranspose-subpixel,eliminate-dead", lower);
+  return driver::Optimize(g, 0, "unfuse,convtranspose-subpixel,integer-forms,eliminate-dead", lower);
 }
 
 void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
@@ -45,7 +46,9 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
     if (ra != rb) parent[rb] = ra;
   };
   std::set<std::string> in_group, follows;
-  auto keeps = [](const Node* n) { return HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n); };
+  auto keeps = [](const Node* n) {
+    return HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n) || PadKeepsQuantization(*n);
+  };
   for (const Node* n : g.nodes()) {
     if (!n->output(0) || !acts.count(n->output(0)->name())) continue;
     const std::string out = n->output(0)->name();
@@ -64,10 +67,13 @@ void ShareScalesThroughValueMovingOps(const Graph& g, ScaleTable& table) {
              src->producer()->input(0))
         src = src->producer()->input(0);
       if (!acts.count(src->name())) continue;
-      join(src->name(), out);
       in_group.insert(src->name());
-      in_group.insert(out);
-      follows.insert(out);
+      for (const Value* y : n->outputs()) {  // a Split's every output
+        if (!y || !acts.count(y->name())) continue;
+        join(src->name(), y->name());
+        in_group.insert(y->name());
+        follows.insert(y->name());
+      }
     }
   }
   std::map<std::string, Range> group_range;

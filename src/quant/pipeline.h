@@ -16,7 +16,9 @@ namespace edgec::quant {
 
 // The graph quantization starts from: the -O2 fusions (BatchNorm folded into Conv/Gemm),
 // lowered back to standard ops by `unfuse`, so that Conv/Gemm/MatMul and their activation
-// stand as separate nodes the QDQ form can wrap.
+// stand as separate nodes the QDQ form can wrap; then the ops without an integer form in
+// their equivalents that have one (passes/integer_forms.cc: Sub, Div by a constant, Softmax
+// over a non-last axis).
 Status PrepareForQuantization(Graph& g);
 
 // Calibrates `prepared` on `samples` and returns the scale table for its quantization points.

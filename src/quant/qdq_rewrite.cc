@@ -6,11 +6,10 @@
 #include <limits>
 #include <map>
 
-#include "passes/groupnorm_pattern.h"
 #include "passes/pass_util.h"
 #include "quant/fold_qdq.h"
-#include "quant/int_resize.h"
 #include "quant/mixed_precision.h"
+#include "quant/points.h"
 
 namespace edgec::quant {
 namespace {
@@ -101,11 +100,6 @@ Node* ScoreScale(const Node* n, double* factor) {
   return s;
 }
 
-namespace {
-
-// The value a quantized node's output is quantized at: after a MatMul's bias Add
-// (MatMulBiasAdd) or an attention score's scale (ScoreScale), then after a Relu/Clip
-// (constant bounds) that is its only consumer.
 Value* OutputPoint(const Node* n) {
   Value* y = n->output(0);
   if (const Node* add = MatMulBiasAdd(n)) y = add->output(0);
@@ -120,6 +114,8 @@ Value* OutputPoint(const Node* n) {
   }
   return y;
 }
+
+namespace {
 
 // Output-channel axis of the weights.
 int WeightAxis(const Node* n) {
@@ -165,21 +161,6 @@ QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax) {
   return out;
 }
 
-namespace {
-
-// v is a graph output, or reaches one through single-reader ops that keep its values
-// (DepthToSpace, Reshape, Transpose, ...).
-bool MovedToGraphOutput(const Value* v) {
-  while (!v->is_graph_output()) {
-    if (v->uses().size() != 1) return false;
-    const Node* u = v->uses()[0].node;
-    if (!HasTrait(u->op(), op_trait::kKeepsValues) || u->input(0) != v || u->num_outputs() != 1) return false;
-    v = u->output(0);
-  }
-  return true;
-}
-
-}  // namespace
 
 QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o) {
   QuantizablePlan p;
@@ -198,137 +179,16 @@ QuantizablePlan PlanQuantization(const Graph& g, const QuantizeOptions& o) {
 }
 
 std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOptions& o) {
-  std::vector<std::string> points;
-  std::set<std::string> seen;
-  bool added = false;
-  auto add = [&](const Value* v) {
-    if (seen.insert(v->name()).second) {
-      points.push_back(v->name());
-      added = true;
-    }
-  };
-  for (const Node* n : PlanQuantization(g, o).nodes) {
-    add(n->input(0));
-    add(OutputPoint(n));
-  }
-  // A MatMul of two activations (attention's QKᵀ and AV) is an integer op of three points.
-  for (const Node* n : g.nodes()) {
-    if (!IsActivationMatMul(n) || o.keep_float.count(n->name())) continue;
-    add(n->input(0));
-    add(n->input(1));
-    add(OutputPoint(n));
-  }
-  auto is_point = [&](const Value* v) { return v && seen.count(v->name()); };
-  // A point, or an elementwise function of one point that tabulates (fold_qdq.h: a gate
-  // Sigmoid(z) or HardSigmoid(z), an activation HardSwish(z) or z·Sigmoid(z), an island such
-  // as GEGLU's Erf GELU) and so can be quantized at no float island's cost.
-  auto quantizable = [&](const Value* v) {
-    if (is_point(v)) return true;
-    const Node* p = IsFloatActivation(v) ? v->producer() : nullptr;
-    if (!p || p->num_outputs() != 1 || o.keep_float.count(p->name())) return false;
-    const std::optional<UnaryIsland> island = MatchUnaryIsland(p);
-    if (const std::optional<ChannelIsland> ci = MatchChannelIsland(p); ci && is_point(ci->x)) return true;
-    return (island && is_point(island->x)) || is_point(ElementwiseIslandSource(p));
-  };
-  // The last node of a per-channel island of a point (fold_qdq.h MatchChannelIsland: a PRelu,
-  // a standalone BatchNormalization ─► Relu) gets its output quantized, so that the island
-  // folds into one lookup (QdqTest.PReluModelQuantizesWithNoFloatNode).
-  auto ends_channel_island = [&](const Node* n) {
-    const std::optional<ChannelIsland> ci = MatchChannelIsland(n);
-    if (!ci || !is_point(ci->x)) return false;
-    const auto& uses = n->output(0)->uses();
-    const std::optional<ChannelIsland> next = uses.size() == 1 ? MatchChannelIsland(uses[0].node) : std::nullopt;
-    return !next || next->x != ci->x;
-  };
-  // Ops with an integer form between quantized values get their output quantized too, so
-  // that they fold (fold_qdq.h) instead of staying float islands: an Add of two quantized
-  // values (after its Relu), a Mul of two quantizable ones (a squeeze-excitation block's
-  // x · gate) and a GlobalAveragePool or AveragePool of one (a classifier head's pool of
-  // SiLU(z), an inception branch's 3x3 pool, a DenseNet transition's 2x2) — their
-  // operands become points —, a Concat of quantized values and the ops that only move values
-  // (Reshape, Transpose, Slice, ...; calibration gives those their input's parameters).
-  // Topological order lets chains follow; a Mul's operands, made points after their other
-  // consumers were seen, take another round.
-  // The normalizations of any float activation (a residual sum before a LayerNorm is not a
-  // point of its own) and the Softmax of a quantizable value get their input and output
-  // quantized (they fold into integer ops); torch's GroupNorm pattern (passes/groupnorm_pattern.h) is one
-  // island from its input to its last node, with no point inside (the compiler fuses it again).
-  std::set<const Node*> inside_groupnorm;
-  std::map<const Node*, passes::GroupNormMatch> groupnorms;
-  for (const Node* n : g.nodes()) {
-    std::string why;
-    if (n->op() != OpKind::kInstanceNormalization || o.keep_float.count(n->name())) continue;
-    if (auto m = passes::MatchGroupNorm(n, &why)) {
-      inside_groupnorm.insert(m->nodes.begin(), m->nodes.end());
-      groupnorms.emplace(n, std::move(*m));
-    }
-  }
-  for (int round = 0; round == 0 || added; ++round) {
-    added = false;
-    for (const Node* n : g.nodes()) {
-      if (o.keep_float.count(n->name()) || n->num_outputs() != 1 || !n->output(0)) continue;
-      bool all_points = n->num_inputs() > 0;
-      for (const Value* v : n->inputs()) all_points &= is_point(v);
-      const bool add_of_points = n->op() == OpKind::kAdd && n->num_inputs() == 2 && all_points;
-      // A Mul inside an island of one value (x·(1 + erf(x/√2))) is part of that island's table.
-      const bool mul_of_points = n->op() == OpKind::kMul && n->num_inputs() == 2 && !MatchUnaryIsland(n) &&
-                                 !ElementwiseIslandSource(n) && quantizable(n->input(0)) &&
-                                 quantizable(n->input(1));
-      const bool pool_of_point =
-          (n->op() == OpKind::kGlobalAveragePool || n->op() == OpKind::kAveragePool) && quantizable(n->input(0));
-      const bool concat_of_points = n->op() == OpKind::kConcat && all_points;
-      const bool moves_a_point =
-          (HasTrait(n->op(), op_trait::kKeepsValues) || KeepsQuantization(*n)) && is_point(n->input(0)) &&
-          !inside_groupnorm.count(n);
-      // A move of a float graph input whose output is a point (a transformer's Transpose to
-      // sequence-first): the graph input becomes the point, so that the move runs on int8 and
-      // the input's other readers (the first residual Add) can fold too; the move's output
-      // shares the input's scale (ShareScalesThroughValueMovingOps)
-      // (Qdq.MovedGraphInputIsQuantizedOnce).
-      if (HasTrait(n->op(), op_trait::kKeepsValues) && n->input(0) && n->input(0)->is_graph_input() &&
-          IsFloatActivation(n->input(0)) && is_point(n->output(0)))
-        add(n->input(0));
-      if (auto gn = groupnorms.find(n); gn != groupnorms.end() && IsFloatActivation(gn->second.x)) {
-        add(gn->second.x);
-        add(gn->second.output);
-        continue;
-      }
-      const bool norm = n->op() == OpKind::kLayerNormalization ||
-                        (n->op() == OpKind::kInstanceNormalization && !inside_groupnorm.count(n));
-      if ((norm && IsFloatActivation(n->input(0))) || (n->op() == OpKind::kSoftmax && quantizable(n->input(0)))) {
-        add(n->input(0));
-        add(n->output(0));
-        continue;
-      }
-      // A tabulable function of a point that is a graph output, or moved to one (a detector's
-      // Sigmoid probability map before its pixel shuffle, a pooler's Tanh), is a point too:
-      // it folds into a lookup and the model ends in one Dequantize
-      // (Qdq.OutputSigmoidBecomesALookup).
-      if (!is_point(n->output(0)) && MovedToGraphOutput(n->output(0)) && quantizable(n->output(0))) {
-        add(n->output(0));
-        continue;
-      }
-      if (ends_channel_island(n)) {
-        add(n->output(0));
-        continue;
-      }
-      if (mul_of_points || pool_of_point) {
-        for (const Value* v : n->inputs()) add(v);
-      }
-      // An embedding sum (MatchTableSum): its table and constant are quantized with their own
-      // ranges in RewriteToQdq, its output is a point, so the Add folds to an integer Add.
-      if (MatchTableSum(n)) add(OutputPoint(n));
-      if (add_of_points || mul_of_points || pool_of_point) add(OutputPoint(n));
-      else if (concat_of_points || moves_a_point) add(n->output(0));
-    }
-  }
-  return points;
+  return PlanPoints(g, o).points;
 }
 
 StatusOr<RewriteSummary> RewriteToQdq(Graph& g, const ScaleTable& scales, const QuantizeOptions& o) {
   RewriteSummary summary;
   const QuantizablePlan plan = PlanQuantization(g, o);
-  const std::vector<std::string> points = QuantizationPoints(g, o);  // before weights change
+  const PointPlan point_plan = PlanPoints(g, o);  // before weights change
+  const std::vector<std::string>& points = point_plan.points;
+  summary.float_ops = SummarizeFloatNodes(point_plan.float_nodes);
+  for (const FloatNode& f : point_plan.float_nodes) summary.float_nodes.push_back(f.node->Label() + ": " + f.why);
   const std::set<std::string> int16_points = Int16Points(g, o);
   summary.skipped = plan.skipped;
   const DType adt = scales.dtype;

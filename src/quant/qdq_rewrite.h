@@ -15,6 +15,7 @@
 // Graph outputs keep their names.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +26,15 @@
 #include "quant/calibrate.h"
 
 namespace edgec::quant {
+
+// A single-input island that ends at `last` and becomes one lookup (quant/points.h): its
+// source and every node of it, `last` included; nullopt when `last` ends no such island.
+// The quantizer asks a list of them, so a new kind of island (a per-channel one) plugs in.
+struct IslandMatch {
+  const Value* source = nullptr;
+  std::vector<const Node*> nodes;
+};
+using IslandMatcher = std::function<std::optional<IslandMatch>(const Node* last)>;
 
 struct QuantizeOptions {
   bool per_channel = true;
@@ -38,10 +48,18 @@ struct QuantizeOptions {
   // of torch's GroupNorm pattern stands for the pattern) whose input and output points are
   // int16 instead of 8-bit (quant/mixed_precision.h).
   std::set<std::string> int16_nodes;
+  // The single-input islands that count as one integer op (empty: DefaultIslandMatchers(),
+  // quant/points.h); the first that matches wins.
+  std::vector<IslandMatcher> island_matchers;
 };
 
-// The activation values the rewrite needs scales for, in graph order.
+// The activation values the rewrite needs scales for, in graph order (quant/points.h).
 std::vector<std::string> QuantizationPoints(const Graph& g, const QuantizeOptions& o);
+
+// The value a quantized Conv/Gemm/MatMul's output is quantized at: after a MatMul's bias Add
+// (MatMulBiasAdd) or an attention score's scale (ScoreScale), then after a Relu/Clip (constant
+// bounds) that is its only consumer; an Add or Mul's likewise after one Relu/Clip.
+Value* OutputPoint(const Node* n);
 
 // The nodes the rewrite would quantize, with the reason for each one it would not.
 struct QuantizablePlan {
@@ -81,6 +99,8 @@ struct RewriteSummary {
   int activation_pairs = 0;
   int int16_pairs = 0;  // of which int16 (QuantizeOptions::int16_nodes)
   std::vector<std::string> skipped;
+  std::vector<std::string> float_ops;    // one line per op kind left in float: "3 Sub: no integer form"
+  std::vector<std::string> float_nodes;  // the same, one line per node
 };
 
 // Rewrites `g` in place; every quantization point must have an entry in `scales`.

@@ -155,6 +155,10 @@ TEST(OpTraits, MovingOpsOnlyMoveValues) {
       {OpKind::kIdentity, {{x}, {}}},
       {OpKind::kChannelShuffle, {{x}, Attrs({{"group", int64_t{2}}})}},
       {OpKind::kDepthToSpace, {{x}, Attrs({{"blocksize", int64_t{2}}})}},
+      {OpKind::kSpaceToDepth, {{x}, Attrs({{"blocksize", int64_t{2}}})}},
+      {OpKind::kSplit, {{x}, Attrs({{"axis", int64_t{1}}})}},  // one output: the op runs with one
+      {OpKind::kReduceMax, {{x, I64({1}, {1})}, {}}},
+      {OpKind::kReduceMin, {{x, I64({2}, {2, 3})}, Attrs({{"keepdims", int64_t{0}}})}},
   };
   for (OpKind op : OpsWith(kMovesValues)) {
     const std::string name(OpName(op));

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""QDQ export vs ONNX Runtime: for each zoo CNN (and the 1-d keyword spotter kws_tcresnet),
+"""QDQ export vs ONNX Runtime: for each zoo CNN (and the 1-d keyword spotter kws_tcresnet, the
+yolo_small detector),
 `edgec quantize` (entropy, per-channel) writes a QDQ model; ONNX Runtime runs it, edgec runs
 its own int8 execution of it (`edgec run --int8`: Q/DQ folded into QLinearConv/QLinearMatMul
 on the reference kernels); every output element must agree within one quantization step of
@@ -53,7 +54,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet1_1,efficientnet_b0,mobilenet_v3_small,"
-                                        "kws_tcresnet")
+                                        "kws_tcresnet,yolo_small")
     ap.add_argument("--calib", type=int, default=16)
     ap.add_argument("--inputs", type=int, default=2)
     a = ap.parse_args()

@@ -79,11 +79,16 @@ TEST(Qdq, QuantizationPoints) {
   Graph g = SmallCnn();
   const std::vector<std::string> p = QuantizationPoints(g, {});
   // conv1's input and output after its Relu; conv2's output feeds Add, not an activation;
-  // then the Add of two quantized values and the pool of a quantized value.
-  EXPECT_EQ(p, (std::vector<std::string>{"x", "relu1:0", "conv2:0", "flatten:0", "fc:0", "add:0", "gap:0"}));
+  // then the Add of two quantized values, the pool and the Flatten, in graph order.
+  EXPECT_EQ(p, (std::vector<std::string>{"x", "relu1:0", "conv2:0", "add:0", "gap:0", "flatten:0", "fc:0"}));
+  // conv2 in float: the Add (an integer op beside conv1) still quantizes conv2's output on its
+  // own account; with the Add in float too, the pool and Flatten follow fc alone.
   QuantizeOptions keep;
   keep.keep_float = {"conv2"};
-  EXPECT_EQ(QuantizationPoints(g, keep), (std::vector<std::string>{"x", "relu1:0", "flatten:0", "fc:0"}));
+  EXPECT_EQ(QuantizationPoints(g, keep),
+            (std::vector<std::string>{"x", "relu1:0", "conv2:0", "add:0", "gap:0", "flatten:0", "fc:0"}));
+  keep.keep_float = {"conv2", "add"};
+  EXPECT_EQ(QuantizationPoints(g, keep), (std::vector<std::string>{"x", "relu1:0", "add:0", "gap:0", "flatten:0", "fc:0"}));
 }
 
 TEST(Qdq, RewriteStructureAndExportRoundTrip) {

@@ -493,6 +493,81 @@ class PoolBranches(nn.Module):
 # ---------------------------------------------------------------------------------------
 # The zoo
 
+class ConvBnSilu(nn.Module):
+    """Conv + BatchNorm + SiLU, the unit of the YOLO family."""
+
+    def __init__(self, cin, cout, k=1, stride=1):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, stride, k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class C2f(nn.Module):
+    """YOLOv8's C2f block: a 1x1 conv split in two halves (Split), bottlenecks on the second
+    half (with a residual Add), every piece concatenated, a 1x1 conv."""
+
+    def __init__(self, cin, cout, n=1):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1 = ConvBnSilu(cin, 2 * self.c, 1)
+        self.m = nn.ModuleList(nn.Sequential(ConvBnSilu(self.c, self.c, 3), ConvBnSilu(self.c, self.c, 3))
+                               for _ in range(n))
+        self.cv2 = ConvBnSilu((2 + n) * self.c, cout, 1)
+
+    def forward(self, x):
+        y = list(self.cv1(x).split(self.c, 1))
+        for m in self.m:
+            y.append(y[-1] + m(y[-1]))
+        return self.cv2(torch.cat(y, 1))
+
+
+class YoloSmall(nn.Module):
+    """A YOLOv8-style detector at 128x128: C2f blocks, an SPPF (three 5x5 stride-1 max pools,
+    concatenated), a nearest-upsample + concat neck, and per level a box head whose DFL takes
+    a softmax over 16 bins on a non-last axis followed by a fixed 1x1 conv (the bin index as
+    weights), and sigmoid class scores. Returns the box distances [1, 4, anchors] and the
+    class scores [1, 8, anchors] over both levels (stride 8 and 16)."""
+
+    def __init__(self, classes=8, bins=16):
+        super().__init__()
+        self.bins = bins
+        self.stem = nn.Sequential(ConvBnSilu(3, 16, 3, 2), ConvBnSilu(16, 32, 3, 2), C2f(32, 32),
+                                  ConvBnSilu(32, 64, 3, 2), C2f(64, 64))                   # P3, stride 8
+        self.down = nn.Sequential(ConvBnSilu(64, 96, 3, 2), C2f(96, 96))                   # P4, stride 16
+        self.sppf_cv1 = ConvBnSilu(96, 48, 1)
+        self.sppf_cv2 = ConvBnSilu(4 * 48, 96, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.neck = C2f(96 + 64, 64)
+        self.box = nn.ModuleList(nn.Sequential(ConvBnSilu(c, 32, 3), nn.Conv2d(32, 4 * bins, 1)) for c in (64, 96))
+        self.cls = nn.ModuleList(nn.Sequential(ConvBnSilu(c, 32, 3), nn.Conv2d(32, classes, 1)) for c in (64, 96))
+        self.dfl = nn.Conv2d(bins, 1, 1, bias=False).requires_grad_(False)
+        self.dfl.weight.data[:] = torch.arange(bins, dtype=torch.float32).view(1, bins, 1, 1)
+
+    def sppf(self, x):
+        x = self.sppf_cv1(x)
+        p1 = F.max_pool2d(x, 5, 1, 2)
+        p2 = F.max_pool2d(p1, 5, 1, 2)
+        p3 = F.max_pool2d(p2, 5, 1, 2)
+        return self.sppf_cv2(torch.cat([x, p1, p2, p3], 1))
+
+    def forward(self, image):
+        p3 = self.stem(image)
+        p4 = self.sppf(self.down(p3))
+        n3 = self.neck(torch.cat([self.up(p4), p3], 1))
+        boxes, scores = [], []
+        for level, feat in enumerate((n3, p4)):
+            box = self.box[level](feat)                                  # [n, 64, h, w]
+            n, a = box.shape[0], box.shape[2] * box.shape[3]
+            dist = box.view(n, 4, self.bins, a).transpose(2, 1).softmax(1)  # bins on axis 1
+            boxes.append(self.dfl(dist).view(n, 4, a))
+            scores.append(self.cls[level](feat).sigmoid().flatten(2))
+        return torch.cat(boxes, 2), torch.cat(scores, 2)
+
+
 def image_input(rng):
     return {"input": rng.standard_normal((1, 3, IMAGE_SIZE, IMAGE_SIZE)).astype(np.float32)}
 
@@ -564,6 +639,12 @@ MODELS["lraspp_mobilenet_v3_large"] = dict(
     inputs=lambda rng, size: {"image": rng.standard_normal((1, 3, size, size)).astype(np.float32)},
     outputs=["out"], recalibrate=True, input_shape=(3, 256, 256),
     expect_ops=("Resize", "HardSigmoid", "GlobalAveragePool"))
+# YOLOv8-style: Split/Concat, SiLU, SPPF max pools, nearest upsample, DFL softmax on axis 1.
+MODELS["yolo_small"] = dict(
+    build=YoloSmall,
+    inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
+    outputs=["boxes", "scores"], recalibrate=True, input_shape=(3, 128, 128),
+    expect_ops=("Split", "Concat", "MaxPool", "Resize", "Softmax", "Sigmoid"))
 MODELS["refine_loop"] = dict(
     build=RefineLoop, script=True,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},

@@ -41,6 +41,7 @@ struct QuantizeFlags {
   std::string layout = "auto";
   float pixel_scale = 1.0f / 255;
   bool quiet = false;
+  bool verbose = false;
 };
 
 nlohmann::json ReportJson(const QuantizeFlags& f, const QuantizeReport& r) {
@@ -146,6 +147,10 @@ int QuantizeMain(const QuantizeFlags& f) {
     fmt::print("quantized {} node(s), {} activation Q/DQ pair(s){}\n", r.quantized_nodes, r.activation_pairs,
                r.int16_pairs ? fmt::format(" ({} of them int16)", r.int16_pairs) : "");
     for (const auto& s : r.skipped) fmt::print("  float: {}\n", s);
+    if (!r.float_ops.empty()) {
+      fmt::print("left in float ({} node(s){}):\n", r.float_nodes.size(), f.verbose ? "" : "; -v lists them");
+      for (const auto& s : f.verbose ? r.float_nodes : r.float_ops) fmt::print("  {}\n", s);
+    }
     for (const auto& l : r.int16_layers) fmt::print("  int16: {}\n", l);
     if (!f.scales_out.empty()) fmt::print("wrote scales to {}\n", f.scales_out);
     if (!f.output.empty()) fmt::print("wrote {}\n", f.output);
@@ -217,6 +222,7 @@ VerbMain AddQuantizeVerb(CLI::App& app) {
   sub->add_flag("--bgr", f->bgr, "images: the model wants channels in BGR order");
   sub->add_option("--layout", f->layout, "images: nchw, nhwc or auto")->capture_default_str();
   sub->add_flag("--quiet,-q", f->quiet, "print nothing but errors (and --eval results)");
+  sub->add_flag("--verbose,-v", f->verbose, "list every node left in float with why (default: a count per op kind)");
   return [f] { return QuantizeMain(*f); };
 }
 
