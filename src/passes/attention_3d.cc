@@ -55,7 +55,8 @@ std::optional<std::vector<Value*>> TiedValues(const Node& n) {
     case OpKind::kQuantizeLinear: case OpKind::kDequantizeLinear:
       if (!per_tensor(1)) return std::nullopt;
       return std::vector<Value*>{n.input(0), n.output(0)};
-    case OpKind::kQuantizedLookup:
+    case OpKind::kQuantizedLookup:  // a table per channel ties its axis: not reshaped (yolo's DFL)
+      if (!n.input(1) || n.input(1)->type.rank() != 1) return std::nullopt;
       return std::vector<Value*>{n.input(0), n.output(0)};
     case OpKind::kQLinearRequantize:  // an int16 softmax's probabilities to 8 bits (elementwise)
       if (!per_tensor(1) || !per_tensor(3)) return std::nullopt;

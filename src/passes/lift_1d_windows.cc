@@ -46,6 +46,13 @@ bool IsIntegerData(const Value* v) {
 bool IsAnchor(const Node& n) { return HasTrait(n.op(), op_trait::kLiftsTo2d); }
 
 bool IsRider(const Node& n) {
+  // A lookup with a table per channel reads its axis attribute: the lift inserts H after the
+  // channels, so a table along N or C rides, one along L would name another dim.
+  if (n.op() == OpKind::kQuantizedLookup && (!n.input(1) || n.input(1)->type.rank() != 1)) {
+    int64_t axis = n.attrs.GetInt("axis", 1);
+    if (axis < 0) axis += n.input(0)->type.rank();
+    if (axis >= 2) return false;
+  }
   return HasTrait(n.op(), op_trait::kUnary) || HasTrait(n.op(), op_trait::kBroadcast) ||
          HasTrait(n.op(), op_trait::kPerPosition);
 }

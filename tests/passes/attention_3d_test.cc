@@ -85,5 +85,32 @@ TEST(Attention3d, GroupWithA4dGraphOutputIsKept) {
   EXPECT_EQ(PrintGraph(g), PrintGraph(before));
 }
 
+// YOLOv8's DFL: a softmax over the 16 bins of [1, 4, 16, A] (axis 2, moved last by a
+// Transpose pair) whose result a per-bin table reads (QuantizedLookup, Table [16, 256] on
+// axis 2: the Mul by the bin index, quantized). A table per channel ties its axis: the
+// lookup keeps its 4-d input, and the outputs do not change.
+TEST(Attention3d, PerChannelLookupKeepsItsAxis) {
+  LayoutBuilder b;
+  Value* x = b.Input("x", {1, 4, 16, 8});
+  Attributes a;
+  a.Set("axis", int64_t{-1});
+  Value* p = b.Transpose(b.Op(OpKind::kSoftmax, {b.Transpose(x, {0, 1, 3, 2})}, a, "probs"), {0, 1, 3, 2});
+  Value* s = b.Scalar(1.f / 255);
+  Value* z = b.Const(Tensor::FromVector<uint8_t>(DType::kU8, {}, {0}), "z");
+  std::vector<uint8_t> table(16 * 256);
+  for (int c = 0; c < 16; ++c)
+    for (int v = 0; v < 256; ++v) table[c * 256 + v] = static_cast<uint8_t>(std::min(255, v * c / 15));
+  Value* t = b.Const(Tensor::FromVector<uint8_t>(DType::kU8, {16, 256}, table), "bins");
+  Attributes la;
+  la.Set("axis", int64_t{2});
+  Value* l = b.Op(OpKind::kQuantizedLookup, {b.Op(OpKind::kQuantizeLinear, {p, s, z}), t}, la, "dfl");
+  Graph before = b.Done({b.Op(OpKind::kNeg, {b.Op(OpKind::kDequantizeLinear, {l, s, z})})});
+  Graph g = before.Clone();
+  ASSERT_TRUE(RunPasses(g, "attention-3d").ok());
+  EXPECT_EQ(OnlyNode(g, OpKind::kSoftmax)->output(0)->type.rank(), 3) << "the group became 3-d\n" << PrintGraph(g);
+  EXPECT_EQ(OnlyNode(g, OpKind::kQuantizedLookup)->input(0)->type.dims, (Dims{1, 4, 16, 8})) << PrintGraph(g);
+  ExpectSameOutputs(before, g, 0.0);
+}
+
 }  // namespace
 }  // namespace edgec
