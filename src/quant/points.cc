@@ -64,7 +64,7 @@ std::optional<Unit> LightUnit(const Node* n, std::string* why) {
     if (n->num_inputs() != 2) return *why = "not two operands", std::nullopt;
     for (int i = 0; i < 2; ++i) {
       if (const Tensor* c = ConstantOf(n->input(i)); c && c->numel() > 1)
-        return *why = fmt::format("a constant operand of {} values (no per-channel table yet)", c->numel()),
+        return *why = fmt::format("a constant operand of {} values, not one per channel", c->numel()),
                std::nullopt;
       if (!float_data(i)) return std::nullopt;
     }
@@ -166,7 +166,7 @@ std::optional<IslandMatch> MatchChannelIslandUnit(const Node* last) {
   return m;
 }
 
-std::vector<IslandMatcher> DefaultIslandMatchers() { return {MatchElementwiseIsland, MatchChannelIslandUnit}; }
+std::vector<IslandMatcher> DefaultIslandMatchers() { return {MatchChannelIslandUnit, MatchElementwiseIsland}; }
 
 bool PadKeepsQuantization(const Node& n, std::string* why) {
   std::string ignored;

@@ -184,7 +184,7 @@ TEST(QuantPoints, KeepFloatAndNonScalarConstantsSayWhy) {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 4, 8, 8}));
   Value* a = Conv(g, x, 4, 8, 1, "conv_a");
-  Value* m = Add(g, OpKind::kMul, {a, g.AddConstant("per_channel", Normal({8, 1, 1}, 5))}, {}, "scale");
+  Value* m = Add(g, OpKind::kMul, {a, g.AddConstant("per_channel_row", Normal({8, 8, 1}, 5))}, {}, "scale");
   Value* s = Add(g, OpKind::kSigmoid, {m}, {}, "sig");
   g.MarkOutput(s);
   ASSERT_TRUE(InferShapes(g).ok());
@@ -193,7 +193,7 @@ TEST(QuantPoints, KeepFloatAndNonScalarConstantsSayWhy) {
   const PointPlan p = PlanPoints(g, o);
   std::vector<std::string> why;
   for (const FloatNode& f : p.float_nodes) why.push_back(f.node->Label() + ": " + f.why);
-  EXPECT_EQ(why, (std::vector<std::string>{"Mul 'scale': a constant operand of 8 values (no per-channel table yet)",
+  EXPECT_EQ(why, (std::vector<std::string>{"Mul 'scale': a constant operand of 64 values, not one per channel",
                                            "Sigmoid 'sig': kept in float"}));
 }
 
