@@ -268,9 +268,17 @@ PointPlan PlanPoints(const Graph& g, const QuantizeOptions& o) {
   // Light units: Add/Mul of two activations first (they take their Relu/Clip), then the
   // islands from the last node back (a long island takes its inner nodes before they are
   // tried alone), then the rest.
+  // The first matcher whose island holds no node of a unit already claimed: a per-channel
+  // island ending in an Erf GELU would reach back into its Linear's bias Add (a seed's), so the
+  // scalar island is taken instead (FoldAttention.LinearBiasAttentionAndGeluFoldToIntegerOps).
   auto island = [&](const Node* n) -> std::optional<IslandMatch> {
-    for (const IslandMatcher& m : matchers)
-      if (auto r = m(n)) return r;
+    for (const IslandMatcher& m : matchers) {
+      std::optional<IslandMatch> r = m(n);
+      if (!r) continue;
+      bool free = true;
+      for (const Node* p : r->nodes) free &= !unit_of.count(p) && !kept(p);
+      if (free) return r;
+    }
     return std::nullopt;
   };
   for (const Node* n : g.nodes()) {
