@@ -12,7 +12,7 @@ selects the 16 kHz or the 8 kHz network. The script
   2. freezes sr = 16000 (`Model.freeze_inputs`, the CLI's --freeze) and checks that the frozen
      model computes what the original does and no longer takes `sr`;
   3. quantizes it to int8 on frames of another synthetic utterance (states from the float
-     model's own stream), compiles it for edge-default and streams the test utterance on
+     model's own stream; the recurrent state kept float), compiles it for edge-default and streams the test utterance on
      npu-sim and on the CPU: every frame's outputs must be equal bit for bit, and the int8
      speech probabilities must follow the float ones (mean |difference| <= 0.05, the speech /
      non-speech decision at 0.5 the same on >= 90% of the frames).
@@ -139,7 +139,13 @@ def main():
     calib_frames = utterance(seed=2)
     calib_run = stream(frozen.session(opt_level=3), calib_frames, sr=False)
     calib = [{"input": calib_frames[i], "state": calib_run[i][1]} for i in range(0, len(calib_frames), 6)]
-    q = frozen.clone().quantize(calib)
+    # The LSTM state leaves as a graph output and comes back the next frame: it stays float
+    # (keep_float on the Concat that assembles it). With the default points rule the Concat is
+    # integer, since h also feeds the int8 decoder, and pulls the cell state c into int8: the
+    # error then compounds frame after frame (mean |difference| 0.116, decisions 89.2% equal,
+    # measured at the merge of the rule; 0.0365 and 93.5% with the state in float).
+    state_concat = "If_0/If_0_then_branch__Inline_0__/decoder/Concat"
+    q = frozen.clone().quantize(calib, keep_float=[state_concat])
     rep = q.quantize_report
     compiled = q.compile(target="edge-default")
     place = compiled.placements()
