@@ -7,6 +7,16 @@
 #include "edgec/tensor_io.h"
 
 namespace edgec::cli {
+namespace {
+
+// "'x', 'sr'": the names an error about an unknown input lists.
+std::string QuotedNames(const std::vector<ValueInfo>& values) {
+  std::string names;
+  for (const ValueInfo& v : values) names += (names.empty() ? "'" : ", '") + v.name + "'";
+  return names;
+}
+
+}  // namespace
 
 StatusOr<std::map<std::string, std::string>> ParseAssignments(const std::vector<std::string>& flags,
                                                               const std::string& flag_name) {
@@ -45,9 +55,7 @@ StatusOr<std::map<std::string, TensorView>> GatherInputs(const std::vector<Value
     bool known = false;
     for (const ValueInfo& v : graph_inputs) known |= v.name == name;
     if (!known) {
-      std::string names;
-      for (const ValueInfo& v : graph_inputs) names += (names.empty() ? "'" : ", '") + v.name + "'";
-      return BadInput("--input '{}': the model has no input of that name (inputs: {})", name, names);
+      return BadInput("--input '{}': the model has no input of that name (inputs: {})", name, QuotedNames(graph_inputs));
     }
     auto t = ReadNpyFile(path);
     if (!t.ok()) return t.status().WithContext(fmt::format("--input {}", name));
@@ -83,9 +91,8 @@ Status ApplyFreeze(Model& m, const std::vector<std::string>& freeze_flags, const
     const ValueInfo* in = nullptr;
     for (const ValueInfo& v : inputs) in = v.name == name ? &v : in;
     if (!in) {
-      std::string names;
-      for (const ValueInfo& v : inputs) names += (names.empty() ? "'" : ", '") + v.name + "'";
-      return BadInput("{}: --freeze '{}': the model has no input of that name (inputs: {})", path, name, names);
+      return BadInput("{}: --freeze '{}': the model has no input of that name (inputs: {})", path, name,
+                      QuotedNames(inputs));
     }
     if (value.size() > 4 && value.compare(value.size() - 4, 4, ".npy") == 0) {
       auto t = ReadNpyFile(value);
