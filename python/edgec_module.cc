@@ -148,6 +148,9 @@ py::dict QuantizeReportDict(const edgec::QuantizeReport& r) {
   d["int16_layers"] = r.int16_layers;
   d["skipped"] = r.skipped;
   d["float_ops"] = r.float_ops;
+  d["float_nodes"] = r.float_nodes;
+  d["shapes_from_samples"] = r.shapes_from_samples;
+  d["symmetric"] = r.symmetric;
   d["error_samples"] = r.error_samples;
   py::list sens;
   for (const auto& l : r.sensitivity) sens.append(SensitivityDict(l));

@@ -315,9 +315,24 @@ PointPlan PlanPoints(const Graph& g, const QuantizeOptions& o) {
     for (const Value* v : units[i].outputs) touching[v].push_back(i);
   }
   std::vector<bool> integer(units.size(), false);
+  std::set<const Value*> integer_values;  // an input or output of an integer unit
   std::deque<int> queue;
+  auto make_integer = [&](int i) {
+    integer[i] = true;
+    queue.push_back(i);
+    for (const Value* v : units[i].inputs) integer_values.insert(v);
+    for (const Value* v : units[i].outputs) integer_values.insert(v);
+  };
   for (int i = 0; i < static_cast<int>(units.size()); ++i)
-    if (units[i].seed) integer[i] = true, queue.push_back(i);
+    if (units[i].seed) make_integer(i);
+  // A unit that reads the shared value (its consumer side) takes its other float inputs into
+  // points only when they are points already: a Concat of an integer h and a float LSTM's cell
+  // state c that is only a graph output stays float, c unquantized.
+  auto reads_only_points = [&](const Unit& u) {
+    for (const Value* v : u.inputs)
+      if (IsFloatActivation(v) && !integer_values.count(v)) return false;
+    return true;
+  };
   while (!queue.empty()) {
     const Unit& u = units[queue.front()];
     queue.pop_front();
@@ -325,8 +340,11 @@ PointPlan PlanPoints(const Graph& g, const QuantizeOptions& o) {
     values.insert(values.end(), u.outputs.begin(), u.outputs.end());
     for (const Value* v : values) {
       if (!IsFloatActivation(v)) continue;
-      for (int j : touching[v])
-        if (!integer[j]) integer[j] = true, queue.push_back(j);
+      for (int j : touching[v]) {
+        if (integer[j]) continue;
+        const bool writes = std::find(units[j].outputs.begin(), units[j].outputs.end(), v) != units[j].outputs.end();
+        if (writes || reads_only_points(units[j])) make_integer(j);
+      }
     }
   }
 
@@ -360,6 +378,13 @@ PointPlan PlanPoints(const Graph& g, const QuantizeOptions& o) {
     if (auto it = unit_of.find(n); it != unit_of.end()) {
       if (integer[it->second]) continue;
       why = "between float ops only (a point would add a Q/DQ pair and save nothing)";
+      for (const Value* v : units[it->second].inputs)
+        if (IsFloatActivation(v) && !integer_values.count(v))
+          for (const Value* w : units[it->second].inputs)
+            if (integer_values.count(w))
+              why = fmt::format("feeds float ops only and reads '{}' from a float op (a point would quantize it "
+                                "for nothing)",
+                                v->name());
     } else if (kept(n)) {
       why = "kept in float";
     } else if (auto p = plan_why.find(n->Label()); p != plan_why.end()) {

@@ -13,9 +13,13 @@
 //     (kMovesValues / KeepsQuantization: Reshape, Transpose, Slice, Split with every output,
 //     Concat, Resize, DepthToSpace/SpaceToDepth, MaxPool, GlobalMaxPool, ReduceMax/ReduceMin),
 //     a Pad that keeps its input's quantization (PadKeepsQuantization) and ArgMax/ArgMin (their
-//     input only: the output is int64). A light unit is integer when it shares a value with an
-//     integer unit (a seed, or a light unit that is integer in turn): a run of light ops
-//     between float ops gets no point, a float-only consumer of an integer value reads its DQ.
+//     input only: the output is int64). A light unit is integer when it writes a value an
+//     integer unit (a seed, or a light unit that is integer in turn) reads or writes, or when
+//     it reads one and every other float input of it is such a value too: a run of light ops
+//     between float ops gets no point, a float-only consumer of an integer value reads its DQ,
+//     and a light unit whose outputs only float ops read never turns a float op's output into
+//     a point (a Concat of an integer h and a float LSTM's cell state c, a graph output fed
+//     back as state, stays float with c unquantized).
 // Units with keep_float nodes are never integer. Every other node that computes on float
 // activations stays float, with a reason (FloatNode).
 // Guarded by tests/quant/points_test.cc.

@@ -33,6 +33,9 @@ def test_python_quantize_equals_the_cli(tmp_path):
     r = m.quantize_report
     assert r["samples"] == 3 and r["method"] == "minmax" and r["activation_dtype"] == "i8"
     assert r["quantized_nodes"] > 20 and "budget" not in r
+    # One float_nodes line per node the float_ops lines count ("2 Sub: no integer form").
+    assert len(r["float_nodes"]) == sum(int(line.split()[0]) for line in r["float_ops"])
+    assert r["shapes_from_samples"] == [] and r["symmetric"] is False
 
 
 def test_accuracy_budget_keeps_layers_in_float():

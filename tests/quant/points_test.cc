@@ -180,6 +180,35 @@ TEST(QuantPoints, OpsBetweenFloatOpsGetNoPoint) {
                 "1 Transpose: between float ops only (a point would add a Q/DQ pair and save nothing)"}));
 }
 
+TEST(QuantPoints, AConcatOfAPointAndAFloatStateStaysFloat) {
+  // An RNN's state: h (a conv's output here, read by an int8 conv) and c (a float op's) are
+  // concatenated into a graph output that comes back as the next call's state. The Concat
+  // shares h with integer units, but making it integer would quantize c for nothing.
+  Graph g;
+  Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 4, 8, 8}));
+  Value* h = Conv(g, x, 4, 8, 1, "conv_h");
+  Value* c = Add(g, OpKind::kLog, {h}, {}, "cell");
+  g.MarkOutput(Conv(g, h, 8, 4, 3, "decoder"));
+  g.MarkOutput(Add(g, OpKind::kConcat, {h, c}, Attrs({{"axis", int64_t{1}}}), "state"));
+  ASSERT_TRUE(InferShapes(g).ok());
+  const PointPlan p = PlanPoints(g, {});
+  EXPECT_EQ(p.points, (std::vector<std::string>{"x", "conv_h:0", "decoder:0"}));
+  std::vector<std::string> why;
+  for (const FloatNode& f : p.float_nodes) why.push_back(f.node->Label() + ": " + f.why);
+  EXPECT_EQ(why, (std::vector<std::string>{
+                     "Log 'cell': no integer form",
+                     "Concat 'state': feeds float ops only and reads 'cell:0' from a float op (a point would "
+                     "quantize it for nothing)"}));
+  // Both state halves concatenated from int8 values: the Concat is integer.
+  Graph g2;
+  Value* x2 = g2.AddInput("x", MakeType(DType::kF32, {1, 4, 8, 8}));
+  Value* h2 = Conv(g2, x2, 4, 8, 1, "conv_h");
+  Value* c2 = Conv(g2, x2, 4, 8, 5, "conv_c");
+  g2.MarkOutput(Add(g2, OpKind::kConcat, {h2, c2}, Attrs({{"axis", int64_t{1}}}), "state"));
+  ASSERT_TRUE(InferShapes(g2).ok());
+  EXPECT_EQ(PlanPoints(g2, {}).points, (std::vector<std::string>{"x", "conv_h:0", "conv_c:0", "state:0"}));
+}
+
 TEST(QuantPoints, KeepFloatAndNonScalarConstantsSayWhy) {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 4, 8, 8}));
