@@ -5,7 +5,8 @@
 # depthwise convs on the vector cores) exported at 128x128 here, detector_nms, whose
 # NonMaxSuppression tail runs on the CPU with outputs of data-dependent size, and kws_tcresnet
 # and speech_lstm, whose 1-d convolutions and pools run as 2-d with H = 1, and yolo_small (C2f
-# Split/Concat, SPPF max pools, nearest upsample, the DFL softmax moved to the last axis)):
+# Split/Concat, SPPF max pools, nearest upsample, the DFL softmax moved to the last axis), and
+# tf_same_pad (a TensorFlow-style MobileNet whose explicit "same" Pads fold into its convs)):
 # `edgec run --device npu-sim` must equal `--device cpu` bit for bit, for
 # every target in targets/ (double buffering) and on the default target with single
 # buffering. Each model is quantized once (i8 activations) with generated calibration data;
@@ -17,7 +18,7 @@
 set -euo pipefail
 BUILD="${1:-build}"
 shift || true
-MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf pool_branches unet_small transformer bert_tiny sd_unet mnv3_fpn_db lraspp_mobilenet_v3_large detector_nms kws_tcresnet speech_lstm yolo_small}")
+MODELS=("${@:-resnet18 resnet18_bn mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0 regnet_x_400mf pool_branches unet_small transformer bert_tiny sd_unet mnv3_fpn_db lraspp_mobilenet_v3_large detector_nms kws_tcresnet speech_lstm yolo_small tf_same_pad}")
 read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"

@@ -104,7 +104,7 @@ StatusOr<Pipeline> ParsePipeline(std::string_view text) {
 std::string NamedPipelineText(int level) {
   const std::string o1 = "widen-fp16,eliminate-dead,fold-constants,canonicalize,cse,merge-chains,eliminate-dead";
   const std::string o2 = o1 +
-      ",fuse-channel-shuffle,fuse-conv-bn,fuse-layernorm,fuse-rmsnorm,fuse-gelu,fuse-hard-activation,fuse-attention,"
+      ",fold-pad,fuse-channel-shuffle,fuse-conv-bn,fuse-layernorm,fuse-rmsnorm,fuse-gelu,fuse-hard-activation,fuse-attention,"
       "fuse-matmul-add,fuse-activation,fuse-residual-add,cse,eliminate-dead";
   // -O3 adds what changes memory rather than math: wider ops from parallel ones, NHWC
   // regions, zero-copy views (views last: it reads the layouts the others chose). NHWC

@@ -216,3 +216,23 @@ def test_quantize_sensitivity_json_is_the_table(tmp_path):
         assert " ".join(cells[:-2]) == row["layer"] and f"{row['sqnr_db']:.1f}" == cells[-2]
     bad = edgec("quantize", MODEL, "--calib", str(calib), "--json", str(tmp_path / "x.json"))
     assert bad.returncode == 1 and "--json" in bad.stderr
+
+
+def test_inspect_leaves_symbolic_dims_open_where_one_fails(tmp_path):
+    # A text recognizer's width: bound to 1 it is narrower than the 2x2 pool, so inspect keeps
+    # the dim open (and says so) instead of failing; with --shape it is bound.
+    import onnx
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, "width"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    pool = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    model = helper.make_model(helper.make_graph([pool], "recognizer", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path = str(tmp_path / "width.onnx")
+    onnx.save(model, path)
+    text = edgec("inspect", path).stdout
+    assert "symbolic dims left open: bound to 1 they fail" in text and "AveragePool" in text, text
+    j = json.loads(edgec("inspect", path, "--json").stdout)
+    assert "kernel 2" in j["symbolic_dims_open"], j
+    bound = edgec("inspect", path, "--shape", "x=1x3x8x32").stdout
+    assert "f32[1, 3, 4, 16]" in bound and "left open" not in bound, bound

@@ -63,7 +63,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet1_1,efficientnet_b0,mobilenet_v3_small,"
-                                        "kws_tcresnet")
+                                        "kws_tcresnet,tf_same_pad")
     ap.add_argument("--calib", type=int, default=16)
     ap.add_argument("--inputs", type=int, default=2)
     a = ap.parse_args()

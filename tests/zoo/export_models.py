@@ -458,6 +458,34 @@ class LrasppMnv3(nn.Module):
         return self.net(image)["out"]
 
 
+class TfSamePad(nn.Module):
+    """A MobileNet-v1 as TensorFlow converters write it: every 3x3 conv has padding 0 and an
+    explicit Pad before it, TF's "same" (one row and column more at the end at stride 2,
+    one on every side at stride 1), depthwise then pointwise, ReLU6, average pool, classifier."""
+
+    def __init__(self, widths=(16, 32, 64, 64, 128), classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, 2), nn.BatchNorm2d(widths[0]), nn.ReLU6())
+        blocks = []
+        for i, (cin, cout) in enumerate(zip(widths, widths[1:])):
+            stride = 2 if i % 2 == 0 else 1
+            blocks.append(nn.ModuleList([
+                nn.Sequential(nn.Conv2d(cin, cin, 3, stride, groups=cin), nn.BatchNorm2d(cin), nn.ReLU6()),
+                nn.Sequential(nn.Conv2d(cin, cout, 1), nn.BatchNorm2d(cout), nn.ReLU6())]))
+        self.blocks = nn.ModuleList(blocks)
+        self.head = nn.Linear(widths[-1], classes)
+
+    @staticmethod
+    def same(x, stride):
+        return nn.functional.pad(x, (0, 1, 0, 1) if stride == 2 else (1, 1, 1, 1))
+
+    def forward(self, x):
+        x = self.stem(self.same(x, 2))
+        for dw, pw in self.blocks:
+            x = pw(dw(self.same(x, dw[0].stride[0])))
+        return self.head(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
 class PoolBranches(nn.Module):
     """Average pools as small CNNs use them: an inception block's pool branch (3x3 stride 1
     pad 1, the padding left out of the divisor) beside 1x1 and 3x3 convolutions, a DenseNet
@@ -645,6 +673,12 @@ MODELS["yolo_small"] = dict(
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 128, 128)).astype(np.float32)},
     outputs=["boxes", "scores"], recalibrate=True, input_shape=(3, 128, 128),
     expect_ops=("Split", "Concat", "MaxPool", "Resize", "Softmax", "Sigmoid"))
+# Explicit "same" Pads before every 3x3 conv, as TensorFlow-converted models have them (the
+# fold-pad pass makes them the convs' own pads).
+MODELS["tf_same_pad"] = dict(
+    build=TfSamePad,
+    inputs=lambda rng: {"input": rng.standard_normal((1, 3, 96, 96)).astype(np.float32)},
+    outputs=["output"], recalibrate=True, input_shape=(3, 96, 96), expect_ops=("Pad", "Conv"))
 MODELS["refine_loop"] = dict(
     build=RefineLoop, script=True,
     inputs=lambda rng: {"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)},
