@@ -149,13 +149,24 @@ QuantizedWeight QuantizeWeight(const Tensor& w, int axis, int qmax) {
   auto channel_of = [&](int64_t i) { return axis >= 0 ? (i / inner) % channels : 0; };
   std::vector<double> amax(channels, 0.0);
   for (int64_t i = 0; i < w.numel(); ++i) amax[channel_of(i)] = std::max(amax[channel_of(i)], std::abs(v[i]));
+  // A dead channel (trained-away filters: PP-OCRv4's recognizer has weights of 1e-38 and
+  // less) is a zero channel with scale 1: its own scale would be a float subnormal, and the
+  // bias scale x_scale * w_scale with it, which f32 holds with a few bits only (the folding of
+  // Q/DQ refuses the conv then) and which would push the bias past int32. Dead means its
+  // largest weight is below 2^-24 of the largest channel's (its outputs vanish under the
+  // output's per-tensor scale) or its scale would not be a normal f32.
+  const double largest = *std::max_element(amax.begin(), amax.end());
   out.scales.resize(channels);
-  for (int64_t c = 0; c < channels; ++c)
-    out.scales[c] = amax[c] > 0 ? static_cast<float>(amax[c] / qmax) : 1.0f;
+  for (int64_t c = 0; c < channels; ++c) {
+    const double scale = amax[c] / qmax;
+    const bool dead = amax[c] <= largest * 0x1p-24 || scale < std::numeric_limits<float>::min();
+    out.scales[c] = dead ? 1.0f : static_cast<float>(scale);
+    if (dead) amax[c] = 0;
+  }
   out.q = Tensor(DType::kI8, w.dims());
   int8_t* q = out.q.data<int8_t>();
   for (int64_t i = 0; i < w.numel(); ++i) {
-    const float r = std::nearbyint(static_cast<float>(v[i]) / out.scales[channel_of(i)]);
+    const float r = amax[channel_of(i)] > 0 ? std::nearbyint(static_cast<float>(v[i]) / out.scales[channel_of(i)]) : 0.0f;
     q[i] = static_cast<int8_t>(std::clamp(r, -static_cast<float>(qmax), static_cast<float>(qmax)));
   }
   return out;

@@ -174,6 +174,33 @@ TEST(Qdq, WeightQuantizationByHand) {
             (std::vector<int8_t>{21, -63, 4, 10}));
 }
 
+TEST(Qdq, DeadChannelsAreZeroChannels) {
+  // Trained-away filters (PP-OCRv4's recognizer): a channel of 1e-39 (its scale would be a
+  // float subnormal), one of 1e-36 (2^-24 below the largest), one of 0: scale 1, weights 0.
+  Tensor w = Tensor::FromVector<float>(DType::kF32, {4, 2}, {1.0f, -0.5f, 1e-39f, -2e-39f, 1e-36f, 0.0f, 0.0f, 0.0f});
+  QuantizedWeight q = QuantizeWeight(w, 0);
+  EXPECT_FLOAT_EQ(q.scales[0], 1.0f / 127);
+  for (int c = 1; c < 4; ++c) EXPECT_EQ(q.scales[c], 1.0f) << c;
+  EXPECT_EQ(std::vector<int8_t>(q.q.data<int8_t>(), q.q.data<int8_t>() + 8),
+            (std::vector<int8_t>{127, -64, 0, 0, 0, 0, 0, 0}));
+  // A conv with dead channels folds into a QLinearConv (the bias scale x_scale * w_scale is a
+  // normal f32), and its int8 run tracks the float graph.
+  Graph g = SmallCnn();
+  float* w2 = const_cast<float*>(g.FindValue("w2")->constant().data<float>());
+  for (int k = 0; k < 36; ++k) w2[36 + k] *= 1e-38f, w2[72 + k] *= 1e-33f;  // channels 1, 2
+  auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
+  ASSERT_TRUE(table.ok());
+  Graph fp = g.Clone();
+  ASSERT_TRUE(RewriteToQdq(g, *table, {}).ok());
+  auto int8 = Int8Executable(g);
+  ASSERT_TRUE(int8.ok()) << int8.status().message();
+  EXPECT_EQ(Count(*int8, OpKind::kQLinearConv), 3);
+  EXPECT_EQ(Count(*int8, OpKind::kConv), 0);
+  auto agree = CompareOnSamples(fp, *int8, Samples(20, 500), false);
+  ASSERT_TRUE(agree.ok());
+  EXPECT_GT(agree->outputs[0].mean_cosine, 0.99);
+}
+
 double Sqnr(const Graph& fp, const Graph& qdq, const std::vector<Sample>& eval) {
   auto int8 = Int8Executable(qdq);
   EXPECT_TRUE(int8.ok());
