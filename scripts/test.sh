@@ -53,6 +53,7 @@ part "profile HTML report in headless Chromium (plots drawn, no console errors)"
 part "bounded soak: 2000 runs, outputs identical, RSS growth < 1%" bash tests/report/soak_test.sh "$BUILD" 2000
 part "NPU: compiled zoo CNNs, npu-sim == cpu bit for bit on every target" bash scripts/npu_zoo_check.sh "$BUILD"
 part "trained silero VAD (npm): float vs ORT, --freeze sr, int8 npu-sim == cpu" /usr/bin/python3 tests/zoo/silero_vad.py "$BUILD"
+part "trained PaddleOCR det/rec/cls (npm): float vs ORT, task, int8 npu-sim == cpu" /usr/bin/python3 tests/zoo/ppocr.py "$BUILD"
 part "no zoo step on a reference kernel (dynamic parts and subgraphs too)" /usr/bin/python3 tests/zoo/fast_steps.py "$BUILD"
 
 echo "=== summary ==="
