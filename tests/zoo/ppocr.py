@@ -290,15 +290,13 @@ def run(edgec, cli, chars, tests, calib, path, texts, det_lines, cls_truth, tmp,
         npu_macs = sum(p["macs"] for p in place if p["unit"] == "npu")
         print(f"     {k} int8: {rep['quantized_nodes']} nodes quantized on {len(calib[k])} samples; {on_npu} of "
               f"{len(place)} nodes on the NPU ({100.0 * npu_macs / max(macs, 1):.1f}% of {macs} MACs)")
-        # A Conv left float stays on the CPU. In ppocr_rec, four 1x1 Convs (p2o.Conv.20, .22, .26,
-        # .28: 166 M of the 702 M MACs) have dead output channels whose weights are tiny
-        # (|w| ~ 1e-38 and below): their per-channel weight scale, and the bias scale
-        # x_scale * w_scale with it, is a float32 subnormal that keeps too few bits to equal
-        # x_scale * w_scale to 1e-6, so folding to integer refuses the Conv ("bias scale is not
-        # x_scale * w_scale", src/quant/fold_qdq.cc; the scale from src/quant/qdq_rewrite.cc).
+        # Every Conv quantizes, so every MAC runs on the NPU. ppocr_rec's four 1x1 Convs
+        # p2o.Conv.20, .22, .26, .28 (166 M of its 702 M MACs) have dead output channels
+        # (|w| ~ 1e-38 and below); they stayed float on the CPU (10.6 ms simulated instead of
+        # 0.45) until such a channel quantized as a zero channel of scale 1 (QuantizeWeight).
         left = [f"{p['node']} ({p['macs']} MACs)" for p in place if p["op"] == "Conv"]
-        if left:
-            print(f"     {k} int8: Convs left float on the CPU: {', '.join(left)}")
+        check(not left and npu_macs == macs,
+              f"{k}: every MAC on the NPU ({npu_macs} of {macs}; float Convs: {', '.join(left) or 'none'})")
         npu = run_all(compiled.session(device="npu-sim"), tests[k])
         cpu = run_all(compiled.session(device="cpu"), tests[k])
         check(npu.dtype == cpu.dtype and np.array_equal(npu, cpu),
