@@ -77,7 +77,9 @@ struct Capability {
 std::optional<Capability> NhwcCapability(const Node& n) {
   Capability c;
   const Value* x = n.input(0);
-  if (!IsRank4Activation(x)) return std::nullopt;
+  // A binary op may take its constant first (PaddleOCR's `scale * x`): its activation
+  // operands decide below.
+  if (!IsRank4Activation(x) && !(IsBinaryElementwise(n.op()) && x && x->is_constant())) return std::nullopt;
   for (const Value* o : n.outputs()) {
     if (o->type.rank_known && o->type.rank() == 4 && !o->type.IsStatic()) return std::nullopt;
   }

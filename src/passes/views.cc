@@ -146,6 +146,11 @@ class ViewAnalysis {
     auto in = LogicalStrides(*x);
     if (!in) return;
     if (IsRelayout(*n)) {
+      // Withdrawn (its layout strided, a reader takes no strides): it stays a copy; proposing
+      // it again would withdraw it again, round after round (PP-OCRv4's recognizer: tokens
+      // [1, 40, 120] reshaped to [1, 1, 40, 120] and transposed to [1, 120, 1, 40], which is
+      // NHWC's placement, for a conv; ViewsTest.ARelayoutOfAnNhwcPlacedTransposeSettles).
+      if (no_strided_.count(n)) return;
       auto out = LogicalStrides(y->type, original_[y]);
       bool same = out.has_value();
       for (int i = 0; same && i < y->type.rank(); ++i) {

@@ -111,6 +111,27 @@ TEST(Views, ReshapeOfNhwcReallyMovesData) {
   ExpectSameOutputs(before, g);
 }
 
+TEST(Views, ARelayoutOfAnNhwcPlacedTransposeSettles) {
+  // PP-OCRv4's recognizer: tokens [1, 40, 120] -> Reshape [1, 1, 40, 120] -> Transpose
+  // (0, 3, 1, 2) -> [1, 120, 1, 40] for a conv. The Transpose is a strided view whose strides
+  // are NHWC's, so the conversion to the conv's NHWC region places elements identically and
+  // was proposed as a view; a conv takes no strides, so it was withdrawn, and proposed again,
+  // until the analysis gave up ("did not settle").
+  LayoutBuilder b;
+  Value* x = b.Input("x", {1, 40, 120});
+  Value* t = b.Transpose(b.Reshape(b.Op(OpKind::kRelu, {x}), {1, 1, 40, 120}), {0, 3, 1, 2});
+  Attributes a;
+  a.Set("pads", Ints{0, 1, 0, 1});
+  a.Set("kernel_shape", Ints{1, 3});
+  Value* c = b.Op(OpKind::kConv, {t, b.Random({16, 120, 1, 3}, 3)}, a);
+  Value* c2 = b.Op(OpKind::kConv, {b.Op(OpKind::kRelu, {c}), b.Random({8, 16, 1, 3}, 4)}, a);
+  Graph before = b.Done({c2});
+  Graph g = before.Clone();
+  auto ctx = RunPasses(g, "layout{max_concat_copy_per_mac=1;max_copy_per_mac=1},views");
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  ExpectSameOutputs(before, g);
+}
+
 TEST(Views, NhwcToNhwcOrderTransposeIsAView) {
   // Transpose (0, 2, 3, 1) of an NHWC value is its memory read as row-major.
   LayoutBuilder b;
