@@ -181,6 +181,7 @@ std::optional<Capability> NhwcCapability(const Node& n) {
       if (!IsRank4Activation(v)) return std::nullopt;
       c.layout_inputs.push_back(i);
     }
+    if (c.layout_inputs.empty()) return std::nullopt;  // constants only: fold-constants' job
     return c;
   }
   return std::nullopt;
