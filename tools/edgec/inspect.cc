@@ -49,6 +49,20 @@ nlohmann::json ValuesJson(const std::vector<ValueInfo>& vs) {
   return out;
 }
 
+// Binds the inputs as inspect shows them: the --shape dims, the other symbolic dims to 1, or
+// left open where 1 does not fit the model (a text recognizer's width narrower than its
+// pools). Returns why they stay open ("" when bound), or the error of binding them.
+StatusOr<std::string> BindAsShown(Model& m, const ShapeMap& shapes) {
+  Model bound = m.Clone();
+  Status st = bound.BindInputShapes(shapes, 1);
+  if (st.ok()) {
+    m = std::move(bound);
+    return std::string();
+  }
+  if (!m.BindInputShapes(shapes, 0).ok()) return st;
+  return st.message();
+}
+
 // --json: {"model", "ir_version", "opset", "producer", "inputs", "outputs": [{"name", "type"}],
 // "ops": {op: count}, "parameters", "parameter_bytes", "layers": [{"name", "op", "output",
 // "macs"}] (every layer with MACs; -1: unknown), "total_macs"}. Input shapes are bound as
@@ -56,16 +70,8 @@ nlohmann::json ValuesJson(const std::vector<ValueInfo>& vs) {
 int PrintJson(const InspectFlags& f, Model& m, const OnnxFileInfo& info) {
   auto shapes = ParseShapes(f.shapes);
   if (!shapes.ok()) return ReportError(shapes.status().message());
-  Model bound = m.Clone();
-  Status st = bound.BindInputShapes(*shapes, 1);
-  std::string open_why;  // the symbolic dims stay open (bound to 1 they fail), and why
-  if (!st.ok()) {
-    Model open = m.Clone();
-    if (!open.BindInputShapes(*shapes, 0).ok()) return ReportError(st.message());
-    open_why = st.message();
-    bound = std::move(open);
-  }
-  m = std::move(bound);
+  auto open_why = BindAsShown(m, *shapes);
+  if (!open_why.ok()) return ReportError(open_why.status().message());
   int64_t total = 0;
   nlohmann::json layers = nlohmann::json::array();
   for (const NodeInfo& n : m.nodes()) {
@@ -79,7 +85,7 @@ int PrintJson(const InspectFlags& f, Model& m, const OnnxFileInfo& info) {
                       {"ops", info.op_histogram},  {"parameters", m.parameter_count()},
                       {"parameter_bytes", m.parameter_bytes()}, {"layers", layers},
                       {"total_macs", total}};
-  if (!open_why.empty()) j["symbolic_dims_open"] = open_why;
+  if (!open_why->empty()) j["symbolic_dims_open"] = *open_why;
   fmt::print("{}\n", j.dump(2));
   return 0;
 }
@@ -215,16 +221,13 @@ int InspectMain(const InspectFlags& f) {
   Model symbolic = m->Clone();
   Status st = symbolic.BindInputShapes(*shapes, 0);
   if (!st.ok()) return ReportError(st.message());
-  st = m->BindInputShapes(*shapes, 1);
-  if (st.ok() && had_symbolic) {
+  auto open_why = BindAsShown(*m, *shapes);
+  if (!open_why.ok()) return ReportError(open_why.status().message());
+  if (had_symbolic && open_why->empty()) {
     fmt::print("  (symbolic dims bound to 1; choose with --shape NAME=1x3x224x224)\n");
-  } else if (!st.ok() && had_symbolic) {
-    // A recognizer's width of 1 is narrower than its pools: the dims stay open instead.
+  } else if (had_symbolic) {
     fmt::print("  (symbolic dims left open: bound to 1 they fail ({}); choose with --shape NAME=1x3x224x224)\n",
-               st.message());
-    *m = symbolic.Clone();
-  } else if (!st.ok()) {
-    return ReportError(st.message());
+               *open_why);
   }
   fmt::print("outputs:\n");
   for (const ValueInfo& v : m->outputs()) fmt::print("  {:<24} {}\n", v.name, v.type);
