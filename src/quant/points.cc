@@ -377,14 +377,18 @@ PointPlan PlanPoints(const Graph& g, const QuantizeOptions& o) {
     std::string why;
     if (auto it = unit_of.find(n); it != unit_of.end()) {
       if (integer[it->second]) continue;
-      why = "between float ops only (a point would add a Q/DQ pair and save nothing)";
-      for (const Value* v : units[it->second].inputs)
-        if (IsFloatActivation(v) && !integer_values.count(v))
-          for (const Value* w : units[it->second].inputs)
-            if (integer_values.count(w))
-              why = fmt::format("feeds float ops only and reads '{}' from a float op (a point would quantize it "
-                                "for nothing)",
-                                v->name());
+      // It reads an integer value and a float op's (the reader-side rule), or neither.
+      const std::vector<const Value*>& in = units[it->second].inputs;
+      const auto float_in = std::find_if(in.rbegin(), in.rend(), [&](const Value* v) {  // the last names it
+        return IsFloatActivation(v) && !integer_values.count(v);
+      });
+      const bool reads_integer =
+          std::any_of(in.begin(), in.end(), [&](const Value* v) { return integer_values.count(v) > 0; });
+      why = float_in != in.rend() && reads_integer
+                ? fmt::format("feeds float ops only and reads '{}' from a float op (a point would quantize it for "
+                              "nothing)",
+                              (*float_in)->name())
+                : "between float ops only (a point would add a Q/DQ pair and save nothing)";
     } else if (kept(n)) {
       why = "kept in float";
     } else if (auto p = plan_why.find(n->Label()); p != plan_why.end()) {
