@@ -24,6 +24,7 @@ import numpy as np
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "zoo"))
 import ppocr  # noqa: E402  (the renderer and the preprocessing)
+import trained  # noqa: E402  (the fetch)
 
 
 def edgec_ms(build, model, shape, threads, runs):
@@ -45,9 +46,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=30)
     a = ap.parse_args()
-    models = os.path.join(a.build, "models")
-    subprocess.run(["bash", os.path.join(ROOT, "scripts", "fetch_trained_models.sh"), models, "ppocr"], check=True,
-                   stdout=subprocess.DEVNULL)
+    models = trained.fetch(a.build, "ppocr")
     page = ppocr.det_input(ppocr.page(np.random.default_rng(1))[0])
     line = ppocr.text_crop("Invoice 1284", ppocr.FONTS[0])
     cases = {"det": page, "rec": ppocr.line_input(line, ppocr.REC_W), "cls": ppocr.line_input(line, ppocr.CLS_W)}

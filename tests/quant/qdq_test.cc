@@ -34,7 +34,8 @@ using testing_quant::Normal;
 // outlier_bias: conv1's channel 0 gets this bias (a large, nearly constant activation
 // channel) while conv2 and fc nearly ignore that channel, so it widens the per-tensor
 // activation ranges without carrying signal.
-Graph SmallCnn(float outlier_weight = 0, float outlier_bias = 0) {
+// dead_channels: conv2's output channels 1 and 2 trained away (weights times 1e-38 and 1e-33).
+Graph SmallCnn(float outlier_weight = 0, float outlier_bias = 0, bool dead_channels = false) {
   Graph g;
   Value* x = g.AddInput("x", MakeType(DType::kF32, {1, 3, 8, 8}));
   Attributes pad;
@@ -48,6 +49,8 @@ Graph SmallCnn(float outlier_weight = 0, float outlier_bias = 0) {
       for (int64_t k = 0; k < 9; ++k) w2.data<float>()[(o * 4 + 0) * 9 + k] *= 1e-3f;
     for (int64_t o = 0; o < 5; ++o) w3.data<float>()[o * 4] *= 1e-3f;
   }
+  if (dead_channels)
+    for (int64_t k = 0; k < 36; ++k) w2.data<float>()[36 + k] *= 1e-38f, w2.data<float>()[72 + k] *= 1e-33f;
   Value* c1 = Add(g, OpKind::kConv, {x, g.AddConstant("w1", w1), g.AddConstant("b1", b1)}, pad, "conv1");
   Value* r1 = Add(g, OpKind::kRelu, {c1}, {}, "relu1");
   Value* c2 = Add(g, OpKind::kConv, {r1, g.AddConstant("w2", w2), g.AddConstant("b2", Normal({4}, 4, 0.1))}, pad, "conv2");
@@ -185,9 +188,7 @@ TEST(Qdq, DeadChannelsAreZeroChannels) {
             (std::vector<int8_t>{127, -64, 0, 0, 0, 0, 0, 0}));
   // A conv with dead channels folds into a QLinearConv (the bias scale x_scale * w_scale is a
   // normal f32), and its int8 run tracks the float graph.
-  Graph g = SmallCnn();
-  float* w2 = const_cast<float*>(g.FindValue("w2")->constant().data<float>());
-  for (int k = 0; k < 36; ++k) w2[36 + k] *= 1e-38f, w2[72 + k] *= 1e-33f;  // channels 1, 2
+  Graph g = SmallCnn(0, 0, /*dead_channels=*/true);
   auto table = Calibrate(g, Samples(8, 100), {}, {}, false);
   ASSERT_TRUE(table.ok());
   Graph fp = g.Clone();

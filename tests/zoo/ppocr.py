@@ -33,6 +33,8 @@ import tempfile
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+import trained  # tests/zoo/trained.py: the fetch, the module, the checks
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
 FONTS = [os.path.join(FONT_DIR, f) for f in
@@ -183,20 +185,11 @@ def main():
     ap.add_argument("build")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    sys.path.insert(0, os.path.join(build, "python"))
-    import edgec  # noqa: E402
-
-    models = os.path.join(build, "models")
-    subprocess.run(["bash", os.path.join(ROOT, "scripts", "fetch_trained_models.sh"), models, "ppocr"],
-                   check=True, stdout=subprocess.DEVNULL)
+    edgec = trained.edgec_module(build)
+    models = trained.fetch(build, "ppocr")
     cli = os.path.join(build, "bin", "edgec")
     chars = open(os.path.join(models, "ppocr_keys.txt"), encoding="utf-8").read().split("\n") + [" "]
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    check = trained.Checks()
 
     # Inputs: test renderings (seed 1) and calibration renderings (seed 2).
     def crops(seed):
@@ -225,8 +218,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="ppocr_") as tmp:
         run(edgec, cli, chars, tests, calib, path, texts, det_lines, cls_truth, tmp, check)
-    print(f"ppocr: {len(failures)} failed")
-    return 1 if failures else 0
+    print(f"ppocr: {len(check.failures)} failed")
+    return 1 if check.failures else 0
 
 
 def run(edgec, cli, chars, tests, calib, path, texts, det_lines, cls_truth, tmp, check):

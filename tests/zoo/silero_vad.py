@@ -27,6 +27,8 @@ import tempfile
 
 import numpy as np
 
+import trained  # tests/zoo/trained.py: the fetch, the module, the checks
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RATE = 16000
 FRAME = 512
@@ -81,19 +83,10 @@ def main():
     ap.add_argument("--frames", type=int, default=0, help="frames of the test utterance (0: all, 93)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    sys.path.insert(0, os.path.join(build, "python"))
-    import edgec  # noqa: E402
-
-    models = os.path.join(build, "models")
-    subprocess.run(["bash", os.path.join(ROOT, "scripts", "fetch_trained_models.sh"), models, "silero_vad"],
-                   check=True, stdout=subprocess.DEVNULL)
+    edgec = trained.edgec_module(build)
+    models = trained.fetch(build, "silero_vad")
     path = os.path.join(models, "silero_vad.onnx")
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    check = trained.Checks()
 
     test = utterance(seed=1)
     if a.frames:
@@ -168,8 +161,8 @@ def main():
           f"max |difference| {float(np.max(np.abs(pq - pf))):.4f}")
     check(mean_abs <= 0.05, f"int8 vs float probability: mean |difference| {mean_abs:.4f} (<= 0.05)")
     check(agree >= 0.9, f"int8 vs float decision at 0.5: {100 * agree:.1f}% of frames agree (>= 90%)")
-    print(f"silero_vad: {len(failures)} failed")
-    return 1 if failures else 0
+    print(f"silero_vad: {len(check.failures)} failed")
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":
