@@ -15,7 +15,7 @@ namespace edgec::lower {
 Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& tensors, const npu::Target& t,
                   bool keep_weights, bool clear, const AssemblePlan& assemble, int mode, double* cycles) {
   if (cycles) *cycles = -1;
-  if (mode == 0 || b.program.instrs.empty() || t.ai_cores.count <= 1) return Status::Ok();
+  if (mode == 0 || b.program.instrs.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(npu::SimResult base, npu::Simulate(b.program, t));
   const double without = base.total.cycles;
   double best = mode >= 2 ? 1e300 : without;
@@ -26,15 +26,19 @@ Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& ten
   // How far back a large image's prefix may load: the deeper, the more of it leaves a
   // DRAM-bound stretch, but the longer it holds SRAM the ring of whole slots wants.
   // Negative: the large images' lead-ins only (the others' may delay the loads beside them).
-  // Each with the ring's chunks at one step or spread over the steps they may load in.
-  for (int variant = 0; variant < 14; ++variant) {
+  // Each with the ring's chunks at one step or spread over the steps they may load in. Last, no
+  // stream at all (every layer loads its own weights): where the weights are few and the
+  // layers short, the stream's DRAM bytes only delay the layers' own (edge-mcu's one core).
+  for (int variant = 0; variant < 15; ++variant) {
     constexpr int kDepths[] = {0, 1, 4, 16, 1 << 20, -4, -(1 << 20)};
-    const int depth = kDepths[variant % 7];
-    const bool spread = variant >= 7;
-    if (depth == 0 && (!spread || mode == 2)) continue;  // the plan the segment has; lead-ins forced
-    if (mode == 3 && (depth != 0 || !spread)) continue;     // the spread ring alone
+    const bool no_stream = variant == 14;
+    const int depth = no_stream ? 0 : kDepths[variant % 7];
+    const bool spread = variant >= 7 && !no_stream;
+    if (!no_stream && depth == 0 && (!spread || mode == 2)) continue;  // the plan the segment has; lead-ins forced
+    if (no_stream && mode != 1) continue;
+    if (mode == 3 && (depth != 0 || !spread)) continue;  // the spread ring alone
     npu::SramPlan with = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes,
-                                       t.shared_sram.alignment, true, keep_weights, clear, depth);
+                                       t.shared_sram.alignment, !no_stream, keep_weights, clear, depth);
     with.spread_chunks = spread;
     for (size_t x = 0; x < tensors.size(); ++x) {  // a slice is where its tensor is
       const int r = tensors[x].slice_of;
@@ -52,9 +56,12 @@ Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& ten
       if (with.lead_in[j]) bytes += with.weights_bytes[j];
     ASSIGN_OR_RETURN(npu::Program program, assemble(with));
     ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(program, t));
-    figures += fmt::format("{}depth {}{}: {} B, {:.0f} cycles", figures.empty() ? "" : "; ",
-                           std::abs(depth) == 1 << 20 ? std::string(depth < 0 ? "-any" : "any") : std::to_string(depth),
-                           spread ? " spread" : "", bytes, sim.total.cycles);
+    if (no_stream)
+      figures += fmt::format("{}no stream: {:.0f} cycles", figures.empty() ? "" : "; ", sim.total.cycles);
+    else
+      figures += fmt::format("{}depth {}{}: {} B, {:.0f} cycles", figures.empty() ? "" : "; ",
+                             std::abs(depth) == 1 << 20 ? std::string(depth < 0 ? "-any" : "any") : std::to_string(depth),
+                             spread ? " spread" : "", bytes, sim.total.cycles);
     if (sim.total.cycles < best) {
       best = sim.total.cycles;
       best_plan = std::move(with);
@@ -84,7 +91,7 @@ StatusOr<double> ScheduleWeightStream(NpuSegmentBuild& b, const std::vector<npu:
   bool cleared = true;
   if (!b.program.instrs.empty()) {
     npu::SramPlan stay = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
-                                       t.ai_cores.count > 1, keep_weights, false);
+                                       /*stream_weights=*/true, keep_weights, false);
     bool moved = false;
     for (size_t x = 0; x < tensors.size(); ++x) {
       const int r = tensors[x].slice_of;

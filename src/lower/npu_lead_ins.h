@@ -7,7 +7,8 @@
 // simulation knows (a prefix loaded in a DRAM-bound stretch only delays the loads beside it),
 // so the choice is measured, as for tensors clear of the previous layer (npu_segment.cc): the
 // large images' walk-back depth, with or without the small images' lead-ins, and the ring's
-// chunks all at one step or spread over the steps they may load in (SramPlan::spread_chunks).
+// chunks all at one step or spread over the steps they may load in (SramPlan::spread_chunks),
+// or (mode 1) no weight stream at all.
 // Guarded by NpuLeadInTest.LeadInSlotsReadWeightsOnChipBitForBit.
 #pragma once
 

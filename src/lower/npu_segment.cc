@@ -445,10 +445,8 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
                                npu::ConstantReads(l.program)});
       layers.push_back(std::move(l));
     }
-    // Weights stream only with more than one core: on one core a slot's chunks share the one
-    // load queue with the layers' own loads and only reorder them (docs/npu.md, edge-mcu).
     b.plan = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes, t.shared_sram.alignment,
-                           t.ai_cores.count > 1, keep_weights);
+                           /*stream_weights=*/true, keep_weights);
     for (size_t x = 0; x < tensors.size(); ++x) {  // a slice is where its tensor is
       const int r = tensors[x].slice_of;
       if (r < 0) continue;
@@ -512,7 +510,7 @@ StatusOr<NpuSegmentBuild> BuildSegment(const std::vector<const partition::NodePl
   };
   ASSIGN_OR_RETURN(const double as_tiled, schedule_weights(opt.lead_ins));
   // Room for late weights (npu_segment_room.h): early layers tiled again for less SRAM.
-  if (opt.room_for_weights > 0 && t.ai_cores.count > 1 && !layers.empty()) {
+  if (opt.room_for_weights > 0 && !layers.empty()) {
     bool retiled = false;
     std::map<std::string, RetiledNode> capped;
     auto attempt = [&](const std::vector<int64_t>& caps, double to_beat) -> StatusOr<double> {

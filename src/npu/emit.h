@@ -13,7 +13,7 @@
 
 namespace edgec::npu {
 
-// One core's four queues. Instructions added here carry the core and queue.
+// One core's queues. Instructions added here carry the core and queue.
 struct CoreEmitter {
   int core = 0;
   std::vector<Instr> q[kNumQueues];

@@ -26,6 +26,7 @@ const char* QueueName(QueueKind q) {
     case QueueKind::kExecute: return "exec";
     case QueueKind::kVector: return "vector";
     case QueueKind::kStore: return "store";
+    case QueueKind::kPrefetch: return "prefetch";
   }
   return "?";
 }
@@ -335,7 +336,7 @@ Status ValidateProgram(const Program& p, int num_cores) {
     if (in.core >= num_cores) return err(fmt::format("core {} but the target has {}", in.core, num_cores));
     QueueKind want = in.queue;
     switch (in.op) {
-      case Opcode::kDmaLoad: want = QueueKind::kLoad; break;
+      case Opcode::kDmaLoad: want = in.queue == QueueKind::kPrefetch ? in.queue : QueueKind::kLoad; break;
       case Opcode::kDmaStore: want = QueueKind::kStore; break;
       case Opcode::kMatMul: want = QueueKind::kExecute; break;
       case Opcode::kVec:

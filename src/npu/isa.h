@@ -1,7 +1,7 @@
 // The NPU instruction stream: what lowering produces and the simulator executes.
 //
-// Each AI core has four in-order queues: load (DMA_LD), execute (MATMUL), vector (VEC, COPY)
-// and store (DMA_ST). Queues synchronize only through tokens: SIGNAL adds one token to a
+// Each AI core has five in-order queues: load (DMA_LD), execute (MATMUL), vector (VEC, COPY),
+// store (DMA_ST) and prefetch (DMA_LD of a segment's weight prefetch, beside the layers' loads). Queues synchronize only through tokens: SIGNAL adds one token to a
 // semaphore of its own core, or to the same semaphore of each core in a range (cores that
 // share data in the SRAM); WAIT takes `count` tokens from its own core's semaphore, blocking
 // until there are that many. Double buffering is a
@@ -33,8 +33,11 @@ enum class Opcode : uint8_t {
 inline constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline constexpr int64_t AlignUp(int64_t v, int64_t a) { return CeilDiv(v, a) * a; }
 
-enum class QueueKind : uint8_t { kLoad, kExecute, kVector, kStore };
-constexpr int kNumQueues = 4;
+// Per core, five in-order queues. kPrefetch carries a segment's weight prefetch (DRAM -> weight
+// slot), apart from the layers' own loads, so that a chunk never waits behind a load blocked on
+// its producer, nor a load behind a chunk (segment.h).
+enum class QueueKind : uint8_t { kLoad, kExecute, kVector, kStore, kPrefetch };
+constexpr int kNumQueues = 5;
 
 enum class VecOp : uint8_t {
   // dst_i8[r][c] = clamp(zp + Requantize(acc[r][c] + bias[c], mult[c], shift[c]), lo, hi):

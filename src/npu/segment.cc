@@ -242,20 +242,22 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       if (root(x) != x) writers[root(x)].push_back(i);
     }
 
-  // Semaphores: each layer's own block, then its E (queue ends), V (vector done), D (done),
-  // F (its weight slot filled) and one P (stores done) per core.
+  // Semaphores: each layer's own block, then its E (queue ends), V (vector done), D (done, for
+  // the load queues), F (its weight slot filled), DP (done, for the prefetch queues) and one P
+  // (stores done) per core.
   std::vector<int32_t> sem_base(L);
   int32_t sems = 0;
   for (int i = 0; i < L; ++i) {
     sem_base[i] = sems;
-    sems += layers[i].program.semaphores + 4 + layers[i].program.cores_used;
+    sems += layers[i].program.semaphores + 5 + layers[i].program.cores_used;
   }
   out.semaphores = sems;
   auto sem_e = [&](int i) { return sem_base[i] + layers[i].program.semaphores; };
   auto sem_v = [&](int i) { return sem_e(i) + 1; };
   auto sem_d = [&](int i) { return sem_e(i) + 2; };
   auto sem_f = [&](int i) { return sem_e(i) + 3; };
-  auto sem_p = [&](int i, int local_core) { return sem_e(i) + 4 + local_core; };
+  auto sem_dp = [&](int i) { return sem_e(i) + 4; };
+  auto sem_p = [&](int i, int local_core) { return sem_e(i) + 5 + local_core; };
   // Weight slots: layer -> [addr, addr + constant extent), when it streams.
   auto streams = [&](int i) { return layers[i].weights_from >= 0 && const_extent[i] > 0; };
   auto resident = [&](int i) { return streams(i) && layers[i].weights_resident; };
@@ -300,6 +302,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   std::vector<std::vector<Instr>> q(static_cast<size_t>(N) * kNumQueues);
   auto Q = [&](int core, QueueKind k) -> std::vector<Instr>& { return q[core * kNumQueues + static_cast<int>(k)]; };
   std::vector<std::set<int>> waited(N);  // D semaphores each core's load queue has taken
+  std::vector<std::set<int>> waited_pf(N);  // DP semaphores each core's prefetch queue has taken
   std::map<std::tuple<int, int, int>, int> taken;  // (core, producer, its core) -> P tokens taken
   std::vector<int> last_matmul(N, -1);   // per core: the last layer with MATMULs there
   std::vector<int> fillers(L, 0);        // per streaming layer: the cores that fill its slot
@@ -309,13 +312,15 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
   auto control = [&](Opcode op, int c, int layer, int32_t sem, int32_t to, int32_t count) {
     Instr in{.op = op, .sem = sem, .to_core = to, .count = count};
     in.core = static_cast<uint8_t>(c);
-    in.queue = QueueKind::kLoad;
+    in.queue = QueueKind::kPrefetch;
     in.layer = layer;
     return in;
   };
+  // A prefetch queue waits for layer j's end (its DP tokens) before writing a slot j used.
   auto wait_done_on = [&](int c, int j, int layer) {
-    if (!waited[c].insert(j).second) return;
-    Q(c, QueueKind::kLoad).push_back(control(Opcode::kWait, c, layer, sem_d(j), -1, layers[j].program.cores_used));
+    if (!waited_pf[c].insert(j).second) return;
+    Q(c, QueueKind::kPrefetch)
+        .push_back(control(Opcode::kWait, c, layer, sem_dp(j), -1, layers[j].program.cores_used));
   };
   constexpr int64_t kMinChunk = 4096, kMaxChunk = 65536;
   // The cores layer s leaves idle, else all of the program's.
@@ -366,14 +371,14 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
           if (AnyOverlap(uses[h], {slot(ch.slot)})) wait_done_on(ch.core, h, ch.slot);
       Instr ld{.op = Opcode::kDmaLoad};
       ld.core = static_cast<uint8_t>(ch.core);
-      ld.queue = QueueKind::kLoad;
+      ld.queue = QueueKind::kPrefetch;
       ld.layer = ch.slot;
       ld.dram_addr = const_base[ch.slot] + ch.off;
       ld.sram_addr = layers[ch.slot].weights_addr + ch.off;
       ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(ch.bytes);
-      Q(ch.core, QueueKind::kLoad).push_back(ld);
+      Q(ch.core, QueueKind::kPrefetch).push_back(ld);
       if (ch.last)
-        Q(ch.core, QueueKind::kLoad)
+        Q(ch.core, QueueKind::kPrefetch)
             .push_back(control(Opcode::kSignal, ch.core, ch.slot, sem_f(ch.slot), layers[ch.slot].core_base,
                                layers[ch.slot].program.cores_used));
     }
@@ -394,16 +399,16 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
         }
         Instr ld{.op = Opcode::kDmaLoad};
         ld.core = static_cast<uint8_t>(c);
-        ld.queue = QueueKind::kLoad;
+        ld.queue = QueueKind::kPrefetch;
         ld.layer = j;
         ld.dram_addr = const_base[j] + off;
         ld.sram_addr = layers[j].weights_addr + off;
         ld.row_bytes = ld.sram_row_bytes = static_cast<int32_t>(std::min(chunk, bytes - off));
-        Q(c, QueueKind::kLoad).push_back(ld);
+        Q(c, QueueKind::kPrefetch).push_back(ld);
       }
       rotation += static_cast<int>(used.size());
       for (int c : used)
-        Q(c, QueueKind::kLoad)
+        Q(c, QueueKind::kPrefetch)
             .push_back(control(Opcode::kSignal, c, j, sem_f(j), layers[j].core_base, layers[j].program.cores_used));
       fillers[j] = static_cast<int>(used.size());
     }
@@ -565,6 +570,7 @@ StatusOr<Program> AssembleSegment(const std::vector<SegmentLayer>& layers, std::
       }
       st.push_back(mk(Opcode::kWait, QueueKind::kStore, sem_e(i), -1, 3));
       st.push_back(mk(Opcode::kSignal, QueueKind::kStore, sem_d(i), 0, N));
+      st.push_back(mk(Opcode::kSignal, QueueKind::kStore, sem_dp(i), 0, N));
     }
     out.layer_names.push_back(l.name);
   }

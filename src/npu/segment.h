@@ -18,7 +18,8 @@
 //     with another's).
 // Tokens across layers, per core of each layer:
 //   - end of the layer: its load, exec and vector queues signal E, the store queue waits for
-//     the three and then signals D ("layer done") on every core of the target;
+//     the three and then signals D ("layer done", for the load queues) and DP (the same, for
+//     the prefetch queues) on every core of the target;
 //   - before its first DMA that reads a tensor produced by layer i, a core waits for D_i from
 //     each of i's cores (the producer's stores, or its SRAM-resident output, are complete);
 //     except where nothing else orders the two layers (the tensor has one writer and no
@@ -38,10 +39,12 @@
 //   resident) therefore start while the producer still computes: weight prefetch, when the
 //   plan gives consecutive layers disjoint working areas.
 // Weight streaming (a layer with a weight slot, SegmentLayer::weights_from = p < its index):
-//   - its constant image moves DRAM -> slot in chunks placed in the load queues ahead of
-//     layer p's loads, dealt round-robin over the program's cores layer p leaves idle (else
-//     over all of them); before its chunks a core waits D of every earlier layer whose SRAM overlaps the
-//     slot, after them it signals F (the layer's fourth token) to each core of the layer;
+//   - its constant image moves DRAM -> slot in chunks on the prefetch queues (isa.h; in layer
+//     order, apart from the layers' own loads, and yielding the DRAM to them: sim.h), dealt
+//     round-robin over the program's cores layer p leaves idle (else over all of them); before
+//     its chunks a core's prefetch queue waits DP (the "done" token of the prefetch queues) of
+//     every earlier layer whose SRAM overlaps the slot, after them it signals F (the layer's
+//     fourth token) to each core of the layer;
 //   - the layer's cores wait for F from each issuing core, and its constant DMAs read the
 //     slot on chip (no DRAM byte); the slot counts as SRAM the layer uses (later writers
 //     wait for its D). Guarded by NpuSegmentTest.WeightsStreamSeveralLayersAhead.

@@ -241,8 +241,12 @@ class TaskSim {
       RETURN_IF_ERROR(StartReady());
       bool all_done = true;
       double next = kInf;
-      int transferring = 0;
-      for (auto& d : dmas_) transferring += d.transferring;
+      // Processor sharing of the DRAM bandwidth; a prefetch-queue transfer takes only what the
+      // layers' own loads and stores leave (sim.h).
+      int fore = 0, back = 0;
+      for (auto& d : dmas_)
+        if (d.transferring) (d.background ? back : fore)++;
+      auto rate = [&](const ActiveDma& d) { return d.background ? (fore ? 0.0 : bw / back) : bw / fore; };
       for (size_t qi = 0; qi < queues_.size(); ++qi) {
         Queue& q = queues_[qi];
         if (q.running || q.next < q.list.size()) all_done = false;
@@ -251,13 +255,13 @@ class TaskSim {
       }
       for (auto& d : dmas_) {
         if (!d.transferring) next = std::min(next, d.phase1_end);
-        else next = std::min(next, now_ + d.remaining / (bw / transferring));
+        else if (rate(d) > 0) next = std::min(next, now_ + d.remaining / rate(d));
       }
       if (all_done) break;
       if (next == kInf) return Deadlock();
       const double dt = next - now_;
       for (auto& d : dmas_)
-        if (d.transferring) d.remaining -= dt * bw / transferring;
+        if (d.transferring) d.remaining -= dt * rate(d);
       Attribute(dt);
       now_ = next;
       RETURN_IF_ERROR(CompleteFinished());
@@ -282,6 +286,7 @@ class TaskSim {
     int queue;
     double phase1_end, remaining, ideal, transfer_start = 0;
     bool transferring = false;
+    bool background = false;  // from a prefetch queue
   };
 
   void Account(const Instr& in) {
@@ -442,6 +447,7 @@ class TaskSim {
           const double bytes = static_cast<double>(BurstBytes(t_, in));
           dmas_.push_back({static_cast<int>(qi), now_ + t_.dma.setup_cycles + latency, bytes,
                            bytes / t_.dram_bytes_per_cycle()});
+          dmas_.back().background = in.queue == QueueKind::kPrefetch;
         }
         q.running = true;
         q.dma = true;
@@ -524,6 +530,7 @@ class TaskSim {
         Layer(in).stats.busy[static_cast<int>(in.queue)] += now_ - q.end;
         dma_active_[in.core]--;
         Finish(q, q.end);
+        if (opt_.trace) result_->trace.back().transfer_start = d.transfer_start;
         dmas_.erase(dmas_.begin() + i);
         continue;
       }

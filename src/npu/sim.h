@@ -1,7 +1,7 @@
 // The NPU simulator: event-driven timing and functional execution of one instruction stream.
 // It sees only the Program and the Target (never the Graph).
 //
-// Timing. Each core's four queues issue in order; an instruction starts when its queue is
+// Timing. Each core's five queues issue in order; an instruction starts when its queue is
 // free and (for WAIT) a token is there, (for VEC) its vector core is free, (for DMA) the core
 // has a free DMA engine. Costs:
 //   MATMUL  ceil(k/R) * ceil(n/C) * (2R + C + m - 2) / int8_rate      (fill and drain included;
@@ -11,7 +11,10 @@
 //   VEC     pipeline_latency + ceil(elements / lanes) * cycles_per_element(op)
 //   SIGNAL  visible to WAITs token_latency cycles later
 // DRAM bandwidth is shared equally between the DMA transfers active at each moment
-// (processor sharing), so concurrent streams of many cores slow each other. A row of B bytes
+// (processor sharing), so concurrent streams of many cores slow each other; a transfer of a
+// prefetch queue (a segment's weight stream) takes only what the others leave, so the stream
+// fills the DRAM's idle time without slowing the layers' own loads and stores (guarded by
+// NpuSimTest.PrefetchYieldsTheDramToTheLayersLoads). A row of B bytes
 // moves ceil(B / burst) whole bursts (burst efficiency). Tasks run one after another, each
 // preceded by the dispatch overhead.
 //
@@ -56,7 +59,7 @@ struct Stats {
   // free buffer", "vector core busy", "dma engine busy", "dram contention", "dispatch".
   std::map<std::string, double> stalls;
   // Busy cycles per queue kind, summed over cores.
-  double busy[kNumQueues] = {0, 0, 0, 0};
+  double busy[kNumQueues] = {};
 
   double mac_utilization(const Target& t) const;  // macs / (cycles * peak)
   double mapping_efficiency() const { return mapped_macs ? double(macs) / mapped_macs : 0; }
@@ -78,6 +81,10 @@ struct SimOptions {
 struct TraceEvent {
   int instr = 0;  // index into program.instrs
   double start = 0, end = 0;
+  // A DRAM DMA: when its bytes began to move (after setup and latency); -1 otherwise. The DRAM
+  // channel moves bytes at its full bandwidth whenever some DMA is in this phase (sharing and
+  // priority split it, never idle it).
+  double transfer_start = -1;
 };
 
 // One layer of a segment program (Instr::layer): its instructions' statistics, and the span

@@ -14,7 +14,8 @@
 namespace edgec::report {
 namespace {
 
-const char* kQueueNames[4] = {"load", "execute", "vector", "store"};
+static_assert(kQueueTracks == npu::kNumQueues, "a track per NPU queue");
+const char* kQueueNames[kQueueTracks] = {"load", "execute", "vector", "store", "prefetch"};
 
 // Energy of one op in microjoules (-1 when the target gives no figures).
 double EnergyUj(const npu::Target& t, const OpProfile& o) {
@@ -83,6 +84,7 @@ void AddSegmentSpans(const npu::Program& p, const npu::SimResult& sim, const npu
     s.category = npu::OpcodeName(in.op);
     const bool dma = in.op == npu::Opcode::kDmaLoad || in.op == npu::Opcode::kDmaStore;
     if (dma) s.bytes = in.on_chip ? 0 : in.dma_bytes();
+    if (dma && e.transfer_start >= 0) s.transfer_s = t0 + e.transfer_start / hz;
     out.spans.push_back(s);
     if (dma) {  // the first engine of its core free at its start
       auto& free = engine_free[in.core];
@@ -118,25 +120,36 @@ void AddSegmentSpans(const npu::Program& p, const npu::SimResult& sim, const npu
   }
   out.sram.push_back({t0 + sim.total.cycles / hz, 0});
   for (int c = 0; c < p.cores_used; ++c)
-    for (int q = 0; q < 4; ++q) out.track_names[QueueTrack(c, q)] = fmt::format("NPU core {} {}", c, kQueueNames[q]);
+    for (int q = 0; q < kQueueTracks; ++q) out.track_names[QueueTrack(c, q)] = fmt::format("NPU core {} {}", c, kQueueNames[q]);
 }
 
-// DRAM bandwidth over time: the DMA bytes spread over each DMA's span, in bins.
-std::vector<CounterSample> Bandwidth(const std::vector<Span>& spans, double total_s) {
+// DRAM bandwidth over time, in bins: the channel moves `bytes_per_s` while some DMA is in its
+// transfer phase (Span::transfer_s .. end_s; the simulator shares the bandwidth, never idles it),
+// so a bin's figure is the share of it those phases cover; never above the channel's bandwidth.
+std::vector<CounterSample> Bandwidth(const std::vector<Span>& spans, double total_s, double bytes_per_s) {
   const int bins = 200;
   std::vector<CounterSample> out;
   if (total_s <= 0) return out;
   const double w = total_s / bins;
-  std::vector<double> bytes(bins, 0);
-  for (const Span& s : spans) {
-    if (s.bytes == 0 || s.track % 16 < 5) continue;  // engine tracks only (each DMA once)
-    const double len = std::max(s.end_s - s.start_s, 1e-15);
-    for (int b = std::max(0, static_cast<int>(s.start_s / w)); b < bins && b * w < s.end_s; ++b) {
-      const double lo = std::max(s.start_s, b * w), hi = std::min(s.end_s, (b + 1) * w);
-      if (hi > lo) bytes[b] += s.bytes * (hi - lo) / len;
+  std::vector<std::pair<double, double>> moving;
+  for (const Span& s : spans)  // engine tracks only (each DMA once)
+    if (s.bytes > 0 && IsDmaTrack(s.track)) moving.push_back({s.transfer_s >= 0 ? s.transfer_s : s.start_s, s.end_s});
+  std::sort(moving.begin(), moving.end());
+  std::vector<double> busy(bins, 0);
+  auto cover = [&](double lo, double hi) {
+    for (int b = std::max(0, static_cast<int>(lo / w)); b < bins && b * w < hi; ++b)
+      busy[b] += std::max(0.0, std::min(hi, (b + 1) * w) - std::max(lo, b * w));
+  };
+  double lo = -1, hi = -1;  // the union of the transfer phases, interval by interval
+  for (const auto& [a, e] : moving) {
+    if (a > hi) {
+      if (hi > lo) cover(lo, hi);
+      lo = a;
     }
+    hi = std::max(hi, e);
   }
-  for (int b = 0; b < bins; ++b) out.push_back({b * w, bytes[b] / w});
+  if (hi > lo) cover(lo, hi);
+  for (int b = 0; b < bins; ++b) out.push_back({b * w, bytes_per_s * std::min(1.0, busy[b] / w)});
   out.push_back({total_s, 0});
   return out;
 }
@@ -273,7 +286,7 @@ StatusOr<Profile> BuildProfile(const std::string& file, const LoadedArtifact& a,
   for (size_t k = 0; k < p.ops.size(); ++k) p.arena.push_back({p.ops[k].start_s, occ[k]});
   std::stable_sort(p.arena.begin(), p.arena.end(), [](auto& x, auto& y) { return x.t_s < y.t_s; });
   p.arena.push_back({now, 0});
-  p.dram_bw = Bandwidth(p.spans, now);
+  p.dram_bw = Bandwidth(p.spans, now, p.dram_bytes_per_s);
   p.latency_s = std::max(p.latency_s, now);
   return p;
 }

@@ -11,7 +11,7 @@
 // ran it (when the run recorded threads: LayerRun::threads, measured or scaled to the cost
 // model's time, cpu_thread_trace.h); an NPU segment, when its first
 // node comes up, takes its copies into the NPU (CPU thread), then its simulated task with every
-// instruction on its core's queue track (load, execute, vector, store) and every DMA also on
+// instruction on its core's queue track (load, execute, vector, store, prefetch) and every DMA also on
 // the DMA engine that carried it (per core, the first engine free at its start). Tokens between
 // queues (SIGNAL -> the WAIT that took it, in the order the semaphore hands them out) are flows.
 // Counters: SRAM occupancy (the segment's plan, per layer from its first instruction), arena
@@ -55,6 +55,7 @@ struct Span {
   std::string name, category, layer;
   double start_s = 0, end_s = 0;
   int64_t bytes = 0;  // DMA: bytes moved
+  double transfer_s = -1;  // DRAM DMA: when its bytes began to move (npu::TraceEvent::transfer_start)
 };
 
 struct TokenFlow {
@@ -94,8 +95,13 @@ inline constexpr int kCpuThreadBase = 1 << 20;
 inline int CpuThreadTrack(int thread) { return thread == 0 ? kCpuTrack : kCpuThreadBase + thread; }
 inline bool IsCpuTrack(int track) { return track == kCpuTrack || track >= kCpuThreadBase; }
 inline int CpuThreadOf(int track) { return track == kCpuTrack ? 0 : track - kCpuThreadBase; }
+// Per NPU core 16 tracks: its queues (load, execute, vector, store, prefetch: npu::QueueKind),
+// then its DMA engines.
+inline constexpr int kQueueTracks = 5;
 inline int QueueTrack(int core, int queue) { return 1 + 16 * core + queue; }
-inline int DmaTrack(int core, int engine) { return 1 + 16 * core + 4 + engine; }
+inline int DmaTrack(int core, int engine) { return 1 + 16 * core + kQueueTracks + engine; }
+inline bool IsQueueTrack(int track) { return !IsCpuTrack(track) && (track - 1) % 16 < kQueueTracks; }
+inline bool IsDmaTrack(int track) { return !IsCpuTrack(track) && (track - 1) % 16 >= kQueueTracks; }
 
 // The profile of `r` (a --device npu-sim run of `a`); re-simulates every NPU segment (timing
 // only, traced) for the timeline. `timeline` false: per-op rows only.

@@ -58,7 +58,8 @@ std::string ProfileHtml(const Profile& p) {
   h += "<h2>Timeline</h2>\n<div class=\"legend\"><span><i style=\"background:#d9822b\"></i>CPU node</span>"
        "<span><i style=\"background:#999\"></i>copy CPU&rarr;NPU</span><span><i style=\"background:#5aa9e6\"></i>load "
        "(DMA in)</span><span><i style=\"background:#2e9e5b\"></i>execute (MAC array)</span><span><i "
-       "style=\"background:#e0a526\"></i>vector</span><span><i style=\"background:#8e6cc2\"></i>store (DMA out)</span></div>\n";
+       "style=\"background:#e0a526\"></i>vector</span><span><i style=\"background:#8e6cc2\"></i>store (DMA out)</span><span><i "
+       "style=\"background:#4fb3b3\"></i>prefetch (weights in)</span></div>\n";
   h += TimelineSvg(p, width);
   if (p.npu_s < 0.5 * p.latency_s && p.npu_s > 0)  // the NPU's part is thin on the whole run's axis
     h += "<h3 class=\"sub\">The NPU's part alone</h3>\n" + TimelineSvg(p, width, /*npu_only=*/true);

@@ -14,9 +14,9 @@ namespace {
 
 constexpr const char* kCpu = "#d9822b";
 constexpr const char* kNpu = "#2f6fb0";
-// Queue colours: load, execute, vector, store.
-constexpr const char* kQueueColour[4] = {"#5aa9e6", "#2e9e5b", "#e0a526", "#8e6cc2"};
-constexpr const char* kQueueName[4] = {"load", "exec", "vec", "store"};
+// Queue colours: load, execute, vector, store, prefetch.
+constexpr const char* kQueueColour[kQueueTracks] = {"#5aa9e6", "#2e9e5b", "#e0a526", "#8e6cc2", "#4fb3b3"};
+constexpr const char* kQueueName[kQueueTracks] = {"load", "exec", "vec", "store", "prefetch"};
 
 std::string Open(const char* cls, int w, int h) {
   return fmt::format("<svg class=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
@@ -76,7 +76,7 @@ std::string TimelineSvg(const Profile& p, int width, bool npu_only) {
   std::vector<int> rows;
   std::map<int, std::vector<const Span*>> by_track;
   for (const Span& s : p.spans)
-    if (s.category != "sync" && (IsCpuTrack(s.track) ? !npu_only : s.track % 16 < 5)) by_track[s.track].push_back(&s);
+    if (s.category != "sync" && (IsCpuTrack(s.track) ? !npu_only : IsQueueTrack(s.track))) by_track[s.track].push_back(&s);
   if (!npu_only) rows.push_back(kCpuTrack);
   for (auto& [track, list] : by_track)
     if (track != kCpuTrack && IsCpuTrack(track)) rows.push_back(track);
@@ -125,7 +125,7 @@ std::string TimelineSvg(const Profile& p, int width, bool npu_only) {
                                        busy.size() > 0 ? busy.size() - 1 : 0));
   else
     s += Text(label_w, 16, fmt::format("one inference, {} in all; rows: CPU threads (times {}), then each NPU core's "
-                                       "load / exec / vector / store queue", Ms(total),
+                                       "load / exec / vector / store / prefetch queue", Ms(total),
                                        p.cpu_measured ? "measured" : "from the cost model"));
   s += TimeAxis(label_w, plot_w, top + rows.size() * row_h + 4, total, top);
   for (size_t k = 1; k < busy.size(); ++k) {

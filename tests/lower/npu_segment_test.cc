@@ -416,8 +416,11 @@ TEST(NpuSegmentTest, WeightsStreamSeveralLayersAhead) {
     if (in.layer != 3 + q0 || in.op != npu::Opcode::kDmaLoad) continue;
     if (in.on_chip) {
       ++on_chip;
+      EXPECT_EQ(in.queue, npu::QueueKind::kLoad) << "conv3's own load off its load queue: " << npu::FormatInstr(in);
     } else {
       EXPECT_EQ(in.ndims, 0) << "a DRAM load of conv3 that is not a slot chunk: " << npu::FormatInstr(in);
+      // The weight stream rides the prefetch queues, apart from the layers' own loads.
+      EXPECT_EQ(in.queue, npu::QueueKind::kPrefetch) << "a slot chunk on the load queue: " << npu::FormatInstr(in);
       weights_in = std::max(weights_in, e.end);
     }
   }

@@ -106,6 +106,14 @@ TEST(IsaTest, Validation) {
   Program q = p;
   q.instrs[3].queue = QueueKind::kLoad;
   EXPECT_NE(ValidateProgram(q, 2).message().find("MATMUL belongs on the exec queue"), std::string::npos);
+  // A DMA_LD may ride the prefetch queue (a segment's weight stream), nothing else may.
+  q = p;
+  q.instrs[2].queue = QueueKind::kPrefetch;
+  EXPECT_TRUE(ValidateProgram(q, 2).ok());
+  EXPECT_NE(FormatInstr(q.instrs[2]).find("prefetch DMA_LD"), std::string::npos) << FormatInstr(q.instrs[2]);
+  q = p;
+  q.instrs[3].queue = QueueKind::kPrefetch;
+  EXPECT_NE(ValidateProgram(q, 2).message().find("MATMUL belongs on the exec queue"), std::string::npos);
   q = p;
   q.instrs.pop_back();
   EXPECT_FALSE(ValidateProgram(q, 2).ok());

@@ -191,6 +191,52 @@ TEST(NpuSimTest, TokensAcrossCores) {
   EXPECT_NE(r.status().message().find("deadlocks"), std::string::npos);
 }
 
+// The prefetch queue is a core's own: a load there runs while the core's load queue waits for a
+// token (a segment's weight chunk no longer waits behind a load blocked on its producer).
+// Core 0's load queue waits for the exec queue's token after a long MATMUL, then loads; the
+// same load on the prefetch queue runs at once, so the program is one load shorter.
+TEST(NpuSimTest, PrefetchQueueRunsBesideABlockedLoadQueue) {
+  const Target& t = DefaultTarget();
+  const Instr load = Dma(0, true, 64, 128);
+  Instr early = load;
+  early.queue = QueueKind::kPrefetch;
+  const double mm = MatMulCycles(t, 2000, 512, 128);
+  ASSERT_GT(mm, 2 * DmaCycles(t, load));
+  const std::vector<Instr> head = {MatMul(0, 2000, 512, 128), Sig(0, QueueKind::kExecute, 0),
+                                   Wt(0, QueueKind::kLoad, 0), load};
+  std::vector<Instr> behind = head, beside = head;
+  behind.push_back(load);   // a second load behind the wait
+  beside.push_back(early);  // the same load on the prefetch queue
+  const double both_behind = Cycles(OneTask(behind)), one_beside = Cycles(OneTask(beside));
+  EXPECT_NEAR(both_behind, t.dispatch_overhead_cycles + mm + t.token_latency_cycles + DmaCycles(t, load) +
+                               DmaCycles(t, load), 1e-6);
+  EXPECT_NEAR(one_beside, t.dispatch_overhead_cycles + mm + t.token_latency_cycles + DmaCycles(t, load), 1e-6);
+}
+
+// A prefetch-queue transfer yields the DRAM: beside a load of the load queue it waits, and the
+// load runs at the full bandwidth (as alone); alone it takes the full bandwidth itself.
+TEST(NpuSimTest, PrefetchYieldsTheDramToTheLayersLoads) {
+  const Target& t = DefaultTarget();
+  const Instr load = Dma(0, true, 64, 128);
+  Instr stream = Dma(1, true, 64, 128);
+  stream.queue = QueueKind::kPrefetch;
+  const double alone = DmaCycles(t, load), transfer = alone - t.dma.setup_cycles - t.dram.read_latency_cycles;
+  const Program p = OneTask({load, stream});
+  SimOptions so;
+  so.trace = true;
+  auto r = Simulate(p, t, so);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  double load_end = -1, stream_end = -1;
+  for (const TraceEvent& e : r->trace)
+    (p.instrs[e.instr].queue == QueueKind::kPrefetch ? stream_end : load_end) = e.end;
+  EXPECT_NEAR(r->total.cycles, t.dispatch_overhead_cycles + alone + transfer, 1e-6);
+  EXPECT_NEAR(stream_end - load_end, transfer, 1e-6) << "the load ran at the full bandwidth, the stream after it";
+  // Two loads of the load queues share it equally: both end at alone + transfer.
+  Instr other = Dma(1, true, 64, 128);
+  EXPECT_NEAR(Cycles(OneTask({load, other})), t.dispatch_overhead_cycles + alone + transfer, 1e-6);
+  EXPECT_NEAR(Cycles(OneTask({stream})), t.dispatch_overhead_cycles + alone, 1e-6);
+}
+
 TEST(NpuSimTest, DeadlockIsAnError) {
   auto r = Simulate(OneTask({Wt(0, QueueKind::kExecute, 1), MatMul(0, 1, 1, 1)}), DefaultTarget());
   ASSERT_FALSE(r.ok());

@@ -102,7 +102,7 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
   const json trace = ChromeTrace(p);
   const auto errors = ValidateTrace(trace);
   EXPECT_TRUE(errors.empty()) << errors.size() << " error(s), first: " << errors[0];
-  // Tracks: the CPU thread, the four queues of several cores, DMA engines.
+  // Tracks: the CPU thread, the queues of several cores, DMA engines.
   std::set<int> cores, queues;
   bool engine = false, cpu = false;
   std::map<std::string, int> counters;
@@ -115,7 +115,7 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
     }
     if (e["ph"] == "B" && e["pid"] == 2) {
       const int tid = e["tid"];
-      if ((tid - 1) % 16 < 4) cores.insert((tid - 1) / 16), queues.insert((tid - 1) % 16);
+      if (IsQueueTrack(tid)) cores.insert((tid - 1) / 16), queues.insert((tid - 1) % 16);
     }
     if (e["ph"] == "C") counters[e["name"]]++;
     flows += e["ph"] == "s";
@@ -123,11 +123,16 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
   EXPECT_TRUE(cpu);
   EXPECT_TRUE(engine);
   EXPECT_GE(cores.size(), 2u);
-  EXPECT_EQ(queues.size(), 4u);
+  EXPECT_GE(queues.size(), 4u);  // load, execute, vector, store (prefetch when weights stream)
   EXPECT_GT(flows, 0);
   EXPECT_GT(counters["SRAM occupancy"], 1);
   EXPECT_GT(counters["arena occupancy"], 1);
   EXPECT_GT(counters["DRAM bandwidth"], 1);
+  // The DRAM counter is the channel's occupancy: never above its bandwidth, busy somewhere.
+  double most = 0;
+  for (const CounterSample& c : p.dram_bw) most = std::max(most, c.value);
+  EXPECT_GT(most, 0);
+  EXPECT_LE(most, p.dram_bytes_per_s * (1 + 1e-9));
   // Two cores' execute queues overlap in time (the layers are split over cores).
   bool parallel = false;
   for (const Span& a : p.spans)
