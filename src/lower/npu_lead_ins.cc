@@ -29,16 +29,21 @@ Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& ten
   // Each with the ring's chunks at one step or spread over the steps they may load in. Last, no
   // stream at all (every layer loads its own weights): where the weights are few and the
   // layers short, the stream's DRAM bytes only delay the layers' own (edge-mcu's one core).
-  for (int variant = 0; variant < 15; ++variant) {
-    constexpr int kDepths[] = {0, 1, 4, 16, 1 << 20, -4, -(1 << 20)};
-    const bool no_stream = variant == 14;
-    const int depth = no_stream ? 0 : kDepths[variant % 7];
-    const bool spread = variant >= 7 && !no_stream;
-    if (!no_stream && depth == 0 && (!spread || mode == 2)) continue;  // the plan the segment has; lead-ins forced
-    if (no_stream && mode != 1) continue;
-    if (mode == 3 && (depth != 0 || !spread)) continue;  // the spread ring alone
+  struct Variant {
+    int depth = 0;
+    bool spread = false, stream = true;
+  };
+  std::vector<Variant> variants;
+  for (bool spread : {false, true})
+    for (int depth : {0, 1, 4, 16, 1 << 20, -4, -(1 << 20)}) {
+      if (depth == 0 && (!spread || mode == 2)) continue;  // the plan the segment has; lead-ins forced
+      if (mode == 3 && (depth != 0 || !spread)) continue;  // the spread ring alone
+      variants.push_back({depth, spread});
+    }
+  if (mode == 1) variants.push_back({.stream = false});
+  for (const auto& [depth, spread, stream] : variants) {
     npu::SramPlan with = npu::PlanSram(b.plan_layers, b.plan_tensors, t.shared_sram.bytes,
-                                       t.shared_sram.alignment, !no_stream, keep_weights, clear, depth);
+                                       t.shared_sram.alignment, stream, keep_weights, clear, depth);
     with.spread_chunks = spread;
     for (size_t x = 0; x < tensors.size(); ++x) {  // a slice is where its tensor is
       const int r = tensors[x].slice_of;
@@ -56,7 +61,7 @@ Status TryLeadIns(NpuSegmentBuild& b, const std::vector<npu::SegmentTensor>& ten
       if (with.lead_in[j]) bytes += with.weights_bytes[j];
     ASSIGN_OR_RETURN(npu::Program program, assemble(with));
     ASSIGN_OR_RETURN(npu::SimResult sim, npu::Simulate(program, t));
-    if (no_stream)
+    if (!stream)
       figures += fmt::format("{}no stream: {:.0f} cycles", figures.empty() ? "" : "; ", sim.total.cycles);
     else
       figures += fmt::format("{}depth {}{}: {} B, {:.0f} cycles", figures.empty() ? "" : "; ",
