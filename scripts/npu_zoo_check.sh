@@ -14,6 +14,8 @@
 # cases: 2-byte values through NPU segments, the int16 layers placed by cost), and that file
 # once more on edge-default with every legal node on the NPU (".int16.all": the int16 norms,
 # softmaxes and requantizes run by the simulator and handed over to the CPU's islands).
+# The models are checked NPU_CHECK_JOBS at a time (default: the machine's cores; compiling and
+# simulating are single-threaded), each into its own log, printed in the models' order.
 # Usage: scripts/npu_zoo_check.sh [BUILD] [MODELS...]
 set -euo pipefail
 BUILD="${1:-build}"
@@ -23,21 +25,25 @@ read -r -a MODELS <<< "${MODELS[*]}"
 EDGEC="$BUILD/bin/edgec"
 WORK="$BUILD/npu_zoo_check"
 mkdir -p "$WORK"
-pass=0
-fail=0
-for m in "${MODELS[@]}"; do
+# One model: every target and variant; prints "ok   TAG" or "FAIL TAG: ..." per case.
+check_model() {
+  local m="$1" onnx
   onnx="$BUILD/zoo/$m/model.onnx"
   if [[ $m == mnv3_fpn_db ]]; then  # the same seeded model at 256x256
-    /usr/bin/python3 tests/zoo/export_models.py "$WORK/zoo" --only "$m" --image-size 256 > /dev/null 2>&1
+    /usr/bin/python3 tests/zoo/export_models.py "$WORK/zoo" --only "$m" --image-size 256 > /dev/null 2>&1 ||
+      { echo "FAIL $m: export at 256x256"; return 1; }
     onnx="$WORK/zoo/$m/model.onnx"
   fi
   if [[ $m == lraspp_mobilenet_v3_large ]]; then  # the same seeded model at 128x128
-    /usr/bin/python3 tests/zoo/export_models.py "$WORK/zoo" --only "$m" --image-size 128 > /dev/null 2>&1
+    /usr/bin/python3 tests/zoo/export_models.py "$WORK/zoo" --only "$m" --image-size 128 > /dev/null 2>&1 ||
+      { echo "FAIL $m: export at 128x128"; return 1; }
     onnx="$WORK/zoo/$m/model.onnx"
   fi
-  if [[ ! -f "$onnx" ]]; then echo "skip $m: $onnx missing"; continue; fi
-  /usr/bin/python3 scripts/make_calib_data.py "$onnx" "$WORK/$m.calib" --count 4 --seed 7 > /dev/null
-  "$EDGEC" quantize "$onnx" --calib "$WORK/$m.calib" --dtype i8 -o "$WORK/$m.qdq.onnx" > /dev/null 2>&1
+  if [[ ! -f "$onnx" ]]; then echo "skip $m: $onnx missing"; return 0; fi
+  /usr/bin/python3 scripts/make_calib_data.py "$onnx" "$WORK/$m.calib" --count 4 --seed 7 > /dev/null ||
+    { echo "FAIL $m: calibration data"; return 1; }
+  "$EDGEC" quantize "$onnx" --calib "$WORK/$m.calib" --dtype i8 -o "$WORK/$m.qdq.onnx" > /dev/null 2>&1 ||
+    { echo "FAIL $m: quantize"; return 1; }
   variants=("")
   if "$EDGEC" quantize "$onnx" --calib "$WORK/$m.calib" --dtype i8 --int16 all -o "$WORK/$m.int16.qdq.onnx" 2>/dev/null |
       grep -q 'of them int16'; then
@@ -65,14 +71,36 @@ for m in "${MODELS[@]}"; do
     [[ $flag == --single-buffer ]] && suffix=.single
     [[ $flag == --all-npu ]] && suffix=.all
     tag="$m$v.$t$suffix"
-    "$EDGEC" compile "$WORK/$m$v.qdq.onnx" --target "$t" $flag -q -o "$WORK/$tag.edgec"
-    "$EDGEC" run "$WORK/$tag.edgec" --device npu-sim "${inputs[@]}" --output-dir "$WORK/$tag.npu" -q
-    "$EDGEC" run "$WORK/$tag.edgec" --device cpu "${inputs[@]}" --output-dir "$WORK/$tag.cpu" -q
+    rm -rf "$WORK/$tag.npu" "$WORK/$tag.cpu"
+    "$EDGEC" compile "$WORK/$m$v.qdq.onnx" --target "$t" $flag -q -o "$WORK/$tag.edgec" ||
+      { echo "FAIL $tag: compile"; continue; }
+    "$EDGEC" run "$WORK/$tag.edgec" --device npu-sim "${inputs[@]}" --output-dir "$WORK/$tag.npu" -q ||
+      { echo "FAIL $tag: run on npu-sim"; continue; }
+    "$EDGEC" run "$WORK/$tag.edgec" --device cpu "${inputs[@]}" --output-dir "$WORK/$tag.cpu" -q ||
+      { echo "FAIL $tag: run on cpu"; continue; }
     same=1
     for f in "$WORK/$tag.cpu/"*.npy; do cmp -s "$f" "$WORK/$tag.npu/$(basename "$f")" || same=0; done
-    if [[ $same == 1 ]]; then pass=$((pass + 1)); echo "ok   $tag"; else fail=$((fail + 1)); echo "FAIL $tag: npu-sim != cpu"; fi
+    if [[ $same == 1 ]]; then echo "ok   $tag"; else echo "FAIL $tag: npu-sim != cpu"; fi
    done
   done
+}
+
+# Every step of check_model handles its own failure (set -e does not hold inside `||`).
+run_model() {
+  check_model "$1" > "$WORK/$1.log" 2>&1 || echo "FAIL $1: the check stopped early" >> "$WORK/$1.log"
+}
+JOBS="${NPU_CHECK_JOBS:-$(nproc)}"
+for m in "${MODELS[@]}"; do
+  while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n || true; done
+  run_model "$m" &
+done
+wait
+pass=0
+fail=0
+for m in "${MODELS[@]}"; do
+  cat "$WORK/$m.log"
+  pass=$((pass + $(grep -c '^ok ' "$WORK/$m.log" || true)))
+  fail=$((fail + $(grep -c '^FAIL ' "$WORK/$m.log" || true)))
 done
 echo "npu zoo check: $pass passed, $fail failed"
 [[ $fail == 0 ]]

@@ -13,6 +13,7 @@ Needs BUILD_DIR/bin/edgec, BUILD_DIR/zoo (the exported zoo) and tools/ort.
 """
 import argparse
 import collections
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -153,6 +154,67 @@ def compare(ref_dir, got_dir):
     return worst
 
 
+def check_model(a, edgec, work, name, model):
+    """Every export path on one model: (lines to print, files checked, failures)."""
+    lines = []
+    failures = 0
+    checked = 0
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    inputs = os.path.join(os.path.dirname(model), "inputs")
+    source = onnx.load(model)
+    ref = os.path.join(d, "ort_source")
+    rc, out = ort(model, inputs, ref)
+    if rc != 0:
+        lines.append(f"FAIL {name}: ONNX Runtime cannot run the source model: {out.strip()}")
+        return lines, checked, failures + 1
+    for p in a.paths.split(","):
+        written = os.path.join(d, f"{p}.onnx")
+        if p == "export":
+            cmd = [edgec, "export", model, "-o", written]
+        elif p in ("O0", "O1", "O2", "O3"):
+            cmd = [edgec, "optimize", model, "-O", p[1], "-o", written, "-q"]
+        elif p == "quantize-int16" and not INT16_OPS & {n.op_type for n in source.graph.node}:
+            continue
+        elif p in ("quantize", "quantize-int16"):
+            calib = os.path.join(d, "calib")
+            rc, out = (0, "") if os.path.isdir(calib) else run(
+                [sys.executable, os.path.join(ROOT, "scripts", "make_calib_data.py"), model, calib, "--count", "2",
+                 "--seed", "1"])
+            if rc != 0:
+                lines.append(f"FAIL {name} {p}: calibration data: {out.strip()}")
+                failures += 1
+                continue
+            cmd = [edgec, "quantize", model, "--calib", calib, "-o", written, "-q"]
+            if p == "quantize-int16":
+                cmd += ["--int16", "all"]
+        else:
+            sys.exit(f"export_validity: unknown path '{p}' (known: {', '.join(PATHS)})")
+        rc, out = run(cmd)
+        checked += 1
+        if rc != 0:
+            lines.append(f"FAIL {name} {p}: {' '.join(cmd[1:3])} failed: {out.strip()}")
+            failures += 1
+            continue
+        found = problems_in(written, source)
+        got = os.path.join(d, f"ort_{p}")
+        rc, out = ort(written, inputs, got)
+        if rc != 0:
+            found.append(out.strip())
+        elif not p.startswith("quantize"):
+            err = compare(ref, got)
+            if isinstance(err, str):
+                found.append(err)
+            elif err > RTOL:
+                found.append(f"ONNX Runtime's outputs differ from the source model's by {err:.2e} (> {RTOL})")
+        if found:
+            failures += 1
+            lines.append(f"FAIL {name} {p}: " + "; ".join(found))
+        else:
+            lines.append(f"ok   {name} {p}")
+    return lines, checked, failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -180,63 +242,20 @@ def main():
     if wanted and set(wanted) - set(models):
         sys.exit(f"export_validity: unknown model(s) {sorted(set(wanted) - set(models))}")
 
+    unknown = [p for p in a.paths.split(",") if p not in PATHS]
+    if unknown:
+        sys.exit(f"export_validity: unknown path(s) {unknown} (known: {', '.join(PATHS)})")
+    # The models side by side (each path is a subprocess of edgec or ONNX Runtime), printed in order.
     failures = 0
     checked = 0
-    for name, model in models.items():
-        d = os.path.join(work, name)
-        os.makedirs(d, exist_ok=True)
-        inputs = os.path.join(os.path.dirname(model), "inputs")
-        source = onnx.load(model)
-        ref = os.path.join(d, "ort_source")
-        rc, out = ort(model, inputs, ref)
-        if rc != 0:
-            print(f"FAIL {name}: ONNX Runtime cannot run the source model: {out.strip()}")
-            failures += 1
-            continue
-        for p in a.paths.split(","):
-            written = os.path.join(d, f"{p}.onnx")
-            if p == "export":
-                cmd = [edgec, "export", model, "-o", written]
-            elif p in ("O0", "O1", "O2", "O3"):
-                cmd = [edgec, "optimize", model, "-O", p[1], "-o", written, "-q"]
-            elif p == "quantize-int16" and not INT16_OPS & {n.op_type for n in source.graph.node}:
-                continue
-            elif p in ("quantize", "quantize-int16"):
-                calib = os.path.join(d, "calib")
-                rc, out = (0, "") if os.path.isdir(calib) else run(
-                    [sys.executable, os.path.join(ROOT, "scripts", "make_calib_data.py"), model, calib, "--count", "2",
-                     "--seed", "1"])
-                if rc != 0:
-                    print(f"FAIL {name} {p}: calibration data: {out.strip()}")
-                    failures += 1
-                    continue
-                cmd = [edgec, "quantize", model, "--calib", calib, "-o", written, "-q"]
-                if p == "quantize-int16":
-                    cmd += ["--int16", "all"]
-            else:
-                sys.exit(f"export_validity: unknown path '{p}' (known: {', '.join(PATHS)})")
-            rc, out = run(cmd)
-            checked += 1
-            if rc != 0:
-                print(f"FAIL {name} {p}: {' '.join(cmd[1:3])} failed: {out.strip()}")
-                failures += 1
-                continue
-            found = problems_in(written, source)
-            got = os.path.join(d, f"ort_{p}")
-            rc, out = ort(written, inputs, got)
-            if rc != 0:
-                found.append(out.strip())
-            elif not p.startswith("quantize"):
-                err = compare(ref, got)
-                if isinstance(err, str):
-                    found.append(err)
-                elif err > RTOL:
-                    found.append(f"ONNX Runtime's outputs differ from the source model's by {err:.2e} (> {RTOL})")
-            if found:
-                failures += 1
-                print(f"FAIL {name} {p}: " + "; ".join(found))
-            else:
-                print(f"ok   {name} {p}")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        jobs = [pool.submit(check_model, a, edgec, work, name, model) for name, model in models.items()]
+        for job in jobs:
+            lines, c, f = job.result()
+            for line in lines:
+                print(line, flush=True)
+            checked += c
+            failures += f
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     print(f"export validity: {checked - failures} passed, {failures} failed "

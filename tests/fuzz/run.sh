@@ -33,9 +33,12 @@ if [ -n "${FUZZ_QUICK:-}" ]; then
   done
   ln -sf "$(cd "$RB" && pwd)/bin/edgec" "$FB/bin/edgec"
 elif [ ! -f "$FB/CMakeCache.txt" ]; then
+  # -O1 (RelWithDebInfo only to take the flags given here; asserts stay on): the instrumented
+  # tree builds about a fifth faster than at -O2 and its runs are fixed counts, not timed.
   CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache \
-    cmake -S . -B "$FB" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-      -DCMAKE_CXX_FLAGS=-gline-tables-only -DEDGEC_FUZZ=ON -DEDGEC_PYTHON=OFF > /dev/null || exit 1
+    cmake -S . -B "$FB" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+      -DEDGEC_FUZZ=ON -DEDGEC_PYTHON=OFF > /dev/null || exit 1
 fi
 if [ -z "${FUZZ_QUICK:-}" ]; then
   bash scripts/build_targets.sh "$FB" fuzz_all edgec || exit 1
