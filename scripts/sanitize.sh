@@ -96,8 +96,20 @@ export OMP_NUM_THREADS=1
 notrace="--gtest_filter=-CpuThreadTrace.EveryTeamMemberOfTheOwnRegions:CpuThreadTrace.OnlyTheRecordingThreadsRegions"
 notrace+=":ProfileTrace.PerThreadCpuTracks"
 
+# A test binary in two GoogleTest shards side by side (each test on one OpenMP thread above,
+# so the two halves take a core each); their outputs in order, failing if either fails.
+sharded() {
+  local out="$SB/shard" rc=0 p0 p1
+  GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=0 "$@" > "$out.0" 2>&1 & p0=$!
+  GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=1 "$@" > "$out.1" 2>&1 & p1=$!
+  wait "$p0" || rc=$?
+  wait "$p1" || rc=$?
+  cat "$out.0" "$out.1"
+  return "$rc"
+}
+
 if [ -n "$SUBSET" ]; then
-  part "unit tests: importer, IR, CPU kernels, memory, NPU, runtime ($SAN)" "$SB/bin/edgec_san_tests" --gtest_brief=1 "$notrace"
+  part "unit tests: importer, IR, CPU kernels, memory, NPU, runtime ($SAN)" sharded "$SB/bin/edgec_san_tests" --gtest_brief=1 "$notrace"
   part "bad models ($SAN)" /usr/bin/python3 tests/bad_models/run.py "$SB/bin/edgec" "$SB/bad_models"
   part "zoo vs ONNX Runtime, squeezenet1_1 and transformer ($SAN)" \
     env EDGEC_RUN_ARGS="-O 3" bash tests/zoo/run.sh "$SB" squeezenet1_1 transformer

@@ -15,6 +15,7 @@ namespace edgec::report {
 namespace {
 
 static_assert(kQueueTracks == npu::kNumQueues, "a track per NPU queue");
+static_assert(npu::kNumQueues <= kDmaTracks, "at most a DMA per queue in flight: an engine track each");
 const char* kQueueNames[kQueueTracks] = {"load", "execute", "vector", "store", "prefetch"};
 
 // Energy of one op in microjoules (-1 when the target gives no figures).

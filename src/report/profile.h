@@ -95,13 +95,20 @@ inline constexpr int kCpuThreadBase = 1 << 20;
 inline int CpuThreadTrack(int thread) { return thread == 0 ? kCpuTrack : kCpuThreadBase + thread; }
 inline bool IsCpuTrack(int track) { return track == kCpuTrack || track >= kCpuThreadBase; }
 inline int CpuThreadOf(int track) { return track == kCpuTrack ? 0 : track - kCpuThreadBase; }
-// Per NPU core 16 tracks: its queues (load, execute, vector, store, prefetch: npu::QueueKind),
-// then its DMA engines.
+// Per NPU core kTracksPerCore tracks: its queues (load, execute, vector, store, prefetch:
+// npu::QueueKind), then its DMA engines. A queue waits for its own DMA (npu/sim.cc), so a core
+// never has more transfers in flight than queues: its engine tracks never spill into the next
+// core's (profile.cc asserts it).
+inline constexpr int kTracksPerCore = 16;
 inline constexpr int kQueueTracks = 5;
-inline int QueueTrack(int core, int queue) { return 1 + 16 * core + queue; }
-inline int DmaTrack(int core, int engine) { return 1 + 16 * core + kQueueTracks + engine; }
-inline bool IsQueueTrack(int track) { return !IsCpuTrack(track) && (track - 1) % 16 < kQueueTracks; }
-inline bool IsDmaTrack(int track) { return !IsCpuTrack(track) && (track - 1) % 16 >= kQueueTracks; }
+inline constexpr int kDmaTracks = kTracksPerCore - kQueueTracks;
+inline int QueueTrack(int core, int queue) { return 1 + kTracksPerCore * core + queue; }
+inline int DmaTrack(int core, int engine) { return 1 + kTracksPerCore * core + kQueueTracks + engine; }
+// The NPU core of an NPU track, and its place among the core's tracks (a queue, then engines).
+inline int CoreOfTrack(int track) { return (track - 1) / kTracksPerCore; }
+inline int SlotOfTrack(int track) { return (track - 1) % kTracksPerCore; }
+inline bool IsQueueTrack(int track) { return !IsCpuTrack(track) && SlotOfTrack(track) < kQueueTracks; }
+inline bool IsDmaTrack(int track) { return !IsCpuTrack(track) && SlotOfTrack(track) >= kQueueTracks; }
 
 // The profile of `r` (a --device npu-sim run of `a`); re-simulates every NPU segment (timing
 // only, traced) for the timeline. `timeline` false: per-op rows only.

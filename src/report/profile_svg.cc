@@ -136,11 +136,11 @@ std::string TimelineSvg(const Profile& p, int width, bool npu_only) {
   for (size_t r = 0; r < rows.size(); ++r) {
     const int track = rows[r];
     const double y = top + r * row_h;
-    const int q = IsCpuTrack(track) ? -1 : (track - 1) % 16;
+    const int q = IsCpuTrack(track) ? -1 : SlotOfTrack(track);
     if (IsCpuTrack(track))
       s += Text(label_w - 6, y + row_h - 1, fmt::format("CPU thread {}", CpuThreadOf(track)), "end", " font-size=\"9\"");
     else if (q == 0 || rows.size() < 40)
-      s += Text(label_w - 6, y + row_h - 1, fmt::format("core {} {}", (track - 1) / 16, kQueueName[q]), "end",
+      s += Text(label_w - 6, y + row_h - 1, fmt::format("core {} {}", CoreOfTrack(track), kQueueName[q]), "end",
                 " font-size=\"9\"");
     if (q == 0) s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#ccc\"/>\n", label_w - 100,
                                  width - 20, y, y);

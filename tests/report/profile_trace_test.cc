@@ -115,7 +115,7 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
     }
     if (e["ph"] == "B" && e["pid"] == 2) {
       const int tid = e["tid"];
-      if (IsQueueTrack(tid)) cores.insert((tid - 1) / 16), queues.insert((tid - 1) % 16);
+      if (IsQueueTrack(tid)) cores.insert(CoreOfTrack(tid)), queues.insert(SlotOfTrack(tid));
     }
     if (e["ph"] == "C") counters[e["name"]]++;
     flows += e["ph"] == "s";
@@ -137,7 +137,7 @@ TEST(ProfileTrace, TraceValidatesWithQueuesEnginesFlowsAndCounters) {
   bool parallel = false;
   for (const Span& a : p.spans)
     for (const Span& b : p.spans)
-      if (!parallel && a.category == "MATMUL" && b.category == "MATMUL" && (a.track - 1) / 16 != (b.track - 1) / 16 &&
+      if (!parallel && a.category == "MATMUL" && b.category == "MATMUL" && CoreOfTrack(a.track) != CoreOfTrack(b.track) &&
           a.start_s < b.end_s && b.start_s < a.end_s)
         parallel = true;
   EXPECT_TRUE(parallel);

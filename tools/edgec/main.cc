@@ -25,6 +25,7 @@ int RunVerb(CLI::App& app, const std::map<std::string, edgec::cli::VerbMain>& ve
 
 int main(int argc, char** argv) {
   edgec::cli::ChooseOmpWaitPolicy(argv);
+  edgec::cli::KeepFreedMemory();
   edgec::ApplyVectorIsaFromEnvironment();
   CLI::App app{
       "edgec: a compiler and runtime that deploys ONNX models to edge devices with an NPU.\n"

@@ -33,6 +33,9 @@ VerbMain AddSoakVerb(CLI::App& app);
 // auto (default), active or passive; OMP_WAIT_POLICY or GOMP_SPINCOUNT set by the user win.
 // Returns when the process goes on as it is.
 void ChooseOmpWaitPolicy(char** argv);
+// Freed memory stays in the process for reuse (heap_policy.cc): no trimming, mmap only for
+// blocks above 32 MiB, unless GLIBC_TUNABLES sets malloc's parameters.
+void KeepFreedMemory();
 // "active (default)", "passive (3 other runnable task(s) on 2 core(s) at start)", ...
 std::string OmpWaitPolicyNote();
 
